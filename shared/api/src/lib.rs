@@ -1,0 +1,21 @@
+//! The Kubernetes API of capz-rs.
+//!
+//! It holds the thirteen CAPZ kinds of `infrastructure.cluster.x-k8s.io/v1beta1`, with schemas
+//! compatible with CAPZ's so that CAPZ manifests apply unchanged, and read-only views of the Cluster
+//! API objects the controllers read (`cluster.x-k8s.io/v1beta2`, module [`capi`]).
+//!
+//! The CRDs in `deploy/crds` are generated from these types ([`crd::all`]); doc comments on the
+//! types are what `kubectl explain` shows.
+
+#![deny(missing_docs)]
+
+pub mod azureclusteridentity;
+pub mod common;
+pub mod crd;
+
+pub use azureclusteridentity::{AzureClusterIdentity, AzureClusterIdentitySpec, AzureClusterIdentityStatus};
+
+/// The API group of every CAPZ kind.
+pub const GROUP: &str = "infrastructure.cluster.x-k8s.io";
+/// The served (and stored) version of every CAPZ kind.
+pub const VERSION: &str = "v1beta1";
