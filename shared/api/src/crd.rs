@@ -4,7 +4,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 use serde_json::Value;
 
-use crate::{AzureClusterIdentity};
+use crate::{AzureCluster, AzureClusterIdentity, AzureClusterTemplate};
 
 /// One generated CRD and the file name it is committed under in `deploy/crds`.
 #[derive(Debug)]
@@ -18,7 +18,13 @@ pub struct CrdFile {
 /// Every CRD of the API, in a stable order.
 #[must_use]
 pub fn all() -> Vec<CrdFile> {
-    [AzureClusterIdentity::crd()]
+    [
+        AzureClusterIdentity::crd(),
+        // self-managed kinds
+        AzureCluster::crd(),
+        AzureClusterTemplate::crd(),
+        // managed (AKS) kinds
+    ]
         .into_iter()
         .map(|crd| CrdFile {
             file_name: format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural),

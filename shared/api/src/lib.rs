@@ -9,10 +9,13 @@
 
 #![deny(missing_docs)]
 
+pub mod azurecluster;
 pub mod azureclusteridentity;
+// managed (AKS) kinds
 pub mod common;
 pub mod crd;
 
+pub use azurecluster::{AzureCluster, AzureClusterSpec, AzureClusterStatus, AzureClusterTemplate, AzureClusterTemplateSpec};
 pub use azureclusteridentity::{AzureClusterIdentity, AzureClusterIdentitySpec, AzureClusterIdentityStatus};
 
 /// The API group of every CAPZ kind.

@@ -3,9 +3,11 @@
 pub mod cluster;
 pub mod conditions;
 pub mod endpoints;
+pub mod network;
 pub mod operations;
 pub(crate) mod quantity;
 pub mod references;
+pub(crate) mod schema;
 
 pub use cluster::{ApiEndpoint, FailureDomainSpec, FailureDomains, MachineAddress, ObjectMeta, Tags};
 pub use conditions::{Condition, ConditionSeverity, ConditionStatus, ConditionType, Conditions};

@@ -1,0 +1,8 @@
+//! Hand-written schemas for fields whose Rust type would otherwise give a different schema than CAPZ's.
+
+use schemars::{Schema, SchemaGenerator, json_schema};
+
+/// A plain integer without a `format`, as CAPZ declares Go `int` fields.
+pub(crate) fn integer(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "integer" })
+}
