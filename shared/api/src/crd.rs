@@ -4,7 +4,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 use serde_json::Value;
 
-use crate::{AzureCluster, AzureClusterIdentity, AzureClusterTemplate};
+use crate::{AzureCluster, AzureClusterIdentity, AzureClusterTemplate, AzureMachine, AzureMachineTemplate};
 
 /// One generated CRD and the file name it is committed under in `deploy/crds`.
 #[derive(Debug)]
@@ -23,6 +23,8 @@ pub fn all() -> Vec<CrdFile> {
         // self-managed kinds
         AzureCluster::crd(),
         AzureClusterTemplate::crd(),
+        AzureMachine::crd(),
+        AzureMachineTemplate::crd(),
         // managed (AKS) kinds
     ]
         .into_iter()

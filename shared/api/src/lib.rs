@@ -11,12 +11,14 @@
 
 pub mod azurecluster;
 pub mod azureclusteridentity;
+pub mod azuremachine;
 // managed (AKS) kinds
 pub mod common;
 pub mod crd;
 
 pub use azurecluster::{AzureCluster, AzureClusterSpec, AzureClusterStatus, AzureClusterTemplate, AzureClusterTemplateSpec};
 pub use azureclusteridentity::{AzureClusterIdentity, AzureClusterIdentitySpec, AzureClusterIdentityStatus};
+pub use azuremachine::{AzureMachine, AzureMachineSpec, AzureMachineStatus, AzureMachineTemplate, AzureMachineTemplateSpec};
 
 /// The API group of every CAPZ kind.
 pub const GROUP: &str = "infrastructure.cluster.x-k8s.io";

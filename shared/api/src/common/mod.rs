@@ -1,6 +1,7 @@
 //! Types shared by several kinds.
 
 pub mod cluster;
+pub mod compute;
 pub mod conditions;
 pub mod endpoints;
 pub mod network;
