@@ -4,7 +4,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 use serde_json::Value;
 
-use crate::{AzureCluster, AzureClusterIdentity, AzureClusterTemplate, AzureMachine, AzureMachineTemplate};
+use crate::{AzureCluster, AzureClusterIdentity, AzureClusterTemplate, AzureMachine, AzureMachinePool, AzureMachinePoolMachine, AzureMachineTemplate};
 
 /// One generated CRD and the file name it is committed under in `deploy/crds`.
 #[derive(Debug)]
@@ -25,7 +25,15 @@ pub fn all() -> Vec<CrdFile> {
         AzureClusterTemplate::crd(),
         AzureMachine::crd(),
         AzureMachineTemplate::crd(),
+        AzureMachinePool::crd(),
+        AzureMachinePoolMachine::crd(),
         // managed (AKS) kinds
+        crate::AzureManagedControlPlane::crd(),
+        crate::AzureManagedControlPlaneTemplate::crd(),
+        crate::AzureManagedCluster::crd(),
+        crate::AzureManagedClusterTemplate::crd(),
+        crate::AzureManagedMachinePool::crd(),
+        crate::AzureManagedMachinePoolTemplate::crd(),
     ]
         .into_iter()
         .map(|crd| CrdFile {

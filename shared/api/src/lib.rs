@@ -12,13 +12,33 @@
 pub mod azurecluster;
 pub mod azureclusteridentity;
 pub mod azuremachine;
+pub mod azuremachinepool;
 // managed (AKS) kinds
+pub mod azuremanagedcluster;
+pub mod azuremanagedcontrolplane;
+pub mod azuremanagedmachinepool;
+pub use azuremanagedcluster::{
+    AzureManagedCluster, AzureManagedClusterSpec, AzureManagedClusterStatus, AzureManagedClusterTemplate,
+    AzureManagedClusterTemplateSpec,
+};
+pub use azuremanagedcontrolplane::{
+    AzureManagedControlPlane, AzureManagedControlPlaneSpec, AzureManagedControlPlaneStatus,
+    AzureManagedControlPlaneTemplate, AzureManagedControlPlaneTemplateSpec,
+};
+pub use azuremanagedmachinepool::{
+    AzureManagedMachinePool, AzureManagedMachinePoolSpec, AzureManagedMachinePoolStatus,
+    AzureManagedMachinePoolTemplate, AzureManagedMachinePoolTemplateSpec,
+};
 pub mod common;
 pub mod crd;
 
 pub use azurecluster::{AzureCluster, AzureClusterSpec, AzureClusterStatus, AzureClusterTemplate, AzureClusterTemplateSpec};
 pub use azureclusteridentity::{AzureClusterIdentity, AzureClusterIdentitySpec, AzureClusterIdentityStatus};
 pub use azuremachine::{AzureMachine, AzureMachineSpec, AzureMachineStatus, AzureMachineTemplate, AzureMachineTemplateSpec};
+pub use azuremachinepool::{
+    AzureMachinePool, AzureMachinePoolMachine, AzureMachinePoolMachineSpec, AzureMachinePoolMachineStatus,
+    AzureMachinePoolSpec, AzureMachinePoolStatus,
+};
 
 /// The API group of every CAPZ kind.
 pub const GROUP: &str = "infrastructure.cluster.x-k8s.io";

@@ -6,3 +6,11 @@ use schemars::{Schema, SchemaGenerator, json_schema};
 pub(crate) fn integer(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "integer" })
 }
+
+/// An integer or a string such as a percentage (`x-kubernetes-int-or-string`).
+pub(crate) fn int_or_string(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "anyOf": [{ "type": "integer" }, { "type": "string" }],
+        "x-kubernetes-int-or-string": true,
+    })
+}
