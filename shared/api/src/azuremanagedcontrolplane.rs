@@ -403,6 +403,7 @@ pub enum AzureManagedControlPlaneSkuTier {
 pub struct LoadBalancerProfile {
     /// How many outbound public IPs AKS creates and manages (1 to 100).
     #[serde(rename = "managedOutboundIPs", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::common::schema::integer")]
     pub managed_outbound_ips: Option<i64>,
 
     /// Resource IDs of public IP prefixes to use for outbound traffic.
@@ -415,10 +416,12 @@ pub struct LoadBalancerProfile {
 
     /// SNAT ports per node (0 to 64000; 0 lets Azure choose).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::common::schema::integer")]
     pub allocated_outbound_ports: Option<i64>,
 
     /// Idle timeout of outbound flows in minutes (4 to 120).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::common::schema::integer")]
     pub idle_timeout_in_minutes: Option<i64>,
 }
 
@@ -862,7 +865,7 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
 
     /// Hours between scans, 24 to 2160; AKS defaults to one week.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 24, max = 2160))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 24, "maximum" = 2160))]
     pub interval_hours: Option<i64>,
 }
 

@@ -93,6 +93,7 @@ pub struct AzureManagedMachinePoolClassSpec {
 
     /// Size of each node's OS disk in GB. Immutable.
     #[serde(rename = "osDiskSizeGB", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::common::schema::integer")]
     pub os_disk_size_gb: Option<i64>,
 
     /// Availability zones to spread the nodes over, for example `["1", "2", "3"]`. Immutable.
@@ -113,6 +114,7 @@ pub struct AzureManagedMachinePoolClassSpec {
 
     /// The most pods a node runs. Immutable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::common::schema::integer")]
     pub max_pods: Option<i64>,
 
     /// `Managed` (the default) or `Ephemeral` OS disks. Immutable.
@@ -225,10 +227,12 @@ pub enum TaintEffect {
 pub struct ManagedMachinePoolScaling {
     /// The fewest nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::common::schema::integer")]
     pub min_size: Option<i64>,
 
     /// The most nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::common::schema::integer")]
     pub max_size: Option<i64>,
 }
 
@@ -296,13 +300,13 @@ pub struct KubeletConfig {
 
     /// Disk usage percentage (0 to 100) above which images are always garbage-collected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = 100))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 0, "maximum" = 100))]
     pub image_gc_high_threshold: Option<i64>,
 
     /// Disk usage percentage (0 to 100) below which images are never garbage-collected; lower
     /// than the high threshold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = 100))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 0, "maximum" = 100))]
     pub image_gc_low_threshold: Option<i64>,
 
     /// The topology manager policy: `none`, `best-effort`, `restricted` or `single-numa-node`.
@@ -319,16 +323,17 @@ pub struct KubeletConfig {
 
     /// Size in MB a container log reaches before it is rotated.
     #[serde(rename = "containerLogMaxSizeMB", default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::common::schema::integer")]
     pub container_log_max_size_mb: Option<i64>,
 
     /// How many log files a container keeps, at least 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 2))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 2))]
     pub container_log_max_files: Option<i64>,
 
     /// The most processes a pod may run; `-1` for no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = -1))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = -1))]
     pub pod_max_pids: Option<i64>,
 }
 
@@ -367,7 +372,7 @@ pub struct LinuxOsConfig {
     /// Size in MB of a swap file created on each node, at least 1; needs `failSwapOn: false` in
     /// the kubelet settings.
     #[serde(rename = "swapFileSizeMB", default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 1))]
     pub swap_file_size_mb: Option<i64>,
 
     /// Kernel settings of the nodes.
@@ -425,62 +430,62 @@ pub enum TransparentHugePageEnabled {
 pub struct SysctlConfig {
     /// `fs.aio-max-nr`, 65536 to 6553500.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 65536, max = 6_553_500))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 65536, "maximum" = 6_553_500))]
     pub fs_aio_max_nr: Option<i64>,
 
     /// `fs.file-max`, 8192 to 12000500.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 8192, max = 12_000_500))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 8192, "maximum" = 12_000_500))]
     pub fs_file_max: Option<i64>,
 
     /// `fs.inotify.max_user_watches`, 781250 to 2097152.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 781_250, max = 2_097_152))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 781_250, "maximum" = 2_097_152))]
     pub fs_inotify_max_user_watches: Option<i64>,
 
     /// `fs.nr_open`, 8192 to 20000500.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 8192, max = 20_000_500))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 8192, "maximum" = 20_000_500))]
     pub fs_nr_open: Option<i64>,
 
     /// `kernel.threads-max`, 20 to 513785.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 20, max = 513_785))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 20, "maximum" = 513_785))]
     pub kernel_threads_max: Option<i64>,
 
     /// `net.core.netdev_max_backlog`, 1000 to 3240000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1000, max = 3_240_000))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 1000, "maximum" = 3_240_000))]
     pub net_core_netdev_max_backlog: Option<i64>,
 
     /// `net.core.optmem_max`, 20480 to 4194304.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 20480, max = 4_194_304))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 20480, "maximum" = 4_194_304))]
     pub net_core_optmem_max: Option<i64>,
 
     /// `net.core.rmem_default`, 212992 to 134217728.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 212_992, max = 134_217_728))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 212_992, "maximum" = 134_217_728))]
     pub net_core_rmem_default: Option<i64>,
 
     /// `net.core.rmem_max`, 212992 to 134217728.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 212_992, max = 134_217_728))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 212_992, "maximum" = 134_217_728))]
     pub net_core_rmem_max: Option<i64>,
 
     /// `net.core.somaxconn`, 4096 to 3240000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 4096, max = 3_240_000))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 4096, "maximum" = 3_240_000))]
     pub net_core_somaxconn: Option<i64>,
 
     /// `net.core.wmem_default`, 212992 to 134217728.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 212_992, max = 134_217_728))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 212_992, "maximum" = 134_217_728))]
     pub net_core_wmem_default: Option<i64>,
 
     /// `net.core.wmem_max`, 212992 to 134217728.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 212_992, max = 134_217_728))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 212_992, "maximum" = 134_217_728))]
     pub net_core_wmem_max: Option<i64>,
 
     /// `net.ipv4.ip_local_port_range`: two numbers separated by a space, the first in 1024 to
@@ -490,42 +495,42 @@ pub struct SysctlConfig {
 
     /// `net.ipv4.neigh.default.gc_thresh1`, 128 to 80000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 128, max = 80000))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 128, "maximum" = 80000))]
     pub net_ipv4_neigh_default_gc_thresh1: Option<i64>,
 
     /// `net.ipv4.neigh.default.gc_thresh2`, 512 to 90000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 512, max = 90000))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 512, "maximum" = 90000))]
     pub net_ipv4_neigh_default_gc_thresh2: Option<i64>,
 
     /// `net.ipv4.neigh.default.gc_thresh3`, 1024 to 100000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1024, max = 100_000))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 1024, "maximum" = 100_000))]
     pub net_ipv4_neigh_default_gc_thresh3: Option<i64>,
 
     /// `net.ipv4.tcp_fin_timeout`, 5 to 120.
     #[serde(rename = "netIpv4TCPFinTimeout", default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 5, max = 120))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 5, "maximum" = 120))]
     pub net_ipv4_tcp_fin_timeout: Option<i64>,
 
     /// `net.ipv4.tcp_keepalive_probes`, 1 to 15.
     #[serde(rename = "netIpv4TCPKeepaliveProbes", default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 15))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 1, "maximum" = 15))]
     pub net_ipv4_tcp_keepalive_probes: Option<i64>,
 
     /// `net.ipv4.tcp_keepalive_time`, 30 to 432000.
     #[serde(rename = "netIpv4TCPKeepaliveTime", default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 30, max = 432_000))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 30, "maximum" = 432_000))]
     pub net_ipv4_tcp_keepalive_time: Option<i64>,
 
     /// `net.ipv4.tcp_max_syn_backlog`, 128 to 3240000.
     #[serde(rename = "netIpv4TCPMaxSynBacklog", default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 128, max = 3_240_000))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 128, "maximum" = 3_240_000))]
     pub net_ipv4_tcp_max_syn_backlog: Option<i64>,
 
     /// `net.ipv4.tcp_max_tw_buckets`, 8000 to 1440000.
     #[serde(rename = "netIpv4TCPMaxTwBuckets", default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 8000, max = 1_440_000))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 8000, "maximum" = 1_440_000))]
     pub net_ipv4_tcp_max_tw_buckets: Option<i64>,
 
     /// `net.ipv4.tcp_tw_reuse`.
@@ -534,32 +539,32 @@ pub struct SysctlConfig {
 
     /// `net.ipv4.tcp_keepalive_intvl`, 1 to 75. Note the lower-case `k` in the field name.
     #[serde(rename = "netIpv4TCPkeepaliveIntvl", default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 75))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 1, "maximum" = 75))]
     pub net_ipv4_tcp_keepalive_intvl: Option<i64>,
 
     /// `net.netfilter.nf_conntrack_buckets`, 65536 to 147456.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 65536, max = 147_456))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 65536, "maximum" = 147_456))]
     pub net_netfilter_nf_conntrack_buckets: Option<i64>,
 
     /// `net.netfilter.nf_conntrack_max`, 131072 to 1048576.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 131_072, max = 1_048_576))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 131_072, "maximum" = 1_048_576))]
     pub net_netfilter_nf_conntrack_max: Option<i64>,
 
     /// `vm.max_map_count`, 65530 to 262144.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 65530, max = 262_144))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 65530, "maximum" = 262_144))]
     pub vm_max_map_count: Option<i64>,
 
     /// `vm.swappiness`, 0 to 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = 100))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 0, "maximum" = 100))]
     pub vm_swappiness: Option<i64>,
 
     /// `vm.vfs_cache_pressure`, 1 to 500.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 500))]
+    #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 1, "maximum" = 500))]
     pub vm_vfs_cache_pressure: Option<i64>,
 }
 

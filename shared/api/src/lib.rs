@@ -29,6 +29,7 @@ pub use azuremanagedmachinepool::{
     AzureManagedMachinePool, AzureManagedMachinePoolSpec, AzureManagedMachinePoolStatus,
     AzureManagedMachinePoolTemplate, AzureManagedMachinePoolTemplateSpec,
 };
+pub mod capi;
 pub mod common;
 pub mod crd;
 

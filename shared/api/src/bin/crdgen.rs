@@ -5,19 +5,26 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "deploy/crds".into()));
-    if let Err(err) = std::fs::create_dir_all(&dir) {
-        eprintln!("crdgen: cannot create {}: {err}", dir.display());
-        return ExitCode::FAILURE;
-    }
-    for file in capz_api::crd::all() {
-        let path = dir.join(&file.file_name);
-        let written = capz_api::crd::to_yaml(&file.crd)
-            .map_err(|err| err.to_string())
-            .and_then(|yaml| std::fs::write(&path, yaml).map_err(|err| err.to_string()));
-        if let Err(err) = written {
-            eprintln!("crdgen: cannot write {}: {err}", path.display());
-            return ExitCode::FAILURE;
+    match write_all(&dir) {
+        Ok(count) => {
+            println!("wrote {count} CRDs to {}", dir.display());
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("crdgen: {err}");
+            ExitCode::FAILURE
         }
     }
-    ExitCode::SUCCESS
+}
+
+fn write_all(dir: &std::path::Path) -> Result<usize, String> {
+    std::fs::create_dir_all(dir).map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
+    let files = capz_api::crd::all().map_err(|err| format!("cannot generate the CRDs: {err}"))?;
+    for file in &files {
+        let path = dir.join(&file.file_name);
+        let yaml = capz_api::crd::to_yaml(&file.crd)
+            .map_err(|err| format!("cannot render {}: {err}", file.file_name))?;
+        std::fs::write(&path, yaml).map_err(|err| format!("cannot write {}: {err}", path.display()))?;
+    }
+    Ok(files.len())
 }

@@ -137,7 +137,7 @@ pub enum ConditionStatus {
 /// How serious a condition that does not hold is.
 ///
 /// An empty string on the wire means "no severity" (used while the condition holds).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum ConditionSeverity {
     /// Something failed and needs attention.
     Error,
@@ -145,16 +145,6 @@ pub enum ConditionSeverity {
     Warning,
     /// Work is in progress; nothing is wrong.
     Info,
-}
-
-impl ConditionSeverity {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Error => "Error",
-            Self::Warning => "Warning",
-            Self::Info => "Info",
-        }
-    }
 }
 
 /// Reads a severity leniently: objects written by other controllers may carry an empty string.
@@ -168,20 +158,6 @@ fn deserialize_severity<'de, D: Deserializer<'de>>(
         Some("Warning") => Ok(Some(ConditionSeverity::Warning)),
         Some("Info") => Ok(Some(ConditionSeverity::Info)),
         Some(other) => Err(serde::de::Error::unknown_variant(other, &["Error", "Warning", "Info"])),
-    }
-}
-
-#[expect(
-    clippy::ref_option,
-    reason = "serde's serialize_with passes the field by reference"
-)]
-fn serialize_severity<S: Serializer>(
-    severity: &Option<ConditionSeverity>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match severity {
-        Some(severity) => serializer.serialize_str(severity.as_str()),
-        None => serializer.serialize_none(),
     }
 }
 
@@ -202,8 +178,7 @@ pub struct Condition {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "deserialize_severity",
-        serialize_with = "serialize_severity"
+        deserialize_with = "deserialize_severity"
     )]
     #[schemars(with = "Option<String>", length(max = 32))]
     pub severity: Option<ConditionSeverity>,
