@@ -38,6 +38,10 @@ use crate::common::ApiEndpoint;
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
 #[serde(rename_all = "camelCase")]
+// kube-derive makes `spec` required at the root, but CAPZ's own examples create this kind with no
+// spec at all. Defaulting `spec` to `{}` lets the API server accept them and means every stored
+// object has a spec, so reading it into this type cannot fail.
+#[schemars(extend("default" = {}))]
 pub struct AzureManagedClusterSpec {
     /// Where the API server of the AKS cluster is reached; copied by the controller from the
     /// `AzureManagedControlPlane`, not set by users.
@@ -54,7 +58,7 @@ pub struct AzureManagedClusterStatus {
     pub ready: Option<bool>,
 }
 
-/// A reusable AKS cluster infrastructure object for ClusterClasses.
+/// The desired state of an AKS cluster infrastructure template.
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "infrastructure.cluster.x-k8s.io",

@@ -7,7 +7,9 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::common::{ApiEndpoint, Conditions, Futures, ObjectReference, PrivateEndpoints, ServiceEndpoints, Tags};
+use crate::common::{
+    ApiEndpoint, Conditions, Futures, ObjectReference, PrivateEndpoints, ServiceEndpoints, Tags,
+};
 
 /// The desired state of an AKS managed cluster.
 ///
@@ -174,7 +176,11 @@ pub struct AzureManagedControlPlaneClassSpec {
     pub load_balancer_profile: Option<LoadBalancerProfile>,
 
     /// Who may reach the API server, and whether the cluster is private.
-    #[serde(rename = "apiServerAccessProfile", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "apiServerAccessProfile",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub api_server_access_profile: Option<ApiServerAccessProfile>,
 
     /// Settings of the cluster autoscaler; unset settings keep AKS's defaults.
@@ -275,7 +281,8 @@ pub struct ManagedControlPlaneSubnet {
     pub private_endpoints: Option<PrivateEndpoints>,
 }
 
-/// The network plugin of an AKS cluster.
+/// The network plugin of an AKS cluster: `azure` (the default), `kubenet`, or `none` to bring
+/// your own CNI. Immutable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum NetworkPlugin {
     /// Azure CNI: pods get addresses from the virtual network (or an overlay).
@@ -289,7 +296,8 @@ pub enum NetworkPlugin {
     None,
 }
 
-/// The mode of the Azure CNI network plugin.
+/// The mode of the `azure` network plugin; `overlay` gives pods addresses outside the virtual
+/// network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum NetworkPluginMode {
     /// Pods get addresses from a private range outside the virtual network.
@@ -297,7 +305,7 @@ pub enum NetworkPluginMode {
     Overlay,
 }
 
-/// The network policy engine of an AKS cluster.
+/// The network policy engine of an AKS cluster: `azure`, `calico` or `cilium`. Immutable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum NetworkPolicy {
     /// Azure network policy manager.
@@ -311,7 +319,8 @@ pub enum NetworkPolicy {
     Cilium,
 }
 
-/// The network data plane of an AKS cluster.
+/// The network data plane of an AKS cluster: `azure` or `cilium` (which needs the `azure`
+/// plugin).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum NetworkDataplane {
     /// The Azure data plane.
@@ -322,7 +331,8 @@ pub enum NetworkDataplane {
     Cilium,
 }
 
-/// How the nodes of an AKS cluster reach the internet.
+/// How the nodes of an AKS cluster reach the internet: `loadBalancer`, `managedNATGateway`,
+/// `userAssignedNATGateway` or `userDefinedRouting`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum ManagedControlPlaneOutboundType {
     /// Through the cluster's load balancer.
@@ -339,7 +349,7 @@ pub enum ManagedControlPlaneOutboundType {
     UserDefinedRouting,
 }
 
-/// The SKU of an AKS cluster's load balancer.
+/// The SKU of an AKS cluster's load balancer: `Standard` (the default) or `Basic`. Immutable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum LoadBalancerSku {
     /// Basic load balancer.
@@ -402,12 +412,20 @@ pub enum AzureManagedControlPlaneSkuTier {
 #[serde(rename_all = "camelCase")]
 pub struct LoadBalancerProfile {
     /// How many outbound public IPs AKS creates and manages (1 to 100).
-    #[serde(rename = "managedOutboundIPs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "managedOutboundIPs",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(schema_with = "crate::common::schema::integer")]
     pub managed_outbound_ips: Option<i64>,
 
     /// Resource IDs of public IP prefixes to use for outbound traffic.
-    #[serde(rename = "outboundIPPrefixes", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "outboundIPPrefixes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub outbound_ip_prefixes: Option<Vec<String>>,
 
     /// Resource IDs of public IP addresses to use for outbound traffic.
@@ -431,7 +449,11 @@ pub struct LoadBalancerProfile {
 pub struct ApiServerAccessProfile {
     /// Address ranges (CIDRs) allowed to reach a public API server; the only setting here that
     /// may change later.
-    #[serde(rename = "authorizedIPRanges", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "authorizedIPRanges",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub authorized_ip_ranges: Option<Vec<String>>,
 
     /// Makes the API server reachable only from the virtual network. Immutable.
@@ -444,7 +466,11 @@ pub struct ApiServerAccessProfile {
     pub private_dns_zone: Option<String>,
 
     /// For a private cluster: also publish a public FQDN for the API server. Immutable.
-    #[serde(rename = "enablePrivateClusterPublicFQDN", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "enablePrivateClusterPublicFQDN",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub enable_private_cluster_public_fqdn: Option<bool>,
 }
 
@@ -456,7 +482,7 @@ pub struct AutoScalerProfile {
     /// Balances node pools of the same size and labels: `"true"` or `"false"` (the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "false"))]
-    pub balance_similar_node_groups: Option<StringBool>,
+    pub balance_similar_node_groups: Option<BalanceSimilarNodeGroups>,
 
     /// How to pick the pool to grow: `least-waste`, `most-pods`, `priority` or `random` (the
     /// default).
@@ -534,17 +560,20 @@ pub struct AutoScalerProfile {
     /// Never removes nodes with pods using local storage: `"true"` or `"false"` (the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "false"))]
-    pub skip_nodes_with_local_storage: Option<StringBool>,
+    pub skip_nodes_with_local_storage: Option<SkipNodesWithLocalStorage>,
 
     /// Never removes nodes running `kube-system` pods: `"true"` (the default) or `"false"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "true"))]
-    pub skip_nodes_with_system_pods: Option<StringBool>,
+    pub skip_nodes_with_system_pods: Option<SkipNodesWithSystemPods>,
 }
 
-/// A boolean written as the string `"true"` or `"false"`.
+// CAPZ has one string-boolean type per autoscaler setting; so do we, because the type's doc is
+// what `kubectl explain` shows for an optional enum field.
+/// Whether the autoscaler balances node pools of the same size and labels: `"true"` or
+/// `"false"` (the default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub enum StringBool {
+pub enum BalanceSimilarNodeGroups {
     /// `"true"`.
     #[serde(rename = "true")]
     True,
@@ -553,7 +582,32 @@ pub enum StringBool {
     False,
 }
 
-/// How the cluster autoscaler picks the node pool to grow.
+/// Whether the autoscaler never removes nodes with pods using local storage: `"true"` or
+/// `"false"` (the default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum SkipNodesWithLocalStorage {
+    /// `"true"`.
+    #[serde(rename = "true")]
+    True,
+    /// `"false"`.
+    #[serde(rename = "false")]
+    False,
+}
+
+/// Whether the autoscaler never removes nodes running `kube-system` pods: `"true"` (the
+/// default) or `"false"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum SkipNodesWithSystemPods {
+    /// `"true"`.
+    #[serde(rename = "true")]
+    True,
+    /// `"false"`.
+    #[serde(rename = "false")]
+    False,
+}
+
+/// How the cluster autoscaler picks the node pool to grow: `least-waste`, `most-pods`,
+/// `priority` or `random` (the default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum Expander {
     /// The pool that leaves the least CPU (then memory) unused.
@@ -580,11 +634,16 @@ pub struct ManagedControlPlaneIdentity {
     pub type_: Option<ManagedControlPlaneIdentityType>,
 
     /// For `UserAssigned`: the resource ID of the identity.
-    #[serde(rename = "userAssignedIdentityResourceID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "userAssignedIdentityResourceID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub user_assigned_identity_resource_id: Option<String>,
 }
 
-/// The kind of managed identity of an AKS control plane.
+/// The kind of managed identity of an AKS control plane: `SystemAssigned` (the default) or
+/// `UserAssigned`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum ManagedControlPlaneIdentityType {
     /// An identity AKS creates and deletes with the cluster.
@@ -698,7 +757,7 @@ pub struct AksExtension {
     pub identity: Option<ExtensionIdentity>,
 }
 
-/// The kind of identity AKS gives an extension.
+/// The kind of identity AKS gives an extension: `SystemAssigned` or `UserAssigned`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum AksAssignedIdentity {
     /// An identity created for the extension.
@@ -707,7 +766,7 @@ pub enum AksAssignedIdentity {
     UserAssigned,
 }
 
-/// The identity of an AKS extension.
+/// The identity of an AKS extension: only `SystemAssigned`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum ExtensionIdentity {
     /// An identity created for the extension.
@@ -773,7 +832,8 @@ pub struct ManagedClusterAutoUpgradeProfile {
     pub upgrade_channel: Option<UpgradeChannel>,
 }
 
-/// An AKS automatic upgrade channel.
+/// The channel AKS upgrades the cluster by itself on: `none`, `patch`, `stable`, `rapid` or
+/// `node-image`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum UpgradeChannel {
     /// Only node images are upgraded.
@@ -832,7 +892,11 @@ pub struct AzureKeyVaultKms {
     pub key_vault_network_access: Option<String>,
 
     /// For `Private` access: the resource ID of the key vault.
-    #[serde(rename = "keyVaultResourceID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "keyVaultResourceID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub key_vault_resource_id: Option<String>,
 }
 
@@ -920,7 +984,7 @@ pub struct OidcIssuerProfileStatus {
     pub issuer_url: Option<String>,
 }
 
-/// A reusable AKS control plane for ClusterClasses.
+/// The desired state of an AKS control plane template.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "infrastructure.cluster.x-k8s.io",

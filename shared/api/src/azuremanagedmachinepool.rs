@@ -57,7 +57,12 @@ use crate::common::{Conditions, Futures, Quantity, Tags};
         description = "Details about the readiness"
     ),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
-    printcolumn(name = "Mode", type_ = "string", json_path = ".spec.mode", description = "System or User pool")
+    printcolumn(
+        name = "Mode",
+        type_ = "string",
+        json_path = ".spec.mode",
+        description = "System or User pool"
+    )
 )]
 #[serde(rename_all = "camelCase")]
 pub struct AzureManagedMachinePoolSpec {
@@ -133,11 +138,19 @@ pub struct AzureManagedMachinePoolClassSpec {
     pub os_type: Option<OsType>,
 
     /// Gives each node its own public IP. Immutable.
-    #[serde(rename = "enableNodePublicIP", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "enableNodePublicIP",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub enable_node_public_ip: Option<bool>,
 
     /// Resource ID of the public IP prefix the node public IPs come from. Immutable.
-    #[serde(rename = "nodePublicIPPrefixID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "nodePublicIPPrefixID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub node_public_ip_prefix_id: Option<String>,
 
     /// `Regular` (the default) or `Spot` VMs.
@@ -236,7 +249,7 @@ pub struct ManagedMachinePoolScaling {
     pub max_size: Option<i64>,
 }
 
-/// The kind of OS disk of AKS nodes.
+/// The kind of OS disk of the nodes: `Managed` (the default) or `Ephemeral`. Immutable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum OsDiskType {
     /// A disk on the host's local storage: faster, but lost when the node is reimaged.
@@ -245,7 +258,8 @@ pub enum OsDiskType {
     Managed,
 }
 
-/// The operating system of AKS nodes.
+/// The OS of the nodes: `Linux` (the default) or `Windows` (`User` pools with the `azure`
+/// network plugin only). Immutable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum OsType {
     /// Linux nodes.
@@ -254,7 +268,7 @@ pub enum OsType {
     Windows,
 }
 
-/// The VM priority of an AKS node pool.
+/// The VM priority of an AKS node pool: `Regular` (the default) or `Spot`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum ScaleSetPriority {
     /// Regular VMs.
@@ -263,7 +277,8 @@ pub enum ScaleSetPriority {
     Spot,
 }
 
-/// What happens to the nodes removed from an AKS node pool.
+/// What happens to the nodes removed from an AKS node pool: `Delete` (the default) or
+/// `Deallocate`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum ScaleDownMode {
     /// Nodes are stopped and deallocated, and started again on scale-up.
@@ -272,7 +287,8 @@ pub enum ScaleDownMode {
     Delete,
 }
 
-/// Where the kubelet of AKS nodes keeps its data (emptyDir volumes, container images).
+/// Where the kubelet of the nodes keeps its data (emptyDir volumes, container images): on the
+/// `OS` disk or the `Temporary` disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum KubeletDiskType {
     /// On the OS disk.
@@ -322,7 +338,11 @@ pub struct KubeletConfig {
     pub fail_swap_on: Option<bool>,
 
     /// Size in MB a container log reaches before it is rotated.
-    #[serde(rename = "containerLogMaxSizeMB", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "containerLogMaxSizeMB",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(schema_with = "crate::common::schema::integer")]
     pub container_log_max_size_mb: Option<i64>,
 
@@ -337,7 +357,7 @@ pub struct KubeletConfig {
     pub pod_max_pids: Option<i64>,
 }
 
-/// The kubelet CPU manager policy.
+/// The kubelet CPU manager policy: `none` or `static`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum CpuManagerPolicy {
     /// No exclusive CPUs.
@@ -348,7 +368,8 @@ pub enum CpuManagerPolicy {
     Static,
 }
 
-/// The kubelet topology manager policy.
+/// The kubelet topology manager policy: `none`, `best-effort`, `restricted` or
+/// `single-numa-node`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum TopologyManagerPolicy {
     /// No topology alignment.
@@ -389,7 +410,8 @@ pub struct LinuxOsConfig {
     pub transparent_huge_page_enabled: Option<TransparentHugePageEnabled>,
 }
 
-/// When the kernel defragments memory for transparent huge pages.
+/// When the kernel defragments memory for transparent huge pages: `always`, `defer`,
+/// `defer+madvise`, `madvise` or `never`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum TransparentHugePageDefrag {
     /// Always, stalling allocations if needed.
@@ -409,7 +431,7 @@ pub enum TransparentHugePageDefrag {
     Never,
 }
 
-/// Whether the kernel uses transparent huge pages.
+/// Whether the kernel uses transparent huge pages: `always`, `madvise` or `never`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum TransparentHugePageEnabled {
     /// For all memory.
@@ -490,7 +512,11 @@ pub struct SysctlConfig {
 
     /// `net.ipv4.ip_local_port_range`: two numbers separated by a space, the first in 1024 to
     /// 60999 and the second in 32768 to 65000, for example `"32000 60000"`.
-    #[serde(rename = "netIpv4IPLocalPortRange", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "netIpv4IPLocalPortRange",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub net_ipv4_ip_local_port_range: Option<String>,
 
     /// `net.ipv4.neigh.default.gc_thresh1`, 128 to 80000.
@@ -509,36 +535,64 @@ pub struct SysctlConfig {
     pub net_ipv4_neigh_default_gc_thresh3: Option<i64>,
 
     /// `net.ipv4.tcp_fin_timeout`, 5 to 120.
-    #[serde(rename = "netIpv4TCPFinTimeout", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "netIpv4TCPFinTimeout",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 5, "maximum" = 120))]
     pub net_ipv4_tcp_fin_timeout: Option<i64>,
 
     /// `net.ipv4.tcp_keepalive_probes`, 1 to 15.
-    #[serde(rename = "netIpv4TCPKeepaliveProbes", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "netIpv4TCPKeepaliveProbes",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 1, "maximum" = 15))]
     pub net_ipv4_tcp_keepalive_probes: Option<i64>,
 
     /// `net.ipv4.tcp_keepalive_time`, 30 to 432000.
-    #[serde(rename = "netIpv4TCPKeepaliveTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "netIpv4TCPKeepaliveTime",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 30, "maximum" = 432_000))]
     pub net_ipv4_tcp_keepalive_time: Option<i64>,
 
     /// `net.ipv4.tcp_max_syn_backlog`, 128 to 3240000.
-    #[serde(rename = "netIpv4TCPMaxSynBacklog", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "netIpv4TCPMaxSynBacklog",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 128, "maximum" = 3_240_000))]
     pub net_ipv4_tcp_max_syn_backlog: Option<i64>,
 
     /// `net.ipv4.tcp_max_tw_buckets`, 8000 to 1440000.
-    #[serde(rename = "netIpv4TCPMaxTwBuckets", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "netIpv4TCPMaxTwBuckets",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 8000, "maximum" = 1_440_000))]
     pub net_ipv4_tcp_max_tw_buckets: Option<i64>,
 
     /// `net.ipv4.tcp_tw_reuse`.
-    #[serde(rename = "netIpv4TCPTwReuse", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "netIpv4TCPTwReuse",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub net_ipv4_tcp_tw_reuse: Option<bool>,
 
     /// `net.ipv4.tcp_keepalive_intvl`, 1 to 75. Note the lower-case `k` in the field name.
-    #[serde(rename = "netIpv4TCPkeepaliveIntvl", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "netIpv4TCPkeepaliveIntvl",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(schema_with = "crate::common::schema::integer", extend("minimum" = 1, "maximum" = 75))]
     pub net_ipv4_tcp_keepalive_intvl: Option<i64>,
 
@@ -597,7 +651,7 @@ pub struct AzureManagedMachinePoolStatus {
     pub long_running_operation_states: Futures,
 }
 
-/// A reusable AKS node pool for ClusterClasses.
+/// The desired state of an AKS node pool template.
 #[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "infrastructure.cluster.x-k8s.io",
