@@ -60,15 +60,66 @@ pub struct AzureClusterClassSpec {
     shortname = "azc",
     label("cluster.x-k8s.io/v1beta1", "v1beta1"),
     doc = "The Azure infrastructure (resource group, network, load balancers) of a self-managed cluster.",
-    printcolumn(name = "Cluster", type_ = "string", json_path = ".metadata.labels.cluster\\.x-k8s\\.io/cluster-name", description = "The Cluster this belongs to"),
-    printcolumn(name = "Ready", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].status", description = "Whether the infrastructure is ready"),
-    printcolumn(name = "Severity", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].severity", description = "How serious it is when not ready", priority = "1"),
-    printcolumn(name = "Reason", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].reason", description = "Why it is not ready"),
-    printcolumn(name = "Message", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].message", description = "Details about the Ready condition", priority = "1"),
-    printcolumn(name = "Resource Group", type_ = "string", json_path = ".spec.resourceGroup", description = "The Azure resource group", priority = "1"),
-    printcolumn(name = "SubscriptionID", type_ = "string", json_path = ".spec.subscriptionID", description = "The Azure subscription", priority = "1"),
-    printcolumn(name = "Location", type_ = "string", json_path = ".spec.location", description = "The Azure region", priority = "1"),
-    printcolumn(name = "Endpoint", type_ = "string", json_path = ".spec.controlPlaneEndpoint.host", description = "The API server endpoint", priority = "1"),
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels.cluster\\.x-k8s\\.io/cluster-name",
+        description = "The Cluster this belongs to"
+    ),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status",
+        description = "Whether the infrastructure is ready"
+    ),
+    printcolumn(
+        name = "Severity",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].severity",
+        description = "How serious it is when not ready",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "Reason",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].reason",
+        description = "Why it is not ready"
+    ),
+    printcolumn(
+        name = "Message",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].message",
+        description = "Details about the Ready condition",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "Resource Group",
+        type_ = "string",
+        json_path = ".spec.resourceGroup",
+        description = "The Azure resource group",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "SubscriptionID",
+        type_ = "string",
+        json_path = ".spec.subscriptionID",
+        description = "The Azure subscription",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "Location",
+        type_ = "string",
+        json_path = ".spec.location",
+        description = "The Azure region",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "Endpoint",
+        type_ = "string",
+        json_path = ".spec.controlPlaneEndpoint.host",
+        description = "The API server endpoint",
+        priority = "1"
+    ),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
 #[serde(rename_all = "camelCase")]
@@ -180,6 +231,7 @@ pub struct ExtendedLocationSpec {
 
 /// The kinds of extended location.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum ExtendedLocationType {
     /// An Azure edge zone.
     EdgeZone,
@@ -223,6 +275,7 @@ pub struct AzureBastion {
 
 /// The SKUs of Azure Bastion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum BastionHostSku {
     /// The basic feature set.
     Basic,
@@ -277,6 +330,7 @@ pub struct RateLimitSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[expect(missing_docs, reason = "each variant is the client named by its wire form")]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum RateLimitName {
     DefaultRateLimit,
     RouteRateLimit,
@@ -305,7 +359,11 @@ pub struct RateLimitConfig {
     pub cloud_provider_rate_limit: Option<bool>,
 
     /// Read calls per second.
-    #[serde(rename = "cloudProviderRateLimitQPS", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "cloudProviderRateLimitQPS",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(schema_with = "crate::common::quantity::quantity")]
     pub cloud_provider_rate_limit_qps: Option<Quantity>,
 
@@ -315,7 +373,11 @@ pub struct RateLimitConfig {
     pub cloud_provider_rate_limit_bucket: Option<i64>,
 
     /// Write calls per second.
-    #[serde(rename = "cloudProviderRateLimitQPSWrite", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "cloudProviderRateLimitQPSWrite",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(schema_with = "crate::common::quantity::quantity")]
     pub cloud_provider_rate_limit_qps_write: Option<Quantity>,
 

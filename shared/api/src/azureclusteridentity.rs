@@ -19,7 +19,12 @@ use crate::common::{Conditions, LabelSelector, SecretReference};
     category = "cluster-api",
     shortname = "aci",
     label("cluster.x-k8s.io/v1beta1", "v1beta1"),
-    printcolumn(name = "Type", type_ = "string", json_path = ".spec.type", description = "How the identity authenticates"),
+    printcolumn(
+        name = "Type",
+        type_ = "string",
+        json_path = ".spec.type",
+        description = "How the identity authenticates"
+    ),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
 #[serde(rename_all = "camelCase")]
@@ -67,6 +72,7 @@ pub struct AzureClusterIdentitySpec {
 
 /// How an identity authenticates to Azure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum IdentityType {
     /// A service principal with a client secret.
     ServicePrincipal,

@@ -22,15 +22,65 @@ use crate::common::{Conditions, Futures, MachineAddress, ObjectMeta, Quantity, T
     shortname = "azm",
     label("cluster.x-k8s.io/v1beta1", "v1beta1"),
     doc = "An Azure virtual machine that runs one Cluster API Machine.",
-    printcolumn(name = "Cluster", type_ = "string", json_path = ".metadata.labels.cluster\\.x-k8s\\.io/cluster-name", description = "The Cluster this belongs to", priority = "1"),
-    printcolumn(name = "Ready", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].status", description = "Whether the VM is ready"),
-    printcolumn(name = "Severity", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].severity", description = "How serious it is when not ready"),
-    printcolumn(name = "Reason", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].reason", description = "Why it is not ready"),
-    printcolumn(name = "Message", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].message", description = "Details about the Ready condition", priority = "1"),
-    printcolumn(name = "State", type_ = "string", json_path = ".status.vmState", description = "Provisioning state of the VM"),
-    printcolumn(name = "Machine", type_ = "string", json_path = ".metadata.ownerReferences[?(@.kind==\"Machine\")].name", description = "The Machine this belongs to", priority = "1"),
-    printcolumn(name = "VM ID", type_ = "string", json_path = ".spec.providerID", description = "Provider ID of the VM", priority = "1"),
-    printcolumn(name = "VM Size", type_ = "string", json_path = ".spec.vmSize", description = "Size of the VM", priority = "1"),
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels.cluster\\.x-k8s\\.io/cluster-name",
+        description = "The Cluster this belongs to",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].status",
+        description = "Whether the VM is ready"
+    ),
+    printcolumn(
+        name = "Severity",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].severity",
+        description = "How serious it is when not ready"
+    ),
+    printcolumn(
+        name = "Reason",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].reason",
+        description = "Why it is not ready"
+    ),
+    printcolumn(
+        name = "Message",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].message",
+        description = "Details about the Ready condition",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "State",
+        type_ = "string",
+        json_path = ".status.vmState",
+        description = "Provisioning state of the VM"
+    ),
+    printcolumn(
+        name = "Machine",
+        type_ = "string",
+        json_path = ".metadata.ownerReferences[?(@.kind==\"Machine\")].name",
+        description = "The Machine this belongs to",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "VM ID",
+        type_ = "string",
+        json_path = ".spec.providerID",
+        description = "Provider ID of the VM",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "VM Size",
+        type_ = "string",
+        json_path = ".spec.vmSize",
+        description = "Size of the VM",
+        priority = "1"
+    ),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
 #[serde(rename_all = "camelCase")]
@@ -94,7 +144,11 @@ pub struct AzureMachineSpec {
     pub allocate_public_ip: Option<bool>,
 
     /// Whether the VM's network interface may forward traffic not addressed to it.
-    #[serde(rename = "enableIPForwarding", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "enableIPForwarding",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub enable_ip_forwarding: Option<bool>,
 
     /// Deprecated: use `networkInterfaces[].acceleratedNetworking`.
@@ -130,11 +184,19 @@ pub struct AzureMachineSpec {
     pub network_interfaces: Option<Vec<NetworkInterface>>,
 
     /// Azure resource ID of a capacity reservation group to allocate the VM from.
-    #[serde(rename = "capacityReservationGroupID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "capacityReservationGroupID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub capacity_reservation_group_id: Option<String>,
 
     /// Azure resource ID of a flexible scale set to place the VM in.
-    #[serde(rename = "virtualMachineScaleSetID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "virtualMachineScaleSetID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub virtual_machine_scale_set_id: Option<String>,
 
     /// Whether VM extensions are disallowed on the VM (including the bootstrap extension).
@@ -143,7 +205,11 @@ pub struct AzureMachineSpec {
 
     /// Whether the extension that reports bootstrap success is left out. Set to false to install
     /// it (Azure public cloud only).
-    #[serde(rename = "disableVMBootstrapExtension", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "disableVMBootstrapExtension",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub disable_vm_bootstrap_extension: Option<bool>,
 }
 
@@ -242,6 +308,7 @@ pub struct NodeInfo {
 /// CPU architectures of nodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum Architecture {
     /// 64-bit x86.
     Amd64,
@@ -252,6 +319,7 @@ pub enum Architecture {
 /// Operating systems of nodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum OperatingSystem {
     /// Linux.
     Linux,

@@ -24,15 +24,66 @@ use crate::common::{Conditions, Futures, ObjectReference, Tags};
     shortname = "amp",
     label("cluster.x-k8s.io/v1beta1", "v1beta1"),
     doc = "An Azure virtual machine scale set that runs the machines of one Cluster API MachinePool.",
-    printcolumn(name = "Replicas", type_ = "string", json_path = ".status.replicas", description = "Number of instances"),
-    printcolumn(name = "Ready", type_ = "string", json_path = ".status.ready", description = "Whether the scale set is ready"),
-    printcolumn(name = "Severity", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].severity", description = "How serious it is when not ready", priority = "1"),
-    printcolumn(name = "Reason", type_ = "string", json_path = ".status.conditions[?(@.type=='Ready')].reason", description = "Why it is not ready", priority = "1"),
-    printcolumn(name = "State", type_ = "string", json_path = ".status.provisioningState", description = "Provisioning state of the scale set"),
-    printcolumn(name = "Cluster", type_ = "string", json_path = ".metadata.labels.cluster\\.x-k8s\\.io/cluster-name", description = "The Cluster this belongs to", priority = "1"),
-    printcolumn(name = "MachinePool", type_ = "string", json_path = ".metadata.ownerReferences[?(@.kind==\"MachinePool\")].name", description = "The MachinePool this belongs to", priority = "1"),
-    printcolumn(name = "VMSS ID", type_ = "string", json_path = ".spec.providerID", description = "Provider ID of the scale set", priority = "1"),
-    printcolumn(name = "VM Size", type_ = "string", json_path = ".spec.template.vmSize", description = "Size of the instances", priority = "1"),
+    printcolumn(
+        name = "Replicas",
+        type_ = "string",
+        json_path = ".status.replicas",
+        description = "Number of instances"
+    ),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.ready",
+        description = "Whether the scale set is ready"
+    ),
+    printcolumn(
+        name = "Severity",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].severity",
+        description = "How serious it is when not ready",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "Reason",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type=='Ready')].reason",
+        description = "Why it is not ready",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "State",
+        type_ = "string",
+        json_path = ".status.provisioningState",
+        description = "Provisioning state of the scale set"
+    ),
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels.cluster\\.x-k8s\\.io/cluster-name",
+        description = "The Cluster this belongs to",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "MachinePool",
+        type_ = "string",
+        json_path = ".metadata.ownerReferences[?(@.kind==\"MachinePool\")].name",
+        description = "The MachinePool this belongs to",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "VMSS ID",
+        type_ = "string",
+        json_path = ".spec.providerID",
+        description = "Provider ID of the scale set",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "VM Size",
+        type_ = "string",
+        json_path = ".spec.template.vmSize",
+        description = "Size of the instances",
+        priority = "1"
+    ),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
 #[serde(rename_all = "camelCase")]
@@ -158,7 +209,11 @@ pub struct AzureMachinePoolMachineTemplate {
     pub network_interfaces: Option<Vec<NetworkInterface>>,
 
     /// Whether the extension that reports bootstrap success is left out.
-    #[serde(rename = "disableVMBootstrapExtension", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "disableVMBootstrapExtension",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub disable_vm_bootstrap_extension: Option<bool>,
 }
 
@@ -178,6 +233,7 @@ pub struct AzureMachinePoolDeploymentStrategy {
 
 /// Kinds of replacement strategy.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum DeploymentStrategyType {
     /// Replace instances a few at a time.
     #[default]
@@ -208,6 +264,7 @@ pub struct MachineRollingUpdateDeployment {
 
 /// Order in which instances are deleted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum DeletePolicy {
     /// Any instance.
     Random,
@@ -219,6 +276,7 @@ pub enum DeletePolicy {
 
 /// Orchestration modes of a scale set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum OrchestrationMode {
     /// Instances are full virtual machines managed through the scale set.
     Flexible,
@@ -319,11 +377,38 @@ pub struct AzureMachinePoolInstanceStatus {
     shortname = "ampm",
     label("cluster.x-k8s.io/v1beta1", "v1beta1"),
     doc = "One instance of an AzureMachinePool's scale set, created by the controller.",
-    printcolumn(name = "Version", type_ = "string", json_path = ".status.version", description = "Kubernetes version of the node"),
-    printcolumn(name = "Ready", type_ = "string", json_path = ".status.ready", description = "Whether the instance is ready"),
-    printcolumn(name = "State", type_ = "string", json_path = ".status.provisioningState", description = "Provisioning state of the instance"),
-    printcolumn(name = "Cluster", type_ = "string", json_path = ".metadata.labels.cluster\\.x-k8s\\.io/cluster-name", description = "The Cluster this belongs to", priority = "1"),
-    printcolumn(name = "VMSS VM ID", type_ = "string", json_path = ".spec.providerID", description = "Provider ID of the instance", priority = "1"),
+    printcolumn(
+        name = "Version",
+        type_ = "string",
+        json_path = ".status.version",
+        description = "Kubernetes version of the node"
+    ),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.ready",
+        description = "Whether the instance is ready"
+    ),
+    printcolumn(
+        name = "State",
+        type_ = "string",
+        json_path = ".status.provisioningState",
+        description = "Provisioning state of the instance"
+    ),
+    printcolumn(
+        name = "Cluster",
+        type_ = "string",
+        json_path = ".metadata.labels.cluster\\.x-k8s\\.io/cluster-name",
+        description = "The Cluster this belongs to",
+        priority = "1"
+    ),
+    printcolumn(
+        name = "VMSS VM ID",
+        type_ = "string",
+        json_path = ".spec.providerID",
+        description = "Provider ID of the instance",
+        priority = "1"
+    ),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
 #[serde(rename_all = "camelCase")]

@@ -284,6 +284,7 @@ pub struct ManagedControlPlaneSubnet {
 /// The network plugin of an AKS cluster: `azure` (the default), `kubenet`, or `none` to bring
 /// your own CNI. Immutable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum NetworkPlugin {
     /// Azure CNI: pods get addresses from the virtual network (or an overlay).
     #[serde(rename = "azure")]
@@ -299,6 +300,7 @@ pub enum NetworkPlugin {
 /// The mode of the `azure` network plugin; `overlay` gives pods addresses outside the virtual
 /// network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum NetworkPluginMode {
     /// Pods get addresses from a private range outside the virtual network.
     #[serde(rename = "overlay")]
@@ -307,6 +309,7 @@ pub enum NetworkPluginMode {
 
 /// The network policy engine of an AKS cluster: `azure`, `calico` or `cilium`. Immutable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum NetworkPolicy {
     /// Azure network policy manager.
     #[serde(rename = "azure")]
@@ -322,6 +325,7 @@ pub enum NetworkPolicy {
 /// The network data plane of an AKS cluster: `azure` or `cilium` (which needs the `azure`
 /// plugin).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum NetworkDataplane {
     /// The Azure data plane.
     #[serde(rename = "azure")]
@@ -334,6 +338,7 @@ pub enum NetworkDataplane {
 /// How the nodes of an AKS cluster reach the internet: `loadBalancer`, `managedNATGateway`,
 /// `userAssignedNATGateway` or `userDefinedRouting`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum ManagedControlPlaneOutboundType {
     /// Through the cluster's load balancer.
     #[serde(rename = "loadBalancer")]
@@ -351,6 +356,7 @@ pub enum ManagedControlPlaneOutboundType {
 
 /// The SKU of an AKS cluster's load balancer: `Standard` (the default) or `Basic`. Immutable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum LoadBalancerSku {
     /// Basic load balancer.
     Basic,
@@ -397,6 +403,7 @@ pub struct AksSku {
 
 /// The tier of an AKS cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum AzureManagedControlPlaneSkuTier {
     /// No uptime SLA.
     Free,
@@ -573,6 +580,7 @@ pub struct AutoScalerProfile {
 /// Whether the autoscaler balances node pools of the same size and labels: `"true"` or
 /// `"false"` (the default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum BalanceSimilarNodeGroups {
     /// `"true"`.
     #[serde(rename = "true")]
@@ -585,6 +593,7 @@ pub enum BalanceSimilarNodeGroups {
 /// Whether the autoscaler never removes nodes with pods using local storage: `"true"` or
 /// `"false"` (the default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum SkipNodesWithLocalStorage {
     /// `"true"`.
     #[serde(rename = "true")]
@@ -597,6 +606,7 @@ pub enum SkipNodesWithLocalStorage {
 /// Whether the autoscaler never removes nodes running `kube-system` pods: `"true"` (the
 /// default) or `"false"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum SkipNodesWithSystemPods {
     /// `"true"`.
     #[serde(rename = "true")]
@@ -609,6 +619,7 @@ pub enum SkipNodesWithSystemPods {
 /// How the cluster autoscaler picks the node pool to grow: `least-waste`, `most-pods`,
 /// `priority` or `random` (the default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum Expander {
     /// The pool that leaves the least CPU (then memory) unused.
     #[serde(rename = "least-waste")]
@@ -645,6 +656,7 @@ pub struct ManagedControlPlaneIdentity {
 /// The kind of managed identity of an AKS control plane: `SystemAssigned` (the default) or
 /// `UserAssigned`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum ManagedControlPlaneIdentityType {
     /// An identity AKS creates and deletes with the cluster.
     SystemAssigned,
@@ -759,6 +771,7 @@ pub struct AksExtension {
 
 /// The kind of identity AKS gives an extension: `SystemAssigned` or `UserAssigned`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum AksAssignedIdentity {
     /// An identity created for the extension.
     SystemAssigned,
@@ -768,6 +781,7 @@ pub enum AksAssignedIdentity {
 
 /// The identity of an AKS extension: only `SystemAssigned`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum ExtensionIdentity {
     /// An identity created for the extension.
     SystemAssigned,
@@ -816,6 +830,7 @@ pub struct ExtensionScope {
 
 /// The scope of an AKS extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum ExtensionScopeType {
     /// Installed once for the whole cluster.
     Cluster,
@@ -835,6 +850,7 @@ pub struct ManagedClusterAutoUpgradeProfile {
 /// The channel AKS upgrades the cluster by itself on: `none`, `patch`, `stable`, `rapid` or
 /// `node-image`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum UpgradeChannel {
     /// Only node images are upgraded.
     #[serde(rename = "node-image")]

@@ -201,6 +201,7 @@ pub struct AzureManagedMachinePoolClassSpec {
 
 /// The role of an AKS node pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum NodePoolMode {
     /// Runs system pods, and workloads unless tainted.
     System,
@@ -225,6 +226,7 @@ pub struct Taint {
 
 /// The effect of a taint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum TaintEffect {
     /// New pods are not scheduled on the node.
     NoSchedule,
@@ -251,6 +253,7 @@ pub struct ManagedMachinePoolScaling {
 
 /// The kind of OS disk of the nodes: `Managed` (the default) or `Ephemeral`. Immutable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum OsDiskType {
     /// A disk on the host's local storage: faster, but lost when the node is reimaged.
     Ephemeral,
@@ -261,6 +264,7 @@ pub enum OsDiskType {
 /// The OS of the nodes: `Linux` (the default) or `Windows` (`User` pools with the `azure`
 /// network plugin only). Immutable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum OsType {
     /// Linux nodes.
     Linux,
@@ -270,6 +274,7 @@ pub enum OsType {
 
 /// The VM priority of an AKS node pool: `Regular` (the default) or `Spot`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum ScaleSetPriority {
     /// Regular VMs.
     Regular,
@@ -280,6 +285,7 @@ pub enum ScaleSetPriority {
 /// What happens to the nodes removed from an AKS node pool: `Delete` (the default) or
 /// `Deallocate`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum ScaleDownMode {
     /// Nodes are stopped and deallocated, and started again on scale-up.
     Deallocate,
@@ -290,6 +296,7 @@ pub enum ScaleDownMode {
 /// Where the kubelet of the nodes keeps its data (emptyDir volumes, container images): on the
 /// `OS` disk or the `Temporary` disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum KubeletDiskType {
     /// On the OS disk.
     #[serde(rename = "OS")]
@@ -359,6 +366,7 @@ pub struct KubeletConfig {
 
 /// The kubelet CPU manager policy: `none` or `static`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum CpuManagerPolicy {
     /// No exclusive CPUs.
     #[serde(rename = "none")]
@@ -371,6 +379,7 @@ pub enum CpuManagerPolicy {
 /// The kubelet topology manager policy: `none`, `best-effort`, `restricted` or
 /// `single-numa-node`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum TopologyManagerPolicy {
     /// No topology alignment.
     #[serde(rename = "none")]
@@ -413,6 +422,7 @@ pub struct LinuxOsConfig {
 /// When the kernel defragments memory for transparent huge pages: `always`, `defer`,
 /// `defer+madvise`, `madvise` or `never`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum TransparentHugePageDefrag {
     /// Always, stalling allocations if needed.
     #[serde(rename = "always")]
@@ -433,6 +443,7 @@ pub enum TransparentHugePageDefrag {
 
 /// Whether the kernel uses transparent huge pages: `always`, `madvise` or `never`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum TransparentHugePageEnabled {
     /// For all memory.
     #[serde(rename = "always")]

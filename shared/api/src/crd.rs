@@ -2,9 +2,12 @@
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::{AzureCluster, AzureClusterIdentity, AzureClusterTemplate, AzureMachine, AzureMachinePool, AzureMachinePoolMachine, AzureMachineTemplate};
+use crate::{
+    AzureCluster, AzureClusterIdentity, AzureClusterTemplate, AzureMachine, AzureMachinePool,
+    AzureMachinePoolMachine, AzureMachineTemplate,
+};
 
 /// One generated CRD and the file name it is committed under in `deploy/crds`.
 #[derive(Debug)]
@@ -51,29 +54,73 @@ pub fn all() -> Result<Vec<CrdFile>, serde_json::Error> {
 ///
 /// # Errors
 /// Fails only if the definition cannot be serialized, which would be a bug in the types.
-pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String, serde_saphyr::ser::Error> {
-    serde_saphyr::to_string(crd)
+pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String, RenderError> {
+    let mut value = serde_json::to_value(crd)?;
+    whole_bounds(&mut value);
+    Ok(serde_saphyr::to_string(&value)?)
 }
 
-/// Removes what schema generation adds but the API server does not need.
+/// Why a CRD could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// The definition did not convert to JSON.
+    #[error("cannot convert the CRD to JSON")]
+    Json(#[from] serde_json::Error),
+    /// The definition did not convert to YAML.
+    #[error("cannot write the CRD as YAML")]
+    Yaml(#[from] serde_saphyr::ser::Error),
+}
+
+/// Writes integral `minimum`/`maximum` bounds as integers, as CAPZ's schemas do: the CRD model
+/// keeps them as floating-point numbers, which would render as `24.0`.
+fn whole_bounds(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                let is_bound = matches!(key.as_str(), "minimum" | "maximum");
+                match item.as_f64().filter(|_| is_bound) {
+                    Some(bound) if bound.fract() == 0.0 && bound.abs() < 9.0e15 => {
+                        #[expect(clippy::cast_possible_truncation, reason = "integral and in range")]
+                        let whole = bound as i64;
+                        *item = Value::from(whole);
+                    }
+                    // A property may itself be named `minimum`; its schema is an object.
+                    _ => whole_bounds(item),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_bounds),
+        _ => {}
+    }
+}
+
+/// Brings a generated schema to the form CAPZ's schemas have.
 ///
-/// `nullable` is dropped because CAPZ's schemas do not accept explicit nulls either: the API server
-/// prunes a null sent for a non-nullable field, which is what a manifest author means.
+/// - `nullable` is dropped: CAPZ's schemas do not accept explicit nulls either, and the API server
+///   prunes a null sent for a non-nullable field, which is what a manifest author means.
+/// - kube's structural rewrite empties the branches of an int-or-string `anyOf`; they get their
+///   `integer` and `string` types back.
 fn tidy(crd: CustomResourceDefinition) -> Result<CustomResourceDefinition, serde_json::Error> {
     let mut value = serde_json::to_value(crd)?;
     if let Some(versions) = value.pointer_mut("/spec/versions") {
-        strip_nullable(versions);
+        tidy_schema(versions);
     }
     serde_json::from_value(value)
 }
 
-fn strip_nullable(value: &mut Value) {
+fn tidy_schema(value: &mut Value) {
     match value {
         Value::Object(map) => {
             map.remove("nullable");
-            map.values_mut().for_each(strip_nullable);
+            if map.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
+                map.insert(
+                    "anyOf".into(),
+                    json!([{ "type": "integer" }, { "type": "string" }]),
+                );
+            }
+            map.values_mut().for_each(tidy_schema);
         }
-        Value::Array(items) => items.iter_mut().for_each(strip_nullable),
+        Value::Array(items) => items.iter_mut().for_each(tidy_schema),
         _ => {}
     }
 }

@@ -33,9 +33,13 @@ pub mod capi;
 pub mod common;
 pub mod crd;
 
-pub use azurecluster::{AzureCluster, AzureClusterSpec, AzureClusterStatus, AzureClusterTemplate, AzureClusterTemplateSpec};
+pub use azurecluster::{
+    AzureCluster, AzureClusterSpec, AzureClusterStatus, AzureClusterTemplate, AzureClusterTemplateSpec,
+};
 pub use azureclusteridentity::{AzureClusterIdentity, AzureClusterIdentitySpec, AzureClusterIdentityStatus};
-pub use azuremachine::{AzureMachine, AzureMachineSpec, AzureMachineStatus, AzureMachineTemplate, AzureMachineTemplateSpec};
+pub use azuremachine::{
+    AzureMachine, AzureMachineSpec, AzureMachineStatus, AzureMachineTemplate, AzureMachineTemplateSpec,
+};
 pub use azuremachinepool::{
     AzureMachinePool, AzureMachinePoolMachine, AzureMachinePoolMachineSpec, AzureMachinePoolMachineStatus,
     AzureMachinePoolSpec, AzureMachinePoolStatus,

@@ -103,19 +103,27 @@ impl Cluster {
     /// Whether Cluster API considers the cluster's infrastructure provisioned.
     #[must_use]
     pub fn infrastructure_provisioned(&self) -> bool {
-        self.initialization().and_then(|i| i.infrastructure_provisioned).unwrap_or(false)
+        self.initialization()
+            .and_then(|i| i.infrastructure_provisioned)
+            .unwrap_or(false)
     }
 
     /// Whether the cluster's control plane is initialized.
     #[must_use]
     pub fn control_plane_initialized(&self) -> bool {
-        self.initialization().and_then(|i| i.control_plane_initialized).unwrap_or(false)
+        self.initialization()
+            .and_then(|i| i.control_plane_initialized)
+            .unwrap_or(false)
     }
 
     /// The API server port of the cluster: `spec.clusterNetwork.apiServerPort` or 6443.
     #[must_use]
     pub fn api_server_port(&self) -> i32 {
-        self.spec.cluster_network.as_ref().and_then(|n| n.api_server_port).unwrap_or(6443)
+        self.spec
+            .cluster_network
+            .as_ref()
+            .and_then(|n| n.api_server_port)
+            .unwrap_or(6443)
     }
 
     fn initialization(&self) -> Option<&ClusterInitialization> {

@@ -8,9 +8,13 @@ mod cluster;
 mod machine;
 mod machinepool;
 
-pub use cluster::{Cluster, ClusterInitialization, ClusterNetwork, ClusterSpec, ClusterStatus, NetworkRanges};
+pub use cluster::{
+    Cluster, ClusterInitialization, ClusterNetwork, ClusterSpec, ClusterStatus, NetworkRanges,
+};
 pub use machine::{Bootstrap, Machine, MachineNodeReference, MachineSpec, MachineStatus};
-pub use machinepool::{MachinePool, MachinePoolMachineSpec, MachinePoolSpec, MachinePoolStatus, MachineTemplateSpec};
+pub use machinepool::{
+    MachinePool, MachinePoolMachineSpec, MachinePoolSpec, MachinePoolStatus, MachineTemplateSpec,
+};
 
 use serde::{Deserialize, Serialize};
 

@@ -133,6 +133,7 @@ pub struct AzureMarketplaceImage {
 
 /// How a disk is cached on the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum CachingType {
     /// No host caching.
     None,
@@ -235,6 +236,7 @@ pub struct VmDiskSecurityProfile {
 
 /// What confidential-VM encryption covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum SecurityEncryptionType {
     /// Only the VM guest state blob.
     VMGuestStateOnly,
@@ -256,6 +258,7 @@ pub struct DiffDiskSettings {
 
 /// Kinds of ephemeral OS disk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum DiffDiskOption {
     /// Stored on the host.
     #[default]
@@ -264,6 +267,7 @@ pub enum DiffDiskOption {
 
 /// Host storage for an ephemeral OS disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum DiffDiskPlacement {
     /// The host's cache disk.
     CacheDisk,
@@ -301,6 +305,7 @@ pub struct SecurityProfile {
 
 /// Kinds of hardened virtual machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum SecurityType {
     /// A confidential VM, with memory encrypted by the hardware.
     ConfidentialVM,
@@ -338,6 +343,7 @@ pub struct SpotVmOptions {
 
 /// What Azure does with an evicted spot VM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum SpotEvictionPolicy {
     /// Stop and deallocate it; its disks are kept.
     Deallocate,
@@ -369,6 +375,7 @@ pub struct BootDiagnostics {
 
 /// Storage of boot diagnostics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum BootDiagnosticsStorageAccountType {
     /// A storage account managed by Azure.
     #[default]
@@ -427,6 +434,7 @@ pub struct NetworkInterface {
 
 /// Which managed identities a virtual machine has.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum VmIdentity {
     /// No managed identity.
     #[default]

@@ -157,7 +157,10 @@ fn deserialize_severity<'de, D: Deserializer<'de>>(
         Some("Error") => Ok(Some(ConditionSeverity::Error)),
         Some("Warning") => Ok(Some(ConditionSeverity::Warning)),
         Some("Info") => Ok(Some(ConditionSeverity::Info)),
-        Some(other) => Err(serde::de::Error::unknown_variant(other, &["Error", "Warning", "Info"])),
+        Some(other) => Err(serde::de::Error::unknown_variant(
+            other,
+            &["Error", "Warning", "Info"],
+        )),
     }
 }
 
@@ -216,7 +219,8 @@ impl Conditions {
     /// Whether the condition of the given type is present and `True`.
     #[must_use]
     pub fn is_true(&self, type_: &ConditionType) -> bool {
-        self.get(type_).is_some_and(|condition| condition.status == ConditionStatus::True)
+        self.get(type_)
+            .is_some_and(|condition| condition.status == ConditionStatus::True)
     }
 
     /// Whether no condition is recorded.

@@ -43,7 +43,11 @@ pub struct PrivateEndpointSpec {
     pub custom_network_interface_name: Option<String>,
 
     /// Static private IP addresses for the endpoint's interface, from the subnet's range.
-    #[serde(rename = "privateIPAddresses", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "privateIPAddresses",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub private_ip_addresses: Option<Vec<String>>,
 
     /// Whether the owner of the linked resource must approve the connections.
@@ -66,7 +70,11 @@ pub struct PrivateLinkServiceConnection {
     pub name: Option<String>,
 
     /// Resource ID of the private link service (or resource) to connect to.
-    #[serde(rename = "privateLinkServiceID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "privateLinkServiceID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub private_link_service_id: Option<String>,
 
     /// Which sub-resources of the target the endpoint connects to, for example `blob`.

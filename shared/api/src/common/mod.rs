@@ -13,8 +13,11 @@ pub(crate) mod schema;
 pub use cluster::{ApiEndpoint, FailureDomainSpec, FailureDomains, MachineAddress, ObjectMeta, Tags};
 pub use conditions::{Condition, ConditionSeverity, ConditionStatus, ConditionType, Conditions};
 pub use endpoints::{
-    PrivateEndpointSpec, PrivateEndpoints, PrivateLinkServiceConnection, ServiceEndpointSpec, ServiceEndpoints,
+    PrivateEndpointSpec, PrivateEndpoints, PrivateLinkServiceConnection, ServiceEndpointSpec,
+    ServiceEndpoints,
 };
 pub use operations::{Future, Futures};
 pub use quantity::Quantity;
-pub use references::{LabelSelector, LabelSelectorRequirement, ObjectReference, SecretKeySelector, SecretReference};
+pub use references::{
+    LabelSelector, LabelSelectorRequirement, ObjectReference, SecretKeySelector, SecretReference,
+};

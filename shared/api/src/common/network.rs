@@ -16,11 +16,19 @@ use super::{PrivateEndpoints, ServiceEndpoints, Tags};
 pub struct NetworkClassSpec {
     /// Name of the private DNS zone of a cluster with an internal API server load balancer.
     /// Defaults to `<cluster name>.capz.io`.
-    #[serde(rename = "privateDNSZoneName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "privateDNSZoneName",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub private_dns_zone_name: Option<String>,
 
     /// Resource group of the private DNS zone; defaults to the cluster's.
-    #[serde(rename = "privateDNSZoneResourceGroup", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "privateDNSZoneResourceGroup",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub private_dns_zone_resource_group: Option<String>,
 }
 
@@ -47,11 +55,19 @@ pub struct NetworkSpec {
 
     /// A load balancer giving control-plane nodes outbound connectivity; used with an internal API
     /// server load balancer.
-    #[serde(rename = "controlPlaneOutboundLB", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "controlPlaneOutboundLB",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub control_plane_outbound_lb: Option<LoadBalancerSpec>,
 
     /// Extra ports exposed by the API server load balancer, forwarded to the control-plane nodes.
-    #[serde(rename = "additionalAPIServerLBPorts", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "additionalAPIServerLBPorts",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub additional_api_server_lb_ports: Option<Vec<LoadBalancerPort>>,
 
     /// Whether capz-rs manages the private DNS zone of a private cluster (`System`, the default) or
@@ -85,11 +101,19 @@ pub struct NetworkTemplateSpec {
     pub node_outbound_lb: Option<LoadBalancerClassSpec>,
 
     /// The control-plane outbound load balancer of clusters created from the template.
-    #[serde(rename = "controlPlaneOutboundLB", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "controlPlaneOutboundLB",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub control_plane_outbound_lb: Option<LoadBalancerClassSpec>,
 
     /// Extra ports exposed by the API server load balancer, forwarded to the control-plane nodes.
-    #[serde(rename = "additionalAPIServerLBPorts", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "additionalAPIServerLBPorts",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub additional_api_server_lb_ports: Option<Vec<LoadBalancerPort>>,
 
     /// The settings a template may carry too.
@@ -99,6 +123,7 @@ pub struct NetworkTemplateSpec {
 
 /// Who manages the private DNS zone of a private cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum PrivateDnsZoneMode {
     /// capz-rs creates the zone, links it to the virtual network and writes the API server record.
     System,
@@ -196,6 +221,7 @@ pub struct VnetPeeringProperties {
 
 /// What a subnet is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum SubnetRole {
     /// Worker nodes.
     #[serde(rename = "node")]
@@ -372,6 +398,7 @@ pub struct SecurityRule {
 
 /// The protocol a security rule matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum SecurityProtocol {
     /// TCP.
     Tcp,
@@ -386,6 +413,7 @@ pub enum SecurityProtocol {
 
 /// The traffic direction a security rule matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum SecurityRuleDirection {
     /// Traffic entering the subnet.
     Inbound,
@@ -395,6 +423,7 @@ pub enum SecurityRuleDirection {
 
 /// What a security rule does with matching traffic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = crate::common::schema::keep_field_description)]
 pub enum SecurityRuleAction {
     /// Let it through.
     Allow,

@@ -14,3 +14,11 @@ pub(crate) fn int_or_string(_: &mut SchemaGenerator) -> Schema {
         "x-kubernetes-int-or-string": true,
     })
 }
+
+/// Drops an enum type's own description from its schema.
+///
+/// kube hoists the schema of an optional enum over the schema of the field that uses it, so the
+/// enum's description would replace the field's, which is the one `kubectl explain` should show.
+pub(crate) fn keep_field_description(schema: &mut Schema) {
+    schema.remove("description");
+}
