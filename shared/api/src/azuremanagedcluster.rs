@@ -22,7 +22,7 @@ use crate::common::ApiEndpoint;
     shortname = "amc",
     label("cluster.x-k8s.io/v1beta1", "v1beta1"),
     doc = "The Cluster API infrastructure of a workload cluster run by AKS.",
-    deprecated = "AzureManagedCluster is deprecated, like every AzureManaged kind; use AzureASOManagedCluster instead.",
+    deprecated = "AzureManagedCluster is deprecated in CAPZ, which moves AKS support to its AzureASOManaged kinds; capz-rs keeps serving it.",
     printcolumn(
         name = "Cluster",
         type_ = "string",
@@ -69,7 +69,7 @@ pub struct AzureManagedClusterStatus {
     shortname = "amct",
     label("cluster.x-k8s.io/v1beta1", "v1beta1"),
     doc = "A template of AKS cluster infrastructure objects, used by ClusterClasses.",
-    deprecated = "AzureManagedClusterTemplate is deprecated, like every AzureManaged kind; use AzureASOManagedClusterTemplate instead."
+    deprecated = "AzureManagedClusterTemplate is deprecated in CAPZ, which moves AKS support to its AzureASOManaged kinds; capz-rs keeps serving it."
 )]
 #[serde(rename_all = "camelCase")]
 pub struct AzureManagedClusterTemplateSpec {

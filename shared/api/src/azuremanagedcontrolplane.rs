@@ -26,7 +26,7 @@ use crate::common::{
     shortname = "amcp",
     label("cluster.x-k8s.io/v1beta1", "v1beta1"),
     doc = "The control plane of a workload cluster run by Azure Kubernetes Service (AKS).",
-    deprecated = "AzureManagedControlPlane is deprecated, like every AzureManaged kind; use AzureASOManagedControlPlane instead.",
+    deprecated = "AzureManagedControlPlane is deprecated in CAPZ, which moves AKS support to its AzureASOManaged kinds; capz-rs keeps serving it.",
     printcolumn(
         name = "Cluster",
         type_ = "string",
@@ -1011,7 +1011,7 @@ pub struct OidcIssuerProfileStatus {
     shortname = "amcpt",
     label("cluster.x-k8s.io/v1beta1", "v1beta1"),
     doc = "A template of AKS control planes, used by ClusterClasses.",
-    deprecated = "AzureManagedControlPlaneTemplate is deprecated, like every AzureManaged kind; use AzureASOManagedControlPlaneTemplate instead."
+    deprecated = "AzureManagedControlPlaneTemplate is deprecated in CAPZ, which moves AKS support to its AzureASOManaged kinds; capz-rs keeps serving it."
 )]
 #[serde(rename_all = "camelCase")]
 pub struct AzureManagedControlPlaneTemplateSpec {

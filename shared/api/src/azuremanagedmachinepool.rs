@@ -24,7 +24,7 @@ use crate::common::{Conditions, Futures, Quantity, Tags};
     shortname = "ammp",
     label("cluster.x-k8s.io/v1beta1", "v1beta1"),
     doc = "A node pool (agent pool) of a workload cluster run by AKS.",
-    deprecated = "AzureManagedMachinePool is deprecated, like every AzureManaged kind; use AzureASOManagedMachinePool instead.",
+    deprecated = "AzureManagedMachinePool is deprecated in CAPZ, which moves AKS support to its AzureASOManaged kinds; capz-rs keeps serving it.",
     printcolumn(
         name = "Cluster",
         type_ = "string",
@@ -673,7 +673,7 @@ pub struct AzureManagedMachinePoolStatus {
     shortname = "ammpt",
     label("cluster.x-k8s.io/v1beta1", "v1beta1"),
     doc = "A template of AKS node pools, used by ClusterClasses.",
-    deprecated = "AzureManagedMachinePoolTemplate is deprecated, like every AzureManaged kind; use AzureASOManagedMachinePoolTemplate instead."
+    deprecated = "AzureManagedMachinePoolTemplate is deprecated in CAPZ, which moves AKS support to its AzureASOManaged kinds; capz-rs keeps serving it."
 )]
 #[serde(rename_all = "camelCase")]
 pub struct AzureManagedMachinePoolTemplateSpec {

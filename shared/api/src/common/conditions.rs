@@ -229,3 +229,62 @@ impl Conditions {
         self.0.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn condition(json: serde_json::Value) -> Result<Condition, serde_json::Error> {
+        serde_json::from_value(json)
+    }
+
+    #[test]
+    fn an_empty_severity_reads_as_none_and_is_not_written() {
+        let ready = condition(serde_json::json!({
+            "type": "Ready", "status": "True", "severity": "", "lastTransitionTime": "2026-11-01T10:00:00Z"
+        }))
+        .unwrap();
+        assert_eq!(ready.severity, None);
+        assert!(serde_json::to_value(&ready).unwrap().get("severity").is_none());
+    }
+
+    #[test]
+    fn severities_and_statuses_round_trip() {
+        let json = serde_json::json!({
+            "type": "VNetReady", "status": "False", "severity": "Warning", "reason": "Creating",
+            "message": "vnet is being created", "lastTransitionTime": "2026-11-01T10:00:00Z"
+        });
+        let vnet = condition(json.clone()).unwrap();
+        assert_eq!(vnet.type_, ConditionType::VNET_READY);
+        assert_eq!(vnet.status, ConditionStatus::False);
+        assert_eq!(vnet.severity, Some(ConditionSeverity::Warning));
+        assert_eq!(serde_json::to_value(&vnet).unwrap(), json);
+    }
+
+    #[test]
+    fn an_unknown_severity_is_an_error() {
+        let err = condition(serde_json::json!({
+            "type": "Ready", "status": "False", "severity": "Fatal", "lastTransitionTime": "2026-11-01T10:00:00Z"
+        }))
+        .unwrap_err();
+        assert!(err.to_string().contains("Fatal"), "{err}");
+    }
+
+    #[test]
+    fn conditions_are_looked_up_by_type() {
+        let conditions: Conditions = serde_json::from_value(serde_json::json!([
+            { "type": "Ready", "status": "True", "lastTransitionTime": "2026-11-01T10:00:00Z" },
+            { "type": "SubnetsReady", "status": "False", "severity": "Info", "lastTransitionTime": "2026-11-01T10:00:00Z" }
+        ]))
+        .unwrap();
+        assert!(conditions.is_true(&ConditionType::READY));
+        assert!(!conditions.is_true(&ConditionType::SUBNETS_READY));
+        assert!(!conditions.is_true(&ConditionType::VNET_READY));
+        assert_eq!(
+            conditions
+                .get(&ConditionType::new("SubnetsReady"))
+                .map(|c| c.status),
+            Some(ConditionStatus::False)
+        );
+    }
+}
