@@ -4,10 +4,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::common::compute::{
-    AdditionalCapabilities, DataDisk, Diagnostics, Image, NetworkInterface, OsDisk, SecurityProfile,
-    SpotVmOptions, SystemAssignedIdentityRole, UserAssignedIdentity, VmExtension, VmIdentity,
-};
+use crate::common::compute::{VmIdentityProfile, VmProfile};
 use crate::common::{Conditions, Futures, MachineAddress, ObjectMeta, Quantity, Tags};
 
 /// The desired virtual machine of a Cluster API Machine.
@@ -90,54 +87,21 @@ pub struct AzureMachineSpec {
     #[serde(rename = "providerID", default, skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
 
-    /// The VM size, for example `Standard_D2s_v3`.
-    pub vm_size: String,
+    /// The virtual machine: size, image, disks, network and security settings.
+    #[serde(flatten)]
+    pub vm: VmProfile,
+
+    /// The managed identities of the VM.
+    #[serde(flatten)]
+    pub identities: VmIdentityProfile,
 
     /// Deprecated: use the Machine's `spec.failureDomain`. Availability zone of the VM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_domain: Option<String>,
 
-    /// The operating system image. When absent, a reference image for the Machine's Kubernetes
-    /// version is used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<Image>,
-
-    /// Managed identities of the VM: `None` (default), `SystemAssigned` or `UserAssigned`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = "None"))]
-    pub identity: Option<VmIdentity>,
-
-    /// The user-assigned identities of the VM, with `identity: UserAssigned`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_assigned_identities: Option<Vec<UserAssignedIdentity>>,
-
-    /// The role assignment given to the system-assigned identity, with `identity: SystemAssigned`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_assigned_identity_role: Option<SystemAssignedIdentityRole>,
-
-    /// Deprecated: use `systemAssignedIdentityRole.name`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role_assignment_name: Option<String>,
-
-    /// The operating-system disk.
-    #[serde(rename = "osDisk")]
-    pub os_disk: OsDisk,
-
-    /// Data disks attached to the VM.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_disks: Option<Vec<DataDisk>>,
-
-    /// OpenSSH public key (base64-encoded) for the VM's admin user. Generated when absent.
-    #[serde(rename = "sshPublicKey", default, skip_serializing_if = "Option::is_none")]
-    pub ssh_public_key: Option<String>,
-
     /// Extra Azure tags for the VM and the resources created with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_tags: Option<Tags>,
-
-    /// Extra capabilities of the VM.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub additional_capabilities: Option<AdditionalCapabilities>,
 
     /// Whether the VM gets a public IP of its own.
     #[serde(rename = "allocatePublicIP", default, skip_serializing_if = "Option::is_none")]
@@ -151,37 +115,9 @@ pub struct AzureMachineSpec {
     )]
     pub enable_ip_forwarding: Option<bool>,
 
-    /// Deprecated: use `networkInterfaces[].acceleratedNetworking`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accelerated_networking: Option<bool>,
-
-    /// Diagnostics of the VM. Boot diagnostics default to Azure-managed storage.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diagnostics: Option<Diagnostics>,
-
-    /// Run the VM as a spot VM, which Azure may evict.
-    #[serde(rename = "spotVMOptions", default, skip_serializing_if = "Option::is_none")]
-    pub spot_vm_options: Option<SpotVmOptions>,
-
-    /// Security settings of the VM.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub security_profile: Option<SecurityProfile>,
-
-    /// Deprecated: use `networkInterfaces[].subnetName`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subnet_name: Option<String>,
-
     /// DNS servers of the VM's network interfaces, instead of the virtual network's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dns_servers: Option<Vec<String>>,
-
-    /// VM extensions to install.
-    #[serde(rename = "vmExtensions", default, skip_serializing_if = "Option::is_none")]
-    pub vm_extensions: Option<Vec<VmExtension>>,
-
-    /// Network interfaces of the VM. Defaults to one interface in the machine's subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network_interfaces: Option<Vec<NetworkInterface>>,
 
     /// Azure resource ID of a capacity reservation group to allocate the VM from.
     #[serde(
@@ -202,15 +138,6 @@ pub struct AzureMachineSpec {
     /// Whether VM extensions are disallowed on the VM (including the bootstrap extension).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disable_extension_operations: Option<bool>,
-
-    /// Whether the extension that reports bootstrap success is left out. Set to false to install
-    /// it (Azure public cloud only).
-    #[serde(
-        rename = "disableVMBootstrapExtension",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub disable_vm_bootstrap_extension: Option<bool>,
 }
 
 /// What the controllers observed about an AzureMachine.

@@ -6,10 +6,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::common::compute::{
-    AdditionalCapabilities, DataDisk, Diagnostics, Image, NetworkInterface, OsDisk, SecurityProfile,
-    SpotVmOptions, SystemAssignedIdentityRole, UserAssignedIdentity, VmExtension, VmIdentity,
-};
+use crate::common::compute::{Image, VmIdentityProfile, VmProfile};
 use crate::common::{Conditions, Futures, ObjectReference, Tags};
 
 /// The desired virtual machine scale set of a Cluster API MachinePool.
@@ -106,22 +103,9 @@ pub struct AzureMachinePoolSpec {
     #[serde(rename = "providerIDList", default, skip_serializing_if = "Option::is_none")]
     pub provider_id_list: Option<Vec<String>>,
 
-    /// Managed identities of the instances: `None` (default), `SystemAssigned` or `UserAssigned`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("default" = "None"))]
-    pub identity: Option<VmIdentity>,
-
-    /// The user-assigned identities of the instances, with `identity: UserAssigned`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_assigned_identities: Option<Vec<UserAssignedIdentity>>,
-
-    /// The role assignment given to the system-assigned identity, with `identity: SystemAssigned`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_assigned_identity_role: Option<SystemAssignedIdentityRole>,
-
-    /// Deprecated: use `systemAssignedIdentityRole.name`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub role_assignment_name: Option<String>,
+    /// The managed identities of the instances.
+    #[serde(flatten)]
+    pub identities: VmIdentityProfile,
 
     /// How instances are replaced when the model changes. Defaults to a rolling update with
     /// `maxSurge: 1`, `maxUnavailable: 0` and `deletePolicy: Oldest`.
@@ -150,71 +134,15 @@ pub struct AzureMachinePoolSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AzureMachinePoolMachineTemplate {
-    /// The VM size of the instances, for example `Standard_D2s_v3`.
-    pub vm_size: String,
-
-    /// The operating system image. When absent, a reference image for the MachinePool's
-    /// Kubernetes version is used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<Image>,
-
-    /// The operating-system disk.
-    #[serde(rename = "osDisk")]
-    pub os_disk: OsDisk,
-
-    /// Data disks of each instance.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_disks: Option<Vec<DataDisk>>,
-
-    /// OpenSSH public key (base64-encoded) for the instances' admin user. Generated when absent.
-    #[serde(rename = "sshPublicKey", default, skip_serializing_if = "Option::is_none")]
-    pub ssh_public_key: Option<String>,
-
-    /// Deprecated: use `networkInterfaces[].acceleratedNetworking`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accelerated_networking: Option<bool>,
-
-    /// Extra capabilities of the instances.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub additional_capabilities: Option<AdditionalCapabilities>,
-
-    /// Diagnostics of the instances.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diagnostics: Option<Diagnostics>,
+    /// The virtual machine settings of every instance.
+    #[serde(flatten)]
+    pub vm: VmProfile,
 
     /// Minutes Azure waits, after announcing that an instance will be deleted, before deleting it
     /// (5 to 15). Absent: no termination notice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "crate::common::schema::integer")]
     pub terminate_notification_timeout: Option<i64>,
-
-    /// Security settings of the instances.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub security_profile: Option<SecurityProfile>,
-
-    /// Run the instances as spot VMs, which Azure may evict.
-    #[serde(rename = "spotVMOptions", default, skip_serializing_if = "Option::is_none")]
-    pub spot_vm_options: Option<SpotVmOptions>,
-
-    /// Deprecated: use `networkInterfaces[].subnetName`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subnet_name: Option<String>,
-
-    /// VM extensions to install on each instance.
-    #[serde(rename = "vmExtensions", default, skip_serializing_if = "Option::is_none")]
-    pub vm_extensions: Option<Vec<VmExtension>>,
-
-    /// Network interfaces of each instance. Defaults to one in the cluster's node subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network_interfaces: Option<Vec<NetworkInterface>>,
-
-    /// Whether the extension that reports bootstrap success is left out.
-    #[serde(
-        rename = "disableVMBootstrapExtension",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub disable_vm_bootstrap_extension: Option<bool>,
 }
 
 /// How a scale set's instances are replaced.

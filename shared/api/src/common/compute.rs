@@ -470,3 +470,92 @@ pub struct SystemAssignedIdentityRole {
     #[serde(rename = "definitionID", default, skip_serializing_if = "Option::is_none")]
     pub definition_id: Option<String>,
 }
+
+/// The virtual machine settings AzureMachine and AzureMachinePool have in common (for a pool, they
+/// apply to every instance).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VmProfile {
+    /// The VM size, for example `Standard_D2s_v3`.
+    pub vm_size: String,
+
+    /// The operating system image. When absent, a reference image for the Kubernetes version of
+    /// the Machine (or MachinePool) is used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<Image>,
+
+    /// The operating-system disk.
+    #[serde(rename = "osDisk")]
+    pub os_disk: OsDisk,
+
+    /// Data disks attached to the VM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_disks: Option<Vec<DataDisk>>,
+
+    /// OpenSSH public key (base64-encoded) for the VM's admin user. Generated when absent.
+    #[serde(rename = "sshPublicKey", default, skip_serializing_if = "Option::is_none")]
+    pub ssh_public_key: Option<String>,
+
+    /// Deprecated: use `networkInterfaces[].acceleratedNetworking`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accelerated_networking: Option<bool>,
+
+    /// Extra capabilities of the VM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_capabilities: Option<AdditionalCapabilities>,
+
+    /// Diagnostics of the VM. Boot diagnostics default to Azure-managed storage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Diagnostics>,
+
+    /// Security settings of the VM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_profile: Option<SecurityProfile>,
+
+    /// Run the VM as a spot VM, which Azure may evict.
+    #[serde(rename = "spotVMOptions", default, skip_serializing_if = "Option::is_none")]
+    pub spot_vm_options: Option<SpotVmOptions>,
+
+    /// Deprecated: use `networkInterfaces[].subnetName`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet_name: Option<String>,
+
+    /// VM extensions to install.
+    #[serde(rename = "vmExtensions", default, skip_serializing_if = "Option::is_none")]
+    pub vm_extensions: Option<Vec<VmExtension>>,
+
+    /// Network interfaces of the VM. Defaults to one interface in the machine's subnet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_interfaces: Option<Vec<NetworkInterface>>,
+
+    /// Whether the extension that reports bootstrap success is left out. Set to false to install
+    /// it (Azure public cloud only).
+    #[serde(
+        rename = "disableVMBootstrapExtension",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub disable_vm_bootstrap_extension: Option<bool>,
+}
+
+/// The managed identities of a virtual machine.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VmIdentityProfile {
+    /// Managed identities of the VM: `None` (default), `SystemAssigned` or `UserAssigned`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "None"))]
+    pub identity: Option<VmIdentity>,
+
+    /// The user-assigned identities of the VM, with `identity: UserAssigned`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_assigned_identities: Option<Vec<UserAssignedIdentity>>,
+
+    /// The role assignment given to the system-assigned identity, with `identity: SystemAssigned`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_assigned_identity_role: Option<SystemAssignedIdentityRole>,
+
+    /// Deprecated: use `systemAssignedIdentityRole.name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role_assignment_name: Option<String>,
+}
