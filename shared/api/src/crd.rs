@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 
 use crate::{
     AzureCluster, AzureClusterIdentity, AzureClusterTemplate, AzureMachine, AzureMachinePool,
-    AzureMachinePoolMachine, AzureMachineTemplate,
+    AzureMachinePoolMachine, AzureMachineTemplate, AzureManagedCluster, AzureManagedClusterTemplate,
+    AzureManagedControlPlane, AzureManagedControlPlaneTemplate, AzureManagedMachinePool,
+    AzureManagedMachinePoolTemplate,
 };
 
 /// One generated CRD and the file name it is committed under in `deploy/crds`.
@@ -25,20 +27,18 @@ pub struct CrdFile {
 pub fn all() -> Result<Vec<CrdFile>, serde_json::Error> {
     [
         AzureClusterIdentity::crd(),
-        // self-managed kinds
         AzureCluster::crd(),
         AzureClusterTemplate::crd(),
         AzureMachine::crd(),
         AzureMachineTemplate::crd(),
         AzureMachinePool::crd(),
         AzureMachinePoolMachine::crd(),
-        // managed (AKS) kinds
-        crate::AzureManagedControlPlane::crd(),
-        crate::AzureManagedControlPlaneTemplate::crd(),
-        crate::AzureManagedCluster::crd(),
-        crate::AzureManagedClusterTemplate::crd(),
-        crate::AzureManagedMachinePool::crd(),
-        crate::AzureManagedMachinePoolTemplate::crd(),
+        AzureManagedControlPlane::crd(),
+        AzureManagedControlPlaneTemplate::crd(),
+        AzureManagedCluster::crd(),
+        AzureManagedClusterTemplate::crd(),
+        AzureManagedMachinePool::crd(),
+        AzureManagedMachinePoolTemplate::crd(),
     ]
     .into_iter()
     .map(|crd| {

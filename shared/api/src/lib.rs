@@ -5,7 +5,12 @@
 //! API objects the controllers read (`cluster.x-k8s.io/v1beta2`, module [`capi`]).
 //!
 //! The CRDs in `deploy/crds` are generated from these types ([`crd::all`]); doc comments on the
-//! types are what `kubectl explain` shows.
+//! types are what `kubectl explain` shows. Sub-types used by several kinds live once in
+//! [`common`].
+//!
+//! v1beta1 is the only served version and the storage version, so the kinds sit at the crate root.
+//! A later served version (Cluster API's v1beta2 contract) gets a module of its own and conversions
+//! to and from these types.
 
 #![deny(missing_docs)]
 
@@ -13,22 +18,9 @@ pub mod azurecluster;
 pub mod azureclusteridentity;
 pub mod azuremachine;
 pub mod azuremachinepool;
-// managed (AKS) kinds
 pub mod azuremanagedcluster;
 pub mod azuremanagedcontrolplane;
 pub mod azuremanagedmachinepool;
-pub use azuremanagedcluster::{
-    AzureManagedCluster, AzureManagedClusterSpec, AzureManagedClusterStatus, AzureManagedClusterTemplate,
-    AzureManagedClusterTemplateSpec,
-};
-pub use azuremanagedcontrolplane::{
-    AzureManagedControlPlane, AzureManagedControlPlaneSpec, AzureManagedControlPlaneStatus,
-    AzureManagedControlPlaneTemplate, AzureManagedControlPlaneTemplateSpec,
-};
-pub use azuremanagedmachinepool::{
-    AzureManagedMachinePool, AzureManagedMachinePoolSpec, AzureManagedMachinePoolStatus,
-    AzureManagedMachinePoolTemplate, AzureManagedMachinePoolTemplateSpec,
-};
 pub mod capi;
 pub mod common;
 pub mod crd;
@@ -43,6 +35,18 @@ pub use azuremachine::{
 pub use azuremachinepool::{
     AzureMachinePool, AzureMachinePoolMachine, AzureMachinePoolMachineSpec, AzureMachinePoolMachineStatus,
     AzureMachinePoolSpec, AzureMachinePoolStatus,
+};
+pub use azuremanagedcluster::{
+    AzureManagedCluster, AzureManagedClusterSpec, AzureManagedClusterStatus, AzureManagedClusterTemplate,
+    AzureManagedClusterTemplateSpec,
+};
+pub use azuremanagedcontrolplane::{
+    AzureManagedControlPlane, AzureManagedControlPlaneSpec, AzureManagedControlPlaneStatus,
+    AzureManagedControlPlaneTemplate, AzureManagedControlPlaneTemplateSpec,
+};
+pub use azuremanagedmachinepool::{
+    AzureManagedMachinePool, AzureManagedMachinePoolSpec, AzureManagedMachinePoolStatus,
+    AzureManagedMachinePoolTemplate, AzureManagedMachinePoolTemplateSpec,
 };
 
 /// The API group of every CAPZ kind.
