@@ -36,6 +36,10 @@ lint:
 unit:
     cargo test --workspace --locked
 
+# Serve the ARM emulator (prints its base URL), e.g. `just emulator --listen 127.0.0.1:9000`.
+emulator *args:
+    cargo run --locked --quiet -p arm-emulator --bin arm-emulator -- {{args}}
+
 # Regenerate deploy/crds from the API types.
 crds:
     cargo run --locked --quiet -p capz-api --bin crdgen -- deploy/crds

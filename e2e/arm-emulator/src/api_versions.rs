@@ -1,0 +1,23 @@
+//! The api-versions the emulator serves per resource type (see the crate documentation's table).
+
+/// api-versions of `Microsoft.Resources/resourceGroups` and of subscription-level operation results.
+const RESOURCES: &[&str] = &[
+    "2019-10-01",
+    "2020-06-01",
+    "2021-04-01",
+    "2022-09-01",
+    "2023-07-01",
+    "2024-03-01",
+    "2024-07-01",
+    "2024-11-01",
+    "2025-03-01",
+    "2025-04-01",
+];
+
+/// The api-versions served for a resource type.
+pub(crate) fn supported(resource_type: &str) -> &'static [&'static str] {
+    match resource_type {
+        "resourceGroups" | "operationresults" => RESOURCES,
+        _ => &[],
+    }
+}

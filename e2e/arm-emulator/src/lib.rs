@@ -1,0 +1,384 @@
+//! An offline emulator of Azure Resource Manager (ARM).
+//!
+//! It answers ARM requests the way Azure does (URL layout, `api-version`, status codes, long-running
+//! operations, error bodies) from an in-memory state, so that capz-rs and any Azure SDK can be
+//! tested, demonstrated and dry-run without Azure. Tests start it in-process on a random port with
+//! [`start`]; the `arm-emulator` binary serves it on a fixed address.
+//!
+//! # What it serves today
+//!
+//! | Resource type | Operations | api-versions |
+//! |---|---|---|
+//! | `Microsoft.Resources/resourceGroups` | PUT (201 create / 200 update), GET, HEAD, PATCH (tags), DELETE (202 + `Location`, deletes everything in the group when the operation completes), list per subscription | 2019-10-01, 2020-06-01 (recordings), 2021-04-01, 2022-09-01, 2023-07-01 (Python SDK default), 2024-03-01, 2024-07-01, 2024-11-01, 2025-03-01, 2025-04-01 |
+//! | `/subscriptions/{sub}/operationresults/{id}` | GET: 202 while running, 200 when done | as resource groups |
+//!
+//! A missing `api-version` is answered with 400 `MissingApiVersionParameter`, an unsupported one with
+//! 400 `InvalidApiVersionParameter` listing the supported versions, as ARM does.
+//!
+//! Every ARM answer carries `x-ms-request-id` and `x-ms-correlation-request-id` (the client's, when it
+//! sent one).
+//!
+//! # Operations API
+//!
+//! Outside the ARM paths, under `/_emulator/`:
+//! - `GET /_emulator/health`: `ok` once the emulator serves;
+//! - `POST /_emulator/reset`: forget every resource, operation and logged request;
+//! - `GET /_emulator/requests`: the last requests (method, path, resource type, status) and the count
+//!   of every request by method, resource type and status since the start or the last reset.
+
+mod api_versions;
+mod error;
+mod path;
+mod resource_groups;
+mod state;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State as AxumState};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+pub use error::ArmError;
+pub use state::LoggedRequest;
+
+use path::ArmPath;
+use state::State;
+
+/// How the emulator behaves.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// How long a long-running operation stays in progress. Zero (the default) finishes it by the
+    /// next request, which is what unit tests want.
+    pub operation_latency: Duration,
+    /// The `Retry-After` (seconds) sent with accepted operations.
+    pub retry_after_seconds: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            operation_latency: Duration::ZERO,
+            retry_after_seconds: 15,
+        }
+    }
+}
+
+/// The emulator: its configuration and state. Cloning shares the state.
+#[derive(Debug, Clone)]
+pub struct Emulator {
+    config: Config,
+    base_url: Arc<Mutex<String>>,
+    state: Arc<Mutex<State>>,
+    /// How far the emulator's clock runs ahead of the real one; tests move it forward instead of
+    /// waiting for operations to finish.
+    skew: Arc<Mutex<Duration>>,
+}
+
+/// An answer before the common ARM headers are added.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    status: StatusCode,
+    body: Option<Value>,
+    headers: Vec<(&'static str, String)>,
+}
+
+impl Answer {
+    pub(crate) fn json(status: StatusCode, body: Value) -> Self {
+        Self {
+            status,
+            body: Some(body),
+            headers: Vec::new(),
+        }
+    }
+
+    pub(crate) fn empty(status: StatusCode) -> Self {
+        Self {
+            status,
+            body: None,
+            headers: Vec::new(),
+        }
+    }
+
+    /// 202 Accepted for a long-running operation polled at `location`.
+    pub(crate) fn accepted(location: String, retry_after: u64) -> Self {
+        Self {
+            status: StatusCode::ACCEPTED,
+            body: None,
+            headers: vec![("location", location), ("retry-after", retry_after.to_string())],
+        }
+    }
+}
+
+impl IntoResponse for Answer {
+    fn into_response(self) -> Response {
+        let mut response = match self.body {
+            Some(body) => (self.status, axum::Json(body)).into_response(),
+            None => (self.status, Body::empty()).into_response(),
+        };
+        for (name, value) in self.headers {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+        response
+    }
+}
+
+impl Emulator {
+    /// An emulator with an empty state.
+    #[must_use]
+    pub fn new(config: Config) -> Self {
+        Self {
+            config,
+            base_url: Arc::new(Mutex::new("http://localhost".into())),
+            state: Arc::new(Mutex::new(State::default())),
+            skew: Arc::new(Mutex::new(Duration::ZERO)),
+        }
+    }
+
+    /// Moves the emulator's clock forward, as if `by` had passed: operations due by then finish.
+    pub fn advance_clock(&self, by: Duration) {
+        *lock(&self.skew) += by;
+    }
+
+    fn now(&self) -> Instant {
+        Instant::now() + *lock(&self.skew)
+    }
+
+    /// The router serving ARM and the operations API.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route("/_emulator/health", get(|| async { "ok" }))
+            .route("/_emulator/reset", post(reset))
+            .route("/_emulator/requests", get(requests))
+            .fallback(arm)
+            .with_state(self.clone())
+    }
+
+    /// The base URL clients reach the emulator at; used in `Location` headers.
+    #[must_use]
+    pub fn base_url(&self) -> String {
+        lock(&self.base_url).clone()
+    }
+
+    fn set_base_url(&self, url: String) {
+        *lock(&self.base_url) = url;
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    pub(crate) fn operation_result_url(&self, subscription: &str, id: &str) -> String {
+        format!(
+            "{}/subscriptions/{subscription}/operationresults/{id}?api-version=2020-06-01",
+            self.base_url()
+        )
+    }
+
+    /// The request log: the last requests answered, oldest first.
+    #[must_use]
+    pub fn logged_requests(&self) -> Vec<LoggedRequest> {
+        self.state().log.iter().cloned().collect()
+    }
+
+    /// How many requests with this method, resource type and status were answered.
+    #[must_use]
+    pub fn count(&self, method: &str, resource_type: &str, status: u16) -> u64 {
+        self.state()
+            .counters
+            .get(&(method.to_owned(), resource_type.to_owned(), status))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Answers one ARM request.
+    fn answer(
+        &self,
+        method: &Method,
+        path: &str,
+        api_version: Option<&str>,
+        body: &[u8],
+    ) -> (Answer, String) {
+        let Some(arm_path) = ArmPath::parse(path) else {
+            return (
+                ArmError::no_route(method.as_str(), path).into_answer(),
+                "-".into(),
+            );
+        };
+        let resource_type = arm_path.resource_type().to_owned();
+        let answer = self
+            .dispatch(method, &arm_path, api_version, body)
+            .unwrap_or_else(ArmError::into_answer);
+        (answer, resource_type)
+    }
+
+    fn dispatch(
+        &self,
+        method: &Method,
+        arm_path: &ArmPath,
+        api_version: Option<&str>,
+        body: &[u8],
+    ) -> Result<Answer, ArmError> {
+        let version = api_version.ok_or_else(ArmError::missing_api_version)?;
+        let supported = api_versions::supported(arm_path.resource_type());
+        if !supported.contains(&version) {
+            return Err(ArmError::unsupported_api_version(
+                version,
+                arm_path.resource_type(),
+                supported,
+            ));
+        }
+        let now = self.now();
+        let mut state = self.state();
+        state.advance(now);
+        match (arm_path, method) {
+            (ArmPath::ResourceGroups { subscription }, &Method::GET) => {
+                Ok(resource_groups::list(&state, subscription))
+            }
+            (ArmPath::ResourceGroup { subscription, name }, &Method::GET) => {
+                resource_groups::get(&state, subscription, name)
+            }
+            (ArmPath::ResourceGroup { subscription, name }, &Method::HEAD) => {
+                Ok(resource_groups::head(&state, subscription, name))
+            }
+            (ArmPath::ResourceGroup { subscription, name }, &Method::PUT) => {
+                resource_groups::put(&mut state, subscription, name, &parse_body(body)?)
+            }
+            (ArmPath::ResourceGroup { subscription, name }, &Method::PATCH) => {
+                resource_groups::patch(&mut state, subscription, name, &parse_body(body)?)
+            }
+            (ArmPath::ResourceGroup { subscription, name }, &Method::DELETE) => {
+                Ok(resource_groups::delete(self, &mut state, subscription, name, now))
+            }
+            (ArmPath::OperationResult { subscription, id }, &Method::GET) => {
+                resource_groups::operation_result(self, &state, subscription, id)
+            }
+            (_, method) => Err(ArmError::method_not_allowed(method.as_str())),
+        }
+    }
+}
+
+impl ArmError {
+    fn into_answer(self) -> Answer {
+        let body = json!({ "error": { "code": self.code, "message": self.message } });
+        Answer::json(self.status, body)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock cannot leave the state half-written in a way later requests
+    // would misread (each handler writes whole entries), so keep serving.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn parse_body(body: &[u8]) -> Result<Value, ArmError> {
+    serde_json::from_slice(body).map_err(|err| {
+        ArmError::invalid_request_content(format!("The request content is not valid JSON: {err}."))
+    })
+}
+
+async fn arm(
+    AxumState(emulator): AxumState<Emulator>,
+    method: Method,
+    uri: Uri,
+    Query(query): Query<Vec<(String, String)>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let api_version = query
+        .iter()
+        .find(|(name, _)| name == "api-version")
+        .map(|(_, value)| value.as_str());
+    let path = uri.path().to_owned();
+    let (answer, resource_type) = emulator.answer(&method, &path, api_version, &body);
+    emulator.state().record(LoggedRequest {
+        method: method.as_str().to_owned(),
+        path,
+        resource_type,
+        status: answer.status.as_u16(),
+    });
+    let correlation = headers
+        .get("x-ms-correlation-request-id")
+        .and_then(|value| value.to_str().ok())
+        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+    let mut response = answer.into_response();
+    let ids = [
+        ("x-ms-request-id", uuid::Uuid::new_v4().to_string()),
+        ("x-ms-correlation-request-id", correlation),
+    ];
+    for (name, value) in ids {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
+
+async fn reset(AxumState(emulator): AxumState<Emulator>) -> StatusCode {
+    *emulator.state() = State::default();
+    StatusCode::NO_CONTENT
+}
+
+async fn requests(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value> {
+    let state = emulator.state();
+    let counts: Vec<Value> = state
+        .counters
+        .iter()
+        .map(|((method, resource_type, status), count)| {
+            json!({ "method": method, "resourceType": resource_type, "status": status, "count": count })
+        })
+        .collect();
+    axum::Json(json!({ "requests": state.log, "counts": counts }))
+}
+
+/// An emulator serving on a socket.
+#[derive(Debug)]
+pub struct Running {
+    /// The emulator, for inspecting its state from the test.
+    pub emulator: Emulator,
+    /// Where it listens.
+    pub address: SocketAddr,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    /// The base URL of the emulator, for example `http://127.0.0.1:40123`.
+    #[must_use]
+    pub fn base_url(&self) -> String {
+        self.emulator.base_url()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// Starts an emulator on `address` (port 0 picks a free port) in the current Tokio runtime.
+///
+/// # Errors
+/// Fails when the address cannot be bound.
+pub async fn start(address: SocketAddr, config: Config) -> std::io::Result<Running> {
+    let listener = tokio::net::TcpListener::bind(address).await?;
+    let address = listener.local_addr()?;
+    let emulator = Emulator::new(config);
+    emulator.set_base_url(format!("http://{address}"));
+    let router = emulator.router();
+    let server = tokio::spawn(async move {
+        // The server ends only when the task is aborted; an accept error ends it early.
+        let _ = axum::serve(listener, router).await;
+    });
+    Ok(Running {
+        emulator,
+        address,
+        server,
+    })
+}

@@ -1,0 +1,215 @@
+//! `Microsoft.Resources/resourceGroups`: create, read, update tags, list and delete (as an LRO that
+//! deletes everything in the group).
+
+use std::time::Instant;
+
+use axum::http::StatusCode;
+use serde_json::{Map, Value, json};
+
+use crate::error::ArmError;
+use crate::path::resource_group_id;
+use crate::state::{Completion, Operation, State, Stored};
+use crate::{Answer, Emulator};
+
+const TYPE: &str = "Microsoft.Resources/resourceGroups";
+
+fn key(subscription: &str, name: &str) -> String {
+    resource_group_id(subscription, name).to_ascii_lowercase()
+}
+
+/// The tags of a request body: absent, or an object of strings.
+fn tags(body: &Map<String, Value>) -> Result<Option<Map<String, Value>>, ArmError> {
+    match body.get("tags") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(tags)) if tags.values().all(Value::is_string) => Ok(Some(tags.clone())),
+        Some(_) => Err(ArmError::invalid_request_content(
+            "The property 'tags' must be an object whose values are strings.",
+        )),
+    }
+}
+
+fn object(body: &Value) -> Result<&Map<String, Value>, ArmError> {
+    body.as_object()
+        .ok_or_else(|| ArmError::invalid_request_content("The request content must be a JSON object."))
+}
+
+pub(crate) fn get(state: &State, subscription: &str, name: &str) -> Result<Answer, ArmError> {
+    state
+        .resources
+        .get(&key(subscription, name))
+        .map(|stored| Answer::json(StatusCode::OK, stored.body.clone()))
+        .ok_or_else(|| ArmError::resource_group_not_found(name))
+}
+
+pub(crate) fn head(state: &State, subscription: &str, name: &str) -> Answer {
+    let status = if state.resources.contains_key(&key(subscription, name)) {
+        StatusCode::NO_CONTENT
+    } else {
+        StatusCode::NOT_FOUND
+    };
+    Answer::empty(status)
+}
+
+pub(crate) fn put(
+    state: &mut State,
+    subscription: &str,
+    name: &str,
+    body: &Value,
+) -> Result<Answer, ArmError> {
+    let body = object(body)?;
+    let location = match body.get("location") {
+        Some(Value::String(location)) if !location.is_empty() => location.clone(),
+        None | Some(Value::String(_) | Value::Null) => {
+            return Err(ArmError {
+                status: StatusCode::BAD_REQUEST,
+                code: "LocationRequired",
+                message: "The location property is required for this definition.".into(),
+            });
+        }
+        Some(_) => {
+            return Err(ArmError::invalid_request_content(
+                "The property 'location' must be a string.",
+            ));
+        }
+    };
+    let tags = tags(body)?;
+    let key = key(subscription, name);
+    let existing = state.resources.get(&key);
+    if let Some(existing) = existing {
+        let current = existing.body["location"].as_str().unwrap_or_default();
+        if !current.eq_ignore_ascii_case(&location) {
+            return Err(ArmError {
+                status: StatusCode::CONFLICT,
+                code: "InvalidResourceGroupLocation",
+                message: format!(
+                    "Invalid resource group location '{location}'. The Resource group already exists in location '{current}'."
+                ),
+            });
+        }
+    }
+    // The group keeps the name and location it was created with.
+    let (stored_name, stored_location) = existing.map_or((name.to_owned(), location.clone()), |existing| {
+        (
+            existing.body["name"].as_str().unwrap_or(name).to_owned(),
+            existing.body["location"].as_str().unwrap_or(&location).to_owned(),
+        )
+    });
+    let mut group = json!({
+        "id": resource_group_id(subscription, &stored_name),
+        "name": stored_name,
+        "type": TYPE,
+        "location": stored_location,
+    });
+    if let Some(tags) = tags {
+        group["tags"] = Value::Object(tags);
+    }
+    if let Some(managed_by) = body.get("managedBy").and_then(Value::as_str) {
+        group["managedBy"] = Value::String(managed_by.to_owned());
+    }
+    group["properties"] = json!({ "provisioningState": "Succeeded" });
+    let status = if existing.is_some() {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    let seeded = existing.is_some_and(|existing| existing.seeded);
+    state.resources.insert(
+        key,
+        Stored {
+            body: group.clone(),
+            seeded,
+        },
+    );
+    Ok(Answer::json(status, group))
+}
+
+pub(crate) fn patch(
+    state: &mut State,
+    subscription: &str,
+    name: &str,
+    body: &Value,
+) -> Result<Answer, ArmError> {
+    let tags = tags(object(body)?)?;
+    let stored = state
+        .resources
+        .get_mut(&key(subscription, name))
+        .ok_or_else(|| ArmError::resource_group_not_found(name))?;
+    if let Some(tags) = tags {
+        stored.body["tags"] = Value::Object(tags);
+    }
+    Ok(Answer::json(StatusCode::OK, stored.body.clone()))
+}
+
+pub(crate) fn list(state: &State, subscription: &str) -> Answer {
+    let prefix = format!("/subscriptions/{subscription}/resourcegroups/").to_ascii_lowercase();
+    let value: Vec<Value> = state
+        .resources
+        .iter()
+        .filter(|(id, _)| id.starts_with(&prefix) && !id[prefix.len()..].contains('/'))
+        .map(|(_, stored)| stored.body.clone())
+        .collect();
+    Answer::json(StatusCode::OK, json!({ "value": value }))
+}
+
+pub(crate) fn delete(
+    emulator: &Emulator,
+    state: &mut State,
+    subscription: &str,
+    name: &str,
+    now: Instant,
+) -> Answer {
+    let key = key(subscription, name);
+    let Some(stored) = state.resources.get_mut(&key) else {
+        // Deleting a group that does not exist succeeds without an operation, as in Azure.
+        return Answer::empty(StatusCode::NO_CONTENT);
+    };
+    stored.body["properties"]["provisioningState"] = json!("Deleting");
+    let retry_after = emulator.config.retry_after_seconds;
+    // A group already being deleted is accepted again, with the operation in flight.
+    let in_flight = state
+        .operations
+        .iter()
+        .find_map(|(id, operation)| match &operation.completion {
+            Completion::DeleteResourceGroup { key: deleting } if !operation.finished && *deleting == key => {
+                Some(id)
+            }
+            Completion::DeleteResourceGroup { .. } => None,
+        });
+    if let Some(id) = in_flight {
+        return Answer::accepted(emulator.operation_result_url(subscription, id), retry_after);
+    }
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    state.operations.insert(
+        id.clone(),
+        Operation {
+            completion: Completion::DeleteResourceGroup { key },
+            done_at: now + emulator.config.operation_latency,
+            finished: false,
+        },
+    );
+    Answer::accepted(
+        emulator.operation_result_url(subscription, &id),
+        emulator.config.retry_after_seconds,
+    )
+}
+
+/// The status of a subscription-level operation result: 202 while it runs, 200 when done.
+pub(crate) fn operation_result(
+    emulator: &Emulator,
+    state: &State,
+    subscription: &str,
+    id: &str,
+) -> Result<Answer, ArmError> {
+    let operation = state
+        .operations
+        .get(id)
+        .ok_or_else(|| ArmError::operation_not_found(id))?;
+    if operation.finished {
+        Ok(Answer::empty(StatusCode::OK))
+    } else {
+        Ok(Answer::accepted(
+            emulator.operation_result_url(subscription, id),
+            emulator.config.retry_after_seconds,
+        ))
+    }
+}

@@ -1,0 +1,265 @@
+//! Replays real Azure sessions against the emulator and compares the answers.
+//!
+//! The recordings (HTTP sessions recorded against Azure by the Azure Service Operator project) live
+//! beside the clone in `../shared/reference/arm-recordings`. A recording is replayed when every
+//! resource type it touches is one the emulator serves. For each interaction the emulator's answer
+//! must have the recorded status code, the long-running-operation headers the recording has, and a
+//! body of the same structure: the same property paths with the same JSON types, and the same values
+//! for the properties that carry meaning rather than identity (`type`, `location`,
+//! `provisioningState`, error codes). Mismatches that are understood are listed, with their
+//! reasons, in `tests/replay-mismatches.txt`; any other mismatch fails the test, and so does a match
+//! rate under 90%.
+
+#![expect(clippy::unwrap_used, reason = "a broken recording or answer fails the test")]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use arm_emulator::{Config, Emulator};
+use axum::body::{Body, to_bytes};
+use axum::http::{Request, StatusCode};
+use serde_json::Value;
+use tower::ServiceExt;
+
+fn recordings_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/arm-recordings")
+}
+
+/// Resource types the emulator serves, by the provider path segment that names them.
+fn served(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let after_subscription = lower.splitn(4, '/').nth(3).unwrap_or_default();
+    after_subscription.starts_with("resourcegroups") && !lower.contains("/providers/")
+        || after_subscription.starts_with("operationresults/")
+}
+
+struct Interaction {
+    method: String,
+    path_and_query: String,
+    body: String,
+    status: u16,
+    response_body: String,
+    lro_header: bool,
+}
+
+fn text(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_owned()
+}
+
+fn interactions(file: &Path) -> Vec<Interaction> {
+    let yaml = std::fs::read_to_string(file).unwrap();
+    let recording: Value = serde_saphyr::from_str(&yaml).unwrap();
+    recording["interactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|interaction| {
+            let request = &interaction["request"];
+            let response = &interaction["response"];
+            let url = text(&request["url"]);
+            let path_and_query = url
+                .splitn(4, '/')
+                .nth(3)
+                .map(|rest| format!("/{rest}"))
+                .unwrap_or_default();
+            let headers = response["headers"].as_object().cloned().unwrap_or_default();
+            let lro_header = headers.keys().any(|name| {
+                name.eq_ignore_ascii_case("location") || name.eq_ignore_ascii_case("azure-asyncoperation")
+            });
+            Interaction {
+                method: text(&request["method"]),
+                path_and_query,
+                body: text(&request["body"]),
+                status: u16::try_from(response["code"].as_u64().unwrap_or_default()).unwrap_or_default(),
+                response_body: text(&response["body"]),
+                lro_header,
+            }
+        })
+        .collect()
+}
+
+/// Differences in structure between a recorded body and the emulator's.
+fn shape_differences(path: &str, recorded: &Value, ours: &Value, out: &mut Vec<String>) {
+    const MEANINGFUL: [&str; 4] = ["type", "location", "provisioningState", "code"];
+    match (recorded, ours) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (key, value) in a {
+                match b.get(key) {
+                    Some(other) => {
+                        if MEANINGFUL.contains(&key.as_str()) && value.is_string() && value != other {
+                            out.push(format!("{path}.{key}: {value} != {other}"));
+                        } else {
+                            shape_differences(&format!("{path}.{key}"), value, other, out);
+                        }
+                    }
+                    None => out.push(format!("{path}.{key}: missing")),
+                }
+            }
+            out.extend(
+                b.keys()
+                    .filter(|key| !a.contains_key(*key))
+                    .map(|key| format!("{path}.{key}: extra")),
+            );
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            if let (Some(x), Some(y)) = (a.first(), b.first()) {
+                shape_differences(&format!("{path}[]"), x, y, out);
+            } else if a.is_empty() != b.is_empty() {
+                out.push(format!("{path}: {} items != {}", a.len(), b.len()));
+            }
+        }
+        (a, b) if std::mem::discriminant(a) == std::mem::discriminant(b) => {}
+        (a, b) => out.push(format!("{path}: {a} != {b}")),
+    }
+}
+
+fn parse(body: &str) -> Value {
+    if body.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(body).unwrap_or(Value::String(body.into()))
+    }
+}
+
+/// Replays one recording; returns (interactions, mismatches as "file#index: reason").
+async fn replay(file: &Path) -> (usize, Vec<String>) {
+    let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    let emulator = Emulator::new(Config {
+        operation_latency: Duration::from_secs(5),
+        ..Config::default()
+    });
+    let mut operation_url: Option<String> = None;
+    let mut mismatches = Vec::new();
+    let recorded = interactions(file);
+    for (index, interaction) in recorded.iter().enumerate() {
+        let mut target = interaction.path_and_query.clone();
+        if target.to_ascii_lowercase().contains("/operationresults/") {
+            // Clients poll the URL the service gave them, after waiting as told to.
+            let Some(url) = &operation_url else {
+                mismatches.push(format!("{name}#{index}: no operation URL to poll"));
+                continue;
+            };
+            target.clone_from(url);
+            emulator.advance_clock(Duration::from_secs(15));
+        }
+        let request = Request::builder()
+            .method(interaction.method.as_str())
+            .uri(&target)
+            .header("content-type", "application/json")
+            .body(Body::from(interaction.body.clone()))
+            .unwrap();
+        let response = emulator.router().oneshot(request).await.unwrap();
+        let status = response.status();
+        if let Some(location) = response.headers().get("location").and_then(|v| v.to_str().ok()) {
+            operation_url = Some(location.trim_start_matches(&emulator.base_url()).to_owned());
+        }
+        let has_lro_header = response.headers().contains_key("location")
+            || response.headers().contains_key("azure-asyncoperation");
+        let body = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let ours = parse(&String::from_utf8_lossy(&body));
+        let mut problems = Vec::new();
+        if status != StatusCode::from_u16(interaction.status).unwrap() {
+            problems.push(format!("status {} != {}", status.as_u16(), interaction.status));
+        }
+        if interaction.lro_header && !has_lro_header {
+            problems.push("no Location or Azure-AsyncOperation header".to_owned());
+        }
+        shape_differences("", &parse(&interaction.response_body), &ours, &mut problems);
+        if !problems.is_empty() {
+            mismatches.push(format!(
+                "{name}#{index} {} {}: {}",
+                interaction.method,
+                interaction.path_and_query,
+                problems.join("; ")
+            ));
+        }
+    }
+    (recorded.len(), mismatches)
+}
+
+#[tokio::test]
+async fn recorded_azure_sessions_replay_against_the_emulator() {
+    let dir = recordings_dir();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("replay skipped: no recordings at {}", dir.display());
+        return;
+    };
+    let mut files: Vec<PathBuf> = entries
+        .map(|entry| entry.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    let known: BTreeSet<String> = include_str!("replay-mismatches.txt")
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
+        .collect();
+    let (mut total, mut replayed_files, mut unexplained, mut mismatched_count) =
+        (0, Vec::new(), Vec::new(), 0);
+    for file in files {
+        if !interactions(&file)
+            .iter()
+            .all(|i| served(i.path_and_query.split('?').next().unwrap_or_default()))
+        {
+            continue;
+        }
+        let (count, mismatches) = replay(&file).await;
+        total += count;
+        mismatched_count += mismatches.len();
+        replayed_files.push(file.file_name().unwrap().to_string_lossy().into_owned());
+        unexplained.extend(
+            mismatches
+                .into_iter()
+                .filter(|m| !known.contains(m.split_whitespace().next().unwrap_or_default())),
+        );
+    }
+    let rate = 100.0 * f64::from(u32::try_from(total - mismatched_count).unwrap())
+        / f64::from(u32::try_from(total.max(1)).unwrap());
+    eprintln!(
+        "replayed {} recordings, {total} interactions, {rate:.1}% match: {replayed_files:?}",
+        replayed_files.len()
+    );
+    assert!(
+        !replayed_files.is_empty(),
+        "no recording is covered by the emulator"
+    );
+    assert!(
+        unexplained.is_empty(),
+        "mismatches not listed in tests/replay-mismatches.txt:\n{}",
+        unexplained.join("\n")
+    );
+    assert!(
+        rate >= 90.0,
+        "only {rate:.1}% of the replayed interactions match Azure"
+    );
+}
+
+#[test]
+fn the_shape_comparison_notices_what_differs() {
+    let recorded = serde_json::json!({"id": "/a", "type": "T", "properties": {"provisioningState": "Succeeded", "n": 1}});
+    let mut problems = Vec::new();
+    shape_differences(
+        "",
+        &recorded,
+        &serde_json::json!({"id": "/b", "type": "T", "properties": {"provisioningState": "Succeeded", "n": 2}}),
+        &mut problems,
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+    shape_differences(
+        "",
+        &recorded,
+        &serde_json::json!({"id": 3, "type": "U", "properties": {"extra": true}}),
+        &mut problems,
+    );
+    assert_eq!(
+        problems,
+        vec![
+            ".id: \"/a\" != 3",
+            ".properties.n: missing",
+            ".properties.provisioningState: missing",
+            ".properties.extra: extra",
+            ".type: \"T\" != \"U\"",
+        ]
+    );
+}

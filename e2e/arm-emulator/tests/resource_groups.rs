@@ -1,0 +1,327 @@
+//! Resource groups behave as ARM's do: status codes, bodies, errors and the delete operation.
+
+#![expect(clippy::unwrap_used, reason = "a failed request fails the test")]
+
+use arm_emulator::{Config, Emulator};
+use axum::body::{Body, to_bytes};
+use axum::http::{Request, StatusCode};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tower::ServiceExt;
+
+const GROUP: &str = "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/capz-rg";
+const V: &str = "api-version=2020-06-01";
+
+struct Reply {
+    status: StatusCode,
+    headers: axum::http::HeaderMap,
+    body: Value,
+}
+
+async fn send(emulator: &Emulator, method: &str, uri: &str, body: Option<Value>) -> Reply {
+    let request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json")
+        .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
+        .unwrap();
+    let response = emulator.router().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+#[tokio::test]
+async fn create_read_update_and_list() {
+    let emulator = Emulator::new(Config::default());
+    let created = send(
+        &emulator,
+        "PUT",
+        &format!("{GROUP}?{V}"),
+        Some(json!({"location": "westeurope", "tags": {"a": "1"}})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    assert_eq!(
+        created.body,
+        json!({
+            "id": GROUP, "name": "capz-rg", "type": "Microsoft.Resources/resourceGroups",
+            "location": "westeurope", "tags": {"a": "1"}, "properties": {"provisioningState": "Succeeded"}
+        })
+    );
+    assert!(created.headers.contains_key("x-ms-request-id"));
+
+    // Names are case-insensitive; the group keeps the name it was created with.
+    let read = send(
+        &emulator,
+        "GET",
+        &format!(
+            "{}?{V}",
+            GROUP.to_uppercase().replace("SUBSCRIPTIONS", "subscriptions")
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(read.status, StatusCode::OK);
+    assert_eq!(read.body["name"], "capz-rg");
+
+    let updated = send(
+        &emulator,
+        "PUT",
+        &format!("{GROUP}?{V}"),
+        Some(json!({"location": "WestEurope", "tags": {"b": "2"}})),
+    )
+    .await;
+    assert_eq!(updated.status, StatusCode::OK);
+    assert_eq!(updated.body["tags"], json!({"b": "2"}));
+    assert_eq!(updated.body["location"], "westeurope");
+
+    let patched = send(
+        &emulator,
+        "PATCH",
+        &format!("{GROUP}?{V}"),
+        Some(json!({"tags": {"c": "3"}})),
+    )
+    .await;
+    assert_eq!(patched.body["tags"], json!({"c": "3"}));
+
+    let listed = send(
+        &emulator,
+        "GET",
+        &format!("/subscriptions/00000000-0000-0000-0000-000000000001/resourcegroups?{V}"),
+        None,
+    )
+    .await;
+    assert_eq!(listed.body["value"].as_array().map(Vec::len), Some(1));
+    let other = send(
+        &emulator,
+        "GET",
+        &format!("/subscriptions/00000000-0000-0000-0000-000000000002/resourcegroups?{V}"),
+        None,
+    )
+    .await;
+    assert_eq!(other.body, json!({"value": []}));
+}
+
+#[tokio::test]
+async fn delete_is_a_long_running_operation() {
+    let emulator = Emulator::new(Config::default());
+    send(
+        &emulator,
+        "PUT",
+        &format!("{GROUP}?{V}"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    let deleted = send(&emulator, "DELETE", &format!("{GROUP}?{V}"), None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED);
+    assert_eq!(deleted.headers["retry-after"], "15");
+    let location = deleted.headers["location"].to_str().unwrap().to_owned();
+    let poll = location.trim_start_matches(&emulator.base_url()).to_owned();
+    assert!(poll.contains("/operationresults/"), "{poll}");
+
+    let done = send(&emulator, "GET", &poll, None).await;
+    assert_eq!(done.status, StatusCode::OK);
+    let gone = send(&emulator, "GET", &format!("{GROUP}?{V}"), None).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+    assert_eq!(gone.body["error"]["code"], "ResourceGroupNotFound");
+    assert_eq!(
+        send(&emulator, "HEAD", &format!("{GROUP}?{V}"), None)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+
+    // Deleting what is not there succeeds at once.
+    assert_eq!(
+        send(&emulator, "DELETE", &format!("{GROUP}?{V}"), None)
+            .await
+            .status,
+        StatusCode::NO_CONTENT
+    );
+}
+
+#[tokio::test]
+async fn with_latency_the_operation_stays_in_progress() {
+    let emulator = Emulator::new(Config {
+        operation_latency: std::time::Duration::from_hours(1),
+        ..Config::default()
+    });
+    send(
+        &emulator,
+        "PUT",
+        &format!("{GROUP}?{V}"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    let deleted = send(&emulator, "DELETE", &format!("{GROUP}?{V}"), None).await;
+    let poll = deleted.headers["location"]
+        .to_str()
+        .unwrap()
+        .trim_start_matches(&emulator.base_url())
+        .to_owned();
+    assert_eq!(
+        send(&emulator, "GET", &poll, None).await.status,
+        StatusCode::ACCEPTED
+    );
+    let deleting = send(&emulator, "GET", &format!("{GROUP}?{V}"), None).await;
+    assert_eq!(deleting.body["properties"]["provisioningState"], "Deleting");
+}
+
+#[tokio::test]
+async fn bad_requests_get_arm_errors_naming_the_problem() {
+    let emulator = Emulator::new(Config::default());
+    let cases = [
+        (
+            "PUT",
+            GROUP.to_owned(),
+            Some(json!({"location": "westeurope"})),
+            StatusCode::BAD_REQUEST,
+            "MissingApiVersionParameter",
+        ),
+        (
+            "GET",
+            format!("{GROUP}?api-version=1999-01-01"),
+            None,
+            StatusCode::BAD_REQUEST,
+            "InvalidApiVersionParameter",
+        ),
+        (
+            "PUT",
+            format!("{GROUP}?{V}"),
+            Some(json!({})),
+            StatusCode::BAD_REQUEST,
+            "LocationRequired",
+        ),
+        (
+            "PUT",
+            format!("{GROUP}?{V}"),
+            Some(json!({"location": 3})),
+            StatusCode::BAD_REQUEST,
+            "InvalidRequestContent",
+        ),
+        (
+            "PUT",
+            format!("{GROUP}?{V}"),
+            Some(json!({"location": "x", "tags": {"a": 1}})),
+            StatusCode::BAD_REQUEST,
+            "InvalidRequestContent",
+        ),
+        (
+            "PUT",
+            format!("{GROUP}?{V}"),
+            Some(json!([1])),
+            StatusCode::BAD_REQUEST,
+            "InvalidRequestContent",
+        ),
+        (
+            "GET",
+            format!("/subscriptions/s/unknown/thing?{V}"),
+            None,
+            StatusCode::NOT_FOUND,
+            "InvalidResourceType",
+        ),
+        (
+            "POST",
+            format!("{GROUP}?{V}"),
+            None,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+        ),
+    ];
+    for (method, uri, body, status, code) in cases {
+        let reply = send(&emulator, method, &uri, body).await;
+        assert_eq!(
+            (reply.status, reply.body["error"]["code"].as_str()),
+            (status, Some(code)),
+            "{method} {uri}"
+        );
+        assert!(
+            reply.body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty())
+        );
+    }
+    // Not JSON at all.
+    let request = Request::builder()
+        .method("PUT")
+        .uri(format!("{GROUP}?{V}"))
+        .body(Body::from("{not json"))
+        .unwrap();
+    let response = emulator.router().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+
+    send(
+        &emulator,
+        "PUT",
+        &format!("{GROUP}?{V}"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    let moved = send(
+        &emulator,
+        "PUT",
+        &format!("{GROUP}?{V}"),
+        Some(json!({"location": "eastus"})),
+    )
+    .await;
+    assert_eq!(
+        (moved.status, moved.body["error"]["code"].as_str()),
+        (StatusCode::CONFLICT, Some("InvalidResourceGroupLocation"))
+    );
+}
+
+#[tokio::test]
+async fn the_request_log_counts_answers() {
+    let emulator = Emulator::new(Config::default());
+    send(
+        &emulator,
+        "PUT",
+        &format!("{GROUP}?{V}"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    send(&emulator, "GET", &format!("{GROUP}?{V}"), None).await;
+    send(&emulator, "GET", &format!("{GROUP}?{V}"), None).await;
+    assert_eq!(emulator.count("PUT", "resourceGroups", 201), 1);
+    assert_eq!(emulator.count("GET", "resourceGroups", 200), 2);
+    let log = send(&emulator, "GET", "/_emulator/requests", None).await;
+    assert_eq!(log.body["requests"].as_array().map(Vec::len), Some(3));
+    assert_eq!(
+        send(&emulator, "POST", "/_emulator/reset", None).await.status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        send(&emulator, "GET", &format!("{GROUP}?{V}"), None).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(emulator.count("GET", "resourceGroups", 200), 0);
+}
+
+#[tokio::test]
+async fn it_serves_on_a_random_port() {
+    let running = arm_emulator::start(([127, 0, 0, 1], 0).into(), Config::default())
+        .await
+        .unwrap();
+    assert_ne!(running.address.port(), 0);
+    assert_eq!(running.base_url(), format!("http://{}", running.address));
+    let mut stream = tokio::net::TcpStream::connect(running.address).await.unwrap();
+    stream
+        .write_all(b"GET /_emulator/health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).await.unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.ends_with("ok"), "{reply}");
+}
