@@ -489,7 +489,7 @@ pub struct AutoScalerProfile {
     /// Balances node pools of the same size and labels: `"true"` or `"false"` (the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "false"))]
-    pub balance_similar_node_groups: Option<BalanceSimilarNodeGroups>,
+    pub balance_similar_node_groups: Option<StringBool>,
 
     /// How to pick the pool to grow: `least-waste`, `most-pods`, `priority` or `random` (the
     /// default).
@@ -567,47 +567,18 @@ pub struct AutoScalerProfile {
     /// Never removes nodes with pods using local storage: `"true"` or `"false"` (the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "false"))]
-    pub skip_nodes_with_local_storage: Option<SkipNodesWithLocalStorage>,
+    pub skip_nodes_with_local_storage: Option<StringBool>,
 
     /// Never removes nodes running `kube-system` pods: `"true"` (the default) or `"false"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = "true"))]
-    pub skip_nodes_with_system_pods: Option<SkipNodesWithSystemPods>,
+    pub skip_nodes_with_system_pods: Option<StringBool>,
 }
 
-// CAPZ has one string-boolean type per autoscaler setting; so do we, because the type's doc is
-// what `kubectl explain` shows for an optional enum field.
-/// Whether the autoscaler balances node pools of the same size and labels: `"true"` or
-/// `"false"` (the default).
+/// A boolean written as the string `"true"` or `"false"`, as AKS's autoscaler settings are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[schemars(transform = crate::common::schema::keep_field_description)]
-pub enum BalanceSimilarNodeGroups {
-    /// `"true"`.
-    #[serde(rename = "true")]
-    True,
-    /// `"false"`.
-    #[serde(rename = "false")]
-    False,
-}
-
-/// Whether the autoscaler never removes nodes with pods using local storage: `"true"` or
-/// `"false"` (the default).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[schemars(transform = crate::common::schema::keep_field_description)]
-pub enum SkipNodesWithLocalStorage {
-    /// `"true"`.
-    #[serde(rename = "true")]
-    True,
-    /// `"false"`.
-    #[serde(rename = "false")]
-    False,
-}
-
-/// Whether the autoscaler never removes nodes running `kube-system` pods: `"true"` (the
-/// default) or `"false"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[schemars(transform = crate::common::schema::keep_field_description)]
-pub enum SkipNodesWithSystemPods {
+pub enum StringBool {
     /// `"true"`.
     #[serde(rename = "true")]
     True,
