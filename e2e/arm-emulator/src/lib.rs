@@ -3,7 +3,8 @@
 //! It answers ARM requests the way Azure does (URL layout, `api-version`, status codes, long-running
 //! operations, error bodies) from an in-memory state, so that capz-rs and any Azure SDK can be
 //! tested, demonstrated and dry-run without Azure. Tests start it in-process on a random port with
-//! [`start`]; the `arm-emulator` binary serves it on a fixed address.
+//! [`start_tls`] (HTTPS, with a CA made by [`tls::Tls::generate`]) or [`start`] (plain HTTP); the
+//! `arm-emulator` binary serves it on a fixed address.
 //!
 //! # What it serves today
 //!
@@ -31,6 +32,7 @@ mod error;
 mod path;
 mod resource_groups;
 mod state;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -362,7 +364,8 @@ impl Drop for Running {
     }
 }
 
-/// Starts an emulator on `address` (port 0 picks a free port) in the current Tokio runtime.
+/// Starts an emulator serving plain HTTP on `address` (port 0 picks a free port) in the current
+/// Tokio runtime. Azure SDKs need HTTPS; see [`start_tls`].
 ///
 /// # Errors
 /// Fails when the address cannot be bound.
@@ -375,6 +378,44 @@ pub async fn start(address: SocketAddr, config: Config) -> std::io::Result<Runni
     let server = tokio::spawn(async move {
         // The server ends only when the task is aborted; an accept error ends it early.
         let _ = axum::serve(listener, router).await;
+    });
+    Ok(Running {
+        emulator,
+        address,
+        server,
+    })
+}
+
+/// Starts an emulator serving HTTPS with the certificate of `tls` on `address` (port 0 picks a
+/// free port) in the current Tokio runtime.
+///
+/// # Errors
+/// Fails when the address cannot be bound.
+pub async fn start_tls(address: SocketAddr, config: Config, tls: &tls::Tls) -> std::io::Result<Running> {
+    let listener = tokio::net::TcpListener::bind(address).await?;
+    let address = listener.local_addr()?;
+    let emulator = Emulator::new(config);
+    emulator.set_base_url(format!("https://{address}"));
+    let router = emulator.router();
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls.server.clone());
+    let server = tokio::spawn(async move {
+        loop {
+            // A failed accept (for example too many open files) affects one connection only.
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let acceptor = acceptor.clone();
+            let service = hyper_util::service::TowerToHyperService::new(router.clone());
+            tokio::spawn(async move {
+                // A client that fails the handshake or drops the connection only ends its own task.
+                let Ok(stream) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
     });
     Ok(Running {
         emulator,

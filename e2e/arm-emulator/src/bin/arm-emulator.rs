@@ -1,28 +1,86 @@
 //! Serves the ARM emulator until interrupted.
 //!
-//! Usage: `arm-emulator [--listen ADDRESS]` (default `127.0.0.1:8080`). When it serves, it prints one
-//! line: its base URL.
+//! Usage: `arm-emulator [--listen ADDRESS] [--ca-file PATH] [--name DNS-NAME]... [--plain-http]`
+//!
+//! - `--listen`: the address to serve on (default `127.0.0.1:8443`);
+//! - `--ca-file`: where to write the PEM certificate of the CA clients must trust (default
+//!   `arm-emulator-ca.pem` in the current directory);
+//! - `--name`: an extra host name the server certificate is valid for (besides `localhost`,
+//!   `127.0.0.1` and `::1`); repeatable;
+//! - `--plain-http`: serve HTTP instead of HTTPS (clients that insist on HTTPS will refuse it).
+//!
+//! When it serves, it prints one line: its base URL.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use arm_emulator::{Config, tls::Tls};
+
+struct Options {
+    listen: SocketAddr,
+    ca_file: PathBuf,
+    names: Vec<String>,
+    plain_http: bool,
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
+    let mut options = Options {
+        listen: ([127, 0, 0, 1], 8443).into(),
+        ca_file: PathBuf::from("arm-emulator-ca.pem"),
+        names: Vec::new(),
+        plain_http: false,
+    };
+    while let Some(arg) = args.next() {
+        let mut value = |flag: &str| args.next().ok_or_else(|| format!("{flag} needs a value"));
+        match arg.as_str() {
+            "--listen" => {
+                let raw = value("--listen")?;
+                options.listen = raw.parse().map_err(|err| format!("--listen {raw}: {err}"))?;
+            }
+            "--ca-file" => options.ca_file = PathBuf::from(value("--ca-file")?),
+            "--name" => options.names.push(value("--name")?),
+            "--plain-http" => options.plain_http = true,
+            other => return Err(format!("unexpected argument {other}")),
+        }
+    }
+    Ok(options)
+}
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let mut listen: SocketAddr = ([127, 0, 0, 1], 8080).into();
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match (arg.as_str(), args.next()) {
-            ("--listen", Some(value)) => match value.parse() {
-                Ok(address) => listen = address,
-                Err(err) => return usage(&format!("--listen {value}: {err}")),
-            },
-            _ => return usage(&format!("unexpected argument {arg}")),
+    let options = match parse(std::env::args().skip(1)) {
+        Ok(options) => options,
+        Err(problem) => {
+            eprintln!(
+                "arm-emulator: {problem}\nusage: arm-emulator [--listen ADDRESS] [--ca-file PATH] [--name DNS-NAME]... [--plain-http]"
+            );
+            return ExitCode::from(2);
         }
-    }
-    let running = match arm_emulator::start(listen, arm_emulator::Config::default()).await {
+    };
+    let started = if options.plain_http {
+        arm_emulator::start(options.listen, Config::default()).await
+    } else {
+        let tls = match Tls::generate(&options.names) {
+            Ok(tls) => tls,
+            Err(err) => {
+                eprintln!("arm-emulator: {err}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if let Err(err) = std::fs::write(&options.ca_file, &tls.ca_pem) {
+            eprintln!(
+                "arm-emulator: cannot write the CA certificate to {}: {err}",
+                options.ca_file.display()
+            );
+            return ExitCode::FAILURE;
+        }
+        arm_emulator::start_tls(options.listen, Config::default(), &tls).await
+    };
+    let running = match started {
         Ok(running) => running,
         Err(err) => {
-            eprintln!("arm-emulator: cannot listen on {listen}: {err}");
+            eprintln!("arm-emulator: cannot listen on {}: {err}", options.listen);
             return ExitCode::FAILURE;
         }
     };
@@ -32,9 +90,4 @@ async fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
-}
-
-fn usage(problem: &str) -> ExitCode {
-    eprintln!("arm-emulator: {problem}\nusage: arm-emulator [--listen ADDRESS]");
-    ExitCode::from(2)
 }
