@@ -184,12 +184,6 @@ impl Emulator {
         )
     }
 
-    /// The request log: the last requests answered, oldest first.
-    #[must_use]
-    pub fn logged_requests(&self) -> Vec<LoggedRequest> {
-        self.state().log.iter().cloned().collect()
-    }
-
     /// How many requests with this method, resource type and status were answered.
     #[must_use]
     pub fn count(&self, method: &str, resource_type: &str, status: u16) -> u64 {
@@ -299,7 +293,7 @@ async fn arm(
         .find(|(name, _)| name == "api-version")
         .map(|(_, value)| value.as_str());
     let path = uri.path().to_owned();
-    let (answer, resource_type) = emulator.answer(&method, &path, api_version, &body);
+    let (mut answer, resource_type) = emulator.answer(&method, &path, api_version, &body);
     emulator.state().record(LoggedRequest {
         method: method.as_str().to_owned(),
         path,
@@ -310,17 +304,11 @@ async fn arm(
         .get("x-ms-correlation-request-id")
         .and_then(|value| value.to_str().ok())
         .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
-    let mut response = answer.into_response();
-    let ids = [
-        ("x-ms-request-id", uuid::Uuid::new_v4().to_string()),
-        ("x-ms-correlation-request-id", correlation),
-    ];
-    for (name, value) in ids {
-        if let Ok(value) = HeaderValue::from_str(&value) {
-            response.headers_mut().insert(name, value);
-        }
-    }
-    response
+    answer
+        .headers
+        .push(("x-ms-request-id", uuid::Uuid::new_v4().to_string()));
+    answer.headers.push(("x-ms-correlation-request-id", correlation));
+    answer.into_response()
 }
 
 async fn reset(AxumState(emulator): AxumState<Emulator>) -> StatusCode {

@@ -41,13 +41,29 @@ async fn send(emulator: &Emulator, method: &str, uri: &str, body: Option<Value>)
     }
 }
 
+fn group_url() -> String {
+    format!("{GROUP}?{V}")
+}
+
+/// Creates the test's resource group in West Europe.
+async fn create_group(emulator: &Emulator) {
+    let created = send(
+        emulator,
+        "PUT",
+        &group_url(),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+}
+
 #[tokio::test]
 async fn create_read_update_and_list() {
     let emulator = Emulator::new(Config::default());
     let created = send(
         &emulator,
         "PUT",
-        &format!("{GROUP}?{V}"),
+        &group_url(),
         Some(json!({"location": "westeurope", "tags": {"a": "1"}})),
     )
     .await;
@@ -78,7 +94,7 @@ async fn create_read_update_and_list() {
     let updated = send(
         &emulator,
         "PUT",
-        &format!("{GROUP}?{V}"),
+        &group_url(),
         Some(json!({"location": "WestEurope", "tags": {"b": "2"}})),
     )
     .await;
@@ -89,7 +105,7 @@ async fn create_read_update_and_list() {
     let patched = send(
         &emulator,
         "PATCH",
-        &format!("{GROUP}?{V}"),
+        &group_url(),
         Some(json!({"tags": {"c": "3"}})),
     )
     .await;
@@ -116,14 +132,8 @@ async fn create_read_update_and_list() {
 #[tokio::test]
 async fn delete_is_a_long_running_operation() {
     let emulator = Emulator::new(Config::default());
-    send(
-        &emulator,
-        "PUT",
-        &format!("{GROUP}?{V}"),
-        Some(json!({"location": "westeurope"})),
-    )
-    .await;
-    let deleted = send(&emulator, "DELETE", &format!("{GROUP}?{V}"), None).await;
+    create_group(&emulator).await;
+    let deleted = send(&emulator, "DELETE", &group_url(), None).await;
     assert_eq!(deleted.status, StatusCode::ACCEPTED);
     assert_eq!(deleted.headers["retry-after"], "15");
     let location = deleted.headers["location"].to_str().unwrap().to_owned();
@@ -132,21 +142,17 @@ async fn delete_is_a_long_running_operation() {
 
     let done = send(&emulator, "GET", &poll, None).await;
     assert_eq!(done.status, StatusCode::OK);
-    let gone = send(&emulator, "GET", &format!("{GROUP}?{V}"), None).await;
+    let gone = send(&emulator, "GET", &group_url(), None).await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
     assert_eq!(gone.body["error"]["code"], "ResourceGroupNotFound");
     assert_eq!(
-        send(&emulator, "HEAD", &format!("{GROUP}?{V}"), None)
-            .await
-            .status,
+        send(&emulator, "HEAD", &group_url(), None).await.status,
         StatusCode::NOT_FOUND
     );
 
     // Deleting what is not there succeeds at once.
     assert_eq!(
-        send(&emulator, "DELETE", &format!("{GROUP}?{V}"), None)
-            .await
-            .status,
+        send(&emulator, "DELETE", &group_url(), None).await.status,
         StatusCode::NO_CONTENT
     );
 }
@@ -157,14 +163,8 @@ async fn with_latency_the_operation_stays_in_progress() {
         operation_latency: std::time::Duration::from_hours(1),
         ..Config::default()
     });
-    send(
-        &emulator,
-        "PUT",
-        &format!("{GROUP}?{V}"),
-        Some(json!({"location": "westeurope"})),
-    )
-    .await;
-    let deleted = send(&emulator, "DELETE", &format!("{GROUP}?{V}"), None).await;
+    create_group(&emulator).await;
+    let deleted = send(&emulator, "DELETE", &group_url(), None).await;
     let poll = deleted.headers["location"]
         .to_str()
         .unwrap()
@@ -174,7 +174,7 @@ async fn with_latency_the_operation_stays_in_progress() {
         send(&emulator, "GET", &poll, None).await.status,
         StatusCode::ACCEPTED
     );
-    let deleting = send(&emulator, "GET", &format!("{GROUP}?{V}"), None).await;
+    let deleting = send(&emulator, "GET", &group_url(), None).await;
     assert_eq!(deleting.body["properties"]["provisioningState"], "Deleting");
 }
 
@@ -261,17 +261,11 @@ async fn bad_requests_get_arm_errors_naming_the_problem() {
     let response = emulator.router().oneshot(request).await.unwrap();
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
 
-    send(
-        &emulator,
-        "PUT",
-        &format!("{GROUP}?{V}"),
-        Some(json!({"location": "westeurope"})),
-    )
-    .await;
+    create_group(&emulator).await;
     let moved = send(
         &emulator,
         "PUT",
-        &format!("{GROUP}?{V}"),
+        &group_url(),
         Some(json!({"location": "eastus"})),
     )
     .await;
@@ -284,15 +278,9 @@ async fn bad_requests_get_arm_errors_naming_the_problem() {
 #[tokio::test]
 async fn the_request_log_counts_answers() {
     let emulator = Emulator::new(Config::default());
-    send(
-        &emulator,
-        "PUT",
-        &format!("{GROUP}?{V}"),
-        Some(json!({"location": "westeurope"})),
-    )
-    .await;
-    send(&emulator, "GET", &format!("{GROUP}?{V}"), None).await;
-    send(&emulator, "GET", &format!("{GROUP}?{V}"), None).await;
+    create_group(&emulator).await;
+    send(&emulator, "GET", &group_url(), None).await;
+    send(&emulator, "GET", &group_url(), None).await;
     assert_eq!(emulator.count("PUT", "resourceGroups", 201), 1);
     assert_eq!(emulator.count("GET", "resourceGroups", 200), 2);
     let log = send(&emulator, "GET", "/_emulator/requests", None).await;
@@ -302,7 +290,7 @@ async fn the_request_log_counts_answers() {
         StatusCode::NO_CONTENT
     );
     assert_eq!(
-        send(&emulator, "GET", &format!("{GROUP}?{V}"), None).await.status,
+        send(&emulator, "GET", &group_url(), None).await.status,
         StatusCode::NOT_FOUND
     );
     assert_eq!(emulator.count("GET", "resourceGroups", 200), 0);

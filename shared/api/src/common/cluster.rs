@@ -18,14 +18,6 @@ pub struct ApiEndpoint {
     pub port: Option<i32>,
 }
 
-impl ApiEndpoint {
-    /// Whether both host and port are set.
-    #[must_use]
-    pub fn is_set(&self) -> bool {
-        self.host.as_deref().is_some_and(|host| !host.is_empty()) && self.port.is_some_and(|port| port != 0)
-    }
-}
-
 /// A failure domain (an availability zone) machines can be placed in.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
