@@ -28,6 +28,7 @@
 //!   of every request by method, resource type and status since the start or the last reset.
 
 mod api_versions;
+pub mod config;
 mod error;
 mod path;
 mod resource_groups;
@@ -46,30 +47,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
+pub use config::Config;
 pub use error::ArmError;
 pub use state::LoggedRequest;
 
 use path::ArmPath;
 use state::State;
-
-/// How the emulator behaves.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// How long a long-running operation stays in progress. Zero (the default) finishes it by the
-    /// next request, which is what unit tests want.
-    pub operation_latency: Duration,
-    /// The `Retry-After` (seconds) sent with accepted operations.
-    pub retry_after_seconds: u64,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            operation_latency: Duration::ZERO,
-            retry_after_seconds: 15,
-        }
-    }
-}
 
 /// The emulator: its configuration and state. Cloning shares the state.
 #[derive(Debug, Clone)]
