@@ -17,7 +17,7 @@ const RESOURCES: &[&str] = &[
 /// The api-versions served for a resource type.
 pub(crate) fn supported(resource_type: &str) -> &'static [&'static str] {
     match resource_type {
-        "resourceGroups" | "operationresults" => RESOURCES,
+        "Microsoft.Resources/resourceGroups" | "Microsoft.Resources/operationresults" => RESOURCES,
         _ => &[],
     }
 }

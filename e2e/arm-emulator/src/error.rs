@@ -1,5 +1,7 @@
 //! Errors in the shape Azure Resource Manager answers with: `{"error": {"code", "message"}}`.
 
+use std::borrow::Cow;
+
 use axum::http::StatusCode;
 
 /// An ARM error answer: an HTTP status, Azure's error code and a message.
@@ -9,17 +11,24 @@ pub struct ArmError {
     /// HTTP status of the answer.
     pub status: StatusCode,
     /// Azure's error code, for example `ResourceGroupNotFound`.
-    pub code: &'static str,
+    pub code: Cow<'static, str>,
     /// The message, naming what is wrong.
     pub message: String,
+    /// Further errors; resource providers that send a (possibly empty) list have `Some`.
+    pub details: Option<Vec<serde_json::Value>>,
 }
 
 impl ArmError {
-    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        status: StatusCode,
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+    ) -> Self {
         Self {
             status,
-            code,
+            code: code.into(),
             message: message.into(),
+            details: None,
         }
     }
 
@@ -84,5 +93,77 @@ impl ArmError {
             "MethodNotAllowed",
             format!("The requested method '{method}' is not allowed for this resource."),
         )
+    }
+
+    /// A subscription the emulator does not know.
+    pub(crate) fn subscription_not_found(subscription: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "SubscriptionNotFound",
+            format!("The subscription '{subscription}' could not be found."),
+        )
+    }
+
+    /// A resource that does not exist, as ARM words it.
+    pub(crate) fn resource_not_found(type_path: &str, resource_group: Option<&str>) -> Self {
+        let place =
+            resource_group.map_or_else(String::new, |group| format!(" under resource group '{group}'"));
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "ResourceNotFound",
+            format!(
+                "The Resource '{type_path}'{place} was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix"
+            ),
+        )
+    }
+
+    /// A resource a request refers to, or a child resource, that does not exist, as resource
+    /// providers word it.
+    pub(crate) fn not_found(id: &str) -> Self {
+        Self {
+            details: Some(Vec::new()),
+            ..Self::new(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                format!("Resource {id} not found."),
+            )
+        }
+    }
+
+    /// A child resource written under a parent that does not exist.
+    pub(crate) fn parent_not_found(action: &str, type_name: &str, parent: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "ParentResourceNotFound",
+            format!(
+                "Failed to perform '{action}' on resource(s) of type '{type_name}', because the parent resource '{parent}' could not be found."
+            ),
+        )
+    }
+
+    /// A resource type the emulator does not serve.
+    pub(crate) fn invalid_resource_type(type_name: &str, api_version: &str) -> Self {
+        let (namespace, resource_type) = type_name.split_once('/').unwrap_or((type_name, ""));
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "InvalidResourceType",
+            format!(
+                "The resource type '{resource_type}' could not be found in the namespace '{namespace}' for api version '{api_version}'."
+            ),
+        )
+    }
+
+    /// A property with a value the service does not accept.
+    pub(crate) fn invalid_parameter(property: &str, message: impl Into<String>) -> Self {
+        let mut message = message.into();
+        if !message.contains(property) {
+            message = format!("{message} (property '{property}')");
+        }
+        Self::new(StatusCode::BAD_REQUEST, "InvalidParameter", message)
+    }
+
+    /// `If-Match` / `If-None-Match` not satisfied.
+    pub(crate) fn precondition_failed(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::PRECONDITION_FAILED, "PreconditionFailed", message)
     }
 }

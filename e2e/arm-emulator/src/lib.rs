@@ -29,10 +29,15 @@
 
 mod api_versions;
 pub mod config;
+mod engine;
 mod error;
+pub mod faults;
+mod ip;
 mod path;
 mod resource_groups;
+mod resources;
 mod state;
+mod time;
 pub mod tls;
 
 use std::net::SocketAddr;
@@ -41,7 +46,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Query, State as AxumState};
+use axum::extract::State as AxumState;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -63,6 +68,7 @@ pub struct Emulator {
     /// How far the emulator's clock runs ahead of the real one; tests move it forward instead of
     /// waiting for operations to finish.
     skew: Arc<Mutex<Duration>>,
+    faults: Arc<Mutex<faults::Faults>>,
 }
 
 /// An answer before the common ARM headers are added.
@@ -124,6 +130,7 @@ impl Emulator {
             base_url: Arc::new(Mutex::new("http://localhost".into())),
             state: Arc::new(Mutex::new(State::default())),
             skew: Arc::new(Mutex::new(Duration::ZERO)),
+            faults: Arc::new(Mutex::new(faults::Faults::default())),
         }
     }
 
@@ -142,6 +149,11 @@ impl Emulator {
             .route("/_emulator/health", get(|| async { "ok" }))
             .route("/_emulator/reset", post(reset))
             .route("/_emulator/requests", get(requests))
+            .route(
+                "/_emulator/faults",
+                get(list_faults).post(add_fault).delete(clear_faults),
+            )
+            .route("/_emulator/faults/{id}", axum::routing::delete(remove_fault))
             .fallback(arm)
             .with_state(self.clone())
     }
@@ -177,12 +189,24 @@ impl Emulator {
             .unwrap_or(0)
     }
 
+    /// Whether the long-running operation this request starts must end `Failed`.
+    pub(crate) fn operation_failure(&self, method: &Method, path: &str) -> Option<ArmError> {
+        lock(&self.faults).operation_failure(method, path)
+    }
+
+    /// Adds a fault-injection rule; returns its id (for removing it).
+    #[expect(clippy::must_use_candidate, reason = "most callers keep the rule until reset")]
+    pub fn add_fault(&self, fault: faults::Fault) -> u64 {
+        lock(&self.faults).add(fault)
+    }
+
     /// Answers one ARM request.
     fn answer(
         &self,
         method: &Method,
         path: &str,
-        api_version: Option<&str>,
+        query: &Query<'_>,
+        headers: &HeaderMap,
         body: &[u8],
     ) -> (Answer, String) {
         let Some(arm_path) = ArmPath::parse(path) else {
@@ -191,9 +215,9 @@ impl Emulator {
                 "-".into(),
             );
         };
-        let resource_type = arm_path.resource_type().to_owned();
+        let resource_type = arm_path.resource_type();
         let answer = self
-            .dispatch(method, &arm_path, api_version, body)
+            .dispatch(method, &arm_path, path, query, headers, body)
             .unwrap_or_else(ArmError::into_answer);
         (answer, resource_type)
     }
@@ -202,24 +226,60 @@ impl Emulator {
         &self,
         method: &Method,
         arm_path: &ArmPath,
-        api_version: Option<&str>,
+        path: &str,
+        query: &Query<'_>,
+        headers: &HeaderMap,
         body: &[u8],
     ) -> Result<Answer, ArmError> {
-        let version = api_version.ok_or_else(ArmError::missing_api_version)?;
-        let supported = api_versions::supported(arm_path.resource_type());
+        let version = query.api_version.ok_or_else(ArmError::missing_api_version)?;
+        let provider_type = match arm_path {
+            ArmPath::Resource(id) | ArmPath::Collection(id) => {
+                let type_name = id.type_name();
+                let found = resources::find(&type_name)
+                    .ok_or_else(|| ArmError::invalid_resource_type(&type_name, version))?;
+                Some(found)
+            }
+            _ => None,
+        };
+        let supported = match (arm_path, provider_type) {
+            (_, Some(found)) => found.api_versions,
+            // Operation status URLs carry the api-version of the request that started them.
+            (ArmPath::ProviderOperation { .. }, _) => &[version][..],
+            _ => api_versions::supported(&arm_path.resource_type()),
+        };
         if !supported.contains(&version) {
             return Err(ArmError::unsupported_api_version(
                 version,
-                arm_path.resource_type(),
+                &arm_path.resource_type(),
                 supported,
             ));
+        }
+        if let Some(subscription) = arm_path.subscription()
+            && !self
+                .config
+                .subscriptions
+                .iter()
+                .any(|known| known.id.eq_ignore_ascii_case(subscription))
+        {
+            return Err(ArmError::subscription_not_found(subscription));
         }
         let now = self.now();
         let mut state = self.state();
         state.advance(now);
+        let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+        let request = engine::Request {
+            method,
+            path,
+            api_version: version,
+            body,
+            if_match: header("if-match"),
+            if_none_match: header("if-none-match"),
+            skip: query.skip,
+            now,
+        };
         match (arm_path, method) {
             (ArmPath::ResourceGroups { subscription }, &Method::GET) => {
-                Ok(resource_groups::list(&state, subscription))
+                Ok(resource_groups::list(self, &state, subscription, &request))
             }
             (ArmPath::ResourceGroup { subscription, name }, &Method::GET) => {
                 resource_groups::get(&state, subscription, name)
@@ -239,14 +299,52 @@ impl Emulator {
             (ArmPath::OperationResult { subscription, id }, &Method::GET) => {
                 resource_groups::operation_result(self, &state, subscription, id)
             }
+            (ArmPath::ProviderOperation { id, poll, .. }, &Method::GET) => {
+                engine::poll(self, &state, id, *poll, &request)
+            }
+            (ArmPath::Resource(id), _) => match provider_type {
+                Some(found) => engine::resource(self, &mut state, id, found, &request),
+                None => Err(ArmError::invalid_resource_type(&id.type_name(), version)),
+            },
+            (ArmPath::Collection(id), _) => match provider_type {
+                Some(found) => engine::collection(self, &state, id, found, &request),
+                None => Err(ArmError::invalid_resource_type(&id.type_name(), version)),
+            },
             (_, method) => Err(ArmError::method_not_allowed(method.as_str())),
+        }
+    }
+}
+
+/// The query parameters ARM reads.
+pub(crate) struct Query<'a> {
+    pub(crate) api_version: Option<&'a str>,
+    /// Where a list page starts.
+    pub(crate) skip: usize,
+}
+
+impl<'a> Query<'a> {
+    fn from_pairs(pairs: &'a [(String, String)]) -> Self {
+        let find = |name: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.as_str())
+        };
+        Self {
+            api_version: find("api-version"),
+            skip: find("$skiptoken")
+                .and_then(|token| token.parse().ok())
+                .unwrap_or(0),
         }
     }
 }
 
 impl ArmError {
     fn into_answer(self) -> Answer {
-        let body = json!({ "error": { "code": self.code, "message": self.message } });
+        let mut body = json!({ "error": { "code": self.code, "message": self.message } });
+        if let Some(details) = self.details {
+            body["error"]["details"] = Value::Array(details);
+        }
         Answer::json(self.status, body)
     }
 }
@@ -267,16 +365,33 @@ async fn arm(
     AxumState(emulator): AxumState<Emulator>,
     method: Method,
     uri: Uri,
-    Query(query): Query<Vec<(String, String)>>,
+    axum::extract::Query(query): axum::extract::Query<Vec<(String, String)>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let api_version = query
-        .iter()
-        .find(|(name, _)| name == "api-version")
-        .map(|(_, value)| value.as_str());
     let path = uri.path().to_owned();
-    let (mut answer, resource_type) = emulator.answer(&method, &path, api_version, &body);
+    let effect = lock(&emulator.faults).on_request(&method, &path);
+    if let Some(delay) = effect.delay {
+        tokio::time::sleep(delay).await;
+    }
+    if effect.drop_connection {
+        return Response::new(Body::new(BrokenBody));
+    }
+    let (mut answer, resource_type) = match effect.answer {
+        Some(error) => {
+            let resource_type =
+                ArmPath::parse(&path).map_or_else(|| "-".to_owned(), |arm_path| arm_path.resource_type());
+            let throttled = error.status == StatusCode::TOO_MANY_REQUESTS;
+            let mut answer = error.into_answer();
+            if throttled {
+                answer
+                    .headers
+                    .push(("retry-after", emulator.config.retry_after_seconds.to_string()));
+            }
+            (answer, resource_type)
+        }
+        None => emulator.answer(&method, &path, &Query::from_pairs(&query), &headers, &body),
+    };
     emulator.state().record(LoggedRequest {
         method: method.as_str().to_owned(),
         path,
@@ -296,7 +411,62 @@ async fn arm(
 
 async fn reset(AxumState(emulator): AxumState<Emulator>) -> StatusCode {
     *emulator.state() = State::default();
+    lock(&emulator.faults).clear();
     StatusCode::NO_CONTENT
+}
+
+async fn list_faults(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value> {
+    let faults = lock(&emulator.faults);
+    let rules: Vec<Value> = faults
+        .list()
+        .iter()
+        .map(|(id, fault)| json!({ "id": id, "fault": fault }))
+        .collect();
+    axum::Json(json!({ "faults": rules }))
+}
+
+async fn add_fault(AxumState(emulator): AxumState<Emulator>, body: Bytes) -> Response {
+    match serde_json::from_slice::<faults::Fault>(&body) {
+        Ok(fault) => (
+            StatusCode::CREATED,
+            axum::Json(json!({ "id": emulator.add_fault(fault) })),
+        )
+            .into_response(),
+        Err(err) => (StatusCode::BAD_REQUEST, format!("not a fault rule: {err}\n")).into_response(),
+    }
+}
+
+async fn clear_faults(AxumState(emulator): AxumState<Emulator>) -> StatusCode {
+    lock(&emulator.faults).clear();
+    StatusCode::NO_CONTENT
+}
+
+async fn remove_fault(
+    AxumState(emulator): AxumState<Emulator>,
+    axum::extract::Path(id): axum::extract::Path<u64>,
+) -> StatusCode {
+    if lock(&emulator.faults).remove(id) {
+        StatusCode::NO_CONTENT
+    } else {
+        StatusCode::NOT_FOUND
+    }
+}
+
+/// A response body that fails at once, so the server drops the connection mid-answer.
+struct BrokenBody;
+
+impl http_body::Body for BrokenBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        std::task::Poll::Ready(Some(Err(std::io::Error::other(
+            "connection dropped by a fault rule",
+        ))))
+    }
 }
 
 async fn requests(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value> {

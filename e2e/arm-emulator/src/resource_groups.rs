@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::ArmError;
 use crate::path::resource_group_id;
-use crate::state::{Completion, Operation, State, Stored};
+use crate::state::{Completion, Operation, Outcome, State, StatusStyle, Stored};
 use crate::{Answer, Emulator};
 
 const TYPE: &str = "Microsoft.Resources/resourceGroups";
@@ -60,11 +60,11 @@ pub(crate) fn put(
     let location = match body.get("location") {
         Some(Value::String(location)) if !location.is_empty() => location.clone(),
         None | Some(Value::String(_) | Value::Null) => {
-            return Err(ArmError {
-                status: StatusCode::BAD_REQUEST,
-                code: "LocationRequired",
-                message: "The location property is required for this definition.".into(),
-            });
+            return Err(ArmError::new(
+                StatusCode::BAD_REQUEST,
+                "LocationRequired",
+                "The location property is required for this definition.",
+            ));
         }
         Some(_) => {
             return Err(ArmError::invalid_request_content(
@@ -78,13 +78,13 @@ pub(crate) fn put(
     if let Some(existing) = existing {
         let current = existing.body["location"].as_str().unwrap_or_default();
         if !current.eq_ignore_ascii_case(&location) {
-            return Err(ArmError {
-                status: StatusCode::CONFLICT,
-                code: "InvalidResourceGroupLocation",
-                message: format!(
+            return Err(ArmError::new(
+                StatusCode::CONFLICT,
+                "InvalidResourceGroupLocation",
+                format!(
                     "Invalid resource group location '{location}'. The Resource group already exists in location '{current}'."
                 ),
-            });
+            ));
         }
     }
     // The group keeps the name and location it was created with.
@@ -113,11 +113,13 @@ pub(crate) fn put(
         StatusCode::CREATED
     };
     let seeded = existing.is_some_and(|existing| existing.seeded);
-    state.resources.insert(
-        key,
+    state.put_doc(
+        &key,
         Stored {
+            type_name: TYPE,
             body: group.clone(),
             seeded,
+            refs: Vec::new(),
         },
     );
     Ok(Answer::json(status, group))
@@ -140,7 +142,12 @@ pub(crate) fn patch(
     Ok(Answer::json(StatusCode::OK, stored.body.clone()))
 }
 
-pub(crate) fn list(state: &State, subscription: &str) -> Answer {
+pub(crate) fn list(
+    emulator: &Emulator,
+    state: &State,
+    subscription: &str,
+    request: &crate::engine::Request<'_>,
+) -> Answer {
     let prefix = format!("/subscriptions/{subscription}/resourcegroups/").to_ascii_lowercase();
     let value: Vec<Value> = state
         .resources
@@ -148,7 +155,7 @@ pub(crate) fn list(state: &State, subscription: &str) -> Answer {
         .filter(|(id, _)| id.starts_with(&prefix) && !id[prefix.len()..].contains('/'))
         .map(|(_, stored)| stored.body.clone())
         .collect();
-    Answer::json(StatusCode::OK, json!({ "value": value }))
+    crate::engine::page(emulator, request, &value)
 }
 
 pub(crate) fn delete(
@@ -167,30 +174,15 @@ pub(crate) fn delete(
     let retry_after = emulator.config.retry_after_seconds;
     // A group already being deleted is accepted again, with the operation in flight.
     let in_flight = state
-        .operations
-        .iter()
-        .find_map(|(id, operation)| match &operation.completion {
-            Completion::DeleteResourceGroup { key: deleting } if !operation.finished && *deleting == key => {
-                Some(id)
-            }
-            Completion::DeleteResourceGroup { .. } => None,
-        });
-    if let Some(id) = in_flight {
-        return Answer::accepted(emulator.operation_result_url(subscription, id), retry_after);
-    }
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    state.operations.insert(
-        id.clone(),
-        Operation {
-            completion: Completion::DeleteResourceGroup { key },
-            done_at: now + emulator.config.operation_latency,
-            finished: false,
-        },
-    );
-    Answer::accepted(
-        emulator.operation_result_url(subscription, &id),
-        emulator.config.retry_after_seconds,
-    )
+        .running_operation(|completion| matches!(completion, Completion::DeleteResourceGroup { key: deleting } if *deleting == key))
+        .map(str::to_owned);
+    let id = in_flight.unwrap_or_else(|| {
+        state.start_operation(
+            Operation::new(Completion::DeleteResourceGroup { key }, StatusStyle::Plain),
+            now + emulator.config.latency(TYPE),
+        )
+    });
+    Answer::accepted(emulator.operation_result_url(subscription, &id), retry_after)
 }
 
 /// The status of a subscription-level operation result: 202 while it runs, 200 when done.
@@ -204,12 +196,12 @@ pub(crate) fn operation_result(
         .operations
         .get(id)
         .ok_or_else(|| ArmError::operation_not_found(id))?;
-    if operation.finished {
-        Ok(Answer::empty(StatusCode::OK))
-    } else {
+    if matches!(operation.outcome, Outcome::Running) {
         Ok(Answer::accepted(
             emulator.operation_result_url(subscription, id),
             emulator.config.retry_after_seconds,
         ))
+    } else {
+        Ok(Answer::empty(StatusCode::OK))
     }
 }

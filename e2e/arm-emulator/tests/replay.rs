@@ -12,7 +12,7 @@
 
 #![expect(clippy::unwrap_used, reason = "a broken recording or answer fails the test")]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -26,12 +26,40 @@ fn recordings_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/arm-recordings")
 }
 
-/// Resource types the emulator serves, by the provider path segment that names them.
+/// Resource types the emulator serves.
+const SERVED: &[&str] = &[
+    "microsoft.network/virtualnetworks",
+    "microsoft.network/virtualnetworks/subnets",
+    "microsoft.network/networksecuritygroups",
+    "microsoft.network/networksecuritygroups/securityrules",
+    "microsoft.network/routetables",
+    "microsoft.network/routetables/routes",
+    "microsoft.network/natgateways",
+    "microsoft.network/publicipaddresses",
+    "microsoft.network/publicipprefixes",
+    "microsoft.network/loadbalancers",
+    "microsoft.network/loadbalancers/inboundnatrules",
+    "microsoft.network/networkinterfaces",
+];
+
+/// Whether the emulator serves what a recorded path addresses: resource groups, operation polls
+/// and the types above.
 fn served(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let after_subscription = lower.splitn(4, '/').nth(3).unwrap_or_default();
-    after_subscription.starts_with("resourcegroups") && !lower.contains("/providers/")
-        || after_subscription.starts_with("operationresults/")
+    let Some((_, provider_path)) = lower.rsplit_once("/providers/") else {
+        return after_subscription.starts_with("resourcegroups")
+            || after_subscription.starts_with("operationresults/");
+    };
+    let segments: Vec<&str> = provider_path.split('/').collect();
+    if segments.len() == 5 && segments[1] == "locations" {
+        return true;
+    }
+    let type_name = std::iter::once(segments[0])
+        .chain(segments[1..].iter().step_by(2).copied())
+        .collect::<Vec<_>>()
+        .join("/");
+    SERVED.contains(&type_name.as_str())
 }
 
 struct Interaction {
@@ -40,7 +68,38 @@ struct Interaction {
     body: String,
     status: u16,
     response_body: String,
-    lro_header: bool,
+    /// The recorded `Location` / `Azure-AsyncOperation` URLs, as (header, path and query).
+    lro_urls: Vec<(String, String)>,
+}
+
+impl Interaction {
+    /// Whether this interaction polls an operation, and whether the recorded answer says it
+    /// had ended.
+    fn poll_ended(&self) -> Option<bool> {
+        let path = self
+            .path_and_query
+            .split('?')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let polls = path.contains("/operationresults/")
+            || path.contains("/operations/")
+            || path.contains("/diskoperations/")
+            || path.contains("/asyncoperations/");
+        if !polls || self.method != "GET" {
+            return None;
+        }
+        let status = parse(&self.response_body)["status"].as_str().map(str::to_owned);
+        Some(self.status != 202 && status.is_none_or(|status| status != "InProgress"))
+    }
+}
+
+/// The path and query of a URL.
+fn path_of(url: &str) -> String {
+    url.splitn(4, '/')
+        .nth(3)
+        .map(|rest| format!("/{rest}"))
+        .unwrap_or_default()
 }
 
 fn text(value: &Value) -> String {
@@ -57,23 +116,27 @@ fn interactions(file: &Path) -> Vec<Interaction> {
         .map(|interaction| {
             let request = &interaction["request"];
             let response = &interaction["response"];
-            let url = text(&request["url"]);
-            let path_and_query = url
-                .splitn(4, '/')
-                .nth(3)
-                .map(|rest| format!("/{rest}"))
-                .unwrap_or_default();
+            let path_and_query = path_of(&text(&request["url"]));
             let headers = response["headers"].as_object().cloned().unwrap_or_default();
-            let lro_header = headers.keys().any(|name| {
-                name.eq_ignore_ascii_case("location") || name.eq_ignore_ascii_case("azure-asyncoperation")
-            });
+            let status = response["code"].as_u64().unwrap_or_default();
+            let lro_urls = headers
+                .iter()
+                .filter(|(name, _)| {
+                    name.eq_ignore_ascii_case("azure-asyncoperation")
+                        // A Location on a 200 or 201 names the resource, not an operation.
+                        || (name.eq_ignore_ascii_case("location") && status == 202)
+                })
+                .filter_map(|(name, values)| {
+                    Some((name.to_ascii_lowercase(), path_of(values.get(0)?.as_str()?)))
+                })
+                .collect();
             Interaction {
                 method: text(&request["method"]),
                 path_and_query,
                 body: text(&request["body"]),
                 status: u16::try_from(response["code"].as_u64().unwrap_or_default()).unwrap_or_default(),
                 response_body: text(&response["body"]),
-                lro_header,
+                lro_urls,
             }
         })
         .collect()
@@ -122,26 +185,48 @@ fn parse(body: &str) -> Value {
     }
 }
 
+/// The path of a URL without its query, lower-cased: how a recorded operation URL is recognised.
+fn poll_key(path_and_query: &str) -> String {
+    path_and_query
+        .split('?')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
 /// Replays one recording; returns (interactions, mismatches as "file#index: reason").
+///
+/// Deleting a resource group takes 5 s of emulated time, other operations finish by the next
+/// request. The replay only moves the clock when the client polls an operation whose recorded
+/// answer says it had ended, so the emulator must report operations as running until their time
+/// has passed, and with the recorded outcome once it has.
 async fn replay(file: &Path) -> (usize, Vec<String>) {
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
+    // Network operations finish within a poll or two; deleting a group takes a while.
     let emulator = Emulator::new(Config {
-        operation_latency: Duration::from_secs(5),
+        latencies: [(
+            "Microsoft.Resources/resourceGroups".to_owned(),
+            Duration::from_secs(5),
+        )]
+        .into(),
         ..Config::default()
     });
-    let mut operation_url: Option<String> = None;
+    // Recorded operation URLs -> the emulator's URLs for the same operations.
+    let mut operation_urls: HashMap<String, String> = HashMap::new();
     let mut mismatches = Vec::new();
     let recorded = interactions(file);
     for (index, interaction) in recorded.iter().enumerate() {
         let mut target = interaction.path_and_query.clone();
-        if target.to_ascii_lowercase().contains("/operationresults/") {
-            // Clients poll the URL the service gave them, after waiting as told to.
-            let Some(url) = &operation_url else {
-                mismatches.push(format!("{name}#{index}: no operation URL to poll"));
+        if let Some(ended) = interaction.poll_ended() {
+            // Clients poll the URL the service gave them.
+            let Some(url) = operation_urls.get(&poll_key(&target)) else {
+                mismatches.push(format!("{name}#{index} GET: no operation URL to poll"));
                 continue;
             };
             target.clone_from(url);
-            emulator.advance_clock(Duration::from_secs(15));
+            if ended {
+                emulator.advance_clock(Duration::from_mins(1));
+            }
         }
         let request = Request::builder()
             .method(interaction.method.as_str())
@@ -151,26 +236,30 @@ async fn replay(file: &Path) -> (usize, Vec<String>) {
             .unwrap();
         let response = emulator.router().oneshot(request).await.unwrap();
         let status = response.status();
-        if let Some(location) = response.headers().get("location").and_then(|v| v.to_str().ok()) {
-            operation_url = Some(location.trim_start_matches(&emulator.base_url()).to_owned());
+        let mut problems = Vec::new();
+        for (header, recorded_url) in &interaction.lro_urls {
+            match response
+                .headers()
+                .get(header.as_str())
+                .and_then(|v| v.to_str().ok())
+            {
+                Some(ours) => {
+                    operation_urls.insert(poll_key(recorded_url), path_of(ours));
+                }
+                None => problems.push(format!("no {header} header")),
+            }
         }
-        let has_lro_header = response.headers().contains_key("location")
-            || response.headers().contains_key("azure-asyncoperation");
         let body = to_bytes(response.into_body(), usize::MAX).await.unwrap();
         let ours = parse(&String::from_utf8_lossy(&body));
-        let mut problems = Vec::new();
         if status != StatusCode::from_u16(interaction.status).unwrap() {
             problems.push(format!("status {} != {}", status.as_u16(), interaction.status));
-        }
-        if interaction.lro_header && !has_lro_header {
-            problems.push("no Location or Azure-AsyncOperation header".to_owned());
         }
         shape_differences("", &parse(&interaction.response_body), &ours, &mut problems);
         if !problems.is_empty() {
             mismatches.push(format!(
                 "{name}#{index} {} {}: {}",
                 interaction.method,
-                interaction.path_and_query,
+                interaction.path_and_query.split('?').next().unwrap_or_default(),
                 problems.join("; ")
             ));
         }

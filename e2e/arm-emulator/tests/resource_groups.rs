@@ -41,6 +41,23 @@ async fn send(emulator: &Emulator, method: &str, uri: &str, body: Option<Value>)
     }
 }
 
+/// An emulator knowing the two subscriptions the tests use.
+fn emulator_with(config: Config) -> Emulator {
+    let mut config = config;
+    config.subscriptions = [
+        "00000000-0000-0000-0000-000000000001",
+        "00000000-0000-0000-0000-000000000002",
+    ]
+    .into_iter()
+    .map(|id| arm_emulator::config::Subscription {
+        id: id.into(),
+        tenant: arm_emulator::config::DEFAULT_TENANT.into(),
+        display_name: String::new(),
+    })
+    .collect();
+    Emulator::new(config)
+}
+
 fn group_url() -> String {
     format!("{GROUP}?{V}")
 }
@@ -59,7 +76,7 @@ async fn create_group(emulator: &Emulator) {
 
 #[tokio::test]
 async fn create_read_update_and_list() {
-    let emulator = Emulator::new(Config::default());
+    let emulator = emulator_with(Config::default());
     let created = send(
         &emulator,
         "PUT",
@@ -131,7 +148,7 @@ async fn create_read_update_and_list() {
 
 #[tokio::test]
 async fn delete_is_a_long_running_operation() {
-    let emulator = Emulator::new(Config::default());
+    let emulator = emulator_with(Config::default());
     create_group(&emulator).await;
     let deleted = send(&emulator, "DELETE", &group_url(), None).await;
     assert_eq!(deleted.status, StatusCode::ACCEPTED);
@@ -159,7 +176,7 @@ async fn delete_is_a_long_running_operation() {
 
 #[tokio::test]
 async fn with_latency_the_operation_stays_in_progress() {
-    let emulator = Emulator::new(Config {
+    let emulator = emulator_with(Config {
         operation_latency: std::time::Duration::from_hours(1),
         ..Config::default()
     });
@@ -180,7 +197,7 @@ async fn with_latency_the_operation_stays_in_progress() {
 
 #[tokio::test]
 async fn bad_requests_get_arm_errors_naming_the_problem() {
-    let emulator = Emulator::new(Config::default());
+    let emulator = emulator_with(Config::default());
     let cases = [
         (
             "PUT",
@@ -277,12 +294,18 @@ async fn bad_requests_get_arm_errors_naming_the_problem() {
 
 #[tokio::test]
 async fn the_request_log_counts_answers() {
-    let emulator = Emulator::new(Config::default());
+    let emulator = emulator_with(Config::default());
     create_group(&emulator).await;
     send(&emulator, "GET", &group_url(), None).await;
     send(&emulator, "GET", &group_url(), None).await;
-    assert_eq!(emulator.count("PUT", "resourceGroups", 201), 1);
-    assert_eq!(emulator.count("GET", "resourceGroups", 200), 2);
+    assert_eq!(
+        emulator.count("PUT", "Microsoft.Resources/resourceGroups", 201),
+        1
+    );
+    assert_eq!(
+        emulator.count("GET", "Microsoft.Resources/resourceGroups", 200),
+        2
+    );
     let log = send(&emulator, "GET", "/_emulator/requests", None).await;
     assert_eq!(log.body["requests"].as_array().map(Vec::len), Some(3));
     assert_eq!(
@@ -293,7 +316,10 @@ async fn the_request_log_counts_answers() {
         send(&emulator, "GET", &group_url(), None).await.status,
         StatusCode::NOT_FOUND
     );
-    assert_eq!(emulator.count("GET", "resourceGroups", 200), 0);
+    assert_eq!(
+        emulator.count("GET", "Microsoft.Resources/resourceGroups", 200),
+        0
+    );
 }
 
 #[tokio::test]

@@ -1,0 +1,1032 @@
+//! The ARM protocol for every provider resource type: PUT (create or replace), PATCH, GET, DELETE
+//! and lists, with ETag preconditions, long-running operations, referential integrity and
+//! back-references. What differs per type is described by its [`ResourceType`].
+
+use std::time::Instant;
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Map, Value, json};
+
+use crate::error::ArmError;
+use crate::path::{Poll, ResourceId};
+use crate::resources::{self, Locality, Lro, Prepare, ResourceType, Storage, embedded, fields};
+use crate::state::{Completion, Operation, Outcome, State, Stored, Target};
+use crate::{Answer, Emulator};
+
+/// One request to a provider resource or collection.
+pub(crate) struct Request<'a> {
+    pub(crate) method: &'a Method,
+    pub(crate) path: &'a str,
+    pub(crate) api_version: &'a str,
+    pub(crate) body: &'a [u8],
+    pub(crate) if_match: Option<&'a str>,
+    pub(crate) if_none_match: Option<&'a str>,
+    /// Where a list page starts (`$skiptoken`).
+    pub(crate) skip: usize,
+    pub(crate) now: Instant,
+}
+
+/// Where a resource's document is: its own, or an element of its parent's.
+struct Place {
+    key: String,
+    child: Option<(&'static str, String)>,
+}
+
+impl Place {
+    fn of(id: &ResourceId, resource_type: &ResourceType) -> Self {
+        match (resource_type.storage, id.parent()) {
+            (Storage::Embedded { property }, Some(parent)) => Self {
+                key: parent.key(),
+                child: Some((property, id.name().to_ascii_lowercase())),
+            },
+            _ => Self {
+                key: id.key(),
+                child: None,
+            },
+        }
+    }
+
+    fn target(&self) -> Target {
+        Target {
+            key: self.key.clone(),
+            child: self
+                .child
+                .as_ref()
+                .map(|(property, name)| ((*property).to_owned(), name.clone())),
+        }
+    }
+
+    fn find<'a>(&self, state: &'a State) -> Option<&'a Value> {
+        let stored = state.resources.get(&self.key)?;
+        match &self.child {
+            None => Some(&stored.body),
+            Some((property, name)) => embedded::find(&stored.body, property, name),
+        }
+    }
+}
+
+/// The stored name of the resource group a resource lives in, checking it exists.
+fn resource_group(state: &State, id: &ResourceId) -> Result<Option<String>, ArmError> {
+    let (Some(subscription), Some(group)) = (&id.subscription, &id.resource_group) else {
+        return Ok(None);
+    };
+    let key = crate::path::resource_group_id(subscription, group).to_ascii_lowercase();
+    let stored = state
+        .resources
+        .get(&key)
+        .ok_or_else(|| ArmError::resource_group_not_found(group))?;
+    Ok(Some(
+        stored.body["name"].as_str().unwrap_or(group.as_str()).to_owned(),
+    ))
+}
+
+/// `Microsoft.Network/virtualNetworks/vnet/subnets/a`, as ARM names a resource in messages.
+fn type_path(id: &ResourceId) -> String {
+    let mut path = id.namespace.clone();
+    for (segment, name) in id.types.iter().zip(&id.names) {
+        path.push('/');
+        path.push_str(segment);
+        path.push('/');
+        path.push_str(name);
+    }
+    path
+}
+
+fn parent_missing(id: &ResourceId, resource_type: &ResourceType, action: &str) -> ArmError {
+    match (resource_type.storage, id.parent()) {
+        (Storage::Embedded { .. }, Some(parent)) => {
+            ArmError::resource_not_found(&type_path(&parent), id.resource_group.as_deref())
+        }
+        (_, Some(parent)) => ArmError::parent_not_found(
+            action,
+            resource_type
+                .name
+                .split_once('/')
+                .map_or(resource_type.name, |(_, t)| t),
+            &parent.to_id(),
+        ),
+        (_, None) => ArmError::resource_not_found(&type_path(id), id.resource_group.as_deref()),
+    }
+}
+
+fn missing(id: &ResourceId, resource_type: &'static ResourceType, state: &State) -> ArmError {
+    if let Some(parent) = id.parent()
+        && !state
+            .resources
+            .contains_key(&Place::of(&parent, parent_type(resource_type)).key)
+    {
+        return parent_missing(id, resource_type, "read");
+    }
+    match resource_type.storage {
+        Storage::Embedded { .. } => ArmError::not_found(&id.to_id()),
+        Storage::Document => ArmError::resource_not_found(&type_path(id), id.resource_group.as_deref()),
+    }
+}
+
+fn parent_type(resource_type: &'static ResourceType) -> &'static ResourceType {
+    resources::parent_type(resource_type.name)
+        .and_then(resources::find)
+        .unwrap_or(resource_type)
+}
+
+/// Answers a request to one resource.
+pub(crate) fn resource(
+    emulator: &Emulator,
+    state: &mut State,
+    id: &ResourceId,
+    resource_type: &'static ResourceType,
+    request: &Request<'_>,
+) -> Result<Answer, ArmError> {
+    let group = resource_group(state, id)?;
+    let id = id.canonical(resource_type.name, group.as_deref());
+    match *request.method {
+        Method::GET => get(state, &id, resource_type, request.api_version),
+        Method::PUT => {
+            let body = parse_object(request.body)?;
+            write(emulator, state, &id, resource_type, request, body, false)
+        }
+        Method::PATCH => {
+            let patch = parse_object(request.body)?;
+            let place = Place::of(&id, resource_type);
+            let mut merged = place
+                .find(state)
+                .cloned()
+                .ok_or_else(|| missing(&id, resource_type, state))?;
+            merge_patch(&mut merged, &Value::Object(patch));
+            let Value::Object(body) = merged else {
+                return Err(ArmError::invalid_request_content(
+                    "The request content must be a JSON object.",
+                ));
+            };
+            write(emulator, state, &id, resource_type, request, body, true)
+        }
+        Method::DELETE => delete(emulator, state, &id, resource_type, request),
+        _ => Err(ArmError::method_not_allowed(request.method.as_str())),
+    }
+}
+
+fn get(
+    state: &State,
+    id: &ResourceId,
+    resource_type: &'static ResourceType,
+    api_version: &str,
+) -> Result<Answer, ArmError> {
+    let place = Place::of(id, resource_type);
+    let body = place
+        .find(state)
+        .ok_or_else(|| missing(id, resource_type, state))?;
+    let rendered = match place.child {
+        None => render(state, &id.key(), resource_type, body, api_version),
+        Some(_) => render_child(state, &id.key(), resource_type, body, api_version),
+    };
+    Ok(with_etag(
+        Answer::json(StatusCode::OK, rendered),
+        resource_type,
+        body,
+    ))
+}
+
+fn with_etag(mut answer: Answer, resource_type: &ResourceType, body: &Value) -> Answer {
+    if resource_type.flavour.etag
+        && let Some(etag) = body.get("etag").and_then(Value::as_str)
+    {
+        answer.headers.push(("etag", etag.to_owned()));
+    }
+    answer
+}
+
+/// A resource's body as ARM answers it: the stored document with its back-references.
+fn render(
+    state: &State,
+    key: &str,
+    resource_type: &'static ResourceType,
+    body: &Value,
+    api_version: &str,
+) -> Value {
+    let mut body = body.clone();
+    shape_for(resource_type, &mut body, api_version);
+    add_back_references(state, key, resource_type, &mut body);
+    for (property, child_type) in resources::embedded_children(resource_type.name) {
+        if child_type.back_references.is_empty() {
+            continue;
+        }
+        let Some(children) = body
+            .pointer_mut(&format!("/properties/{property}"))
+            .and_then(Value::as_array_mut)
+        else {
+            continue;
+        };
+        for child in children {
+            let child_key = child
+                .get("id")
+                .and_then(Value::as_str)
+                .map(str::to_ascii_lowercase);
+            if let Some(child_key) = child_key {
+                add_back_references(state, &child_key, child_type, child);
+            }
+        }
+    }
+    body
+}
+
+/// Leaves out what the api-version does not know.
+fn shape_for(resource_type: &ResourceType, body: &mut Value, api_version: &str) {
+    let Some(properties) = body.get_mut("properties").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (property, since) in resource_type.since {
+        if api_version < *since {
+            properties.remove(*property);
+        }
+    }
+}
+
+fn add_back_references(state: &State, key: &str, resource_type: &ResourceType, body: &mut Value) {
+    for back in resource_type.back_references {
+        let holders: Vec<Value> = state
+            .referrers_of(key)
+            .filter(|(holder, _)| {
+                crate::path::ArmPath::parse(holder).is_some_and(|path| match path {
+                    crate::path::ArmPath::Resource(id) => {
+                        let type_name = id.type_name();
+                        back.from.iter().any(|from| from.eq_ignore_ascii_case(&type_name))
+                    }
+                    _ => false,
+                })
+            })
+            .map(|(holder, _)| json!({ "id": holder }))
+            .collect();
+        let Some(properties) = body.get_mut("properties").and_then(Value::as_object_mut) else {
+            return;
+        };
+        match (back.many, holders.first()) {
+            (_, None) => {
+                properties.remove(back.property);
+            }
+            (true, Some(_)) => {
+                properties.insert(back.property.into(), Value::Array(holders));
+            }
+            (false, Some(first)) => {
+                properties.insert(back.property.into(), first.clone());
+            }
+        }
+    }
+}
+
+fn parse_object(body: &[u8]) -> Result<Map<String, Value>, ArmError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ArmError::invalid_request_content(
+            "The request content is empty; a JSON object is required.",
+        ));
+    }
+    match serde_json::from_slice(body) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(_) => Err(ArmError::invalid_request_content(
+            "The request content must be a JSON object.",
+        )),
+        Err(err) => Err(ArmError::invalid_request_content(format!(
+            "The request content was invalid and could not be deserialized: {err}."
+        ))),
+    }
+}
+
+/// RFC 7386 JSON merge patch.
+fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(patch) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    if let Value::Object(target) = target {
+        for (key, value) in patch {
+            if value.is_null() {
+                target.remove(key);
+            } else {
+                merge_patch(target.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+    }
+}
+
+fn check_preconditions(current: Option<&Value>, request: &Request<'_>) -> Result<(), ArmError> {
+    let etag = current.and_then(|body| body.get("etag")).and_then(Value::as_str);
+    if let Some(expected) = request.if_match {
+        let matches = match (expected.trim(), current) {
+            ("*", Some(_)) => true,
+            (expected, Some(_)) => {
+                etag.is_some_and(|etag| etag == expected || etag.trim_start_matches("W/") == expected)
+            }
+            (_, None) => false,
+        };
+        if !matches {
+            return Err(ArmError::precondition_failed(format!(
+                "The If-Match precondition '{expected}' does not match the resource's current etag."
+            )));
+        }
+    }
+    if request.if_none_match.is_some_and(|value| value.trim() == "*") && current.is_some() {
+        return Err(ArmError::precondition_failed(
+            "The resource exists and If-None-Match '*' was given.",
+        ));
+    }
+    Ok(())
+}
+
+fn new_etag() -> String {
+    format!("W/\"{}\"", uuid::Uuid::new_v4())
+}
+
+/// Normalises a location as Azure does: `West Europe` -> `westeurope`.
+fn normalise_location(location: &str) -> String {
+    location
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase()
+}
+
+fn location_of(
+    emulator: &Emulator,
+    state: &State,
+    id: &ResourceId,
+    resource_type: &ResourceType,
+    body: &Map<String, Value>,
+    existing: Option<&Value>,
+) -> Result<String, ArmError> {
+    if resource_type.location == Locality::Inherited {
+        return Ok(id
+            .parent()
+            .and_then(|parent| state.resources.get(&parent.key()))
+            .and_then(|parent| parent.body.get("location"))
+            .and_then(Value::as_str)
+            .unwrap_or("global")
+            .to_owned());
+    }
+    let Some(requested) = fields::string(body, "location", "")? else {
+        return Err(ArmError::new(
+            StatusCode::BAD_REQUEST,
+            "LocationRequired",
+            "The location property is required for this definition.",
+        ));
+    };
+    let location = normalise_location(requested);
+    if !emulator
+        .config
+        .locations
+        .iter()
+        .any(|known| known.name == location)
+    {
+        let known: Vec<&str> = emulator
+            .config
+            .locations
+            .iter()
+            .map(|l| l.name.as_str())
+            .collect();
+        return Err(ArmError::new(
+            StatusCode::BAD_REQUEST,
+            "LocationNotAvailableForResourceType",
+            format!(
+                "The provided location '{requested}' is not available for resource type '{}'. List of available regions for the resource type is '{}'.",
+                resource_type.name,
+                known.join(",")
+            ),
+        ));
+    }
+    if let Some(current) = existing
+        .and_then(|body| body.get("location"))
+        .and_then(Value::as_str)
+        && current != location
+    {
+        return Err(ArmError::new(
+            StatusCode::CONFLICT,
+            "InvalidResourceLocation",
+            format!(
+                "The resource '{}' already exists in location '{current}' in resource group '{}'. A resource with the same name cannot be created in location '{location}'. Please select a new resource name.",
+                id.name(),
+                id.resource_group.as_deref().unwrap_or_default()
+            ),
+        ));
+    }
+    Ok(location)
+}
+
+/// What every resource built by one write shares.
+struct Build<'a> {
+    emulator: &'a Emulator,
+    state: &'a State,
+    location: &'a str,
+    /// The provisioning state while the write's operation runs; `None` for synchronous writes.
+    in_progress: Option<&'a str>,
+}
+
+/// Builds the stored form of one resource from its request body.
+fn build(
+    context: &Build<'_>,
+    id: &ResourceId,
+    resource_type: &'static ResourceType,
+    mut body: Map<String, Value>,
+    existing: Option<&Value>,
+) -> Result<Value, ArmError> {
+    let Build {
+        emulator,
+        state,
+        location,
+        in_progress,
+    } = *context;
+    if let Some(tags) = body.get("tags").filter(|tags| !tags.is_null())
+        && !tags
+            .as_object()
+            .is_some_and(|tags| tags.values().all(Value::is_string))
+    {
+        return Err(fields::wrong_type("tags", "an object whose values are strings"));
+    }
+    for read_only in ["id", "name", "type", "etag"] {
+        body.remove(read_only);
+    }
+    let mut prepare = Prepare {
+        id,
+        doc: body,
+        existing,
+        state,
+        config: &emulator.config,
+        location,
+        provisioning_state: in_progress.unwrap_or("Succeeded"),
+    };
+    (resource_type.prepare)(&mut prepare)?;
+    for (property, child_type) in resources::embedded_children(resource_type.name) {
+        let requested = fields::array(prepare.properties()?, property, "properties")?.to_vec();
+        let mut children = Vec::with_capacity(requested.len());
+        for (index, child) in requested.into_iter().enumerate() {
+            let path = format!("properties.{property}[{index}]");
+            let Value::Object(child) = child else {
+                return Err(fields::wrong_type(&path, "an object"));
+            };
+            let name = fields::required_string(&child, "name", &path)?.to_owned();
+            let segment = child_type.name.rsplit('/').next().unwrap_or_default();
+            let child_id = id.child(segment, &name);
+            let current = existing.and_then(|existing| embedded::find(existing, property, &name));
+            children.push(build(context, &child_id, child_type, child, current)?);
+        }
+        if let Some(existing) = existing {
+            for old in embedded::all(existing, property) {
+                let name = old.get("name").and_then(Value::as_str).unwrap_or_default();
+                let kept = children.iter().any(|child| {
+                    child
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|child_name| child_name.eq_ignore_ascii_case(name))
+                });
+                if !kept {
+                    let old_id = old.get("id").and_then(Value::as_str).unwrap_or_default();
+                    check_not_in_use(state, &old_id.to_ascii_lowercase(), old_id)?;
+                }
+            }
+        }
+        prepare
+            .properties()?
+            .insert(property.to_owned(), Value::Array(children));
+    }
+    let mut doc = prepare.doc;
+    doc.insert("id".into(), Value::String(id.to_id()));
+    doc.insert("name".into(), Value::String(id.name().to_owned()));
+    doc.insert("type".into(), Value::String(resource_type.name.to_owned()));
+    if resource_type.location == Locality::Regional {
+        doc.insert("location".into(), Value::String(location.to_owned()));
+    }
+    let mut doc = Value::Object(doc);
+    (resource_type.finish)(&mut doc);
+    let state_word = in_progress.unwrap_or("Succeeded");
+    if let Some(properties) = doc.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert("provisioningState".into(), Value::String(state_word.to_owned()));
+    } else {
+        doc["properties"] = json!({ "provisioningState": state_word });
+    }
+    Ok(doc)
+}
+
+/// Gives a document and every part of it with an id of its own one new etag, as
+/// Microsoft.Network does.
+fn stamp_etag(doc: &mut Value, resource_type: &ResourceType) {
+    fn walk(value: &mut Value, own: &str, etag: &Value) {
+        match value {
+            Value::Object(map) => {
+                // Parts have more than an id; `{"id": ...}` alone only refers to one.
+                let internal = map.len() > 1
+                    && map
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| id.to_ascii_lowercase().starts_with(own));
+                if internal {
+                    map.insert("etag".into(), etag.clone());
+                }
+                for (name, item) in map.iter_mut() {
+                    if name != "id" && name != "etag" {
+                        walk(item, own, etag);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| walk(item, own, etag)),
+            _ => {}
+        }
+    }
+    if !resource_type.flavour.etag {
+        return;
+    }
+    let own = doc
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    walk(doc, &own, &Value::String(new_etag()));
+}
+
+/// Every reference a document makes must name an existing resource.
+fn check_references(state: &State, key: &str, doc: &Value) -> Result<(), ArmError> {
+    for reference in crate::state::references(key, doc) {
+        if !exists(state, &reference.target) {
+            let original = find_original(doc, &reference.target).unwrap_or(reference.target);
+            return Err(ArmError::not_found(&original));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a lower-cased id names a stored document or an embedded child of one.
+fn exists(state: &State, key: &str) -> bool {
+    if state.resources.contains_key(key) {
+        return true;
+    }
+    let Some((rest, name)) = key.rsplit_once('/') else {
+        return false;
+    };
+    let Some((parent, property)) = rest.rsplit_once('/') else {
+        return false;
+    };
+    state
+        .resources
+        .get(parent)
+        .is_some_and(|stored| embedded::find_any_case(&stored.body, property, name).is_some())
+}
+
+/// The id as the client wrote it, for messages.
+fn find_original(value: &Value, lower: &str) -> Option<String> {
+    match value {
+        Value::Object(map) => map
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| id.eq_ignore_ascii_case(lower))
+            .map(str::to_owned)
+            .or_else(|| map.values().find_map(|item| find_original(item, lower))),
+        Value::Array(items) => items.iter().find_map(|item| find_original(item, lower)),
+        _ => None,
+    }
+}
+
+fn check_not_in_use(state: &State, key: &str, id: &str) -> Result<(), ArmError> {
+    let Some((target, holder)) = state.first_referrer_into(key) else {
+        return Ok(());
+    };
+    let target_type = match crate::path::ArmPath::parse(target) {
+        Some(crate::path::ArmPath::Resource(target)) => resources::find(&target.type_name()),
+        _ => None,
+    };
+    let code = target_type.map_or("InUseResourceCannotBeDeleted", |t| t.in_use_code);
+    let name = id.rsplit('/').next().unwrap_or(id);
+    let message = match code {
+        "InUseSubnetCannotBeDeleted" => {
+            let subnet = target.rsplit('/').next().unwrap_or(target);
+            format!(
+                "Subnet {subnet} is in use by {holder} and cannot be deleted. In order to delete the subnet, delete all the resources within the subnet. See aka.ms/deletesubnet."
+            )
+        }
+        "PublicIPAddressCannotBeDeleted" => format!(
+            "Public IP address {id} can not be deleted since it is still allocated to resource {holder}. In order to delete the public IP, disassociate/detach the Public IP address from the resource."
+        ),
+        _ => format!("Resource {name} ({id}) is in use by {holder} and cannot be deleted."),
+    };
+    Err(ArmError::new(StatusCode::BAD_REQUEST, code, message))
+}
+
+fn write(
+    emulator: &Emulator,
+    state: &mut State,
+    id: &ResourceId,
+    resource_type: &'static ResourceType,
+    request: &Request<'_>,
+    body: Map<String, Value>,
+    patching: bool,
+) -> Result<Answer, ArmError> {
+    let place = Place::of(id, resource_type);
+    if let Some(parent) = id.parent()
+        && !state
+            .resources
+            .contains_key(&Place::of(&parent, parent_type(resource_type)).key)
+    {
+        return Err(parent_missing(id, resource_type, "write"));
+    }
+    let existing = place.find(state).cloned();
+    check_preconditions(existing.as_ref(), request)?;
+    let location = location_of(emulator, state, id, resource_type, &body, existing.as_ref())?;
+    let in_progress = match resource_type.put {
+        Lro::Sync => None,
+        Lro::Async | Lro::Accepted if existing.is_some() => Some(resource_type.flavour.updating),
+        Lro::Async | Lro::Accepted => Some(resource_type.flavour.creating),
+    };
+    let context = Build {
+        emulator,
+        state,
+        location: &location,
+        in_progress,
+    };
+    let doc = build(&context, id, resource_type, body, existing.as_ref())?;
+    check_references(state, &place.key, &doc)?;
+    let answer_body = store(state, id, resource_type, &place, doc, request.api_version)?;
+    let status = if existing.is_some() || patching {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    let mut answer_body = answer_body;
+    if existing.is_none()
+        && let Some(properties) = answer_body.get_mut("properties").and_then(Value::as_object_mut)
+    {
+        // Azure assigns these while it creates the resource.
+        for property in resource_type.shown_when_provisioned {
+            properties.remove(*property);
+        }
+    }
+    if resource_type.put == Lro::Sync {
+        return Ok(with_etag(
+            Answer::json(status, answer_body.clone()),
+            resource_type,
+            &answer_body,
+        ));
+    }
+    let done_at = request.now + emulator.config.latency(resource_type.name);
+    let failure = emulator.operation_failure(request.method, request.path);
+    let operation_id = state.start_operation(
+        Operation::new(
+            Completion::Provision {
+                target: place.target(),
+                failure,
+            },
+            resource_type.flavour.status,
+        ),
+        done_at,
+    );
+    let urls = OperationUrls::new(
+        emulator,
+        id,
+        resource_type,
+        &location,
+        &operation_id,
+        request.api_version,
+    );
+    let mut answer = if resource_type.put == Lro::Accepted {
+        let mut answer = Answer::empty(StatusCode::ACCEPTED);
+        answer.headers.push(("location", urls.result));
+        answer
+    } else {
+        with_etag(
+            Answer::json(status, answer_body.clone()),
+            resource_type,
+            &answer_body,
+        )
+    };
+    answer.headers.push(("azure-asyncoperation", urls.status));
+    answer
+        .headers
+        .push(("retry-after", emulator.config.retry_after_seconds.to_string()));
+    Ok(answer)
+}
+
+/// Stores a built document (or embedded child) and renders the answer body.
+fn store(
+    state: &mut State,
+    id: &ResourceId,
+    resource_type: &'static ResourceType,
+    place: &Place,
+    mut doc: Value,
+    api_version: &str,
+) -> Result<Value, ArmError> {
+    Ok(match &place.child {
+        None => {
+            stamp_etag(&mut doc, resource_type);
+            let seeded = state
+                .resources
+                .get(&place.key)
+                .is_some_and(|stored| stored.seeded);
+            state.put_doc(
+                &place.key,
+                Stored {
+                    type_name: resource_type.name,
+                    body: doc,
+                    seeded,
+                    refs: Vec::new(),
+                },
+            );
+            let stored = &state.resources[&place.key];
+            render(state, &place.key, resource_type, &stored.body, api_version)
+        }
+        Some((property, name)) => {
+            let parent_type = parent_type(resource_type);
+            let Some(parent) = state.resources.get_mut(&place.key) else {
+                return Err(parent_missing(id, resource_type, "write"));
+            };
+            embedded::upsert(&mut parent.body, property, doc);
+            (parent_type.finish)(&mut parent.body);
+            stamp_etag(&mut parent.body, parent_type);
+            state.reindex(&place.key);
+            let child = embedded::find(&state.resources[&place.key].body, property, name).cloned();
+            let child = child.unwrap_or(Value::Null);
+            render_child(state, &id.key(), resource_type, &child, api_version)
+        }
+    })
+}
+
+fn render_child(
+    state: &State,
+    key: &str,
+    resource_type: &'static ResourceType,
+    child: &Value,
+    api_version: &str,
+) -> Value {
+    let mut child = child.clone();
+    shape_for(resource_type, &mut child, api_version);
+    add_back_references(state, key, resource_type, &mut child);
+    child
+}
+
+/// The URLs clients poll an operation at.
+struct OperationUrls {
+    status: String,
+    result: String,
+}
+
+impl OperationUrls {
+    fn new(
+        emulator: &Emulator,
+        id: &ResourceId,
+        resource_type: &ResourceType,
+        location: &str,
+        operation: &str,
+        api_version: &str,
+    ) -> Self {
+        let base = format!(
+            "{}/subscriptions/{}/providers/{}/locations/{location}",
+            emulator.base_url(),
+            id.subscription.as_deref().unwrap_or_default(),
+            id.namespace,
+        );
+        Self {
+            status: format!(
+                "{base}/{}/{operation}?api-version={api_version}",
+                resource_type.flavour.status_segment
+            ),
+            result: format!("{base}/operationResults/{operation}?api-version={api_version}"),
+        }
+    }
+}
+
+fn delete(
+    emulator: &Emulator,
+    state: &mut State,
+    id: &ResourceId,
+    resource_type: &'static ResourceType,
+    request: &Request<'_>,
+) -> Result<Answer, ArmError> {
+    let place = Place::of(id, resource_type);
+    if place.child.is_some() && !state.resources.contains_key(&place.key) {
+        return Err(parent_missing(id, resource_type, "delete"));
+    }
+    let Some(current) = place.find(state).cloned() else {
+        return Ok(Answer::empty(StatusCode::NO_CONTENT));
+    };
+    check_preconditions(Some(&current), request)?;
+    check_not_in_use(state, &id.key(), &id.to_id())?;
+    let target = place.target();
+    if resource_type.delete == Lro::Sync {
+        finish_delete(state, &place);
+        return Ok(Answer::empty(StatusCode::OK));
+    }
+    let running = state.running_operation(
+        |completion| matches!(completion, Completion::Delete { target: t } if *t == target),
+    );
+    let operation_id = if let Some(running) = running {
+        running.to_owned()
+    } else {
+        mark_deleting(state, &place);
+        let done_at = request.now + emulator.config.latency(resource_type.name);
+        state.start_operation(
+            Operation::new(Completion::Delete { target }, resource_type.flavour.status),
+            done_at,
+        )
+    };
+    let location = current
+        .get("location")
+        .and_then(Value::as_str)
+        .map_or_else(|| location_of_parent(state, id), str::to_owned);
+    let urls = OperationUrls::new(
+        emulator,
+        id,
+        resource_type,
+        &location,
+        &operation_id,
+        request.api_version,
+    );
+    let mut answer = Answer::empty(StatusCode::ACCEPTED);
+    answer.headers.push(("azure-asyncoperation", urls.status));
+    answer.headers.push(("location", urls.result));
+    answer
+        .headers
+        .push(("retry-after", emulator.config.retry_after_seconds.to_string()));
+    Ok(answer)
+}
+
+fn location_of_parent(state: &State, id: &ResourceId) -> String {
+    id.parent()
+        .and_then(|parent| state.resources.get(&parent.key()))
+        .and_then(|parent| parent.body.get("location"))
+        .and_then(Value::as_str)
+        .unwrap_or("global")
+        .to_owned()
+}
+
+fn mark_deleting(state: &mut State, place: &Place) {
+    let Some(stored) = state.resources.get_mut(&place.key) else {
+        return;
+    };
+    match &place.child {
+        None => resources::set_provisioning_state(&mut stored.body, "Deleting", false),
+        Some((property, name)) => {
+            if let Some(child) = embedded::find_mut(&mut stored.body, property, name) {
+                resources::set_provisioning_state(child, "Deleting", false);
+            }
+        }
+    }
+}
+
+fn finish_delete(state: &mut State, place: &Place) {
+    match &place.child {
+        None => state.remove_tree(&place.key),
+        Some((property, name)) => state.remove_embedded(&place.key, property, name),
+    }
+}
+
+/// Answers a list request.
+pub(crate) fn collection(
+    emulator: &Emulator,
+    state: &State,
+    id: &ResourceId,
+    resource_type: &'static ResourceType,
+    request: &Request<'_>,
+) -> Result<Answer, ArmError> {
+    if *request.method != Method::GET {
+        return Err(ArmError::method_not_allowed(request.method.as_str()));
+    }
+    let group = resource_group(state, id)?;
+    let segment = resource_type.name.rsplit('/').next().unwrap_or_default();
+    let mut items: Vec<Value> = Vec::new();
+    if let Some(parent) = id.parent_of_collection() {
+        let parent = parent.canonical(parent_type(resource_type).name, group.as_deref());
+        let parent_key = parent.key();
+        let Some(stored) = state.resources.get(&parent_key) else {
+            return Err(parent_missing(&parent.child(segment, "-"), resource_type, "read"));
+        };
+        match resource_type.storage {
+            Storage::Embedded { property } => {
+                for child in embedded::all(&stored.body, property) {
+                    let key = child
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_ascii_lowercase();
+                    items.push(render_child(
+                        state,
+                        &key,
+                        resource_type,
+                        child,
+                        request.api_version,
+                    ));
+                }
+            }
+            Storage::Document => {
+                let prefix = format!("{parent_key}/{}/", segment.to_ascii_lowercase());
+                items.extend(documents_under(
+                    state,
+                    &prefix,
+                    resource_type,
+                    request.api_version,
+                ));
+            }
+        }
+    } else if group.is_some() {
+        let prefix = format!(
+            "{}/providers/{}/",
+            id.scope,
+            resource_type.name.split('/').next().unwrap_or_default()
+        );
+        let prefix = format!("{}{}/", prefix.to_ascii_lowercase(), segment.to_ascii_lowercase());
+        items.extend(documents_under(
+            state,
+            &prefix,
+            resource_type,
+            request.api_version,
+        ));
+    } else {
+        let prefix = format!("{}/", id.scope.to_ascii_lowercase());
+        items.extend(
+            state
+                .resources
+                .range(prefix.clone()..)
+                .take_while(|(key, _)| key.starts_with(&prefix))
+                .filter(|(_, stored)| stored.type_name == resource_type.name)
+                .map(|(key, stored)| render(state, key, resource_type, &stored.body, request.api_version)),
+        );
+    }
+    Ok(page(emulator, request, &items))
+}
+
+fn documents_under<'a>(
+    state: &'a State,
+    prefix: &'a str,
+    resource_type: &'static ResourceType,
+    api_version: &'a str,
+) -> impl Iterator<Item = Value> + 'a {
+    state
+        .resources
+        .range(prefix.to_owned()..)
+        .take_while(move |(key, _)| key.starts_with(prefix))
+        .filter(move |(key, _)| !key[prefix.len()..].contains('/'))
+        .map(move |(key, stored)| render(state, key, resource_type, &stored.body, api_version))
+}
+
+/// One page of a list, with a `nextLink` when more follow.
+pub(crate) fn page(emulator: &Emulator, request: &Request<'_>, items: &[Value]) -> Answer {
+    let size = emulator.config.page_size.max(1);
+    let end = request.skip.saturating_add(size).min(items.len());
+    let value: Vec<Value> = items
+        .get(request.skip..end)
+        .map(<[Value]>::to_vec)
+        .unwrap_or_default();
+    let mut body = json!({ "value": value });
+    if end < items.len() {
+        body["nextLink"] = json!(format!(
+            "{}{}?api-version={}&$skiptoken={end}",
+            emulator.base_url(),
+            request.path,
+            request.api_version
+        ));
+    }
+    Answer::json(StatusCode::OK, body)
+}
+
+/// Answers a poll of a provider's long-running operation.
+pub(crate) fn poll(
+    emulator: &Emulator,
+    state: &State,
+    operation_id: &str,
+    poll: Poll,
+    request: &Request<'_>,
+) -> Result<Answer, ArmError> {
+    let operation = state
+        .operations
+        .get(operation_id)
+        .ok_or_else(|| ArmError::operation_not_found(operation_id))?;
+    if poll == Poll::Status {
+        return Ok(Answer::json(StatusCode::OK, operation.status_body(operation_id)));
+    }
+    match (&operation.outcome, &operation.completion) {
+        (Outcome::Running, _) => {
+            let mut answer = Answer::empty(StatusCode::ACCEPTED);
+            answer.headers.push((
+                "location",
+                format!(
+                    "{}{}?api-version={}",
+                    emulator.base_url(),
+                    request.path,
+                    request.api_version
+                ),
+            ));
+            answer
+                .headers
+                .push(("retry-after", emulator.config.retry_after_seconds.to_string()));
+            Ok(answer)
+        }
+        (Outcome::Failed(error), _) => Err(error.clone()),
+        (Outcome::Succeeded, Completion::Provision { target, .. }) => {
+            let stored = state.resources.get(&target.key);
+            let body = match (&target.child, stored) {
+                (None, Some(stored)) => stored.body.clone(),
+                (Some((property, name)), Some(stored)) => embedded::find(&stored.body, property, name)
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                (_, None) => Value::Null,
+            };
+            Ok(Answer::json(StatusCode::OK, body))
+        }
+        (Outcome::Succeeded, _) => Ok(Answer::empty(StatusCode::NO_CONTENT)),
+    }
+}

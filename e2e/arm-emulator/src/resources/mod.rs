@@ -1,0 +1,214 @@
+//! The resource types the emulator serves. Each is a [`ResourceType`]: how ARM stores, creates and
+//! deletes it, and one `prepare` routine turning a request body into the document Azure would
+//! store (validation, defaults, read-only properties). The generic protocol lives in
+//! [`crate::engine`]; a family module only describes its types.
+
+pub(crate) mod embedded;
+pub(crate) mod fields;
+mod network;
+
+use serde_json::{Map, Value};
+
+use crate::config::Config;
+use crate::error::ArmError;
+use crate::path::ResourceId;
+use crate::state::{State, StatusStyle};
+
+/// A resource type and how ARM treats it.
+#[derive(Debug)]
+pub(crate) struct ResourceType {
+    /// The full type in its canonical casing, for example `Microsoft.Network/virtualNetworks`.
+    pub(crate) name: &'static str,
+    pub(crate) api_versions: &'static [&'static str],
+    pub(crate) storage: Storage,
+    pub(crate) location: Locality,
+    /// How a PUT answers.
+    pub(crate) put: Lro,
+    /// How a DELETE answers.
+    pub(crate) delete: Lro,
+    pub(crate) flavour: &'static Flavour,
+    /// The error code for deleting it while another resource refers to it.
+    pub(crate) in_use_code: &'static str,
+    /// Back-references Azure shows on it: properties listing the resources that refer to it.
+    pub(crate) back_references: &'static [BackReference],
+    /// Validates a request body and completes it into the stored document.
+    pub(crate) prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
+    /// Completes the document once its embedded children are built (cross-references between
+    /// children).
+    pub(crate) finish: fn(&mut Value),
+    /// Properties that first appear in a later api-version: (property, first api-version).
+    /// Answers for older api-versions leave them out.
+    pub(crate) since: &'static [(&'static str, &'static str)],
+    /// Properties Azure only shows once provisioning has finished (allocated addresses).
+    pub(crate) shown_when_provisioned: &'static [&'static str],
+}
+
+/// A `finish` that changes nothing.
+pub(crate) fn unchanged(_: &mut Value) {}
+
+/// Where a resource's document lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Storage {
+    /// A document of its own.
+    Document,
+    /// An element of an array property of its parent's document, as network child resources
+    /// (subnets, security rules, routes, load balancer parts) are: they share the parent's etag
+    /// and a PUT of the parent replaces them.
+    Embedded { property: &'static str },
+}
+
+/// Whether a resource has a location of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Locality {
+    /// Required, one of the configured locations.
+    Regional,
+    /// Child resources: the parent's.
+    Inherited,
+}
+
+/// How a write answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lro {
+    /// Done when answered: 200/201 (PUT), 200/204 (DELETE).
+    Sync,
+    /// PUT: 200/201 with the body in progress and `Azure-AsyncOperation`. DELETE: 202 with
+    /// `Azure-AsyncOperation`, `Location` and `Retry-After`.
+    Async,
+    /// PUT: 202 with `Azure-AsyncOperation` and `Location` and no body (managed disks).
+    Accepted,
+}
+
+/// What differs between resource providers in the long-running-operation protocol.
+#[derive(Debug)]
+pub(crate) struct Flavour {
+    pub(crate) status: StatusStyle,
+    /// The provisioning state a new resource shows while it is created.
+    pub(crate) creating: &'static str,
+    /// The provisioning state an updated resource shows in the answer to its PUT.
+    pub(crate) updating: &'static str,
+    /// The path segment of the status URL (`operations`, `DiskOperations`).
+    pub(crate) status_segment: &'static str,
+    /// Whether resources carry an `etag` (Microsoft.Network's do).
+    pub(crate) etag: bool,
+}
+
+/// A property Azure fills with the resources referring to this one.
+#[derive(Debug)]
+pub(crate) struct BackReference {
+    /// The property, for example `ipConfigurations` on a subnet.
+    pub(crate) property: &'static str,
+    /// The types of the referring objects (the innermost object with an `id` holding the
+    /// reference).
+    pub(crate) from: &'static [&'static str],
+    /// Whether the property holds one reference or a list.
+    pub(crate) many: bool,
+}
+
+/// What a `prepare` routine works on.
+pub(crate) struct Prepare<'a> {
+    /// The canonical id of the resource.
+    pub(crate) id: &'a ResourceId,
+    /// The document being built, starting as the request body.
+    pub(crate) doc: Map<String, Value>,
+    /// The stored document it replaces.
+    pub(crate) existing: Option<&'a Value>,
+    pub(crate) state: &'a State,
+    pub(crate) config: &'a Config,
+    /// The resource's location (the parent's for child resources).
+    pub(crate) location: &'a str,
+    /// The provisioning state the resource will show in the answer.
+    pub(crate) provisioning_state: &'a str,
+}
+
+impl Prepare<'_> {
+    /// The `properties` object, created when absent.
+    ///
+    /// # Errors
+    /// When the request's `properties` is not an object.
+    pub(crate) fn properties(&mut self) -> Result<&mut Map<String, Value>, ArmError> {
+        let properties = self
+            .doc
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if properties.is_null() {
+            *properties = Value::Object(Map::new());
+        }
+        properties
+            .as_object_mut()
+            .ok_or_else(|| fields::wrong_type("properties", "an object"))
+    }
+
+    /// Sets a property unless the request set it.
+    pub(crate) fn default(&mut self, name: &str, value: Value) -> Result<(), ArmError> {
+        let properties = self.properties()?;
+        if properties.get(name).is_none_or(Value::is_null) {
+            properties.insert(name.to_owned(), value);
+        }
+        Ok(())
+    }
+
+    /// Keeps a read-only property of the stored document (or makes it with `make` on create).
+    pub(crate) fn keep(&mut self, name: &str, make: impl FnOnce() -> Value) -> Result<(), ArmError> {
+        let kept = self
+            .existing
+            .and_then(|existing| existing.get("properties")?.get(name))
+            .cloned()
+            .unwrap_or_else(make);
+        self.properties()?.insert(name.to_owned(), kept);
+        Ok(())
+    }
+}
+
+/// Every type served.
+fn registry() -> impl Iterator<Item = &'static ResourceType> {
+    network::TYPES.iter().copied()
+}
+
+/// The type of a full type name, ignoring case.
+pub(crate) fn find(type_name: &str) -> Option<&'static ResourceType> {
+    registry().find(|resource_type| resource_type.name.eq_ignore_ascii_case(type_name))
+}
+
+/// The child types embedded in documents of `parent`, with their array property.
+pub(crate) fn embedded_children(
+    parent: &str,
+) -> impl Iterator<Item = (&'static str, &'static ResourceType)> + '_ {
+    registry().filter_map(move |child| match child.storage {
+        Storage::Embedded { property }
+            if parent_type(child.name).is_some_and(|p| p.eq_ignore_ascii_case(parent)) =>
+        {
+            Some((property, child))
+        }
+        _ => None,
+    })
+}
+
+/// `Microsoft.Network/virtualNetworks` for `Microsoft.Network/virtualNetworks/subnets`.
+pub(crate) fn parent_type(type_name: &str) -> Option<&str> {
+    let (parent, _) = type_name.rsplit_once('/')?;
+    parent.contains('/').then_some(parent)
+}
+
+/// Sets `properties.provisioningState`; with `children`, also on embedded children still in
+/// progress when the parent succeeds.
+pub(crate) fn set_provisioning_state(body: &mut Value, state: &str, children: bool) {
+    let Some(properties) = body.get_mut("properties").and_then(Value::as_object_mut) else {
+        return;
+    };
+    properties.insert("provisioningState".into(), Value::String(state.to_owned()));
+    if !children || state != "Succeeded" {
+        return;
+    }
+    for value in properties.values_mut() {
+        let Some(items) = value.as_array_mut() else {
+            continue;
+        };
+        for item in items {
+            if let Some(child_state) = item.pointer_mut("/properties/provisioningState")
+                && matches!(child_state.as_str(), Some("Updating" | "Creating"))
+            {
+                *child_state = Value::String("Succeeded".into());
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Microsoft.Network: virtual networks and subnets, security groups, route tables, NAT gateways,
+//! public IP addresses and prefixes, load balancers and network interfaces.
+
+mod addresses;
+mod load_balancers;
+mod nat_gateways;
+mod network_interfaces;
+mod public_ips;
+mod route_tables;
+mod security_groups;
+mod virtual_networks;
+
+use serde_json::Value;
+
+use super::{Flavour, Locality, Lro, Prepare, ResourceType, Storage, unchanged};
+use crate::error::ArmError;
+use crate::state::StatusStyle;
+
+/// Every Microsoft.Network api-version the emulator serves: those in the recorded sessions, the
+/// ones capz-rs and the Azure SDK for Go pin, and the Python SDK defaults.
+pub(crate) const API_VERSIONS: &[&str] = &[
+    "2020-06-01",
+    "2020-07-01",
+    "2020-08-01",
+    "2020-11-01",
+    "2021-02-01",
+    "2021-03-01",
+    "2021-05-01",
+    "2021-08-01",
+    "2022-01-01",
+    "2022-05-01",
+    "2022-07-01",
+    "2022-09-01",
+    "2022-11-01",
+    "2023-02-01",
+    "2023-04-01",
+    "2023-05-01",
+    "2023-06-01",
+    "2023-09-01",
+    "2023-11-01",
+    "2024-01-01",
+    "2024-03-01",
+    "2024-05-01",
+    "2024-07-01",
+    "2024-10-01",
+    "2025-01-01",
+    "2025-03-01",
+    "2025-05-01",
+];
+
+/// Network resources answer writes with `Azure-AsyncOperation`, show `Updating` while they are
+/// created and carry etags.
+pub(crate) static NETWORK: Flavour = Flavour {
+    status: StatusStyle::Plain,
+    creating: "Updating",
+    updating: "Updating",
+    status_segment: "operations",
+    etag: true,
+};
+
+/// A top-level network resource.
+const fn document(
+    name: &'static str,
+    in_use_code: &'static str,
+    back_references: &'static [super::BackReference],
+    prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
+) -> ResourceType {
+    ResourceType {
+        name,
+        api_versions: API_VERSIONS,
+        storage: Storage::Document,
+        location: Locality::Regional,
+        put: Lro::Async,
+        delete: Lro::Async,
+        flavour: &NETWORK,
+        in_use_code,
+        back_references,
+        prepare,
+        finish: unchanged,
+        since: &[],
+        shown_when_provisioned: &[],
+    }
+}
+
+/// A network child resource embedded in its parent's document under `property`.
+const fn embedded(
+    name: &'static str,
+    property: &'static str,
+    in_use_code: &'static str,
+    back_references: &'static [super::BackReference],
+    prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
+) -> ResourceType {
+    ResourceType {
+        name,
+        api_versions: API_VERSIONS,
+        storage: Storage::Embedded { property },
+        location: Locality::Inherited,
+        put: Lro::Async,
+        delete: Lro::Async,
+        flavour: &NETWORK,
+        in_use_code,
+        back_references,
+        prepare,
+        finish: unchanged,
+        since: &[],
+        shown_when_provisioned: &[],
+    }
+}
+
+/// Every Microsoft.Network type served.
+pub(crate) static TYPES: &[&ResourceType] = &[
+    &virtual_networks::VIRTUAL_NETWORK,
+    &virtual_networks::SUBNET,
+    &security_groups::SECURITY_GROUP,
+    &security_groups::SECURITY_RULE,
+    &route_tables::ROUTE_TABLE,
+    &route_tables::ROUTE,
+    &nat_gateways::NAT_GATEWAY,
+    &public_ips::PUBLIC_IP,
+    &public_ips::PUBLIC_IP_PREFIX,
+    &load_balancers::LOAD_BALANCER,
+    &load_balancers::FRONTEND,
+    &load_balancers::BACKEND_POOL,
+    &load_balancers::RULE,
+    &load_balancers::PROBE,
+    &load_balancers::INBOUND_NAT_RULE,
+    &load_balancers::OUTBOUND_RULE,
+    &load_balancers::INBOUND_NAT_POOL,
+    &network_interfaces::NETWORK_INTERFACE,
+    &network_interfaces::IP_CONFIGURATION,
+];
+
+/// A fresh `resourceGuid`, kept across updates.
+fn resource_guid(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    prepare.keep("resourceGuid", || Value::String(uuid::Uuid::new_v4().to_string()))
+}
+
+/// The SKU of a network resource: the requested name in its canonical casing (or `default`), with
+/// tier `Regional` unless requested otherwise.
+fn sku(
+    prepare: &mut Prepare<'_>,
+    names: &[&'static str],
+    default: &'static str,
+) -> Result<&'static str, ArmError> {
+    let requested = super::fields::object(&prepare.doc, "sku", "")?
+        .cloned()
+        .unwrap_or_default();
+    let name = super::fields::one_of(&requested, "name", "sku", names)?.unwrap_or(default);
+    let tier =
+        super::fields::one_of(&requested, "tier", "sku", &["Regional", "Global"])?.unwrap_or("Regional");
+    prepare
+        .doc
+        .insert("sku".into(), serde_json::json!({ "name": name, "tier": tier }));
+    Ok(name)
+}

@@ -1,0 +1,584 @@
+//! Network resources behave as Azure's do: referential integrity, address allocation,
+//! back-references, ETag preconditions, load balancer parts, lists, long-running operations and
+//! injected faults.
+
+#![expect(clippy::unwrap_used, reason = "a failed request fails the test")]
+
+use arm_emulator::faults::Fault;
+use arm_emulator::{Config, Emulator};
+use axum::body::{Body, to_bytes};
+use axum::http::{Request, StatusCode};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+const RG: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/net";
+const NET: &str = "api-version=2024-05-01";
+
+struct Reply {
+    status: StatusCode,
+    headers: axum::http::HeaderMap,
+    body: Value,
+}
+
+async fn send_with(
+    emulator: &Emulator,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+    headers: &[(&str, &str)],
+) -> Reply {
+    let separator = if path.contains('?') { '&' } else { '?' };
+    let uri = if path.contains("api-version=") {
+        path.to_owned()
+    } else {
+        format!("{path}{separator}{NET}")
+    };
+    let mut request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
+        .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
+        .unwrap();
+    let response = emulator.router().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+async fn send(emulator: &Emulator, method: &str, path: &str, body: Option<Value>) -> Reply {
+    send_with(emulator, method, path, body, &[]).await
+}
+
+fn net(path: &str) -> String {
+    format!("{RG}/providers/Microsoft.Network/{path}")
+}
+
+/// An emulator with the `net` group, a virtual network `vnet` (10.0.0.0/16) and a subnet `nodes`
+/// (10.0.1.0/24).
+async fn with_network() -> Emulator {
+    let emulator = Emulator::new(Config::default());
+    let group = send(
+        &emulator,
+        "PUT",
+        &format!("{RG}?api-version=2021-04-01"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(group.status, StatusCode::CREATED);
+    let vnet = send(
+        &emulator,
+        "PUT",
+        &net("virtualNetworks/vnet"),
+        Some(json!({
+            "location": "westeurope",
+            "properties": {
+                "addressSpace": {"addressPrefixes": ["10.0.0.0/16"]},
+                "subnets": [{"name": "nodes", "properties": {"addressPrefix": "10.0.1.0/24"}}]
+            }
+        })),
+    )
+    .await;
+    assert_eq!(vnet.status, StatusCode::CREATED, "{}", vnet.body);
+    assert_eq!(vnet.body["properties"]["provisioningState"], "Updating");
+    assert!(vnet.headers.contains_key("azure-asyncoperation"));
+    emulator
+}
+
+fn nic_body(subnet: &str) -> Value {
+    json!({
+        "location": "westeurope",
+        "properties": {"ipConfigurations": [{"name": "ipconfig1", "properties": {"subnet": {"id": subnet}}}]}
+    })
+}
+
+#[tokio::test]
+async fn operations_report_progress_until_they_finish() {
+    let emulator = Emulator::new(Config {
+        operation_latency: std::time::Duration::from_secs(30),
+        ..Config::default()
+    });
+    send(
+        &emulator,
+        "PUT",
+        &format!("{RG}?api-version=2021-04-01"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    let created = send(
+        &emulator,
+        "PUT",
+        &net("networkSecurityGroups/nsg"),
+        Some(json!({"location": "West Europe"})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    assert_eq!(created.body["location"], "westeurope");
+    assert_eq!(
+        created.body["properties"]["defaultSecurityRules"]
+            .as_array()
+            .map(Vec::len),
+        Some(6)
+    );
+    let status_url = created.headers["azure-asyncoperation"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let status_path = status_url.trim_start_matches("http://localhost");
+    assert_eq!(
+        send(&emulator, "GET", status_path, None).await.body,
+        json!({"status": "InProgress"})
+    );
+    let during = send(&emulator, "GET", &net("networkSecurityGroups/nsg"), None).await;
+    assert_eq!(during.body["properties"]["provisioningState"], "Updating");
+    emulator.advance_clock(std::time::Duration::from_secs(31));
+    assert_eq!(
+        send(&emulator, "GET", status_path, None).await.body,
+        json!({"status": "Succeeded"})
+    );
+    let after = send(&emulator, "GET", &net("networkSecurityGroups/nsg"), None).await;
+    assert_eq!(after.body["properties"]["provisioningState"], "Succeeded");
+    assert_eq!(
+        after.headers["etag"].to_str().unwrap(),
+        after.body["etag"].as_str().unwrap()
+    );
+
+    let deleted = send(&emulator, "DELETE", &net("networkSecurityGroups/nsg"), None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED);
+    assert!(deleted.headers.contains_key("location") && deleted.headers.contains_key("retry-after"));
+    assert_eq!(
+        send(&emulator, "GET", &net("networkSecurityGroups/nsg"), None)
+            .await
+            .body["properties"]["provisioningState"],
+        "Deleting"
+    );
+    emulator.advance_clock(std::time::Duration::from_secs(31));
+    let gone = send(&emulator, "GET", &net("networkSecurityGroups/nsg"), None).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+    assert_eq!(gone.body["error"]["code"], "ResourceNotFound");
+}
+
+#[tokio::test]
+async fn nics_get_addresses_from_their_subnet_and_keep_it_in_use() {
+    let emulator = with_network().await;
+    let subnet = format!("{}/subnets/nodes", net("virtualNetworks/vnet"));
+    let missing = send(
+        &emulator,
+        "PUT",
+        &net("networkInterfaces/nic0"),
+        Some(nic_body(&format!(
+            "{}/subnets/other",
+            net("virtualNetworks/vnet")
+        ))),
+    )
+    .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.body);
+    assert_eq!(missing.body["error"]["code"], "NotFound");
+
+    let first = send(
+        &emulator,
+        "PUT",
+        &net("networkInterfaces/nic1"),
+        Some(nic_body(&subnet)),
+    )
+    .await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
+    let second = send(
+        &emulator,
+        "PUT",
+        &net("networkInterfaces/nic2"),
+        Some(nic_body(&subnet)),
+    )
+    .await;
+    let address = |reply: &Reply| {
+        reply.body["properties"]["ipConfigurations"][0]["properties"]["privateIPAddress"].clone()
+    };
+    assert_eq!(address(&first), "10.0.1.4");
+    assert_eq!(address(&second), "10.0.1.5");
+    assert_eq!(
+        first.body["properties"]["ipConfigurations"][0]["properties"]["primary"],
+        true
+    );
+    // Updating a NIC keeps its address.
+    let again = send(
+        &emulator,
+        "PUT",
+        &net("networkInterfaces/nic1"),
+        Some(nic_body(&subnet)),
+    )
+    .await;
+    assert_eq!(
+        (again.status, address(&again)),
+        (StatusCode::OK, json!("10.0.1.4"))
+    );
+
+    let subnet_now = send(&emulator, "GET", &subnet, None).await;
+    let users: Vec<&str> = subnet_now.body["properties"]["ipConfigurations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|reference| reference["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(users.len(), 2, "{users:?}");
+    assert!(users[0].ends_with("/networkInterfaces/nic1/ipConfigurations/ipconfig1"));
+
+    let blocked = send(&emulator, "DELETE", &subnet, None).await;
+    assert_eq!(blocked.status, StatusCode::BAD_REQUEST);
+    assert_eq!(blocked.body["error"]["code"], "InUseSubnetCannotBeDeleted");
+    let blocked = send(&emulator, "DELETE", &net("virtualNetworks/vnet"), None).await;
+    assert_eq!(blocked.body["error"]["code"], "InUseSubnetCannotBeDeleted");
+    // A PUT of the network without the subnet would delete it: refused too.
+    let dropping = send(
+        &emulator,
+        "PUT",
+        &net("virtualNetworks/vnet"),
+        Some(json!({"location": "westeurope", "properties": {"addressSpace": {"addressPrefixes": ["10.0.0.0/16"]}}})),
+    )
+    .await;
+    assert_eq!(dropping.body["error"]["code"], "InUseSubnetCannotBeDeleted");
+
+    for nic in ["nic1", "nic2"] {
+        assert_eq!(
+            send(
+                &emulator,
+                "DELETE",
+                &net(&format!("networkInterfaces/{nic}")),
+                None
+            )
+            .await
+            .status,
+            StatusCode::ACCEPTED
+        );
+    }
+    // Deletions finish by the next request (no latency configured).
+    assert_eq!(
+        send(&emulator, "DELETE", &subnet, None).await.status,
+        StatusCode::ACCEPTED
+    );
+    let listed = send(
+        &emulator,
+        "GET",
+        &format!("{}/subnets", net("virtualNetworks/vnet")),
+        None,
+    )
+    .await;
+    assert_eq!(listed.body, json!({"value": []}));
+}
+
+#[tokio::test]
+async fn subnets_must_fit_the_network_and_not_overlap() {
+    let emulator = with_network().await;
+    let subnets = format!("{}/subnets", net("virtualNetworks/vnet"));
+    let outside = send(
+        &emulator,
+        "PUT",
+        &format!("{subnets}/far"),
+        Some(json!({"properties": {"addressPrefix": "10.1.0.0/24"}})),
+    )
+    .await;
+    assert_eq!(outside.body["error"]["code"], "NetcfgSubnetRangeOutsideVnet");
+    let overlapping = send(
+        &emulator,
+        "PUT",
+        &format!("{subnets}/twin"),
+        Some(json!({"properties": {"addressPrefix": "10.0.1.128/25"}})),
+    )
+    .await;
+    assert_eq!(overlapping.body["error"]["code"], "NetcfgSubnetRangesOverlap");
+    let bad = send(
+        &emulator,
+        "PUT",
+        &format!("{subnets}/bad"),
+        Some(json!({"properties": {"addressPrefix": 7}})),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("properties.addressPrefix"),
+        "{}",
+        bad.body
+    );
+    let fine = send(
+        &emulator,
+        "PUT",
+        &format!("{subnets}/cp"),
+        Some(json!({"properties": {"addressPrefix": "10.0.0.0/24"}})),
+    )
+    .await;
+    assert_eq!(fine.status, StatusCode::CREATED, "{}", fine.body);
+    // The child shares its parent's etag, and the parent lists both subnets.
+    let vnet = send(&emulator, "GET", &net("virtualNetworks/vnet"), None).await;
+    assert_eq!(
+        vnet.body["properties"]["subnets"].as_array().map(Vec::len),
+        Some(2)
+    );
+    assert_eq!(vnet.body["etag"], vnet.body["properties"]["subnets"][1]["etag"]);
+}
+
+#[tokio::test]
+async fn if_match_guards_against_lost_updates() {
+    let emulator = with_network().await;
+    let nsg = net("networkSecurityGroups/nsg");
+    let created = send(&emulator, "PUT", &nsg, Some(json!({"location": "westeurope"}))).await;
+    let etag = created.body["etag"].as_str().unwrap().to_owned();
+    let rule = json!({"location": "westeurope", "properties": {"securityRules": [{"name": "ssh", "properties": {
+        "protocol": "Tcp", "access": "Allow", "direction": "Inbound", "priority": 100,
+        "sourcePortRange": "*", "destinationPortRange": "22", "sourceAddressPrefix": "*", "destinationAddressPrefix": "*"}}]}});
+    let updated = send_with(&emulator, "PUT", &nsg, Some(rule.clone()), &[("if-match", &etag)]).await;
+    assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
+    let stale = send_with(&emulator, "PUT", &nsg, Some(rule.clone()), &[("if-match", &etag)]).await;
+    assert_eq!(stale.status, StatusCode::PRECONDITION_FAILED);
+    let exists = send_with(&emulator, "PUT", &nsg, Some(rule), &[("if-none-match", "*")]).await;
+    assert_eq!(exists.status, StatusCode::PRECONDITION_FAILED);
+    let bad_priority = send(
+        &emulator,
+        "PUT",
+        &format!("{nsg}/securityRules/low"),
+        Some(json!({"properties": {"protocol": "Tcp", "access": "Allow", "direction": "Inbound", "priority": 5000,
+            "sourcePortRange": "*", "destinationPortRange": "*", "sourceAddressPrefix": "*", "destinationAddressPrefix": "*"}})),
+    )
+    .await;
+    assert_eq!(bad_priority.body["error"]["code"], "SecurityRuleInvalidPriority");
+}
+
+#[tokio::test]
+async fn load_balancers_link_their_parts_and_nics_join_pools() {
+    let emulator = with_network().await;
+    let ip = send(
+        &emulator,
+        "PUT",
+        &net("publicIPAddresses/api"),
+        Some(json!({"location": "westeurope", "sku": {"name": "Standard"}, "properties": {"dnsSettings": {"domainNameLabel": "capz-api"}}})),
+    )
+    .await;
+    assert_eq!(ip.status, StatusCode::CREATED, "{}", ip.body);
+    let ip = send(&emulator, "GET", &net("publicIPAddresses/api"), None).await;
+    assert_eq!(
+        ip.body["properties"]["dnsSettings"]["fqdn"],
+        "capz-api.westeurope.cloudapp.azure.com"
+    );
+    assert_eq!(ip.body["properties"]["publicIPAllocationMethod"], "Static");
+    assert!(
+        ip.body["properties"]["ipAddress"]
+            .as_str()
+            .unwrap()
+            .starts_with("20.")
+    );
+
+    let lb = net("loadBalancers/lb");
+    let part = |kind: &str, name: &str| json!({"id": format!("{lb}/{kind}/{name}")});
+    let body = json!({
+        "location": "westeurope",
+        "sku": {"name": "Standard"},
+        "properties": {
+            "frontendIPConfigurations": [{"name": "fe", "properties": {"publicIPAddress": {"id": net("publicIPAddresses/api")}}}],
+            "backendAddressPools": [{"name": "pool"}],
+            "probes": [{"name": "https", "properties": {"protocol": "Https", "port": 6443, "requestPath": "/readyz"}}],
+            "loadBalancingRules": [{"name": "api", "properties": {
+                "frontendIPConfiguration": part("frontendIPConfigurations", "fe"),
+                "backendAddressPool": part("backendAddressPools", "pool"),
+                "probe": part("probes", "https"),
+                "protocol": "Tcp", "frontendPort": 6443, "backendPort": 6443}}],
+            "outboundRules": [{"name": "out", "properties": {
+                "frontendIPConfigurations": [part("frontendIPConfigurations", "fe")],
+                "backendAddressPool": part("backendAddressPools", "pool"),
+                "protocol": "All"}}]
+        }
+    });
+    let created = send(&emulator, "PUT", &lb, Some(body)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let frontend = &created.body["properties"]["frontendIPConfigurations"][0]["properties"];
+    assert_eq!(
+        frontend["loadBalancingRules"][0]["id"],
+        format!("{lb}/loadBalancingRules/api")
+    );
+    assert_eq!(
+        frontend["outboundRules"][0]["id"],
+        format!("{lb}/outboundRules/out")
+    );
+    assert_eq!(
+        created.body["properties"]["probes"][0]["properties"]["loadBalancingRules"][0]["id"],
+        format!("{lb}/loadBalancingRules/api")
+    );
+
+    let nat = send(
+        &emulator,
+        "PUT",
+        &format!("{lb}/inboundNatRules/ssh-0"),
+        Some(json!({"properties": {"frontendIPConfiguration": part("frontendIPConfigurations", "fe"), "frontendPort": 2200, "backendPort": 22}})),
+    )
+    .await;
+    assert_eq!(nat.status, StatusCode::CREATED, "{}", nat.body);
+    assert_eq!(nat.body["properties"]["protocol"], "Tcp");
+
+    let subnet = format!("{}/subnets/nodes", net("virtualNetworks/vnet"));
+    let nic = send(
+        &emulator,
+        "PUT",
+        &net("networkInterfaces/cp0"),
+        Some(json!({"location": "westeurope", "properties": {"ipConfigurations": [{"name": "ipconfig1", "properties": {
+            "subnet": {"id": subnet},
+            "loadBalancerBackendAddressPools": [part("backendAddressPools", "pool")],
+            "loadBalancerInboundNatRules": [part("inboundNatRules", "ssh-0")]}}]}})),
+    )
+    .await;
+    assert_eq!(nic.status, StatusCode::CREATED, "{}", nic.body);
+    let pool = send(&emulator, "GET", &format!("{lb}/backendAddressPools/pool"), None).await;
+    assert_eq!(
+        pool.body["properties"]["backendIPConfigurations"][0]["id"],
+        format!("{}/ipConfigurations/ipconfig1", net("networkInterfaces/cp0"))
+    );
+    let nat = send(&emulator, "GET", &format!("{lb}/inboundNatRules/ssh-0"), None).await;
+    assert!(
+        nat.body["properties"]["backendIPConfiguration"]["id"]
+            .as_str()
+            .unwrap()
+            .ends_with("/cp0/ipConfigurations/ipconfig1")
+    );
+    let ip = send(&emulator, "GET", &net("publicIPAddresses/api"), None).await;
+    assert_eq!(
+        ip.body["properties"]["ipConfiguration"]["id"],
+        format!("{lb}/frontendIPConfigurations/fe")
+    );
+    let blocked = send(&emulator, "DELETE", &net("publicIPAddresses/api"), None).await;
+    assert_eq!(blocked.body["error"]["code"], "PublicIPAddressCannotBeDeleted");
+}
+
+#[tokio::test]
+async fn lists_page_and_cover_the_subscription() {
+    let emulator = Emulator::new(Config {
+        page_size: 2,
+        ..Config::default()
+    });
+    for group in ["a", "b"] {
+        send(
+            &emulator,
+            "PUT",
+            &format!("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/{group}?api-version=2021-04-01"),
+            Some(json!({"location": "westeurope"})),
+        )
+        .await;
+        for index in 0..2 {
+            let path = format!(
+                "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/{group}/providers/Microsoft.Network/routeTables/rt{index}"
+            );
+            assert_eq!(
+                send(&emulator, "PUT", &path, Some(json!({"location": "westeurope"})))
+                    .await
+                    .status,
+                StatusCode::CREATED
+            );
+        }
+    }
+    let first = send(
+        &emulator,
+        "GET",
+        "/subscriptions/00000000-0000-0000-0000-000000000000/providers/Microsoft.Network/routeTables",
+        None,
+    )
+    .await;
+    assert_eq!(first.body["value"].as_array().map(Vec::len), Some(2));
+    let next = first.body["nextLink"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("http://localhost")
+        .to_owned();
+    let second = send(&emulator, "GET", &next, None).await;
+    assert_eq!(second.body["value"].as_array().map(Vec::len), Some(2));
+    assert!(second.body.get("nextLink").is_none());
+    let in_group = send(&emulator, "GET", "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/a/providers/Microsoft.Network/routeTables", None).await;
+    assert_eq!(in_group.body["value"].as_array().map(Vec::len), Some(2));
+}
+
+#[tokio::test]
+async fn injected_faults_fail_throttle_and_break_operations() {
+    let emulator = with_network().await;
+    emulator.add_fault(Fault {
+        method: Some("PUT".into()),
+        path: "*/routeTables/*".into(),
+        status: Some(429),
+        code: None,
+        message: None,
+        count: Some(1),
+        percent: None,
+        latency_ms: None,
+        drop_connection: false,
+        fail_operation: false,
+    });
+    let throttled = send(
+        &emulator,
+        "PUT",
+        &net("routeTables/rt"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(throttled.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(throttled.headers.contains_key("retry-after"));
+    assert_eq!(
+        send(&emulator, "GET", &net("routeTables/rt"), None).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let retried = send(
+        &emulator,
+        "PUT",
+        &net("routeTables/rt"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(retried.status, StatusCode::CREATED);
+
+    let rule = json!({"path": "*/natGateways/*", "failOperation": true, "code": "InternalServerError", "message": "boom"});
+    let added = send(&emulator, "POST", "/_emulator/faults", Some(rule)).await;
+    assert_eq!(added.status, StatusCode::CREATED);
+    let accepted = send(
+        &emulator,
+        "PUT",
+        &net("natGateways/nat"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(accepted.status, StatusCode::CREATED);
+    let status_path = accepted.headers["azure-asyncoperation"]
+        .to_str()
+        .unwrap()
+        .trim_start_matches("http://localhost")
+        .to_owned();
+    let status = send(&emulator, "GET", &status_path, None).await;
+    assert_eq!(status.body["status"], "Failed");
+    assert_eq!(status.body["error"]["message"], "boom");
+    let nat = send(&emulator, "GET", &net("natGateways/nat"), None).await;
+    assert_eq!(nat.body["properties"]["provisioningState"], "Failed");
+    assert_eq!(
+        send(&emulator, "DELETE", "/_emulator/faults", None).await.status,
+        StatusCode::NO_CONTENT
+    );
+}
+
+#[tokio::test]
+async fn deleting_the_group_deletes_its_resources() {
+    let emulator = with_network().await;
+    let deleted = send(&emulator, "DELETE", &format!("{RG}?api-version=2021-04-01"), None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED);
+    // The deletion finishes by the next request.
+    let group = send(&emulator, "GET", &format!("{RG}?api-version=2021-04-01"), None).await;
+    assert_eq!(group.status, StatusCode::NOT_FOUND);
+    let gone = send(&emulator, "GET", &net("virtualNetworks/vnet"), None).await;
+    assert_eq!(gone.body["error"]["code"], "ResourceGroupNotFound");
+    assert_eq!(emulator.count("PUT", "Microsoft.Network/virtualNetworks", 201), 1);
+}
