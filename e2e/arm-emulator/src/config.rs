@@ -154,6 +154,36 @@ pub struct Principal {
     pub federated: Vec<FederatedCredential>,
 }
 
+impl Principal {
+    /// Its object id: the configured one, else one derived from the client id.
+    #[must_use]
+    pub fn object_id(&self) -> String {
+        self.object_id
+            .clone()
+            .unwrap_or_else(|| derived_object_id(&self.client_id))
+    }
+}
+
+/// A stable object id for a client id that has none configured: the same client id always gets
+/// the same object id, and it differs from the client id as in Microsoft Entra.
+#[must_use]
+pub fn derived_object_id(client_id: &str) -> String {
+    // FNV-1a over the client id, spread over 16 bytes.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut bytes = [0u8; 16];
+    for (index, byte) in client_id.bytes().chain(*b"object-id").enumerate() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+        bytes[index % 16] ^= hash.to_le_bytes()[index % 8];
+    }
+    for (index, slot) in bytes.iter_mut().enumerate() {
+        *slot ^= hash
+            .rotate_left(u32::try_from(index).unwrap_or(0) * 8)
+            .to_le_bytes()[0];
+    }
+    uuid::Builder::from_random_bytes(bytes).into_uuid().to_string()
+}
+
 /// Trust in tokens of an external issuer, as a federated identity credential grants it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -190,6 +220,16 @@ pub struct ManagedIdentity {
     /// Its tenant.
     #[serde(default = "default_tenant")]
     pub tenant: String,
+}
+
+impl ManagedIdentity {
+    /// Its object id: the configured one, else one derived from the client id.
+    #[must_use]
+    pub fn object_id(&self) -> String {
+        self.object_id
+            .clone()
+            .unwrap_or_else(|| derived_object_id(&self.client_id))
+    }
 }
 
 /// A location (region).

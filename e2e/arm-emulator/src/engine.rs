@@ -498,6 +498,9 @@ fn build(
     let mut doc = Value::Object(doc);
     (resource_type.finish)(&mut doc);
     let state_word = in_progress.unwrap_or("Succeeded");
+    if !resource_type.flavour.provisioning_state {
+        return Ok(doc);
+    }
     if let Some(properties) = doc.get_mut("properties").and_then(Value::as_object_mut) {
         properties.insert("provisioningState".into(), Value::String(state_word.to_owned()));
     } else {
@@ -809,7 +812,8 @@ fn delete(
     let target = place.target();
     if resource_type.delete == Lro::Sync {
         finish_delete(state, &place);
-        return Ok(Answer::empty(StatusCode::OK));
+        // Synchronous deletes answer with what they removed.
+        return Ok(Answer::json(StatusCode::OK, current));
     }
     let running = state.running_operation(
         |completion| matches!(completion, Completion::Delete { target: t } if *t == target),

@@ -27,6 +27,7 @@
 //! - `GET /_emulator/requests`: the last requests (method, path, resource type, status) and the count
 //!   of every request by method, resource type and status since the start or the last reset.
 
+mod admin;
 mod api_versions;
 pub mod config;
 mod engine;
@@ -49,7 +50,6 @@ use axum::body::{Body, Bytes};
 use axum::extract::State as AxumState;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 pub use config::Config;
@@ -125,13 +125,15 @@ impl Emulator {
     /// An emulator with an empty state.
     #[must_use]
     pub fn new(config: Config) -> Self {
-        Self {
+        let emulator = Self {
             config,
             base_url: Arc::new(Mutex::new("http://localhost".into())),
             state: Arc::new(Mutex::new(State::default())),
             skew: Arc::new(Mutex::new(Duration::ZERO)),
             faults: Arc::new(Mutex::new(faults::Faults::default())),
-        }
+        };
+        emulator.seed_built_ins();
+        emulator
     }
 
     /// Moves the emulator's clock forward, as if `by` had passed: operations due by then finish.
@@ -146,14 +148,7 @@ impl Emulator {
     /// The router serving ARM and the operations API.
     pub fn router(&self) -> Router {
         Router::new()
-            .route("/_emulator/health", get(|| async { "ok" }))
-            .route("/_emulator/reset", post(reset))
-            .route("/_emulator/requests", get(requests))
-            .route(
-                "/_emulator/faults",
-                get(list_faults).post(add_fault).delete(clear_faults),
-            )
-            .route("/_emulator/faults/{id}", axum::routing::delete(remove_fault))
+            .merge(admin::routes())
             .fallback(arm)
             .with_state(self.clone())
     }
@@ -409,49 +404,6 @@ async fn arm(
     answer.into_response()
 }
 
-async fn reset(AxumState(emulator): AxumState<Emulator>) -> StatusCode {
-    *emulator.state() = State::default();
-    lock(&emulator.faults).clear();
-    StatusCode::NO_CONTENT
-}
-
-async fn list_faults(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value> {
-    let faults = lock(&emulator.faults);
-    let rules: Vec<Value> = faults
-        .list()
-        .iter()
-        .map(|(id, fault)| json!({ "id": id, "fault": fault }))
-        .collect();
-    axum::Json(json!({ "faults": rules }))
-}
-
-async fn add_fault(AxumState(emulator): AxumState<Emulator>, body: Bytes) -> Response {
-    match serde_json::from_slice::<faults::Fault>(&body) {
-        Ok(fault) => (
-            StatusCode::CREATED,
-            axum::Json(json!({ "id": emulator.add_fault(fault) })),
-        )
-            .into_response(),
-        Err(err) => (StatusCode::BAD_REQUEST, format!("not a fault rule: {err}\n")).into_response(),
-    }
-}
-
-async fn clear_faults(AxumState(emulator): AxumState<Emulator>) -> StatusCode {
-    lock(&emulator.faults).clear();
-    StatusCode::NO_CONTENT
-}
-
-async fn remove_fault(
-    AxumState(emulator): AxumState<Emulator>,
-    axum::extract::Path(id): axum::extract::Path<u64>,
-) -> StatusCode {
-    if lock(&emulator.faults).remove(id) {
-        StatusCode::NO_CONTENT
-    } else {
-        StatusCode::NOT_FOUND
-    }
-}
-
 /// A response body that fails at once, so the server drops the connection mid-answer.
 struct BrokenBody;
 
@@ -467,18 +419,6 @@ impl http_body::Body for BrokenBody {
             "connection dropped by a fault rule",
         ))))
     }
-}
-
-async fn requests(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value> {
-    let state = emulator.state();
-    let counts: Vec<Value> = state
-        .counters
-        .iter()
-        .map(|((method, resource_type, status), count)| {
-            json!({ "method": method, "resourceType": resource_type, "status": status, "count": count })
-        })
-        .collect();
-    axum::Json(json!({ "requests": state.log, "counts": counts }))
 }
 
 /// An emulator serving on a socket.
@@ -515,6 +455,7 @@ pub async fn start(address: SocketAddr, config: Config) -> std::io::Result<Runni
     let address = listener.local_addr()?;
     let emulator = Emulator::new(config);
     emulator.set_base_url(format!("http://{address}"));
+    emulator.seed_resources().map_err(std::io::Error::other)?;
     let router = emulator.router();
     let server = tokio::spawn(async move {
         // The server ends only when the task is aborted; an accept error ends it early.
@@ -537,6 +478,7 @@ pub async fn start_tls(address: SocketAddr, config: Config, tls: &tls::Tls) -> s
     let address = listener.local_addr()?;
     let emulator = Emulator::new(config);
     emulator.set_base_url(format!("https://{address}"));
+    emulator.seed_resources().map_err(std::io::Error::other)?;
     let router = emulator.router();
     let acceptor = tokio_rustls::TlsAcceptor::from(tls.server.clone());
     let server = tokio::spawn(async move {

@@ -11,7 +11,7 @@ use crate::path::resource_group_id;
 use crate::state::{Completion, Operation, Outcome, State, StatusStyle, Stored};
 use crate::{Answer, Emulator};
 
-const TYPE: &str = "Microsoft.Resources/resourceGroups";
+pub(crate) const TYPE: &str = "Microsoft.Resources/resourceGroups";
 
 fn key(subscription: &str, name: &str) -> String {
     resource_group_id(subscription, name).to_ascii_lowercase()

@@ -3,8 +3,10 @@
 //! store (validation, defaults, read-only properties). The generic protocol lives in
 //! [`crate::engine`]; a family module only describes its types.
 
+pub(crate) mod authorization;
 pub(crate) mod embedded;
 pub(crate) mod fields;
+mod identity;
 mod network;
 
 use serde_json::{Map, Value};
@@ -90,7 +92,19 @@ pub(crate) struct Flavour {
     pub(crate) status_segment: &'static str,
     /// Whether resources carry an `etag` (Microsoft.Network's do).
     pub(crate) etag: bool,
+    /// Whether resources show a `provisioningState` (identities and role assignments do not).
+    pub(crate) provisioning_state: bool,
 }
+
+/// Resource providers that finish every write before answering.
+pub(crate) static SYNCHRONOUS: Flavour = Flavour {
+    status: StatusStyle::Plain,
+    creating: "Succeeded",
+    updating: "Succeeded",
+    status_segment: "operations",
+    etag: false,
+    provisioning_state: false,
+};
 
 /// A property Azure fills with the resources referring to this one.
 #[derive(Debug)]
@@ -161,7 +175,11 @@ impl Prepare<'_> {
 
 /// Every type served.
 fn registry() -> impl Iterator<Item = &'static ResourceType> {
-    network::TYPES.iter().copied()
+    network::TYPES
+        .iter()
+        .chain(identity::TYPES)
+        .chain(authorization::TYPES)
+        .copied()
 }
 
 /// The type of a full type name, ignoring case.

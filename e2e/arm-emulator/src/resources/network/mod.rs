@@ -56,6 +56,7 @@ pub(crate) static NETWORK: Flavour = Flavour {
     updating: "Updating",
     status_segment: "operations",
     etag: true,
+    provisioning_state: true,
 };
 
 /// A top-level network resource.

@@ -1,0 +1,265 @@
+//! The operations API under `/_emulator/` (for tests, benchmarks and the sandbox, outside ARM's
+//! paths and unauthenticated): health, reset, the request log, fault rules, snapshots of the whole
+//! state, and an inventory of every resource. Also the start state: built-in role definitions and
+//! the resources the configuration seeds.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State as AxumState;
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use serde_json::{Value, json};
+
+use crate::path::ArmPath;
+use crate::state::{State, Stored};
+use crate::{Emulator, Query, faults, lock, resources};
+
+/// A seeded resource the emulator could not create.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot seed {id}: {problem}")]
+pub struct SeedError {
+    /// The seed's id.
+    pub id: String,
+    /// What ARM answered, or why the id is not a resource.
+    pub problem: String,
+}
+
+/// Why a snapshot could not be restored.
+#[derive(Debug, thiserror::Error)]
+#[error("not an emulator snapshot: {0}")]
+pub struct RestoreError(String);
+
+pub(crate) fn routes() -> Router<Emulator> {
+    Router::new()
+        .route("/_emulator/health", get(|| async { "ok" }))
+        .route("/_emulator/reset", post(reset))
+        .route("/_emulator/requests", get(requests))
+        .route(
+            "/_emulator/faults",
+            get(list_faults).post(add_fault).delete(clear_faults),
+        )
+        .route("/_emulator/faults/{id}", delete(remove_fault))
+        .route("/_emulator/snapshot", get(snapshot).put(restore))
+        .route("/_emulator/inventory", get(inventory))
+}
+
+impl Emulator {
+    /// The built-in role definitions every subscription has.
+    pub(crate) fn seed_built_ins(&self) {
+        let subscriptions: Vec<String> = self.config.subscriptions.iter().map(|s| s.id.clone()).collect();
+        resources::authorization::seed_built_in_roles(&mut self.state(), &subscriptions);
+    }
+
+    /// Creates the configuration's seeded resources, in order, as PUTs with the newest
+    /// api-version would, and marks them seeded.
+    ///
+    /// # Errors
+    /// Names the first seed ARM would refuse, with the answer.
+    pub fn seed_resources(&self) -> Result<(), SeedError> {
+        for seed in &self.config.resources {
+            let fail = |problem: String| SeedError {
+                id: seed.id.clone(),
+                problem,
+            };
+            let arm_path = ArmPath::parse(&seed.id).ok_or_else(|| fail("not an ARM resource id".into()))?;
+            let version = match &arm_path {
+                ArmPath::Resource(id) => {
+                    resources::find(&id.type_name()).and_then(|t| t.api_versions.last().copied())
+                }
+                ArmPath::ResourceGroup { .. } => crate::api_versions::supported(&arm_path.resource_type())
+                    .last()
+                    .copied(),
+                _ => None,
+            }
+            .ok_or_else(|| fail("not a resource type the emulator serves".into()))?;
+            let body = serde_json::to_vec(&seed.body).map_err(|err| fail(err.to_string()))?;
+            let query = Query {
+                api_version: Some(version),
+                skip: 0,
+            };
+            let answer = self
+                .dispatch(
+                    &Method::PUT,
+                    &arm_path,
+                    &seed.id,
+                    &query,
+                    &HeaderMap::new(),
+                    &body,
+                )
+                .map_err(|err| fail(err.to_string()))?;
+            if !answer.status.is_success() {
+                return Err(fail(format!("answered {}", answer.status)));
+            }
+            self.settle();
+            let key = match &arm_path {
+                ArmPath::Resource(id) => id.key(),
+                _ => seed.id.to_ascii_lowercase(),
+            };
+            if let Some(stored) = self.state().resources.get_mut(&key) {
+                stored.seeded = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Finishes every operation in flight.
+    fn settle(&self) {
+        // A year is later than any configured latency.
+        self.state().advance(self.now() + Duration::from_hours(24 * 365));
+    }
+
+    /// Back to the start: the built-ins and the seeds, no operations, no log, no fault rules.
+    ///
+    /// # Errors
+    /// When a seed cannot be created (it could at start, so only if the configuration changed).
+    pub fn reset(&self) -> Result<(), SeedError> {
+        *self.state() = State::default();
+        lock(&self.faults).clear();
+        self.seed_built_ins();
+        self.seed_resources()
+    }
+
+    /// The whole state as JSON: every resource with its type, body and whether it was seeded.
+    /// Operations in flight are finished first.
+    #[must_use]
+    pub fn snapshot(&self) -> Value {
+        self.settle();
+        let state = self.state();
+        let resources: Vec<Value> = state
+            .resources
+            .values()
+            .map(|stored| json!({ "type": stored.type_name, "seeded": stored.seeded, "body": stored.body }))
+            .collect();
+        json!({ "resources": resources })
+    }
+
+    /// Replaces the state with a snapshot.
+    ///
+    /// # Errors
+    /// When the snapshot is not one [`Emulator::snapshot`] made; the state is then unchanged.
+    pub fn restore(&self, snapshot: &Value) -> Result<(), RestoreError> {
+        let items = snapshot["resources"]
+            .as_array()
+            .ok_or_else(|| RestoreError("it has no 'resources' list".into()))?;
+        let mut restored = State::default();
+        for item in items {
+            let type_name = item["type"].as_str().unwrap_or_default();
+            let id = item["body"]["id"].as_str().unwrap_or_default();
+            let type_name = if type_name.eq_ignore_ascii_case(crate::resource_groups::TYPE) {
+                crate::resource_groups::TYPE
+            } else {
+                resources::find(type_name)
+                    .map(|found| found.name)
+                    .ok_or_else(|| {
+                        RestoreError(format!(
+                            "'{type_name}' (of '{id}') is not a type the emulator serves"
+                        ))
+                    })?
+            };
+            if id.is_empty() {
+                return Err(RestoreError("a resource has no body.id".into()));
+            }
+            restored.put_doc(
+                &id.to_ascii_lowercase(),
+                Stored {
+                    type_name,
+                    body: item["body"].clone(),
+                    seeded: item["seeded"].as_bool().unwrap_or(false),
+                    refs: Vec::new(),
+                },
+            );
+        }
+        *self.state() = restored;
+        Ok(())
+    }
+}
+
+async fn reset(AxumState(emulator): AxumState<Emulator>) -> Response {
+    match emulator.reset() {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(err) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{err}\n")).into_response(),
+    }
+}
+
+async fn snapshot(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value> {
+    axum::Json(emulator.snapshot())
+}
+
+async fn restore(AxumState(emulator): AxumState<Emulator>, body: Bytes) -> Response {
+    let restored = serde_json::from_slice::<Value>(&body)
+        .map_err(|err| err.to_string())
+        .and_then(|snapshot| emulator.restore(&snapshot).map_err(|err| err.to_string()));
+    match restored {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(problem) => (StatusCode::BAD_REQUEST, format!("{problem}\n")).into_response(),
+    }
+}
+
+async fn inventory(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value> {
+    let state = emulator.state();
+    let resources: Vec<Value> = state
+        .resources
+        .values()
+        .map(|stored| {
+            json!({
+                "id": stored.body["id"],
+                "type": stored.type_name,
+                "provisioningState": stored.body.pointer("/properties/provisioningState"),
+                "seeded": stored.seeded,
+            })
+        })
+        .collect();
+    axum::Json(json!({ "count": resources.len(), "resources": resources }))
+}
+
+async fn requests(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value> {
+    let state = emulator.state();
+    let counts: Vec<Value> = state
+        .counters
+        .iter()
+        .map(|((method, resource_type, status), count)| {
+            json!({ "method": method, "resourceType": resource_type, "status": status, "count": count })
+        })
+        .collect();
+    axum::Json(json!({ "requests": state.log, "counts": counts }))
+}
+
+async fn list_faults(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value> {
+    let faults = lock(&emulator.faults);
+    let rules: Vec<Value> = faults
+        .list()
+        .iter()
+        .map(|(id, fault)| json!({ "id": id, "fault": fault }))
+        .collect();
+    axum::Json(json!({ "faults": rules }))
+}
+
+async fn add_fault(AxumState(emulator): AxumState<Emulator>, body: Bytes) -> Response {
+    match serde_json::from_slice::<faults::Fault>(&body) {
+        Ok(fault) => (
+            StatusCode::CREATED,
+            axum::Json(json!({ "id": emulator.add_fault(fault) })),
+        )
+            .into_response(),
+        Err(err) => (StatusCode::BAD_REQUEST, format!("not a fault rule: {err}\n")).into_response(),
+    }
+}
+
+async fn clear_faults(AxumState(emulator): AxumState<Emulator>) -> StatusCode {
+    lock(&emulator.faults).clear();
+    StatusCode::NO_CONTENT
+}
+
+async fn remove_fault(
+    AxumState(emulator): AxumState<Emulator>,
+    axum::extract::Path(id): axum::extract::Path<u64>,
+) -> StatusCode {
+    if lock(&emulator.faults).remove(id) {
+        StatusCode::NO_CONTENT
+    } else {
+        StatusCode::NOT_FOUND
+    }
+}

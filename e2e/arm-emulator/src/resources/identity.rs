@@ -1,0 +1,96 @@
+//! Microsoft.ManagedIdentity: user-assigned identities and their federated identity credentials.
+//! Both are written synchronously.
+
+use serde_json::json;
+
+use super::{Flavour, Locality, Lro, Prepare, ResourceType, SYNCHRONOUS, Storage, fields, unchanged};
+use crate::error::ArmError;
+
+const API_VERSIONS: &[&str] = &[
+    "2018-11-30",
+    "2021-09-30-preview",
+    "2022-01-31-preview",
+    "2023-01-31",
+    "2023-07-31-preview",
+    "2024-11-30",
+    "2025-01-31-preview",
+];
+
+const fn synchronous(
+    name: &'static str,
+    location: Locality,
+    prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
+    flavour: &'static Flavour,
+) -> ResourceType {
+    ResourceType {
+        name,
+        api_versions: API_VERSIONS,
+        storage: Storage::Document,
+        location,
+        put: Lro::Sync,
+        delete: Lro::Sync,
+        flavour,
+        in_use_code: "InUseResourceCannotBeDeleted",
+        back_references: &[],
+        prepare,
+        finish: unchanged,
+        since: &[],
+        shown_when_provisioned: &[],
+    }
+}
+
+pub(crate) static USER_ASSIGNED_IDENTITY: ResourceType = synchronous(
+    "Microsoft.ManagedIdentity/userAssignedIdentities",
+    Locality::Regional,
+    prepare_identity,
+    &SYNCHRONOUS,
+);
+
+pub(crate) static FEDERATED_CREDENTIAL: ResourceType = synchronous(
+    "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
+    Locality::Inherited,
+    prepare_federated,
+    &SYNCHRONOUS,
+);
+
+pub(crate) static TYPES: &[&ResourceType] = &[&USER_ASSIGNED_IDENTITY, &FEDERATED_CREDENTIAL];
+
+fn prepare_identity(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    let tenant = prepare
+        .config
+        .subscriptions
+        .iter()
+        .find(|subscription| {
+            prepare
+                .id
+                .subscription
+                .as_deref()
+                .is_some_and(|id| id.eq_ignore_ascii_case(&subscription.id))
+        })
+        .map_or_else(
+            || crate::config::DEFAULT_TENANT.to_owned(),
+            |subscription| subscription.tenant.clone(),
+        );
+    // The identity's service principal exists as long as the resource does: ids stay put.
+    prepare.properties()?.insert("tenantId".into(), json!(tenant));
+    prepare.keep("principalId", || json!(uuid::Uuid::new_v4().to_string()))?;
+    prepare.keep("clientId", || json!(uuid::Uuid::new_v4().to_string()))?;
+    prepare.doc.entry("tags").or_insert_with(|| json!({}));
+    Ok(())
+}
+
+fn prepare_federated(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    let properties = prepare.properties()?.clone();
+    let issuer = fields::required_string(&properties, "issuer", "properties")?;
+    if !issuer.starts_with("https://") {
+        return Err(ArmError::invalid_parameter(
+            "properties.issuer",
+            format!("The issuer '{issuer}' must be an https URL."),
+        ));
+    }
+    fields::required_string(&properties, "subject", "properties")?;
+    if fields::strings(&properties, "audiences", "properties")?.is_empty() {
+        return Err(fields::missing("properties.audiences"));
+    }
+    Ok(())
+}

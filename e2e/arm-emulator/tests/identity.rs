@@ -1,0 +1,291 @@
+//! Managed identities, role assignments and definitions, seeded resources, snapshots and the
+//! inventory.
+
+#![expect(clippy::unwrap_used, reason = "a failed request fails the test")]
+
+use arm_emulator::Emulator;
+use arm_emulator::config::{Config, SeedResource};
+use axum::body::{Body, to_bytes};
+use axum::http::{Request, StatusCode};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+const SUB: &str = "/subscriptions/00000000-0000-0000-0000-000000000000";
+const RG: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/ids";
+const CONTRIBUTOR: &str = "b24988ac-6180-42a0-ab88-20f7382dd24c";
+
+async fn send(emulator: &Emulator, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+    let request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json")
+        .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
+        .unwrap();
+    let response = emulator.router().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+    };
+    (status, body)
+}
+
+fn identity_url(name: &str) -> String {
+    format!("{RG}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}?api-version=2023-01-31")
+}
+
+fn assignment_url(name: &str) -> String {
+    format!("{RG}/providers/Microsoft.Authorization/roleAssignments/{name}?api-version=2022-04-01")
+}
+
+fn assignment(principal: &str, role: &str) -> Value {
+    json!({"properties": {"principalId": principal, "roleDefinitionId": format!("{SUB}/providers/Microsoft.Authorization/roleDefinitions/{role}")}})
+}
+
+async fn with_group() -> Emulator {
+    let emulator = Emulator::new(Config::default());
+    let (status, _) = send(
+        &emulator,
+        "PUT",
+        &format!("{RG}?api-version=2021-04-01"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    emulator
+}
+
+#[tokio::test]
+async fn identities_get_stable_principals_that_roles_can_be_assigned_to() {
+    let emulator = with_group().await;
+    let (status, identity) = send(
+        &emulator,
+        "PUT",
+        &identity_url("capz"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let principal = identity["properties"]["principalId"].as_str().unwrap().to_owned();
+    assert!(uuid::Uuid::parse_str(&principal).is_ok());
+    assert!(identity["properties"].get("provisioningState").is_none());
+    let (status, again) = send(
+        &emulator,
+        "PUT",
+        &identity_url("capz"),
+        Some(json!({"location": "westeurope", "tags": {"a": "b"}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(again["properties"]["principalId"], principal.as_str());
+
+    let (status, refused) = send(
+        &emulator,
+        "PUT",
+        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
+        Some(assignment("11111111-2222-3333-4444-555555555555", CONTRIBUTOR)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(refused["error"]["code"], "PrincipalNotFound");
+    let (_, refused) = send(
+        &emulator,
+        "PUT",
+        &assignment_url("not-a-guid"),
+        Some(assignment(&principal, CONTRIBUTOR)),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], "InvalidRoleAssignmentId");
+    let (_, refused) = send(
+        &emulator,
+        "PUT",
+        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
+        Some(assignment(&principal, "00000000-1111-2222-3333-444444444444")),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], "RoleDefinitionDoesNotExist");
+
+    let (status, created) = send(
+        &emulator,
+        "PUT",
+        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
+        Some(assignment(&principal, CONTRIBUTOR)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["properties"]["scope"], RG);
+    assert_eq!(created["properties"]["principalType"], "ServicePrincipal");
+    let (status, duplicate) = send(
+        &emulator,
+        "PUT",
+        &assignment_url("0f8fad5b-d9cb-469f-a165-70867728950e"),
+        Some(assignment(&principal, CONTRIBUTOR)),
+    )
+    .await;
+    assert_eq!(
+        (status, duplicate["error"]["code"].as_str()),
+        (StatusCode::CONFLICT, Some("RoleAssignmentExists"))
+    );
+
+    let (status, listed) = send(
+        &emulator,
+        "GET",
+        &format!("{SUB}/providers/Microsoft.Authorization/roleAssignments?api-version=2022-04-01"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(listed["value"].as_array().map(Vec::len), Some(1));
+    let (status, deleted) = send(
+        &emulator,
+        "DELETE",
+        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(deleted["properties"]["principalId"], principal.as_str());
+    let (status, _) = send(
+        &emulator,
+        "DELETE",
+        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+}
+
+#[tokio::test]
+async fn built_in_roles_exist_in_every_subscription_and_the_tenant() {
+    let emulator = Emulator::new(Config::default());
+    for scope in [SUB, ""] {
+        let (status, role) = send(&emulator, "GET", &format!("{scope}/providers/Microsoft.Authorization/roleDefinitions/{CONTRIBUTOR}?api-version=2022-04-01"), None).await;
+        assert_eq!(status, StatusCode::OK, "{scope}");
+        assert_eq!(role["properties"]["roleName"], "Contributor");
+    }
+}
+
+#[tokio::test]
+async fn federated_credentials_need_an_https_issuer_subject_and_audience() {
+    let emulator = with_group().await;
+    send(
+        &emulator,
+        "PUT",
+        &identity_url("wi"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    let url = format!(
+        "{RG}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/wi/federatedIdentityCredentials/capz?api-version=2023-01-31"
+    );
+    let (status, refused) = send(&emulator, "PUT", &url, Some(json!({"properties": {"issuer": "http://insecure", "subject": "s", "audiences": ["api://AzureADTokenExchange"]}}))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("properties.issuer")
+    );
+    let body = json!({"properties": {"issuer": "https://issuer.example", "subject": "system:serviceaccount:capz-system:capz-manager", "audiences": ["api://AzureADTokenExchange"]}});
+    let (status, created) = send(&emulator, "PUT", &url, Some(body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let (status, _) = send(
+        &emulator,
+        "PUT",
+        &url.replace("/wi/", "/missing/"),
+        Some(json!({"properties": {}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn seeds_snapshots_and_the_inventory() {
+    let config = Config {
+        resources: vec![
+            SeedResource {
+                id: RG.into(),
+                body: json!({"location": "westeurope"}),
+            },
+            SeedResource {
+                id: format!("{RG}/providers/Microsoft.Network/virtualNetworks/existing"),
+                body: json!({"location": "westeurope", "properties": {"addressSpace": {"addressPrefixes": ["10.1.0.0/16"]}}}),
+            },
+        ],
+        ..Config::default()
+    };
+    let emulator = Emulator::new(config.clone());
+    emulator.seed_resources().unwrap();
+    let (_, vnet) = send(
+        &emulator,
+        "GET",
+        &format!("{RG}/providers/Microsoft.Network/virtualNetworks/existing?api-version=2024-05-01"),
+        None,
+    )
+    .await;
+    assert_eq!(vnet["properties"]["provisioningState"], "Succeeded");
+    send(
+        &emulator,
+        "PUT",
+        &identity_url("made"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+
+    let (_, inventory) = send(&emulator, "GET", "/_emulator/inventory", None).await;
+    let entries = inventory["resources"].as_array().unwrap();
+    let seeded_network = entries
+        .iter()
+        .find(|entry| entry["id"].as_str().unwrap().ends_with("/existing"))
+        .unwrap();
+    assert_eq!(seeded_network["seeded"], true);
+    let made = entries
+        .iter()
+        .find(|entry| entry["id"].as_str().unwrap().ends_with("/made"))
+        .unwrap();
+    assert_eq!(made["seeded"], false);
+
+    let (_, snapshot) = send(&emulator, "GET", "/_emulator/snapshot", None).await;
+    let copy = Emulator::new(Config::default());
+    let (status, _) = send(&copy, "PUT", "/_emulator/snapshot", Some(snapshot)).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, restored) = send(&copy, "GET", &identity_url("made"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(restored["name"], "made");
+    let (status, _) = send(
+        &copy,
+        "PUT",
+        "/_emulator/snapshot",
+        Some(json!({"resources": [{"type": "Microsoft.Nope/things", "body": {"id": "/x"}}]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    let (status, _) = send(&emulator, "POST", "/_emulator/reset", None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _) = send(&emulator, "GET", &identity_url("made"), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = send(
+        &emulator,
+        "GET",
+        &format!("{RG}/providers/Microsoft.Network/virtualNetworks/existing?api-version=2024-05-01"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+
+    let broken = Emulator::new(Config {
+        resources: vec![SeedResource {
+            id: format!("{RG}/providers/Microsoft.Network/virtualNetworks/orphan"),
+            body: json!({"location": "westeurope"}),
+        }],
+        ..Config::default()
+    });
+    let err = broken.seed_resources().unwrap_err().to_string();
+    assert!(
+        err.contains("orphan") && err.contains("ResourceGroupNotFound"),
+        "{err}"
+    );
+}
