@@ -235,7 +235,15 @@ fn default_federated_audience() -> String {
 }
 
 fn default_locations() -> Vec<Location> {
-    let zoned = ["eastus", "eastus2", "westus2", "westus3", "westeurope", "northeurope", "uksouth"];
+    let zoned = [
+        "eastus",
+        "eastus2",
+        "westus2",
+        "westus3",
+        "westeurope",
+        "northeurope",
+        "uksouth",
+    ];
     let unzoned = ["westus", "centralus", "westcentralus", "northcentralus"];
     zoned
         .iter()
@@ -291,7 +299,7 @@ mod tests {
     fn durations_read_as_people_write_them() {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_mins(2)));
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("3h").is_err());
     }
@@ -303,8 +311,14 @@ mod tests {
         )
         .unwrap();
         assert!(config.rbac);
-        assert_eq!(config.latency("microsoft.compute/virtualmachines"), Duration::from_secs(20));
-        assert_eq!(config.latency("Microsoft.Network/virtualNetworks"), Duration::from_secs(2));
+        assert_eq!(
+            config.latency("microsoft.compute/virtualmachines"),
+            Duration::from_secs(20)
+        );
+        assert_eq!(
+            config.latency("Microsoft.Network/virtualNetworks"),
+            Duration::from_secs(2)
+        );
         assert_eq!(config.subscriptions.len(), 1);
         assert!(Config::from_yaml("").is_ok());
     }

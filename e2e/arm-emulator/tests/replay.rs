@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use arm_emulator::config::DEFAULT_CLIENT_ID;
 use arm_emulator::{Config, Emulator};
 use axum::body::{Body, to_bytes};
 use axum::http::{Request, StatusCode};
@@ -129,6 +130,8 @@ async fn replay(file: &Path) -> (usize, Vec<String>) {
         operation_latency: Duration::from_secs(5),
         ..Config::default()
     });
+    // The recordings' clients were signed in; every replayed call carries a token.
+    let bearer = format!("Bearer {}", emulator.access_token(DEFAULT_CLIENT_ID).unwrap());
     let mut operation_url: Option<String> = None;
     let mut mismatches = Vec::new();
     let recorded = interactions(file);
@@ -147,6 +150,7 @@ async fn replay(file: &Path) -> (usize, Vec<String>) {
             .method(interaction.method.as_str())
             .uri(&target)
             .header("content-type", "application/json")
+            .header("authorization", &bearer)
             .body(Body::from(interaction.body.clone()))
             .unwrap();
         let response = emulator.router().oneshot(request).await.unwrap();
