@@ -164,24 +164,21 @@ impl Principal {
     }
 }
 
-/// A stable object id for a client id that has none configured: the same client id always gets
-/// the same object id, and it differs from the client id as in Microsoft Entra.
+/// The namespace of the name-based UUIDs derived from client ids.
+const OBJECT_ID_NAMESPACE: uuid::Uuid = uuid::uuid!("6c1f8e0a-3d2b-4b7e-9a51-0e4c2f7d9b13");
+
+/// The object id of a client id that has none configured: the version 5 UUID of the lower-cased
+/// client id in the emulator's namespace (SHA-1 of namespace and name, as RFC 9562 defines it).
+/// The same client id always gets the same object id, and it differs from the client id as in
+/// Microsoft Entra.
 #[must_use]
 pub fn derived_object_id(client_id: &str) -> String {
-    // FNV-1a over the client id, spread over 16 bytes.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut bytes = [0u8; 16];
-    for (index, byte) in client_id.bytes().chain(*b"object-id").enumerate() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-        bytes[index % 16] ^= hash.to_le_bytes()[index % 8];
-    }
-    for (index, slot) in bytes.iter_mut().enumerate() {
-        *slot ^= hash
-            .rotate_left(u32::try_from(index).unwrap_or(0) * 8)
-            .to_le_bytes()[0];
-    }
-    uuid::Builder::from_random_bytes(bytes).into_uuid().to_string()
+    let mut input = OBJECT_ID_NAMESPACE.as_bytes().to_vec();
+    input.extend(client_id.to_ascii_lowercase().bytes());
+    let digest = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, &input);
+    let mut bytes = [0; 16];
+    bytes.copy_from_slice(digest.as_ref().get(..16).unwrap_or(&[0; 16]));
+    uuid::Builder::from_sha1_bytes(bytes).into_uuid().to_string()
 }
 
 /// Trust in tokens of an external issuer, as a federated identity credential grants it.
@@ -361,6 +358,20 @@ mod tests {
         );
         assert_eq!(config.subscriptions.len(), 1);
         assert!(Config::from_yaml("").is_ok());
+    }
+
+    #[test]
+    fn derived_object_ids_are_stable_version_5_uuids() {
+        let id = super::derived_object_id("11111111-1111-1111-1111-111111111111");
+        assert_eq!(
+            id,
+            super::derived_object_id("11111111-1111-1111-1111-111111111111".to_uppercase().as_str())
+        );
+        assert_ne!(
+            id,
+            super::derived_object_id("22222222-2222-2222-2222-222222222222")
+        );
+        assert_eq!(uuid::Uuid::parse_str(&id).unwrap().get_version_num(), 5);
     }
 
     #[test]

@@ -19,18 +19,40 @@
 //! Every ARM answer carries `x-ms-request-id` and `x-ms-correlation-request-id` (the client's, when it
 //! sent one).
 //!
+//! # Microsoft Entra ID, IMDS and cloud metadata
+//!
+//! Every ARM call needs `Authorization: Bearer <token>` with a token the emulator issued (401
+//! `AuthenticationFailed`, `InvalidAuthenticationToken`, `InvalidAuthenticationTokenAudience`,
+//! `InvalidAuthenticationTokenTenant` or `ExpiredAuthenticationToken` otherwise, with ARM's
+//! `WWW-Authenticate` challenge). The emulator plays Entra ID well enough for MSAL and the Azure
+//! SDKs' identity libraries, with the emulator registered as a custom cloud:
+//! - `POST /{tenant}/oauth2/v2.0/token` (and v1 `/{tenant}/oauth2/token`): client credentials with
+//!   the client secret, certificate-signed assertion or federated token of a configured principal;
+//! - `GET /{tenant}/v2.0/.well-known/openid-configuration` (and v1), `/{tenant}/discovery/v2.0/keys`,
+//!   `/common/discovery/instance`: the documents MSAL reads first;
+//! - `GET /metadata/identity/oauth2/token`: managed identity tokens as IMDS serves them, also on a
+//!   plain-HTTP socket of its own with [`start_imds`];
+//! - `GET /metadata/endpoints`: ARM's cloud metadata, naming the emulator as resource manager and
+//!   login endpoint.
+//!
+//! Tests get a token without HTTP with [`Emulator::access_token`].
+//!
 //! # Operations API
 //!
 //! Outside the ARM paths, under `/_emulator/`:
 //! - `GET /_emulator/health`: `ok` once the emulator serves;
 //! - `POST /_emulator/reset`: forget every resource, operation and logged request;
-//! - `GET /_emulator/requests`: the last requests (method, path, resource type, status) and the count
-//!   of every request by method, resource type and status since the start or the last reset.
+//! - `GET /_emulator/requests`: the last requests (method, path, resource type, status, caller) and
+//!   the count of every request by method, resource type and status since the start or the last
+//!   reset.
+//!
+//! The operations API, the Entra endpoints and IMDS need no token.
 
 mod admin;
 mod api_versions;
 pub mod config;
 mod engine;
+mod entra;
 mod error;
 pub mod faults;
 mod ip;
@@ -43,7 +65,7 @@ pub mod tls;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -53,6 +75,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 pub use config::Config;
+pub use entra::Caller;
+pub use entra::imds::{RunningImds, start_imds};
 pub use error::ArmError;
 pub use state::LoggedRequest;
 
@@ -65,6 +89,7 @@ pub struct Emulator {
     config: Config,
     base_url: Arc<Mutex<String>>,
     state: Arc<Mutex<State>>,
+    entra: Arc<entra::Entra>,
     /// How far the emulator's clock runs ahead of the real one; tests move it forward instead of
     /// waiting for operations to finish.
     skew: Arc<Mutex<Duration>>,
@@ -126,6 +151,7 @@ impl Emulator {
     #[must_use]
     pub fn new(config: Config) -> Self {
         let emulator = Self {
+            entra: Arc::new(entra::Entra::new(&config)),
             config,
             base_url: Arc::new(Mutex::new("http://localhost".into())),
             state: Arc::new(Mutex::new(State::default())),
@@ -145,10 +171,16 @@ impl Emulator {
         Instant::now() + *lock(&self.skew)
     }
 
+    /// The emulator's calendar time, moved forward like [`Self::now`]; tokens are stamped with it.
+    pub(crate) fn wall_clock(&self) -> SystemTime {
+        SystemTime::now() + *lock(&self.skew)
+    }
+
     /// The router serving ARM and the operations API.
     pub fn router(&self) -> Router {
         Router::new()
             .merge(admin::routes())
+            .merge(entra::routes())
             .fallback(arm)
             .with_state(self.clone())
     }
@@ -372,7 +404,7 @@ async fn arm(
     if effect.drop_connection {
         return Response::new(Body::new(BrokenBody));
     }
-    let (mut answer, resource_type) = match effect.answer {
+    let (mut answer, resource_type, caller) = match effect.answer {
         Some(error) => {
             let resource_type =
                 ArmPath::parse(&path).map_or_else(|| "-".to_owned(), |arm_path| arm_path.resource_type());
@@ -383,15 +415,28 @@ async fn arm(
                     .headers
                     .push(("retry-after", emulator.config.retry_after_seconds.to_string()));
             }
-            (answer, resource_type)
+            (answer, resource_type, None)
         }
-        None => emulator.answer(&method, &path, &Query::from_pairs(&query), &headers, &body),
+        // Every ARM call needs a token; a refused one is answered before its path is looked at.
+        None => match emulator.authenticate(&path, &headers) {
+            Ok(caller) => {
+                let (answer, resource_type) =
+                    emulator.answer(&method, &path, &Query::from_pairs(&query), &headers, &body);
+                (answer, resource_type, Some(caller))
+            }
+            Err(refusal) => {
+                let mut answer = refusal.error.into_answer();
+                answer.headers.push(("www-authenticate", refusal.challenge));
+                (answer, "-".to_owned(), None)
+            }
+        },
     };
     emulator.state().record(LoggedRequest {
         method: method.as_str().to_owned(),
         path,
         resource_type,
         status: answer.status.as_u16(),
+        caller,
     });
     let correlation = headers
         .get("x-ms-correlation-request-id")

@@ -161,6 +161,8 @@ pub struct LoggedRequest {
     pub resource_type: String,
     /// HTTP status of the answer.
     pub status: u16,
+    /// Who made the call; absent when it was refused for want of a valid token.
+    pub caller: Option<crate::Caller>,
 }
 
 /// How many requests the log keeps; older ones only remain in the counters.

@@ -1,38 +1,26 @@
-//! Timestamps as ARM writes them (RFC 3339, UTC), without a date-time dependency.
+//! Timestamps as ARM writes them in resource bodies and operation statuses.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// `2026-11-21T09:30:00.1234567Z`: seconds with seven fractional digits, as Azure writes them.
+use time::OffsetDateTime;
+
+/// `2026-11-21T09:30:00.1234567Z`: UTC, seconds with seven fractional digits, as Azure writes them.
 pub(crate) fn rfc3339(time: SystemTime) -> String {
     let since_epoch = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let seconds = since_epoch.as_secs();
-    let (days, of_day) = (seconds / 86_400, seconds % 86_400);
-    let (year, month, day) = civil_from_days(days);
+    let seconds = i64::try_from(since_epoch.as_secs()).unwrap_or(i64::MAX);
+    let Ok(t) = OffsetDateTime::from_unix_timestamp(seconds) else {
+        return seconds.to_string();
+    };
     format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:07}Z",
-        of_day / 3600,
-        of_day % 3600 / 60,
-        of_day % 60,
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:07}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
         since_epoch.subsec_nanos() / 100
     )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let day_of_era = z % 146_097;
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    };
-    let year = era * 400 + year_of_era + u64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]

@@ -10,6 +10,16 @@ use axum::http::{Request, StatusCode};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
+/// A token of the default principal, as every ARM call needs one.
+fn bearer(emulator: &Emulator) -> String {
+    format!(
+        "Bearer {}",
+        emulator
+            .access_token(arm_emulator::config::DEFAULT_CLIENT_ID)
+            .unwrap()
+    )
+}
+
 const SUB: &str = "/subscriptions/00000000-0000-0000-0000-000000000000";
 const RG: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/ids";
 const CONTRIBUTOR: &str = "b24988ac-6180-42a0-ab88-20f7382dd24c";
@@ -19,6 +29,7 @@ async fn send(emulator: &Emulator, method: &str, uri: &str, body: Option<Value>)
         .method(method)
         .uri(uri)
         .header("content-type", "application/json")
+        .header("authorization", bearer(emulator))
         .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
         .unwrap();
     let response = emulator.router().oneshot(request).await.unwrap();

@@ -11,6 +11,16 @@ use axum::http::{Request, StatusCode};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
+/// A token of the default principal, as every ARM call needs one.
+fn bearer(emulator: &Emulator) -> String {
+    format!(
+        "Bearer {}",
+        emulator
+            .access_token(arm_emulator::config::DEFAULT_CLIENT_ID)
+            .unwrap()
+    )
+}
+
 const RG: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/net";
 const NET: &str = "api-version=2024-05-01";
 
@@ -36,7 +46,8 @@ async fn send_with(
     let mut request = Request::builder()
         .method(method)
         .uri(uri)
-        .header("content-type", "application/json");
+        .header("content-type", "application/json")
+        .header("authorization", bearer(emulator));
     for (name, value) in headers {
         request = request.header(*name, *value);
     }

@@ -16,6 +16,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use arm_emulator::config::DEFAULT_CLIENT_ID;
 use arm_emulator::{Config, Emulator};
 use axum::body::{Body, to_bytes};
 use axum::http::{Request, StatusCode};
@@ -211,6 +212,8 @@ async fn replay(file: &Path) -> (usize, Vec<String>) {
         .into(),
         ..Config::default()
     });
+    // The recordings' clients were signed in; every replayed call carries a token.
+    let bearer = format!("Bearer {}", emulator.access_token(DEFAULT_CLIENT_ID).unwrap());
     // Recorded operation URLs -> the emulator's URLs for the same operations.
     let mut operation_urls: HashMap<String, String> = HashMap::new();
     let mut mismatches = Vec::new();
@@ -232,6 +235,7 @@ async fn replay(file: &Path) -> (usize, Vec<String>) {
             .method(interaction.method.as_str())
             .uri(&target)
             .header("content-type", "application/json")
+            .header("authorization", &bearer)
             .body(Body::from(interaction.body.clone()))
             .unwrap();
         let response = emulator.router().oneshot(request).await.unwrap();

@@ -2,6 +2,7 @@
 
 #![expect(clippy::unwrap_used, reason = "a failed request fails the test")]
 
+use arm_emulator::config::DEFAULT_CLIENT_ID;
 use arm_emulator::{Config, Emulator};
 use axum::body::{Body, to_bytes};
 use axum::http::{Request, StatusCode};
@@ -18,11 +19,17 @@ struct Reply {
     body: Value,
 }
 
+/// `Authorization` for the default principal: every ARM call needs a token.
+fn bearer(emulator: &Emulator) -> String {
+    format!("Bearer {}", emulator.access_token(DEFAULT_CLIENT_ID).unwrap())
+}
+
 async fn send(emulator: &Emulator, method: &str, uri: &str, body: Option<Value>) -> Reply {
     let request = Request::builder()
         .method(method)
         .uri(uri)
         .header("content-type", "application/json")
+        .header("authorization", bearer(emulator))
         .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
         .unwrap();
     let response = emulator.router().oneshot(request).await.unwrap();
@@ -273,6 +280,7 @@ async fn bad_requests_get_arm_errors_naming_the_problem() {
     let request = Request::builder()
         .method("PUT")
         .uri(format!("{GROUP}?{V}"))
+        .header("authorization", bearer(&emulator))
         .body(Body::from("{not json"))
         .unwrap();
     let response = emulator.router().oneshot(request).await.unwrap();

@@ -1,13 +1,18 @@
 //! Serves the ARM emulator until interrupted.
 //!
-//! Usage: `arm-emulator [--listen ADDRESS] [--ca-file PATH] [--name DNS-NAME]... [--plain-http]`
+//! Usage: `arm-emulator [--listen ADDRESS] [--ca-file PATH] [--name DNS-NAME]... [--plain-http]
+//! [--config PATH] [--imds-listen ADDRESS]`
 //!
 //! - `--listen`: the address to serve on (default `127.0.0.1:8443`);
 //! - `--ca-file`: where to write the PEM certificate of the CA clients must trust (default
 //!   `arm-emulator-ca.pem` in the current directory);
 //! - `--name`: an extra host name the server certificate is valid for (besides `localhost`,
 //!   `127.0.0.1` and `::1`); repeatable;
-//! - `--plain-http`: serve HTTP instead of HTTPS (clients that insist on HTTPS will refuse it).
+//! - `--plain-http`: serve HTTP instead of HTTPS (clients that insist on HTTPS will refuse it);
+//! - `--config`: a YAML (or JSON) configuration file: tenants, subscriptions, principals, managed
+//!   identities and the rest of [`Config`] (default: the built-in configuration);
+//! - `--imds-listen`: also serve the managed identity endpoint of IMDS over plain HTTP on this
+//!   address, as Azure does at `169.254.169.254:80`.
 //!
 //! When it serves, it prints one line: its base URL.
 
@@ -22,6 +27,8 @@ struct Options {
     ca_file: PathBuf,
     names: Vec<String>,
     plain_http: bool,
+    config: Option<PathBuf>,
+    imds_listen: Option<SocketAddr>,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -30,6 +37,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         ca_file: PathBuf::from("arm-emulator-ca.pem"),
         names: Vec::new(),
         plain_http: false,
+        config: None,
+        imds_listen: None,
     };
     while let Some(arg) = args.next() {
         let mut value = |flag: &str| args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -41,6 +50,11 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--ca-file" => options.ca_file = PathBuf::from(value("--ca-file")?),
             "--name" => options.names.push(value("--name")?),
             "--plain-http" => options.plain_http = true,
+            "--config" => options.config = Some(PathBuf::from(value("--config")?)),
+            "--imds-listen" => {
+                let raw = value("--imds-listen")?;
+                options.imds_listen = Some(raw.parse().map_err(|err| format!("--imds-listen {raw}: {err}"))?);
+            }
             other => return Err(format!("unexpected argument {other}")),
         }
     }
@@ -53,13 +67,27 @@ async fn main() -> ExitCode {
         Ok(options) => options,
         Err(problem) => {
             eprintln!(
-                "arm-emulator: {problem}\nusage: arm-emulator [--listen ADDRESS] [--ca-file PATH] [--name DNS-NAME]... [--plain-http]"
+                "arm-emulator: {problem}\nusage: arm-emulator [--listen ADDRESS] [--ca-file PATH] [--name DNS-NAME]... \
+                 [--plain-http] [--config PATH] [--imds-listen ADDRESS]"
             );
             return ExitCode::from(2);
         }
     };
+    let config = match &options.config {
+        None => Config::default(),
+        Some(path) => match std::fs::read_to_string(path)
+            .map_err(|err| err.to_string())
+            .and_then(|text| Config::from_yaml(&text).map_err(|err| err.to_string()))
+        {
+            Ok(config) => config,
+            Err(err) => {
+                eprintln!("arm-emulator: {}: {err}", path.display());
+                return ExitCode::FAILURE;
+            }
+        },
+    };
     let started = if options.plain_http {
-        arm_emulator::start(options.listen, Config::default()).await
+        arm_emulator::start(options.listen, config).await
     } else {
         let tls = match Tls::generate(&options.names) {
             Ok(tls) => tls,
@@ -75,7 +103,7 @@ async fn main() -> ExitCode {
             );
             return ExitCode::FAILURE;
         }
-        arm_emulator::start_tls(options.listen, Config::default(), &tls).await
+        arm_emulator::start_tls(options.listen, config, &tls).await
     };
     let running = match started {
         Ok(running) => running,
@@ -83,6 +111,17 @@ async fn main() -> ExitCode {
             eprintln!("arm-emulator: cannot listen on {}: {err}", options.listen);
             return ExitCode::FAILURE;
         }
+    };
+    // Kept until the end of `main`: dropping it stops the IMDS listener.
+    let _imds = match options.imds_listen {
+        None => None,
+        Some(address) => match arm_emulator::start_imds(address, &running.emulator).await {
+            Ok(imds) => Some(imds),
+            Err(err) => {
+                eprintln!("arm-emulator: cannot serve IMDS on {address}: {err}");
+                return ExitCode::FAILURE;
+            }
+        },
     };
     println!("{}", running.base_url());
     if let Err(err) = tokio::signal::ctrl_c().await {
