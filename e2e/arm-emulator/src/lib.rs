@@ -57,6 +57,7 @@ mod error;
 pub mod faults;
 mod ip;
 mod path;
+mod rbac;
 mod resource_groups;
 mod resources;
 mod state;
@@ -420,8 +421,10 @@ async fn arm(
         // Every ARM call needs a token; a refused one is answered before its path is looked at.
         None => match emulator.authenticate(&path, &headers) {
             Ok(caller) => {
-                let (answer, resource_type) =
-                    emulator.answer(&method, &path, &Query::from_pairs(&query), &headers, &body);
+                let (answer, resource_type) = match emulator.authorize(&caller, &method, &path) {
+                    Ok(()) => emulator.answer(&method, &path, &Query::from_pairs(&query), &headers, &body),
+                    Err(refused) => (refused.into_answer(), "-".to_owned()),
+                };
                 (answer, resource_type, Some(caller))
             }
             Err(refusal) => {

@@ -300,3 +300,88 @@ async fn seeds_snapshots_and_the_inventory() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn rbac_mode_needs_a_role_assignment_covering_the_scope() {
+    use arm_emulator::config::{DEFAULT_TENANT, Principal};
+    let principal = |client_id: &str| Principal {
+        client_id: client_id.into(),
+        tenant: DEFAULT_TENANT.into(),
+        object_id: None,
+        secret: Some("s".into()),
+        certificate: None,
+        federated: Vec::new(),
+    };
+    let admin = principal("aaaaaaaa-0000-0000-0000-000000000001");
+    let reader = principal("aaaaaaaa-0000-0000-0000-000000000002");
+    let owner = "8e3af657-a8ff-443c-a75c-2fe8c4bcb635";
+    let emulator = Emulator::new(Config {
+        rbac: true,
+        resources: vec![SeedResource {
+            id: format!(
+                "{SUB}/providers/Microsoft.Authorization/roleAssignments/3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+            ),
+            body: assignment(&admin.object_id(), owner),
+        }],
+        principals: vec![admin.clone(), reader.clone()],
+        ..Config::default()
+    });
+    emulator.seed_resources().unwrap();
+    let call = |who: &Principal, method: &'static str, uri: String, body: Option<Value>| {
+        let token = emulator.access_token(&who.client_id).unwrap();
+        let emulator = emulator.clone();
+        async move {
+            let request = Request::builder()
+                .method(method)
+                .uri(uri)
+                .header("content-type", "application/json")
+                .header("authorization", format!("Bearer {token}"))
+                .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
+                .unwrap();
+            let response = emulator.router().oneshot(request).await.unwrap();
+            let status = response.status();
+            let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+            (
+                status,
+                serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null),
+            )
+        }
+    };
+    let group = format!("{RG}?api-version=2021-04-01");
+    let (status, refused) = call(
+        &reader,
+        "PUT",
+        group.clone(),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(refused["error"]["code"], "AuthorizationFailed");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Microsoft.Resources/subscriptions/resourceGroups/write")
+    );
+    let (status, _) = call(
+        &admin,
+        "PUT",
+        group.clone(),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let reader_role = "acdd72a7-3b69-4d06-9a3f-71a6b8f0b8b8";
+    let (status, _) = call(
+        &admin,
+        "PUT",
+        assignment_url("6ba7b810-9dad-11d1-80b4-00c04fd430c8"),
+        Some(assignment(&reader.object_id(), reader_role)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, _) = call(&reader, "GET", group.clone(), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = call(&reader, "DELETE", group, None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}

@@ -312,3 +312,11 @@ fn prepare_definition(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         .or_insert_with(|| json!([scope]));
     Ok(())
 }
+
+/// Whether `actions` (less `not_actions`) allow `operation`, as Azure RBAC matches them:
+/// case-insensitive, `*` standing for any run of characters.
+pub(crate) fn permits(actions: &[&str], not_actions: &[&str], operation: &str) -> bool {
+    let operation = operation.to_ascii_lowercase();
+    let matches = |pattern: &&str| crate::faults::glob(&pattern.to_ascii_lowercase(), &operation);
+    actions.iter().any(matches) && !not_actions.iter().any(matches)
+}
