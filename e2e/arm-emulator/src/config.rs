@@ -46,6 +46,8 @@ pub struct Config {
     pub quotas: Vec<Quota>,
     /// The range static public IP addresses are allocated from.
     pub public_ip_pool: String,
+    /// Request limits per principal (token buckets for reads, writes and deletes).
+    pub rate_limits: crate::throttle::RateLimits,
     /// When on, every ARM call needs a role assignment granting the caller the scope (403
     /// `AuthorizationFailed` otherwise).
     pub rbac: bool,
@@ -80,6 +82,7 @@ impl Default for Config {
             locations: default_locations(),
             quotas: Vec::new(),
             public_ip_pool: "20.0.0.0/12".into(),
+            rate_limits: crate::throttle::RateLimits::default(),
             rbac: false,
             resources: Vec::new(),
         }

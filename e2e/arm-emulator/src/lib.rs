@@ -61,6 +61,7 @@ mod rbac;
 mod resource_groups;
 mod resources;
 mod state;
+pub mod throttle;
 mod time;
 pub mod tls;
 
@@ -95,6 +96,7 @@ pub struct Emulator {
     /// waiting for operations to finish.
     skew: Arc<Mutex<Duration>>,
     faults: Arc<Mutex<faults::Faults>>,
+    throttle: Arc<Mutex<throttle::Throttle>>,
 }
 
 /// An answer before the common ARM headers are added.
@@ -158,6 +160,7 @@ impl Emulator {
             state: Arc::new(Mutex::new(State::default())),
             skew: Arc::new(Mutex::new(Duration::ZERO)),
             faults: Arc::new(Mutex::new(faults::Faults::default())),
+            throttle: Arc::new(Mutex::new(throttle::Throttle::default())),
         };
         emulator.seed_built_ins();
         emulator
@@ -421,10 +424,28 @@ async fn arm(
         // Every ARM call needs a token; a refused one is answered before its path is looked at.
         None => match emulator.authenticate(&path, &headers) {
             Ok(caller) => {
-                let (answer, resource_type) = match emulator.authorize(&caller, &method, &path) {
-                    Ok(()) => emulator.answer(&method, &path, &Query::from_pairs(&query), &headers, &body),
-                    Err(refused) => (refused.into_answer(), "-".to_owned()),
-                };
+                let allowance = lock(&emulator.throttle).take(
+                    &emulator.config.rate_limits,
+                    &caller.object_id,
+                    &method,
+                    emulator.now(),
+                );
+                let remaining = allowance.as_ref().ok().cloned();
+                let (mut answer, resource_type) =
+                    match (allowance, emulator.authorize(&caller, &method, &path)) {
+                        (Err((throttled, retry_after)), _) => {
+                            let mut answer = throttled.into_answer();
+                            answer.headers.push(("retry-after", retry_after.to_string()));
+                            (answer, "-".to_owned())
+                        }
+                        (Ok(_), Err(refused)) => (refused.into_answer(), "-".to_owned()),
+                        (Ok(_), Ok(())) => {
+                            emulator.answer(&method, &path, &Query::from_pairs(&query), &headers, &body)
+                        }
+                    };
+                if let Some((header, value)) = remaining {
+                    answer.headers.push((header, value));
+                }
                 (answer, resource_type, Some(caller))
             }
             Err(refusal) => {

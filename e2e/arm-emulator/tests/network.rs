@@ -593,3 +593,34 @@ async fn deleting_the_group_deletes_its_resources() {
     assert_eq!(gone.body["error"]["code"], "ResourceGroupNotFound");
     assert_eq!(emulator.count("PUT", "Microsoft.Network/virtualNetworks", 201), 1);
 }
+
+#[tokio::test]
+async fn request_limits_throttle_each_principal() {
+    use arm_emulator::throttle::{Bucket, RateLimits};
+    let emulator = Emulator::new(Config {
+        rate_limits: RateLimits {
+            writes: Bucket {
+                burst: 2,
+                per_second: 0.5,
+            },
+            ..RateLimits::default()
+        },
+        ..Config::default()
+    });
+    let group = format!("{RG}?api-version=2021-04-01");
+    let first = send(&emulator, "PUT", &group, Some(json!({"location": "westeurope"}))).await;
+    assert_eq!(first.headers["x-ms-ratelimit-remaining-subscription-writes"], "1");
+    let read = send(&emulator, "GET", &group, None).await;
+    assert_eq!(read.headers["x-ms-ratelimit-remaining-subscription-reads"], "249");
+    send(&emulator, "PUT", &group, Some(json!({"location": "westeurope"}))).await;
+    let throttled = send(&emulator, "PUT", &group, Some(json!({"location": "westeurope"}))).await;
+    assert_eq!(throttled.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(throttled.headers["retry-after"], "2");
+    emulator.advance_clock(std::time::Duration::from_secs(2));
+    assert_eq!(
+        send(&emulator, "PUT", &group, Some(json!({"location": "westeurope"})))
+            .await
+            .status,
+        StatusCode::OK
+    );
+}
