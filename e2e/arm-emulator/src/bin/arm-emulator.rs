@@ -1,7 +1,7 @@
 //! Serves the ARM emulator until interrupted.
 //!
 //! Usage: `arm-emulator [--listen ADDRESS] [--ca-file PATH] [--name DNS-NAME]... [--plain-http]
-//! [--config PATH] [--imds-listen ADDRESS]`
+//! [--config PATH] [--imds-listen ADDRESS] [--state-file PATH]`
 //!
 //! - `--listen`: the address to serve on (default `127.0.0.1:8443`);
 //! - `--ca-file`: where to write the PEM certificate of the CA clients must trust (default
@@ -12,7 +12,9 @@
 //! - `--config`: a YAML (or JSON) configuration file: tenants, subscriptions, principals, managed
 //!   identities and the rest of [`Config`] (default: the built-in configuration);
 //! - `--imds-listen`: also serve the managed identity endpoint of IMDS over plain HTTP on this
-//!   address, as Azure does at `169.254.169.254:80`.
+//!   address, as Azure does at `169.254.169.254:80`;
+//! - `--state-file`: restore the resources from this file at start when it exists, and save them
+//!   there when stopped with Ctrl-C, so the emulated Azure survives a restart.
 //!
 //! When it serves, it prints one line: its base URL.
 
@@ -29,6 +31,7 @@ struct Options {
     plain_http: bool,
     config: Option<PathBuf>,
     imds_listen: Option<SocketAddr>,
+    state_file: Option<PathBuf>,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -39,6 +42,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         plain_http: false,
         config: None,
         imds_listen: None,
+        state_file: None,
     };
     while let Some(arg) = args.next() {
         let mut value = |flag: &str| args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -55,6 +59,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
                 let raw = value("--imds-listen")?;
                 options.imds_listen = Some(raw.parse().map_err(|err| format!("--imds-listen {raw}: {err}"))?);
             }
+            "--state-file" => options.state_file = Some(PathBuf::from(value("--state-file")?)),
             other => return Err(format!("unexpected argument {other}")),
         }
     }
@@ -68,7 +73,7 @@ async fn main() -> ExitCode {
         Err(problem) => {
             eprintln!(
                 "arm-emulator: {problem}\nusage: arm-emulator [--listen ADDRESS] [--ca-file PATH] [--name DNS-NAME]... \
-                 [--plain-http] [--config PATH] [--imds-listen ADDRESS]"
+                 [--plain-http] [--config PATH] [--imds-listen ADDRESS] [--state-file PATH]"
             );
             return ExitCode::from(2);
         }
@@ -123,10 +128,27 @@ async fn main() -> ExitCode {
             }
         },
     };
+    if let Some(path) = options.state_file.as_ref().filter(|path| path.exists()) {
+        let restored = std::fs::read(path)
+            .map_err(|err| err.to_string())
+            .and_then(|bytes| serde_json::from_slice(&bytes).map_err(|err| err.to_string()))
+            .and_then(|snapshot| running.emulator.restore(&snapshot).map_err(|err| err.to_string()));
+        if let Err(err) = restored {
+            eprintln!("arm-emulator: cannot restore {}: {err}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
     println!("{}", running.base_url());
     if let Err(err) = tokio::signal::ctrl_c().await {
         eprintln!("arm-emulator: cannot wait for Ctrl-C: {err}");
         return ExitCode::FAILURE;
+    }
+    if let Some(path) = &options.state_file {
+        let snapshot = running.emulator.snapshot();
+        if let Err(err) = std::fs::write(path, snapshot.to_string()) {
+            eprintln!("arm-emulator: cannot save the state to {}: {err}", path.display());
+            return ExitCode::FAILURE;
+        }
     }
     ExitCode::SUCCESS
 }
