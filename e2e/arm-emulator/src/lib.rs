@@ -8,16 +8,43 @@
 //!
 //! # What it serves today
 //!
-//! | Resource type | Operations | api-versions |
+//! | Resource type | Writes | api-versions |
 //! |---|---|---|
-//! | `Microsoft.Resources/resourceGroups` | PUT (201 create / 200 update), GET, HEAD, PATCH (tags), DELETE (202 + `Location`, deletes everything in the group when the operation completes), list per subscription | 2019-10-01, 2020-06-01 (recordings), 2021-04-01, 2022-09-01, 2023-07-01 (Python SDK default), 2024-03-01, 2024-07-01, 2024-11-01, 2025-03-01, 2025-04-01 |
-//! | `/subscriptions/{sub}/operationresults/{id}` | GET: 202 while running, 200 when done | as resource groups |
+//! | `Microsoft.Resources/resourceGroups` | sync PUT/PATCH; DELETE 202 + `Location`, deletes everything in the group | 2019-10-01, 2020-06-01 (recordings), 2021-04-01 (Go SDK), 2022-09-01, 2023-07-01 (Python SDK), 2024-03-01 … 2025-04-01 |
+//! | `Microsoft.Network/virtualNetworks` (+ `/subnets`), `networkSecurityGroups` (+ `/securityRules`), `routeTables` (+ `/routes`), `natGateways`, `publicIPAddresses`, `publicIPPrefixes`, `loadBalancers` (+ `/frontendIPConfigurations`, `/backendAddressPools`, `/loadBalancingRules`, `/probes`, `/inboundNatRules`, `/outboundRules`, `/inboundNatPools`), `networkInterfaces` (+ `/ipConfigurations`) | PUT 201/200 + `Azure-AsyncOperation`; DELETE 202 + both headers; etags | 2020-06-01 … 2025-05-01 (recordings: 2020-11-01, 2024-03-01, 2025-03-01; Go SDK armnetwork v4–v6: 2023-05-01 … 2024-05-01; Python SDK 28–29: 2024-05-01, 2024-07-01) |
+//! | `Microsoft.ManagedIdentity/userAssignedIdentities` (+ `/federatedIdentityCredentials`) | sync | 2018-11-30, 2023-01-31 (recordings, Go SDK), 2024-11-30 (Python SDK) and previews |
+//! | `Microsoft.Authorization/roleAssignments` (any scope), `roleDefinitions` (built-ins seeded) | sync | 2015-07-01, 2020-08-01-preview, 2022-04-01 (recordings, Go and Python SDKs) and previews |
+//!
+//! The exact lists live with each family in `resources/`. Child resources of Microsoft.Network live
+//! inside their parent's document, as Azure keeps them: they share its etag, and a PUT of the
+//! parent replaces them (refused while one is in use).
+//!
+//! Protocol, for every provider type: PUT creates (201) or replaces (200) and PATCH merges (RFC 7386);
+//! GET, DELETE (204 when there is nothing to delete), lists per resource group, per subscription and
+//! of child resources, paged with `nextLink` (`Config::page_size`); `If-Match` / `If-None-Match`
+//! (412 `PreconditionFailed`); long-running operations whose status (`InProgress`, `Succeeded`,
+//! `Failed` with the error) is polled at the `Azure-AsyncOperation` URL, and whose `Location` URL
+//! answers 202 until the end; `provisioningState` moving through `Creating` / `Updating` /
+//! `Deleting`; latency per resource type (`Config::latencies`). Referential integrity: every
+//! `{"id": ...}` a body names must exist (404 `NotFound`), and a resource others refer to cannot be
+//! deleted (400 `InUseSubnetCannotBeDeleted`, `PublicIPAddressCannotBeDeleted`, …); Azure's
+//! back-references (a subnet's `ipConfigurations`, a public IP's `ipConfiguration`, a pool's
+//! `backendIPConfigurations`, …) are filled in. Addresses: private IPs from the subnet (the first
+//! four kept back), public IPs and prefixes from `Config::public_ip_pool`, DNS labels giving
+//! `<label>.<location>.cloudapp.azure.com`. Locations must be configured ones (400
+//! `LocationNotAvailableForResourceType`); subscriptions too (404 `SubscriptionNotFound`).
 //!
 //! A missing `api-version` is answered with 400 `MissingApiVersionParameter`, an unsupported one with
-//! 400 `InvalidApiVersionParameter` listing the supported versions, as ARM does.
+//! 400 `InvalidApiVersionParameter` listing the supported versions, as ARM does; bodies that are not
+//! JSON objects, or properties of the wrong type, get 400 `InvalidRequestContent` naming the
+//! property.
 //!
-//! Every ARM answer carries `x-ms-request-id` and `x-ms-correlation-request-id` (the client's, when it
-//! sent one).
+//! Every ARM answer carries `x-ms-request-id`, `x-ms-correlation-request-id` (the client's, when it
+//! sent one) and `x-ms-ratelimit-remaining-subscription-{reads,writes,deletes}`: each principal has
+//! token buckets (`Config::rate_limits`, by default Azure's documented 250 reads at 25/s, 200 writes
+//! and deletes at 10/s); an empty bucket answers 429 with `Retry-After`. With `Config::rbac` on,
+//! a call also needs a role assignment at or above its scope whose role allows the action (403
+//! `AuthorizationFailed`).
 //!
 //! # Microsoft Entra ID, IMDS and cloud metadata
 //!
@@ -41,10 +68,17 @@
 //!
 //! Outside the ARM paths, under `/_emulator/`:
 //! - `GET /_emulator/health`: `ok` once the emulator serves;
-//! - `POST /_emulator/reset`: forget every resource, operation and logged request;
+//! - `POST /_emulator/reset`: back to the start state (built-in roles and seeded resources), with no
+//!   operation, logged request or fault rule;
 //! - `GET /_emulator/requests`: the last requests (method, path, resource type, status, caller) and
 //!   the count of every request by method, resource type and status since the start or the last
-//!   reset.
+//!   reset;
+//! - `GET|POST|DELETE /_emulator/faults`, `DELETE /_emulator/faults/{id}`: fault rules
+//!   ([`faults::Fault`]): fail the next N or a percentage of matching calls with a status and ARM
+//!   code, add latency, drop the connection, or make the operation a call starts end `Failed`;
+//! - `GET /_emulator/snapshot` / `PUT /_emulator/snapshot`: the whole state as JSON, and back;
+//! - `GET /_emulator/inventory`: every resource with its type, provisioning state and whether it
+//!   was seeded.
 //!
 //! The operations API, the Entra endpoints and IMDS need no token.
 
