@@ -23,8 +23,14 @@ use axum::http::{Request, StatusCode};
 use serde_json::Value;
 use tower::ServiceExt;
 
+/// The package directory, read when the test runs: the build directory is shared between clones,
+/// so the path compiled into a reused test binary may name another clone.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
+}
+
 fn recordings_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/arm-recordings")
+    manifest_dir().join("../../../shared/reference/arm-recordings")
 }
 
 /// Resource types the emulator serves.

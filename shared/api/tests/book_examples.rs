@@ -20,8 +20,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+/// The package directory, read when the test runs: the build directory is shared between clones,
+/// so the path compiled into a reused test binary may name another clone.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
+}
+
 fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/book");
+    let dir = manifest_dir().join("tests/fixtures/book");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("the fixture directory exists")
         .map(|entry| entry.expect("a directory entry").path())

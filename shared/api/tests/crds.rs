@@ -9,8 +9,14 @@ use std::path::PathBuf;
 use capz_api::crd::{self, CrdFile};
 use serde_json::{Value, json};
 
+/// The package directory, read when the test runs: the build directory is shared between clones,
+/// so the path compiled into a reused test binary may name another clone.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
+}
+
 fn deploy_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy/crds")
+    manifest_dir().join("../../deploy/crds")
 }
 
 fn generated() -> Vec<CrdFile> {
