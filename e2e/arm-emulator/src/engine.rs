@@ -203,9 +203,7 @@ fn render(
     body: &Value,
     api_version: &str,
 ) -> Value {
-    let mut body = body.clone();
-    shape_for(resource_type, &mut body, api_version);
-    add_back_references(state, key, resource_type, &mut body);
+    let mut body = render_child(state, key, resource_type, body, api_version);
     for (property, child_type) in resources::embedded_children(resource_type.name) {
         if child_type.back_references.is_empty() {
             continue;
@@ -749,6 +747,7 @@ fn store(
     })
 }
 
+/// One resource's body as ARM answers it, without its embedded children's back-references.
 fn render_child(
     state: &State,
     key: &str,

@@ -4,7 +4,7 @@
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use super::{Locality, Lro, Prepare, ResourceType, SYNCHRONOUS, Storage, fields, unchanged};
+use super::{Locality, Lro, Prepare, ResourceType, SYNCHRONOUS, fields};
 use crate::error::ArmError;
 use crate::state::{State, Stored};
 
@@ -23,19 +23,11 @@ const fn synchronous(
     prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
 ) -> ResourceType {
     ResourceType {
-        name,
-        api_versions: API_VERSIONS,
-        storage: Storage::Document,
         location: Locality::Inherited,
         put: Lro::Sync,
         delete: Lro::Sync,
-        flavour: &SYNCHRONOUS,
         in_use_code: "RoleDefinitionHasAssignments",
-        back_references: &[],
-        prepare,
-        finish: unchanged,
-        since: &[],
-        shown_when_provisioned: &[],
+        ..ResourceType::new(name, API_VERSIONS, &SYNCHRONOUS, prepare)
     }
 }
 

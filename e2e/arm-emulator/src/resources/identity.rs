@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{Flavour, Locality, Lro, Prepare, ResourceType, SYNCHRONOUS, Storage, fields, unchanged};
+use super::{Locality, Lro, Prepare, ResourceType, SYNCHRONOUS, fields};
 use crate::error::ArmError;
 
 const API_VERSIONS: &[&str] = &[
@@ -20,22 +20,12 @@ const fn synchronous(
     name: &'static str,
     location: Locality,
     prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
-    flavour: &'static Flavour,
 ) -> ResourceType {
     ResourceType {
-        name,
-        api_versions: API_VERSIONS,
-        storage: Storage::Document,
         location,
         put: Lro::Sync,
         delete: Lro::Sync,
-        flavour,
-        in_use_code: "InUseResourceCannotBeDeleted",
-        back_references: &[],
-        prepare,
-        finish: unchanged,
-        since: &[],
-        shown_when_provisioned: &[],
+        ..ResourceType::new(name, API_VERSIONS, &SYNCHRONOUS, prepare)
     }
 }
 
@@ -43,14 +33,12 @@ pub(crate) static USER_ASSIGNED_IDENTITY: ResourceType = synchronous(
     "Microsoft.ManagedIdentity/userAssignedIdentities",
     Locality::Regional,
     prepare_identity,
-    &SYNCHRONOUS,
 );
 
 pub(crate) static FEDERATED_CREDENTIAL: ResourceType = synchronous(
     "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
     Locality::Inherited,
     prepare_federated,
-    &SYNCHRONOUS,
 );
 
 pub(crate) static TYPES: &[&ResourceType] = &[&USER_ASSIGNED_IDENTITY, &FEDERATED_CREDENTIAL];

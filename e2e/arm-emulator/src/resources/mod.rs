@@ -48,6 +48,33 @@ pub(crate) struct ResourceType {
 /// A `finish` that changes nothing.
 pub(crate) fn unchanged(_: &mut Value) {}
 
+impl ResourceType {
+    /// A top-level, regional type with asynchronous writes and nothing special; families adjust
+    /// the rest with struct update syntax.
+    pub(crate) const fn new(
+        name: &'static str,
+        api_versions: &'static [&'static str],
+        flavour: &'static Flavour,
+        prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
+    ) -> Self {
+        Self {
+            name,
+            api_versions,
+            storage: Storage::Document,
+            location: Locality::Regional,
+            put: Lro::Async,
+            delete: Lro::Async,
+            flavour,
+            in_use_code: "InUseResourceCannotBeDeleted",
+            back_references: &[],
+            prepare,
+            finish: unchanged,
+            since: &[],
+            shown_when_provisioned: &[],
+        }
+    }
+}
+
 /// Where a resource's document lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Storage {

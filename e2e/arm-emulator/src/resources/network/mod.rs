@@ -12,7 +12,7 @@ mod virtual_networks;
 
 use serde_json::Value;
 
-use super::{Flavour, Locality, Lro, Prepare, ResourceType, Storage, unchanged};
+use super::{Flavour, Locality, Prepare, ResourceType, Storage};
 use crate::error::ArmError;
 use crate::state::StatusStyle;
 
@@ -67,19 +67,9 @@ const fn document(
     prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
 ) -> ResourceType {
     ResourceType {
-        name,
-        api_versions: API_VERSIONS,
-        storage: Storage::Document,
-        location: Locality::Regional,
-        put: Lro::Async,
-        delete: Lro::Async,
-        flavour: &NETWORK,
         in_use_code,
         back_references,
-        prepare,
-        finish: unchanged,
-        since: &[],
-        shown_when_provisioned: &[],
+        ..ResourceType::new(name, API_VERSIONS, &NETWORK, prepare)
     }
 }
 
@@ -92,19 +82,9 @@ const fn embedded(
     prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
 ) -> ResourceType {
     ResourceType {
-        name,
-        api_versions: API_VERSIONS,
         storage: Storage::Embedded { property },
         location: Locality::Inherited,
-        put: Lro::Async,
-        delete: Lro::Async,
-        flavour: &NETWORK,
-        in_use_code,
-        back_references,
-        prepare,
-        finish: unchanged,
-        since: &[],
-        shown_when_provisioned: &[],
+        ..document(name, in_use_code, back_references, prepare)
     }
 }
 
