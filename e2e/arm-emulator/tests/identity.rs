@@ -1,46 +1,21 @@
 //! Managed identities, role assignments and definitions, seeded resources, snapshots and the
 //! inventory.
 
-#![expect(clippy::unwrap_used, reason = "a failed request fails the test")]
+mod common;
 
 use arm_emulator::Emulator;
-use arm_emulator::config::{Config, SeedResource};
-use axum::body::{Body, to_bytes};
-use axum::http::{Request, StatusCode};
+use arm_emulator::config::{Config, DEFAULT_CLIENT_ID, SeedResource};
+use axum::http::StatusCode;
 use serde_json::{Value, json};
-use tower::ServiceExt;
-
-/// A token of the default principal, as every ARM call needs one.
-fn bearer(emulator: &Emulator) -> String {
-    format!(
-        "Bearer {}",
-        emulator
-            .access_token(arm_emulator::config::DEFAULT_CLIENT_ID)
-            .unwrap()
-    )
-}
 
 const SUB: &str = "/subscriptions/00000000-0000-0000-0000-000000000000";
 const RG: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/ids";
 const CONTRIBUTOR: &str = "b24988ac-6180-42a0-ab88-20f7382dd24c";
 
+/// Sends a request as the default principal: the status and JSON body.
 async fn send(emulator: &Emulator, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
-    let request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", "application/json")
-        .header("authorization", bearer(emulator))
-        .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
-        .unwrap();
-    let response = emulator.router().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
-    let body = if bytes.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null)
-    };
-    (status, body)
+    let reply = common::call(emulator, DEFAULT_CLIENT_ID, method, uri, body, &[]).await;
+    (reply.status, reply.body)
 }
 
 fn identity_url(name: &str) -> String {
@@ -328,23 +303,10 @@ async fn rbac_mode_needs_a_role_assignment_covering_the_scope() {
     });
     emulator.seed_resources().unwrap();
     let call = |who: &Principal, method: &'static str, uri: String, body: Option<Value>| {
-        let token = emulator.access_token(&who.client_id).unwrap();
-        let emulator = emulator.clone();
+        let (emulator, client_id) = (emulator.clone(), who.client_id.clone());
         async move {
-            let request = Request::builder()
-                .method(method)
-                .uri(uri)
-                .header("content-type", "application/json")
-                .header("authorization", format!("Bearer {token}"))
-                .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
-                .unwrap();
-            let response = emulator.router().oneshot(request).await.unwrap();
-            let status = response.status();
-            let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
-            (
-                status,
-                serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null),
-            )
+            let reply = common::call(&emulator, &client_id, method, &uri, body, &[]).await;
+            (reply.status, reply.body)
         }
     };
     let group = format!("{RG}?api-version=2021-04-01");

@@ -2,34 +2,19 @@
 //! back-references, ETag preconditions, load balancer parts, lists, long-running operations and
 //! injected faults.
 
-#![expect(clippy::unwrap_used, reason = "a failed request fails the test")]
+mod common;
 
+use arm_emulator::config::DEFAULT_CLIENT_ID;
 use arm_emulator::faults::Fault;
 use arm_emulator::{Config, Emulator};
-use axum::body::{Body, to_bytes};
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
+use common::Reply;
 use serde_json::{Value, json};
-use tower::ServiceExt;
-
-/// A token of the default principal, as every ARM call needs one.
-fn bearer(emulator: &Emulator) -> String {
-    format!(
-        "Bearer {}",
-        emulator
-            .access_token(arm_emulator::config::DEFAULT_CLIENT_ID)
-            .unwrap()
-    )
-}
 
 const RG: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/net";
 const NET: &str = "api-version=2024-05-01";
 
-struct Reply {
-    status: StatusCode,
-    headers: axum::http::HeaderMap,
-    body: Value,
-}
-
+/// Sends a request as the default principal; network paths without an api-version get one.
 async fn send_with(
     emulator: &Emulator,
     method: &str,
@@ -43,31 +28,7 @@ async fn send_with(
     } else {
         format!("{path}{separator}{NET}")
     };
-    let mut request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", "application/json")
-        .header("authorization", bearer(emulator));
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let request = request
-        .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
-        .unwrap();
-    let response = emulator.router().oneshot(request).await.unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
-    let body = if bytes.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&bytes).unwrap()
-    };
-    Reply {
-        status,
-        headers,
-        body,
-    }
+    common::call(emulator, DEFAULT_CLIENT_ID, method, &uri, body, headers).await
 }
 
 async fn send(emulator: &Emulator, method: &str, path: &str, body: Option<Value>) -> Reply {

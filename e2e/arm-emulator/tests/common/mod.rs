@@ -1,0 +1,61 @@
+//! What the integration tests share: signing in, and sending one request to the emulator's router.
+
+#![expect(clippy::expect_used, reason = "a request that cannot be made fails the test")]
+
+use arm_emulator::Emulator;
+use axum::body::{Body, to_bytes};
+use axum::http::{HeaderMap, Request, StatusCode};
+use serde_json::Value;
+use tower::ServiceExt;
+
+/// An answer: status, headers and the JSON body (`null` when empty or not JSON).
+pub(crate) struct Reply {
+    pub(crate) status: StatusCode,
+    #[allow(dead_code, reason = "only some test crates read the headers")]
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Value,
+}
+
+/// `Bearer <token>` for a configured principal; every ARM call needs one.
+pub(crate) fn bearer(emulator: &Emulator, client_id: &str) -> String {
+    let token = emulator.access_token(client_id).expect("a configured principal");
+    format!("Bearer {token}")
+}
+
+/// Sends a request signed in as `client_id`, with extra `headers`.
+pub(crate) async fn call(
+    emulator: &Emulator,
+    client_id: &str,
+    method: &str,
+    uri: &str,
+    body: Option<Value>,
+    headers: &[(&str, &str)],
+) -> Reply {
+    let mut request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json")
+        .header("authorization", bearer(emulator, client_id));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
+        .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
+        .expect("a valid request");
+    let response = emulator
+        .router()
+        .oneshot(request)
+        .await
+        .expect("the router answers");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("a readable body");
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
