@@ -12,7 +12,9 @@ mod virtual_networks;
 
 use serde_json::Value;
 
-use super::{Flavour, Locality, Lro, Prepare, ResourceType, Storage, unchanged};
+use super::{
+    BackReferenceStyle, Flavour, Locality, Lro, NO_HOOKS, Prepare, ResourceType, Storage, unchanged,
+};
 use crate::error::ArmError;
 use crate::state::StatusStyle;
 
@@ -56,6 +58,10 @@ pub(crate) static NETWORK: Flavour = Flavour {
     updating: "Updating",
     status_segment: "operations",
     etag: true,
+    provisioning_state: true,
+    create_status: axum::http::StatusCode::CREATED,
+    back_references: BackReferenceStyle::WhenPresent,
+    settles_unchanged: true,
 };
 
 /// A top-level network resource.
@@ -79,6 +85,7 @@ const fn document(
         finish: unchanged,
         since: &[],
         shown_when_provisioned: &[],
+        hooks: NO_HOOKS,
     }
 }
 
@@ -104,6 +111,7 @@ const fn embedded(
         finish: unchanged,
         since: &[],
         shown_when_provisioned: &[],
+        hooks: NO_HOOKS,
     }
 }
 
