@@ -78,7 +78,7 @@ impl Emulator {
             let body = serde_json::to_vec(&seed.body).map_err(|err| fail(err.to_string()))?;
             let query = Query {
                 api_version: Some(version),
-                skip: 0,
+                ..Query::default()
             };
             let answer = self
                 .dispatch(

@@ -7,10 +7,14 @@ use std::time::Instant;
 use axum::http::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 
+use crate::config::Config;
 use crate::error::ArmError;
-use crate::path::{Poll, ResourceId};
-use crate::resources::{self, Locality, Lro, Prepare, ResourceType, Storage, embedded, fields};
-use crate::state::{Completion, Operation, Outcome, State, Stored, Target};
+use crate::path::{ArmPath, Poll, ResourceId};
+use crate::resources::{
+    self, BackReferenceStyle, Catalogue, Locality, Lookup, Lro, Prepare, ResourceType, Storage, embedded,
+    fields,
+};
+use crate::state::{Completion, Operation, Outcome, State, StatusStyle, Stored, Target};
 use crate::{Answer, Emulator};
 
 /// One request to a provider resource or collection.
@@ -23,6 +27,10 @@ pub(crate) struct Request<'a> {
     pub(crate) if_none_match: Option<&'a str>,
     /// Where a list page starts (`$skiptoken`).
     pub(crate) skip: usize,
+    /// `$filter`, for the catalogues that filter.
+    pub(crate) filter: Option<&'a str>,
+    /// `$expand`: `instanceView` adds a virtual machine's instance view.
+    pub(crate) expand: Option<&'a str>,
     pub(crate) now: Instant,
 }
 
@@ -117,9 +125,12 @@ fn missing(id: &ResourceId, resource_type: &'static ResourceType, state: &State)
     {
         return parent_missing(id, resource_type, "read");
     }
-    match resource_type.storage {
-        Storage::Embedded { .. } => ArmError::not_found(&id.to_id()),
-        Storage::Document => ArmError::resource_not_found(&type_path(id), id.resource_group.as_deref()),
+    match (resource_type.storage, resource_type.hooks.not_found) {
+        (Storage::Embedded { .. }, _) => ArmError::not_found(&id.to_id()),
+        (Storage::Document, Some(not_found)) => not_found(id),
+        (Storage::Document, None) => {
+            ArmError::resource_not_found(&type_path(id), id.resource_group.as_deref())
+        }
     }
 }
 
@@ -140,7 +151,7 @@ pub(crate) fn resource(
     let group = resource_group(state, id)?;
     let id = id.canonical(resource_type.name, group.as_deref());
     match *request.method {
-        Method::GET => get(state, &id, resource_type, request.api_version),
+        Method::GET => get(state, &id, resource_type, request),
         Method::PUT => {
             let body = parse_object(request.body)?;
             write(emulator, state, &id, resource_type, request, body, false)
@@ -169,16 +180,24 @@ fn get(
     state: &State,
     id: &ResourceId,
     resource_type: &'static ResourceType,
-    api_version: &str,
+    request: &Request<'_>,
 ) -> Result<Answer, ArmError> {
     let place = Place::of(id, resource_type);
     let body = place
         .find(state)
         .ok_or_else(|| missing(id, resource_type, state))?;
-    let rendered = match place.child {
-        None => render(state, &id.key(), resource_type, body, api_version),
-        Some(_) => render_child(state, &id.key(), resource_type, body, api_version),
+    let mut rendered = match place.child {
+        None => render(state, &id.key(), resource_type, body, request.api_version),
+        Some(_) => render_child(state, &id.key(), resource_type, body, request.api_version),
     };
+    if let Some(instance_view) = resource_type.hooks.instance_view
+        && request
+            .expand
+            .is_some_and(|expand| expand.eq_ignore_ascii_case("instanceView"))
+        && let Some(properties) = rendered.get_mut("properties").and_then(Value::as_object_mut)
+    {
+        properties.insert("instanceView".into(), instance_view(body));
+    }
     Ok(with_etag(
         Answer::json(StatusCode::OK, rendered),
         resource_type,
@@ -227,15 +246,18 @@ fn render(
     body
 }
 
-/// Leaves out what the api-version does not know.
+/// Leaves out what the api-version does not know, and the secrets.
 fn shape_for(resource_type: &ResourceType, body: &mut Value, api_version: &str) {
-    let Some(properties) = body.get_mut("properties").and_then(Value::as_object_mut) else {
+    let Some(properties) = body.get_mut("properties") else {
         return;
     };
     for (property, since) in resource_type.since {
         if api_version < *since {
-            properties.remove(*property);
+            resources::remove_path(properties, property);
         }
+    }
+    for secret in resource_type.hooks.secrets {
+        resources::remove_path(properties, secret);
     }
 }
 
@@ -244,8 +266,8 @@ fn add_back_references(state: &State, key: &str, resource_type: &ResourceType, b
         let holders: Vec<Value> = state
             .referrers_of(key)
             .filter(|(holder, _)| {
-                crate::path::ArmPath::parse(holder).is_some_and(|path| match path {
-                    crate::path::ArmPath::Resource(id) => {
+                ArmPath::parse(holder).is_some_and(|path| match path {
+                    ArmPath::Resource(id) => {
                         let type_name = id.type_name();
                         back.from.iter().any(|from| from.eq_ignore_ascii_case(&type_name))
                     }
@@ -258,6 +280,9 @@ fn add_back_references(state: &State, key: &str, resource_type: &ResourceType, b
             return;
         };
         match (back.many, holders.first()) {
+            (true, None) if resource_type.flavour.back_references == BackReferenceStyle::OnReads => {
+                properties.insert(back.property.into(), Value::Array(Vec::new()));
+            }
             (_, None) => {
                 properties.remove(back.property);
             }
@@ -426,6 +451,7 @@ fn build(
     resource_type: &'static ResourceType,
     mut body: Map<String, Value>,
     existing: Option<&Value>,
+    companions: &mut Vec<Value>,
 ) -> Result<Value, ArmError> {
     let Build {
         emulator,
@@ -451,8 +477,10 @@ fn build(
         config: &emulator.config,
         location,
         provisioning_state: in_progress.unwrap_or("Succeeded"),
+        companions: Vec::new(),
     };
     (resource_type.prepare)(&mut prepare)?;
+    companions.append(&mut prepare.companions);
     for (property, child_type) in resources::embedded_children(resource_type.name) {
         let requested = fields::array(prepare.properties()?, property, "properties")?.to_vec();
         let mut children = Vec::with_capacity(requested.len());
@@ -465,7 +493,7 @@ fn build(
             let segment = child_type.name.rsplit('/').next().unwrap_or_default();
             let child_id = id.child(segment, &name);
             let current = existing.and_then(|existing| embedded::find(existing, property, &name));
-            children.push(build(context, &child_id, child_type, child, current)?);
+            children.push(build(context, &child_id, child_type, child, current, companions)?);
         }
         if let Some(existing) = existing {
             for old in embedded::all(existing, property) {
@@ -495,14 +523,13 @@ fn build(
     }
     let mut doc = Value::Object(doc);
     (resource_type.finish)(&mut doc);
-    let state_word = in_progress.unwrap_or("Succeeded");
-    if !resource_type.flavour.provisioning_state {
-        return Ok(doc);
-    }
-    if let Some(properties) = doc.get_mut("properties").and_then(Value::as_object_mut) {
-        properties.insert("provisioningState".into(), Value::String(state_word.to_owned()));
-    } else {
-        doc["properties"] = json!({ "provisioningState": state_word });
+    if resource_type.flavour.provisioning_state {
+        let state_word = in_progress.unwrap_or("Succeeded");
+        if let Some(properties) = doc.get_mut("properties").and_then(Value::as_object_mut) {
+            properties.insert("provisioningState".into(), Value::String(state_word.to_owned()));
+        } else {
+            doc["properties"] = json!({ "provisioningState": state_word });
+        }
     }
     Ok(doc)
 }
@@ -543,10 +570,22 @@ fn stamp_etag(doc: &mut Value, resource_type: &ResourceType) {
     walk(doc, &own, &Value::String(new_etag()));
 }
 
-/// Every reference a document makes must name an existing resource.
-fn check_references(state: &State, key: &str, doc: &Value) -> Result<(), ArmError> {
+/// Every reference a document makes must name an existing resource, or one of the companions
+/// stored with it.
+fn check_references(
+    config: &Config,
+    state: &State,
+    key: &str,
+    doc: &Value,
+    companions: &[Value],
+) -> Result<(), ArmError> {
     for reference in crate::state::references(key, doc) {
-        if !exists(state, &reference.target) {
+        let companion = companions.iter().any(|companion| {
+            companion["id"]
+                .as_str()
+                .is_some_and(|id| id.eq_ignore_ascii_case(&reference.target))
+        });
+        if !companion && !exists(config, state, &reference.target) {
             let original = find_original(doc, &reference.target).unwrap_or(reference.target);
             return Err(ArmError::not_found(&original));
         }
@@ -554,9 +593,10 @@ fn check_references(state: &State, key: &str, doc: &Value) -> Result<(), ArmErro
     Ok(())
 }
 
-/// Whether a lower-cased id names a stored document or an embedded child of one.
-fn exists(state: &State, key: &str) -> bool {
-    if state.resources.contains_key(key) {
+/// Whether a lower-cased id names a stored document, an entry of a catalogue (a marketplace
+/// image) or an embedded child of a document.
+fn exists(config: &Config, state: &State, key: &str) -> bool {
+    if state.resources.contains_key(key) || in_catalogue(config, state, key) {
         return true;
     }
     let Some((rest, name)) = key.rsplit_once('/') else {
@@ -569,6 +609,21 @@ fn exists(state: &State, key: &str) -> bool {
         .resources
         .get(parent)
         .is_some_and(|stored| embedded::find_any_case(&stored.body, property, name).is_some())
+}
+
+fn in_catalogue(config: &Config, state: &State, key: &str) -> bool {
+    let Some(ArmPath::Resource(id)) = ArmPath::parse(key) else {
+        return false;
+    };
+    let lookup = Lookup {
+        id: &id,
+        config,
+        state,
+        filter: None,
+    };
+    resources::catalogue(&id.type_name())
+        .and_then(|catalogue| catalogue.entry)
+        .is_some_and(|entry| entry(&lookup).is_ok())
 }
 
 /// The id as the client wrote it, for messages.
@@ -589,10 +644,13 @@ fn check_not_in_use(state: &State, key: &str, id: &str) -> Result<(), ArmError> 
     let Some((target, holder)) = state.first_referrer_into(key) else {
         return Ok(());
     };
-    let target_type = match crate::path::ArmPath::parse(target) {
-        Some(crate::path::ArmPath::Resource(target)) => resources::find(&target.type_name()),
+    let target_type = match ArmPath::parse(target) {
+        Some(ArmPath::Resource(target)) => resources::find(&target.type_name()),
         _ => None,
     };
+    if let Some(in_use) = target_type.and_then(|t| t.hooks.in_use) {
+        return Err(in_use(if target == key { id } else { target }, holder));
+    }
     let code = target_type.map_or("InUseResourceCannotBeDeleted", |t| t.in_use_code);
     let name = id.rsplit('/').next().unwrap_or(id);
     let message = match code {
@@ -602,6 +660,9 @@ fn check_not_in_use(state: &State, key: &str, id: &str) -> Result<(), ArmError> 
                 "Subnet {subnet} is in use by {holder} and cannot be deleted. In order to delete the subnet, delete all the resources within the subnet. See aka.ms/deletesubnet."
             )
         }
+        "NicInUse" => format!(
+            "Network Interface {id} is used by existing resource {holder}. In order to delete the network interface, it must be dissociated from the resource. To learn more, see aka.ms/deletenic."
+        ),
         "PublicIPAddressCannotBeDeleted" => format!(
             "Public IP address {id} can not be deleted since it is still allocated to resource {holder}. In order to delete the public IP, disassociate/detach the Public IP address from the resource."
         ),
@@ -641,23 +702,34 @@ fn write(
         location: &location,
         in_progress,
     };
-    let doc = build(&context, id, resource_type, body, existing.as_ref())?;
-    check_references(state, &place.key, &doc)?;
-    let answer_body = store(state, id, resource_type, &place, doc, request.api_version)?;
+    let echo = (resource_type.put == Lro::Accepted).then(|| body.clone());
+    let mut companions = Vec::new();
+    let mut doc = build(
+        &context,
+        id,
+        resource_type,
+        body,
+        existing.as_ref(),
+        &mut companions,
+    )?;
+    let settled = resource_type.flavour.settles_unchanged
+        && existing
+            .as_ref()
+            .is_some_and(|existing| goal_state(existing) == goal_state(&doc));
+    if settled {
+        resources::set_provisioning_state(&mut doc, "Succeeded", true);
+    }
+    check_references(&emulator.config, state, &place.key, &doc, &companions)?;
+    for companion in companions {
+        store_companion(state, companion);
+    }
+    let mut answer_body = store(state, id, resource_type, &place, doc, request.api_version)?;
     let status = if existing.is_some() || patching {
         StatusCode::OK
     } else {
-        StatusCode::CREATED
+        resource_type.flavour.create_status
     };
-    let mut answer_body = answer_body;
-    if existing.is_none()
-        && let Some(properties) = answer_body.get_mut("properties").and_then(Value::as_object_mut)
-    {
-        // Azure assigns these while it creates the resource.
-        for property in resource_type.shown_when_provisioned {
-            properties.remove(*property);
-        }
-    }
+    leave_out_of_write_answer(resource_type, &mut answer_body, existing.is_none());
     if resource_type.put == Lro::Sync {
         return Ok(with_etag(
             Answer::json(status, answer_body.clone()),
@@ -665,7 +737,11 @@ fn write(
             &answer_body,
         ));
     }
-    let done_at = request.now + emulator.config.latency(resource_type.name);
+    let done_at = if settled {
+        request.now
+    } else {
+        request.now + emulator.config.latency(resource_type.name)
+    };
     let failure = emulator.operation_failure(request.method, request.path);
     let operation_id = state.start_operation(
         Operation::new(
@@ -685,8 +761,9 @@ fn write(
         &operation_id,
         request.api_version,
     );
-    let mut answer = if resource_type.put == Lro::Accepted {
-        let mut answer = Answer::empty(StatusCode::ACCEPTED);
+    let mut answer = if let Some(request_body) = echo {
+        let body = echo_request(id, resource_type, request_body, &location, in_progress);
+        let mut answer = Answer::json(StatusCode::ACCEPTED, body);
         answer.headers.push(("location", urls.result));
         answer
     } else {
@@ -703,6 +780,98 @@ fn write(
     Ok(answer)
 }
 
+/// Leaves out of a write's answer what Azure shows only later: what it assigns while it creates
+/// the resource, and back-references of providers that show them on reads only.
+fn leave_out_of_write_answer(resource_type: &ResourceType, body: &mut Value, created: bool) {
+    let Some(properties) = body.get_mut("properties") else {
+        return;
+    };
+    if created {
+        for property in resource_type.shown_when_provisioned {
+            resources::remove_path(properties, property);
+        }
+    }
+    if resource_type.flavour.back_references == BackReferenceStyle::OnReads {
+        for back in resource_type.back_references {
+            resources::remove_path(properties, back.property);
+        }
+    }
+}
+
+/// What a document asks for, apart from tags and what the service keeps (etags, provisioning
+/// states).
+fn goal_state(doc: &Value) -> Value {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                map.remove("etag");
+                map.remove("provisioningState");
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut goal = doc.clone();
+    if let Some(map) = goal.as_object_mut() {
+        map.remove("tags");
+    }
+    strip(&mut goal);
+    goal
+}
+
+/// What an accepted write answers: the request as sent, named and in progress.
+fn echo_request(
+    id: &ResourceId,
+    resource_type: &ResourceType,
+    mut body: Map<String, Value>,
+    location: &str,
+    in_progress: Option<&str>,
+) -> Value {
+    for read_only in ["id", "name", "type", "etag"] {
+        body.remove(read_only);
+    }
+    body.insert("name".into(), Value::String(id.name().to_owned()));
+    body.insert("id".into(), Value::String(id.to_id()));
+    body.insert("type".into(), Value::String(resource_type.name.to_owned()));
+    if resource_type.location == Locality::Regional {
+        body.insert("location".into(), Value::String(location.to_owned()));
+    }
+    let mut body = Value::Object(body);
+    if !body["properties"].is_object() {
+        body["properties"] = json!({});
+    }
+    body["properties"]["provisioningState"] = json!(in_progress.unwrap_or("Succeeded"));
+    for secret in resource_type.hooks.secrets {
+        resources::remove_path(&mut body["properties"], secret);
+    }
+    body
+}
+
+/// Stores a document of its own, keeping whether it was seeded.
+fn put_document(state: &mut State, key: &str, resource_type: &'static ResourceType, body: Value) {
+    let seeded = state.resources.get(key).is_some_and(|stored| stored.seeded);
+    state.put_doc(
+        key,
+        Stored {
+            type_name: resource_type.name,
+            body,
+            seeded,
+            refs: Vec::new(),
+        },
+    );
+}
+
+/// Stores a document another resource's write created or changed (a virtual machine's disk).
+fn store_companion(state: &mut State, mut doc: Value) {
+    let Some(resource_type) = doc["type"].as_str().and_then(resources::find) else {
+        return;
+    };
+    let key = doc["id"].as_str().unwrap_or_default().to_ascii_lowercase();
+    stamp_etag(&mut doc, resource_type);
+    put_document(state, &key, resource_type, doc);
+}
+
 /// Stores a built document (or embedded child) and renders the answer body.
 fn store(
     state: &mut State,
@@ -715,19 +884,7 @@ fn store(
     Ok(match &place.child {
         None => {
             stamp_etag(&mut doc, resource_type);
-            let seeded = state
-                .resources
-                .get(&place.key)
-                .is_some_and(|stored| stored.seeded);
-            state.put_doc(
-                &place.key,
-                Stored {
-                    type_name: resource_type.name,
-                    body: doc,
-                    seeded,
-                    refs: Vec::new(),
-                },
-            );
+            put_document(state, &place.key, resource_type, doc);
             let stored = &state.resources[&place.key];
             render(state, &place.key, resource_type, &stored.body, api_version)
         }
@@ -811,8 +968,11 @@ fn delete(
     let target = place.target();
     if resource_type.delete == Lro::Sync {
         finish_delete(state, &place);
-        // Synchronous deletes answer with what they removed.
-        return Ok(Answer::json(StatusCode::OK, current));
+        return Ok(if resource_type.delete_echoes {
+            Answer::json(StatusCode::OK, current)
+        } else {
+            Answer::empty(StatusCode::OK)
+        });
     }
     let running = state.running_operation(
         |completion| matches!(completion, Completion::Delete { target: t } if *t == target),
@@ -873,7 +1033,7 @@ fn mark_deleting(state: &mut State, place: &Place) {
 
 fn finish_delete(state: &mut State, place: &Place) {
     match &place.child {
-        None => state.remove_tree(&place.key),
+        None => state.remove_resource(&place.key),
         Some((property, name)) => state.remove_embedded(&place.key, property, name),
     }
 }
@@ -999,7 +1159,15 @@ pub(crate) fn poll(
         .get(operation_id)
         .ok_or_else(|| ArmError::operation_not_found(operation_id))?;
     if poll == Poll::Status {
-        return Ok(Answer::json(StatusCode::OK, operation.status_body(operation_id)));
+        let mut body = operation.status_body(operation_id);
+        if operation.style == StatusStyle::TimedWithOutput
+            && matches!(operation.outcome, Outcome::Succeeded)
+            && let Completion::Provision { target, .. } = &operation.completion
+            && let Some(output) = provisioned(state, target, request.api_version)
+        {
+            body["properties"] = json!({ "output": output });
+        }
+        return Ok(Answer::json(StatusCode::OK, body));
     }
     match (&operation.outcome, &operation.completion) {
         (Outcome::Running, _) => {
@@ -1020,16 +1188,57 @@ pub(crate) fn poll(
         }
         (Outcome::Failed(error), _) => Err(error.clone()),
         (Outcome::Succeeded, Completion::Provision { target, .. }) => {
-            let stored = state.resources.get(&target.key);
-            let body = match (&target.child, stored) {
-                (None, Some(stored)) => stored.body.clone(),
-                (Some((property, name)), Some(stored)) => embedded::find(&stored.body, property, name)
-                    .cloned()
-                    .unwrap_or(Value::Null),
-                (_, None) => Value::Null,
-            };
+            let body = provisioned(state, target, request.api_version).unwrap_or(Value::Null);
             Ok(Answer::json(StatusCode::OK, body))
         }
         (Outcome::Succeeded, _) => Ok(Answer::empty(StatusCode::NO_CONTENT)),
     }
+}
+
+/// The resource a provisioning operation wrote, as a read answers it.
+fn provisioned(state: &State, target: &Target, api_version: &str) -> Option<Value> {
+    let stored = state.resources.get(&target.key)?;
+    let resource_type = resources::find(stored.type_name)?;
+    let Some((property, name)) = &target.child else {
+        return Some(render(
+            state,
+            &target.key,
+            resource_type,
+            &stored.body,
+            api_version,
+        ));
+    };
+    let child = embedded::find(&stored.body, property, name)?;
+    let (_, child_type) =
+        resources::embedded_children(resource_type.name).find(|(candidate, _)| candidate == property)?;
+    let child_key = child["id"].as_str().unwrap_or_default().to_ascii_lowercase();
+    Some(render_child(state, &child_key, child_type, child, api_version))
+}
+
+/// Answers a request to a catalogue: one of its entries, or its collection.
+pub(crate) fn catalogue(
+    emulator: &Emulator,
+    state: &State,
+    catalogue: &Catalogue,
+    id: &ResourceId,
+    request: &Request<'_>,
+    entry: bool,
+) -> Result<Answer, ArmError> {
+    if *request.method != Method::GET {
+        return Err(ArmError::method_not_allowed(request.method.as_str()));
+    }
+    let answer = if entry {
+        catalogue.entry
+    } else {
+        catalogue.collection
+    };
+    let answer =
+        answer.ok_or_else(|| ArmError::invalid_resource_type(&id.type_name(), request.api_version))?;
+    let lookup = Lookup {
+        id,
+        config: &emulator.config,
+        state,
+        filter: request.filter,
+    };
+    Ok(Answer::json(StatusCode::OK, answer(&lookup)?))
 }

@@ -11,9 +11,19 @@
 //! | Resource type | Writes | api-versions |
 //! |---|---|---|
 //! | `Microsoft.Resources/resourceGroups` | sync PUT/PATCH; DELETE 202 + `Location`, deletes everything in the group | 2019-10-01, 2020-06-01 (recordings), 2021-04-01 (Go SDK), 2022-09-01, 2023-07-01 (Python SDK), 2024-03-01 … 2025-04-01 |
+//! | `/subscriptions/{sub}/operationresults/{id}` | GET: 202 while running, 200 when done | as resource groups |
 //! | `Microsoft.Network/virtualNetworks` (+ `/subnets`), `networkSecurityGroups` (+ `/securityRules`), `routeTables` (+ `/routes`), `natGateways`, `publicIPAddresses`, `publicIPPrefixes`, `loadBalancers` (+ `/frontendIPConfigurations`, `/backendAddressPools`, `/loadBalancingRules`, `/probes`, `/inboundNatRules`, `/outboundRules`, `/inboundNatPools`), `networkInterfaces` (+ `/ipConfigurations`) | PUT 201/200 + `Azure-AsyncOperation`; DELETE 202 + both headers; etags | 2020-06-01 … 2025-05-01 (recordings: 2020-11-01, 2024-03-01, 2025-03-01; Go SDK armnetwork v4–v6: 2023-05-01 … 2024-05-01; Python SDK 28–29: 2024-05-01, 2024-07-01) |
 //! | `Microsoft.ManagedIdentity/userAssignedIdentities` (+ `/federatedIdentityCredentials`) | sync | 2018-11-30, 2023-01-31 (recordings, Go SDK), 2024-11-30 (Python SDK) and previews |
 //! | `Microsoft.Authorization/roleAssignments` (any scope), `roleDefinitions` (built-ins seeded) | sync | 2015-07-01, 2020-08-01-preview, 2022-04-01 (recordings, Go and Python SDKs) and previews |
+//! | `Microsoft.Compute/virtualMachines` | PUT (201 `Creating` / 200 `Updating` + `Azure-AsyncOperation`; creates the OS disk and empty data disks, attaches existing ones; checks size, zones, interfaces, image, availability set and vCPU quotas; never answers `customData` or `adminPassword`), GET (`$expand=instanceView`), PATCH, DELETE (202; takes along the disks and interfaces whose `deleteOption` is `Delete`, releases the others), lists | 2020-06-01, 2020-12-01 (recordings), 2021-03-01, 2021-04-01, 2021-07-01, 2021-11-01, 2022-03-01 (recordings), 2022-08-01, 2022-11-01, 2023-03-01, 2023-07-01, 2023-09-01, 2024-03-01, 2024-07-01 (Go SDK armcompute v5/v6), 2024-11-01 (Python SDK azure-mgmt-compute 33-35), 2025-04-01 |
+//! | `Microsoft.Compute/virtualMachines/instanceView` | GET: provisioning and power state | as virtual machines |
+//! | `Microsoft.Compute/virtualMachines/extensions` | PUT (201/200 + `Azure-AsyncOperation`; never answers `protectedSettings`), GET, DELETE (202), list per machine | as virtual machines |
+//! | `Microsoft.Compute/disks` | PUT (202 + `Azure-AsyncOperation` + `Location`, the body echoing the request; the `DiskOperations` status carries the disk), GET, PATCH, DELETE (202; 409 while attached), lists | 2020-09-30 (recordings), 2020-12-01, 2021-04-01, 2021-08-01, 2021-12-01, 2022-03-02, 2022-07-02, 2023-01-02, 2023-04-02 (Go SDK), 2023-10-02, 2024-03-02 (recordings, Go and Python SDKs), 2025-01-02 (Python SDK) |
+//! | `Microsoft.Compute/availabilitySets` | PUT (200, done at once), GET (lists its machines), DELETE (200; 409 while it holds machines), lists | as virtual machines (2024-11-01 recorded) |
+//! | `Microsoft.Compute/skus` | GET list, `$filter=location eq '<location>'`: the VM sizes CAPZ uses and the availability set SKUs, in every location | 2017-09-01, 2019-04-01, 2021-07-01 (every SDK) |
+//! | `Microsoft.Compute/locations/{loc}/publishers/{p}/artifacttypes/vmimage/offers/{o}/skus/{s}/versions[/{v}]` | GET: CAPZ's marketplace reference images and the recorded sessions' images | as virtual machines |
+//! | `Microsoft.Compute/locations/{loc}/communityGalleries/{g}/images/{i}/versions[/{v}]` | GET: CAPZ's community gallery reference images | 2021-07-01, 2022-01-03, 2022-03-03, 2022-08-03, 2023-07-03, 2024-03-03 |
+//! | `{provider}/locations/{loc}/operations/{id}`, `.../DiskOperations/{id}` | GET: the operation's status | the api-version of the request that started it |
 //!
 //! The exact lists live with each family in `resources/`. Child resources of Microsoft.Network live
 //! inside their parent's document, as Azure keeps them: they share its etag, and a PUT of the
@@ -301,13 +311,16 @@ impl Emulator {
             ArmPath::Resource(id) | ArmPath::Collection(id) => {
                 let type_name = id.type_name();
                 let found = resources::find(&type_name)
+                    .map(Served::Stored)
+                    .or_else(|| resources::catalogue(&type_name).map(Served::Catalogue))
                     .ok_or_else(|| ArmError::invalid_resource_type(&type_name, version))?;
                 Some(found)
             }
             _ => None,
         };
         let supported = match (arm_path, provider_type) {
-            (_, Some(found)) => found.api_versions,
+            (_, Some(Served::Stored(found))) => found.api_versions,
+            (_, Some(Served::Catalogue(found))) => found.api_versions,
             // Operation status URLs carry the api-version of the request that started them.
             (ArmPath::ProviderOperation { .. }, _) => &[version][..],
             _ => api_versions::supported(&arm_path.resource_type()),
@@ -340,6 +353,8 @@ impl Emulator {
             if_match: header("if-match"),
             if_none_match: header("if-none-match"),
             skip: query.skip,
+            filter: query.filter,
+            expand: query.expand,
             now,
         };
         match (arm_path, method) {
@@ -368,11 +383,13 @@ impl Emulator {
                 engine::poll(self, &state, id, *poll, &request)
             }
             (ArmPath::Resource(id), _) => match provider_type {
-                Some(found) => engine::resource(self, &mut state, id, found, &request),
+                Some(Served::Stored(found)) => engine::resource(self, &mut state, id, found, &request),
+                Some(Served::Catalogue(found)) => engine::catalogue(self, &state, found, id, &request, true),
                 None => Err(ArmError::invalid_resource_type(&id.type_name(), version)),
             },
             (ArmPath::Collection(id), _) => match provider_type {
-                Some(found) => engine::collection(self, &state, id, found, &request),
+                Some(Served::Stored(found)) => engine::collection(self, &state, id, found, &request),
+                Some(Served::Catalogue(found)) => engine::catalogue(self, &state, found, id, &request, false),
                 None => Err(ArmError::invalid_resource_type(&id.type_name(), version)),
             },
             (_, method) => Err(ArmError::method_not_allowed(method.as_str())),
@@ -380,11 +397,21 @@ impl Emulator {
     }
 }
 
+/// What a provider path names: a type kept in the store, or a read-only catalogue.
+#[derive(Clone, Copy)]
+enum Served {
+    Stored(&'static resources::ResourceType),
+    Catalogue(&'static resources::Catalogue),
+}
+
 /// The query parameters ARM reads.
+#[derive(Default)]
 pub(crate) struct Query<'a> {
     pub(crate) api_version: Option<&'a str>,
     /// Where a list page starts.
     pub(crate) skip: usize,
+    pub(crate) filter: Option<&'a str>,
+    pub(crate) expand: Option<&'a str>,
 }
 
 impl<'a> Query<'a> {
@@ -400,6 +427,8 @@ impl<'a> Query<'a> {
             skip: find("$skiptoken")
                 .and_then(|token| token.parse().ok())
                 .unwrap_or(0),
+            filter: find("$filter"),
+            expand: find("$expand"),
         }
     }
 }

@@ -98,6 +98,8 @@ pub(crate) enum StatusStyle {
     Plain,
     /// With `name`, `startTime` and `endTime` (Microsoft.Compute).
     Timed,
+    /// Timed, and once a write succeeded the resource under `properties.output` (managed disks).
+    TimedWithOutput,
 }
 
 /// Where an operation stands.
@@ -138,7 +140,7 @@ impl Operation {
                 json!({ "status": "Failed", "error": { "code": error.code, "message": error.message } })
             }
         };
-        if self.style == StatusStyle::Timed {
+        if self.style != StatusStyle::Plain {
             body["name"] = json!(id);
             body["startTime"] = json!(crate::time::rfc3339(self.started));
             if let Some(ended) = self.ended {
@@ -291,10 +293,10 @@ impl State {
 
     fn complete(&mut self, completion: Completion) {
         match completion {
-            Completion::DeleteResourceGroup { key }
-            | Completion::Delete {
+            Completion::DeleteResourceGroup { key } => self.remove_tree(&key),
+            Completion::Delete {
                 target: Target { key, child: None },
-            } => self.remove_tree(&key),
+            } => self.remove_resource(&key),
             Completion::Delete {
                 target:
                     Target {
@@ -330,6 +332,22 @@ impl State {
                 (resource_type.finish)(&mut stored.body);
             }
             self.reindex(key);
+        }
+    }
+
+    /// Removes a resource and everything under it, then lets its type release or take along what
+    /// it used.
+    pub(crate) fn remove_resource(&mut self, key: &str) {
+        let removed = self
+            .resources
+            .get(key)
+            .map(|stored| (stored.type_name, stored.body.clone()));
+        self.remove_tree(key);
+        if let Some((type_name, body)) = removed
+            && let Some(on_deleted) =
+                crate::resources::find(type_name).and_then(|resource_type| resource_type.hooks.on_deleted)
+        {
+            on_deleted(self, &body);
         }
     }
 

@@ -47,6 +47,10 @@ const SERVED: &[&str] = &[
     "microsoft.network/loadbalancers",
     "microsoft.network/loadbalancers/inboundnatrules",
     "microsoft.network/networkinterfaces",
+    "microsoft.compute/virtualmachines",
+    "microsoft.compute/virtualmachines/extensions",
+    "microsoft.compute/disks",
+    "microsoft.compute/availabilitysets",
 ];
 
 /// Whether the emulator serves what a recorded path addresses: resource groups, operation polls
@@ -126,7 +130,7 @@ fn interactions(file: &Path) -> Vec<Interaction> {
             let path_and_query = path_of(&text(&request["url"]));
             let headers = response["headers"].as_object().cloned().unwrap_or_default();
             let status = response["code"].as_u64().unwrap_or_default();
-            let lro_urls = headers
+            let mut lro_urls: Vec<(String, String)> = headers
                 .iter()
                 .filter(|(name, _)| {
                     name.eq_ignore_ascii_case("azure-asyncoperation")
@@ -137,6 +141,9 @@ fn interactions(file: &Path) -> Vec<Interaction> {
                     Some((name.to_ascii_lowercase(), path_of(values.get(0)?.as_str()?)))
                 })
                 .collect();
+            // Clients poll Azure-AsyncOperation when a response has both; Microsoft.Compute gives
+            // both the same path, so that header's URL must win.
+            lro_urls.sort_by_key(|(name, _)| name == "azure-asyncoperation");
             Interaction {
                 method: text(&request["method"]),
                 path_and_query,
@@ -203,18 +210,22 @@ fn poll_key(path_and_query: &str) -> String {
 
 /// Replays one recording; returns (interactions, mismatches as "file#index: reason").
 ///
-/// Deleting a resource group takes 5 s of emulated time, other operations finish by the next
-/// request. The replay only moves the clock when the client polls an operation whose recorded
+/// Deleting a resource group takes 5 s of emulated time, compute operations 30 s, other
+/// operations finish by the next request. The replay only moves the clock when the client polls an operation whose recorded
 /// answer says it had ended, so the emulator must report operations as running until their time
 /// has passed, and with the recorded outcome once it has.
 async fn replay(file: &Path) -> (usize, Vec<String>) {
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
-    // Network operations finish within a poll or two; deleting a group takes a while.
+    // Network operations finish within a poll or two; deleting a group, and compute operations,
+    // take a while.
     let emulator = Emulator::new(Config {
-        latencies: [(
-            "Microsoft.Resources/resourceGroups".to_owned(),
-            Duration::from_secs(5),
-        )]
+        latencies: [
+            ("Microsoft.Resources/resourceGroups", 5),
+            ("Microsoft.Compute/virtualMachines", 30),
+            ("Microsoft.Compute/virtualMachines/extensions", 30),
+            ("Microsoft.Compute/disks", 30),
+        ]
+        .map(|(resource_type, seconds)| (resource_type.to_owned(), Duration::from_secs(seconds)))
         .into(),
         ..Config::default()
     });

@@ -26,6 +26,7 @@ const fn synchronous(
         location: Locality::Inherited,
         put: Lro::Sync,
         delete: Lro::Sync,
+        delete_echoes: true,
         in_use_code: "RoleDefinitionHasAssignments",
         ..ResourceType::new(name, API_VERSIONS, &SYNCHRONOUS, prepare)
     }

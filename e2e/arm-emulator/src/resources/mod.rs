@@ -4,11 +4,13 @@
 //! [`crate::engine`]; a family module only describes its types.
 
 pub(crate) mod authorization;
+mod compute;
 pub(crate) mod embedded;
 pub(crate) mod fields;
 mod identity;
 mod network;
 
+use axum::http::StatusCode;
 use serde_json::{Map, Value};
 
 use crate::config::Config;
@@ -28,6 +30,9 @@ pub(crate) struct ResourceType {
     pub(crate) put: Lro,
     /// How a DELETE answers.
     pub(crate) delete: Lro,
+    /// Whether a synchronous DELETE answers with what it removed (Microsoft.Authorization does;
+    /// other providers answer an empty 200).
+    pub(crate) delete_echoes: bool,
     pub(crate) flavour: &'static Flavour,
     /// The error code for deleting it while another resource refers to it.
     pub(crate) in_use_code: &'static str,
@@ -38,12 +43,41 @@ pub(crate) struct ResourceType {
     /// Completes the document once its embedded children are built (cross-references between
     /// children).
     pub(crate) finish: fn(&mut Value),
-    /// Properties that first appear in a later api-version: (property, first api-version).
-    /// Answers for older api-versions leave them out.
+    /// Properties that first appear in a later api-version: (dotted path under `properties`,
+    /// first api-version). Answers for older api-versions leave them out.
     pub(crate) since: &'static [(&'static str, &'static str)],
-    /// Properties Azure only shows once provisioning has finished (allocated addresses).
+    /// Properties Azure only shows once provisioning has finished (allocated addresses, the OS
+    /// disk of a virtual machine): dotted paths under `properties`.
     pub(crate) shown_when_provisioned: &'static [&'static str],
+    /// What the type adds to the generic protocol.
+    pub(crate) hooks: Hooks,
 }
+
+/// Optional behaviour of a type beyond the generic protocol.
+#[derive(Debug)]
+pub(crate) struct Hooks {
+    /// Secrets: properties (dotted paths under `properties`) that are stored but never answered.
+    pub(crate) secrets: &'static [&'static str],
+    /// The error a read of a missing resource gets, for providers that word it themselves.
+    pub(crate) not_found: Option<fn(&ResourceId) -> ArmError>,
+    /// The error for deleting it (its id) while `holder` refers to it, for providers that do not
+    /// answer the generic 400 with `in_use_code`.
+    pub(crate) in_use: Option<fn(&str, &str) -> ArmError>,
+    /// Runs when a delete completes, with the removed document (what the deletion takes along
+    /// or releases).
+    pub(crate) on_deleted: Option<fn(&mut State, &Value)>,
+    /// The instance view of a stored document (`$expand=instanceView`).
+    pub(crate) instance_view: Option<fn(&Value) -> Value>,
+}
+
+/// A type without optional behaviour.
+pub(crate) const NO_HOOKS: Hooks = Hooks {
+    secrets: &[],
+    not_found: None,
+    in_use: None,
+    on_deleted: None,
+    instance_view: None,
+};
 
 /// A `finish` that changes nothing.
 pub(crate) fn unchanged(_: &mut Value) {}
@@ -64,6 +98,7 @@ impl ResourceType {
             location: Locality::Regional,
             put: Lro::Async,
             delete: Lro::Async,
+            delete_echoes: false,
             flavour,
             in_use_code: "InUseResourceCannotBeDeleted",
             back_references: &[],
@@ -71,6 +106,7 @@ impl ResourceType {
             finish: unchanged,
             since: &[],
             shown_when_provisioned: &[],
+            hooks: NO_HOOKS,
         }
     }
 }
@@ -103,7 +139,8 @@ pub(crate) enum Lro {
     /// PUT: 200/201 with the body in progress and `Azure-AsyncOperation`. DELETE: 202 with
     /// `Azure-AsyncOperation`, `Location` and `Retry-After`.
     Async,
-    /// PUT: 202 with `Azure-AsyncOperation` and `Location` and no body (managed disks).
+    /// PUT: 202 with `Azure-AsyncOperation` and `Location`, the body echoing the request (managed
+    /// disks).
     Accepted,
 }
 
@@ -119,8 +156,24 @@ pub(crate) struct Flavour {
     pub(crate) status_segment: &'static str,
     /// Whether resources carry an `etag` (Microsoft.Network's do).
     pub(crate) etag: bool,
-    /// Whether resources show a `provisioningState` (identities and role assignments do not).
+    /// Whether documents show `properties.provisioningState` (availability sets do not).
     pub(crate) provisioning_state: bool,
+    /// What a PUT creating a resource answers unless it is accepted for later (201; availability
+    /// sets answer 200).
+    pub(crate) create_status: StatusCode,
+    pub(crate) back_references: BackReferenceStyle,
+    /// Whether a write that changes nothing but tags is done when answered (Microsoft.Network
+    /// answers it `Succeeded`; its operation ends at once).
+    pub(crate) settles_unchanged: bool,
+}
+
+/// How a provider shows back-references.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BackReferenceStyle {
+    /// In every answer, left out while nothing refers (Microsoft.Network).
+    WhenPresent,
+    /// In reads only, as a list even when empty (Microsoft.Compute).
+    OnReads,
 }
 
 /// Resource providers that finish every write before answering.
@@ -131,6 +184,9 @@ pub(crate) static SYNCHRONOUS: Flavour = Flavour {
     status_segment: "operations",
     etag: false,
     provisioning_state: false,
+    create_status: StatusCode::CREATED,
+    back_references: BackReferenceStyle::WhenPresent,
+    settles_unchanged: false,
 };
 
 /// A property Azure fills with the resources referring to this one.
@@ -159,6 +215,9 @@ pub(crate) struct Prepare<'a> {
     pub(crate) location: &'a str,
     /// The provisioning state the resource will show in the answer.
     pub(crate) provisioning_state: &'a str,
+    /// Other documents the write creates or changes (a virtual machine's disks), each with its
+    /// `id` and `type`; stored with the resource once every check has passed.
+    pub(crate) companions: Vec<Value>,
 }
 
 impl Prepare<'_> {
@@ -206,7 +265,41 @@ fn registry() -> impl Iterator<Item = &'static ResourceType> {
         .iter()
         .chain(identity::TYPES)
         .chain(authorization::TYPES)
+        .chain(compute::TYPES)
         .copied()
+}
+
+/// A read-only type answered by functions instead of the store: resource SKUs, marketplace and
+/// community gallery images, a virtual machine's instance view.
+#[derive(Debug)]
+pub(crate) struct Catalogue {
+    /// The full type as paths name it, for example `Microsoft.Compute/skus`.
+    pub(crate) name: &'static str,
+    pub(crate) api_versions: &'static [&'static str],
+    /// What a GET of one entry answers; `None` when entries have no path of their own.
+    pub(crate) entry: Option<Answer>,
+    /// What a GET of the collection path answers: the list, or a view such as `instanceView`.
+    pub(crate) collection: Option<Answer>,
+}
+
+/// How a catalogue answers a GET.
+pub(crate) type Answer = fn(&Lookup<'_>) -> Result<Value, ArmError>;
+
+/// What a catalogue answers from.
+pub(crate) struct Lookup<'a> {
+    pub(crate) id: &'a ResourceId,
+    pub(crate) config: &'a Config,
+    pub(crate) state: &'a State,
+    /// The `$filter` of the request.
+    pub(crate) filter: Option<&'a str>,
+}
+
+/// The catalogue of a full type name, ignoring case.
+pub(crate) fn catalogue(type_name: &str) -> Option<&'static Catalogue> {
+    compute::CATALOGUES
+        .iter()
+        .copied()
+        .find(|catalogue| catalogue.name.eq_ignore_ascii_case(type_name))
 }
 
 /// The type of a full type name, ignoring case.
@@ -232,6 +325,25 @@ pub(crate) fn embedded_children(
 pub(crate) fn parent_type(type_name: &str) -> Option<&str> {
     let (parent, _) = type_name.rsplit_once('/')?;
     parent.contains('/').then_some(parent)
+}
+
+/// Removes the property at a dotted path (`storageProfile.osDisk.name`); an array on the way
+/// applies the rest of the path to each of its elements.
+pub(crate) fn remove_path(value: &mut Value, path: &str) {
+    match value {
+        Value::Array(items) => items.iter_mut().for_each(|item| remove_path(item, path)),
+        Value::Object(map) => match path.split_once('.') {
+            None => {
+                map.remove(path);
+            }
+            Some((head, rest)) => {
+                if let Some(next) = map.get_mut(head) {
+                    remove_path(next, rest);
+                }
+            }
+        },
+        _ => {}
+    }
 }
 
 /// Sets `properties.provisioningState`; with `children`, also on embedded children still in

@@ -16,6 +16,17 @@ pub(crate) struct Reply {
     pub(crate) body: Value,
 }
 
+impl Reply {
+    /// A header's value, empty when it is missing.
+    #[allow(dead_code, reason = "only some test crates read the headers")]
+    pub(crate) fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+    }
+}
+
 /// `Bearer <token>` for a configured principal; every ARM call needs one.
 pub(crate) fn bearer(emulator: &Emulator, client_id: &str) -> String {
     let token = emulator.access_token(client_id).expect("a configured principal");

@@ -12,7 +12,7 @@ mod virtual_networks;
 
 use serde_json::Value;
 
-use super::{Flavour, Locality, Prepare, ResourceType, Storage};
+use super::{BackReferenceStyle, Flavour, Locality, Prepare, ResourceType, Storage};
 use crate::error::ArmError;
 use crate::state::StatusStyle;
 
@@ -57,6 +57,9 @@ pub(crate) static NETWORK: Flavour = Flavour {
     status_segment: "operations",
     etag: true,
     provisioning_state: true,
+    create_status: axum::http::StatusCode::CREATED,
+    back_references: BackReferenceStyle::WhenPresent,
+    settles_unchanged: true,
 };
 
 /// A top-level network resource.

@@ -5,18 +5,22 @@ use serde_json::{Value, json};
 
 use super::{addresses, document, embedded, load_balancers::kept_private_address, resource_guid};
 use crate::error::ArmError;
-use crate::resources::{BackReference, Prepare, ResourceType, fields};
+use crate::resources::{BackReference, Lro, Prepare, ResourceType, fields};
 
-pub(crate) static NETWORK_INTERFACE: ResourceType = document(
-    "Microsoft.Network/networkInterfaces",
-    "NicInUse",
-    &[BackReference {
-        property: "virtualMachine",
-        from: &["Microsoft.Compute/virtualMachines"],
-        many: false,
-    }],
-    prepare_interface,
-);
+/// Azure answers a network interface's PUT done, without an operation to poll.
+pub(crate) static NETWORK_INTERFACE: ResourceType = ResourceType {
+    put: Lro::Sync,
+    ..document(
+        "Microsoft.Network/networkInterfaces",
+        "NicInUse",
+        &[BackReference {
+            property: "virtualMachine",
+            from: &["Microsoft.Compute/virtualMachines"],
+            many: false,
+        }],
+        prepare_interface,
+    )
+};
 
 pub(crate) static IP_CONFIGURATION: ResourceType = embedded(
     "Microsoft.Network/networkInterfaces/ipConfigurations",

@@ -1,0 +1,172 @@
+//! Microsoft.Compute: virtual machines and their extensions, managed disks and availability sets,
+//! and the read-only catalogues clients consult before creating machines: resource SKUs,
+//! marketplace images and community gallery images.
+
+mod availability_sets;
+mod disks;
+mod extensions;
+mod images;
+mod skus;
+mod virtual_machines;
+
+use std::time::SystemTime;
+
+use axum::http::StatusCode;
+
+use super::{BackReferenceStyle, Catalogue, Flavour, Lro, Prepare, ResourceType, fields};
+use crate::error::ArmError;
+use crate::state::StatusStyle;
+
+/// api-versions of virtual machines, extensions, availability sets and marketplace images: those
+/// of the recorded sessions (2020-12-01, 2022-03-01, 2024-11-01), those the Azure SDK for Go
+/// pins (armcompute v5 and v6: 2023-09-01, 2024-03-01, 2024-07-01) and the Python SDK defaults
+/// (azure-mgmt-compute 33 to 35: 2024-07-01, 2024-11-01).
+pub(crate) const API_VERSIONS: &[&str] = &[
+    "2020-06-01",
+    "2020-12-01",
+    "2021-03-01",
+    "2021-04-01",
+    "2021-07-01",
+    "2021-11-01",
+    "2022-03-01",
+    "2022-08-01",
+    "2022-11-01",
+    "2023-03-01",
+    "2023-07-01",
+    "2023-09-01",
+    "2024-03-01",
+    "2024-07-01",
+    "2024-11-01",
+    "2025-04-01",
+];
+
+/// api-versions of managed disks: the recorded 2020-09-30 and 2024-03-02, the Go SDK's
+/// 2023-04-02 and 2024-03-02, the Python SDK's 2024-03-02 and 2025-01-02.
+pub(crate) const DISK_API_VERSIONS: &[&str] = &[
+    "2020-09-30",
+    "2020-12-01",
+    "2021-04-01",
+    "2021-08-01",
+    "2021-12-01",
+    "2022-03-02",
+    "2022-07-02",
+    "2023-01-02",
+    "2023-04-02",
+    "2023-10-02",
+    "2024-03-02",
+    "2025-01-02",
+];
+
+/// api-versions of resource SKUs; every SDK still calls 2021-07-01.
+pub(crate) const SKU_API_VERSIONS: &[&str] = &["2017-09-01", "2019-04-01", "2021-07-01"];
+
+/// api-versions of community galleries (the gallery API's).
+pub(crate) const GALLERY_API_VERSIONS: &[&str] = &[
+    "2021-07-01",
+    "2022-01-03",
+    "2022-03-03",
+    "2022-08-03",
+    "2023-07-03",
+    "2024-03-03",
+];
+
+/// Virtual machines and extensions: `Creating` while created, operations with times, no etags,
+/// back-references on reads only.
+pub(crate) static COMPUTE: Flavour = Flavour {
+    status: StatusStyle::Timed,
+    creating: "Creating",
+    updating: "Updating",
+    status_segment: "operations",
+    etag: false,
+    provisioning_state: true,
+    create_status: StatusCode::CREATED,
+    back_references: BackReferenceStyle::OnReads,
+    settles_unchanged: false,
+};
+
+/// Managed disks: `Updating` while written, and their operations carry the disk.
+pub(crate) static DISKS: Flavour = Flavour {
+    status: StatusStyle::TimedWithOutput,
+    creating: "Updating",
+    updating: "Updating",
+    status_segment: "DiskOperations",
+    ..COMPUTE
+};
+
+/// Availability sets: written at once, 200 even when created, no provisioning state.
+pub(crate) static AVAILABILITY_SETS: Flavour = Flavour {
+    provisioning_state: false,
+    create_status: StatusCode::OK,
+    ..COMPUTE
+};
+
+/// Every Microsoft.Compute type kept in the store.
+pub(crate) static TYPES: &[&ResourceType] = &[
+    &virtual_machines::VIRTUAL_MACHINE,
+    &extensions::EXTENSION,
+    &disks::DISK,
+    &availability_sets::AVAILABILITY_SET,
+];
+
+/// Every Microsoft.Compute catalogue.
+pub(crate) static CATALOGUES: &[&Catalogue] = &[
+    &skus::SKUS,
+    &images::MARKETPLACE_VERSIONS,
+    &images::COMMUNITY_VERSIONS,
+    &virtual_machines::INSTANCE_VIEW,
+];
+
+/// A compute resource with a document of its own; deletes are long-running unless writes are
+/// synchronous.
+const fn document(
+    name: &'static str,
+    api_versions: &'static [&'static str],
+    flavour: &'static Flavour,
+    put: Lro,
+    prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
+) -> ResourceType {
+    ResourceType {
+        put,
+        delete: match put {
+            Lro::Sync => Lro::Sync,
+            Lro::Async | Lro::Accepted => Lro::Async,
+        },
+        in_use_code: "OperationNotAllowed",
+        ..ResourceType::new(name, api_versions, flavour, prepare)
+    }
+}
+
+/// The current time as Microsoft.Compute writes it.
+fn now() -> String {
+    crate::time::rfc3339(SystemTime::now())
+}
+
+/// The availability zones a request asks for, each one of its location's.
+fn zones(prepare: &Prepare<'_>) -> Result<Vec<String>, ArmError> {
+    let requested = fields::strings(&prepare.doc, "zones", "")?;
+    let known = prepare
+        .config
+        .locations
+        .iter()
+        .find(|location| location.name == prepare.location)
+        .map(|location| location.zones.as_slice())
+        .unwrap_or_default();
+    for zone in &requested {
+        if !known.iter().any(|candidate| candidate == zone) {
+            let offered = if known.is_empty() {
+                format!("Location '{}' has no availability zones.", prepare.location)
+            } else {
+                format!(
+                    "The zones of location '{}' are '{}'.",
+                    prepare.location,
+                    known.join(",")
+                )
+            };
+            return Err(ArmError::invalid_parameter(
+                "zones",
+                format!("The zone '{zone}' in 'zones' is not available. {offered}"),
+            ));
+        }
+    }
+    Ok(requested.into_iter().map(str::to_owned).collect())
+}

@@ -1,0 +1,823 @@
+//! Compute resources behave as Azure's do: virtual machines with their disks, interfaces, images,
+//! sizes, zones and quotas; extensions; managed disks; availability sets; and the catalogues of
+//! resource SKUs and images.
+
+#![expect(clippy::unwrap_used, reason = "a failed request fails the test")]
+
+mod common;
+
+use std::time::Duration;
+
+use arm_emulator::config::{DEFAULT_CLIENT_ID, Quota};
+use arm_emulator::{Config, Emulator};
+use axum::http::StatusCode;
+use common::Reply;
+use serde_json::{Value, json};
+
+const SUB: &str = "/subscriptions/00000000-0000-0000-0000-000000000000";
+const RG: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/cmp";
+const COMPUTE: &str = "api-version=2024-07-01";
+const NET: &str = "api-version=2024-05-01";
+const DISKS: &str = "api-version=2024-03-02";
+const GALLERY: &str = "ClusterAPI-f72ceb4f-5159-4c26-a0fe-2ea738f0d019";
+
+/// Sends a request; paths without an api-version get the compute one (network paths the network
+/// one).
+async fn send(emulator: &Emulator, method: &str, path: &str, body: Option<Value>) -> Reply {
+    let uri = if path.contains("api-version=") {
+        path.to_owned()
+    } else {
+        let separator = if path.contains('?') { '&' } else { '?' };
+        let version = if path.contains("/Microsoft.Network/") {
+            NET
+        } else {
+            COMPUTE
+        };
+        format!("{path}{separator}{version}")
+    };
+    common::call(emulator, DEFAULT_CLIENT_ID, method, &uri, body, &[]).await
+}
+
+fn compute(path: &str) -> String {
+    format!("{RG}/providers/Microsoft.Compute/{path}")
+}
+
+fn net(path: &str) -> String {
+    format!("{RG}/providers/Microsoft.Network/{path}")
+}
+
+/// The path and query of an operation URL the emulator handed out.
+fn local(url: &str) -> String {
+    url.trim_start_matches("http://localhost").to_owned()
+}
+
+/// An emulator with the `cmp` group in westus2, a virtual network with a subnet `nodes` and the
+/// network interfaces `nic0` and `nic1` on it.
+async fn with_network(config: Config) -> Emulator {
+    let emulator = Emulator::new(config);
+    let group = send(
+        &emulator,
+        "PUT",
+        &format!("{RG}?api-version=2021-04-01"),
+        Some(json!({"location": "westus2"})),
+    )
+    .await;
+    assert_eq!(group.status, StatusCode::CREATED);
+    let vnet = send(
+        &emulator,
+        "PUT",
+        &net("virtualNetworks/vnet"),
+        Some(json!({
+            "location": "westus2",
+            "properties": {
+                "addressSpace": {"addressPrefixes": ["10.0.0.0/16"]},
+                "subnets": [{"name": "nodes", "properties": {"addressPrefix": "10.0.1.0/24"}}]
+            }
+        })),
+    )
+    .await;
+    assert_eq!(vnet.status, StatusCode::CREATED, "{}", vnet.body);
+    for nic in ["nic0", "nic1"] {
+        let created = put_nic(&emulator, nic, "westus2", false).await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    }
+    emulator
+}
+
+async fn put_nic(emulator: &Emulator, name: &str, location: &str, accelerated: bool) -> Reply {
+    let subnet = format!("{}/subnets/nodes", net("virtualNetworks/vnet"));
+    send(
+        emulator,
+        "PUT",
+        &net(&format!("networkInterfaces/{name}")),
+        Some(json!({
+            "location": location,
+            "properties": {
+                "enableAcceleratedNetworking": accelerated,
+                "ipConfigurations": [{"name": "ipconfig1", "properties": {"subnet": {"id": subnet}}}]
+            }
+        })),
+    )
+    .await
+}
+
+/// A CAPZ-like machine body: a marketplace image, an SSH key and custom data.
+fn vm_body(size: &str, nic: &str) -> Value {
+    json!({
+        "location": "westus2",
+        "properties": {
+            "hardwareProfile": {"vmSize": size},
+            "storageProfile": {
+                "imageReference": {"publisher": "cncf-upstream", "offer": "capi", "sku": "ubuntu-2204-gen1", "version": "latest"},
+                "osDisk": {"osType": "Linux", "createOption": "FromImage", "diskSizeGB": 128, "managedDisk": {"storageAccountType": "Premium_LRS"}}
+            },
+            "osProfile": {
+                "computerName": "node",
+                "adminUsername": "capi",
+                "adminPassword": "not-to-be-seen",
+                "customData": "I2Nsb3VkLWNvbmZpZwo=",
+                "linuxConfiguration": {
+                    "disablePasswordAuthentication": true,
+                    "ssh": {"publicKeys": [{"path": "/home/capi/.ssh/authorized_keys", "keyData": "ssh-ed25519 AAAA"}]}
+                }
+            },
+            "networkProfile": {"networkInterfaces": [{"id": net(&format!("networkInterfaces/{nic}")), "properties": {"primary": true}}]}
+        }
+    })
+}
+
+fn assert_no_secrets(body: &Value) {
+    let text = body.to_string();
+    assert!(!text.contains("customData"), "{text}");
+    assert!(!text.contains("adminPassword"), "{text}");
+    assert!(!text.contains("not-to-be-seen"), "{text}");
+    assert!(!text.contains("protectedSettings"), "{text}");
+}
+
+#[tokio::test]
+async fn a_machine_is_created_with_its_os_disk_and_holds_its_interface() {
+    let emulator = with_network(Config {
+        latencies: [(
+            "Microsoft.Compute/virtualMachines".to_owned(),
+            Duration::from_secs(30),
+        )]
+        .into(),
+        ..Config::default()
+    })
+    .await;
+    let vm = compute("virtualMachines/node0");
+    let created = send(&emulator, "PUT", &vm, Some(vm_body("Standard_D2s_v3", "nic0"))).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(created.body["properties"]["provisioningState"], "Creating");
+    assert_no_secrets(&created.body);
+    let status_url = created.header("azure-asyncoperation");
+    assert!(
+        status_url.contains("/providers/Microsoft.Compute/locations/westus2/operations/"),
+        "{status_url}"
+    );
+    assert!(!created.header("retry-after").is_empty());
+    let properties = &created.body["properties"];
+    assert_eq!(
+        properties["storageProfile"]["imageReference"]["exactVersion"],
+        "130.3.20240717"
+    );
+    // The OS disk shows its name and id once provisioned.
+    assert!(properties["storageProfile"]["osDisk"].get("name").is_none());
+    assert_eq!(properties["storageProfile"]["osDisk"]["deleteOption"], "Detach");
+    assert_eq!(
+        properties["osProfile"]["linuxConfiguration"]["provisionVMAgent"],
+        true
+    );
+    assert!(properties["vmId"].as_str().is_some_and(|id| id.len() == 36));
+
+    let running = send(&emulator, "GET", &local(status_url), None).await;
+    assert_eq!(running.body["status"], "InProgress");
+    assert!(running.body["startTime"].is_string());
+    emulator.advance_clock(Duration::from_mins(1));
+    let done = send(&emulator, "GET", &local(status_url), None).await;
+    assert_eq!(done.body["status"], "Succeeded");
+    assert!(done.body["endTime"].is_string());
+
+    let read = send(&emulator, "GET", &vm, None).await;
+    assert_eq!(read.body["properties"]["provisioningState"], "Succeeded");
+    assert_no_secrets(&read.body);
+    let os_disk = &read.body["properties"]["storageProfile"]["osDisk"];
+    assert_eq!(os_disk["diskSizeGB"], 128);
+    let disk_id = os_disk["managedDisk"]["id"].as_str().unwrap().to_owned();
+    assert!(
+        disk_id.starts_with(&compute("disks/node0_OsDisk_1_")),
+        "{disk_id}"
+    );
+    let disk = send(&emulator, "GET", &format!("{disk_id}?{DISKS}"), None).await;
+    assert_eq!(disk.status, StatusCode::OK, "{}", disk.body);
+    assert_eq!(disk.body["managedBy"], read.body["id"]);
+    assert_eq!(disk.body["properties"]["diskState"], "Attached");
+    assert_eq!(disk.body["properties"]["osType"], "Linux");
+    assert_eq!(disk.body["properties"]["tier"], "P10");
+    assert_eq!(
+        disk.body["sku"],
+        json!({"name": "Premium_LRS", "tier": "Premium"})
+    );
+
+    let nic = send(&emulator, "GET", &net("networkInterfaces/nic0"), None).await;
+    assert_eq!(nic.body["properties"]["virtualMachine"]["id"], read.body["id"]);
+    let nic_delete = send(&emulator, "DELETE", &net("networkInterfaces/nic0"), None).await;
+    assert_eq!(nic_delete.status, StatusCode::BAD_REQUEST, "{}", nic_delete.body);
+    assert_eq!(nic_delete.body["error"]["code"], "NicInUse");
+    let disk_delete = send(&emulator, "DELETE", &format!("{disk_id}?{DISKS}"), None).await;
+    assert_eq!(disk_delete.status, StatusCode::CONFLICT, "{}", disk_delete.body);
+    assert_eq!(disk_delete.body["error"]["code"], "OperationNotAllowed");
+    let message = disk_delete.body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("is attached to VM"), "{message}");
+
+    let deleted = send(&emulator, "DELETE", &vm, None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED);
+    assert!(!deleted.header("azure-asyncoperation").is_empty());
+    assert!(!deleted.header("location").is_empty());
+    emulator.advance_clock(Duration::from_mins(1));
+    assert_eq!(
+        send(&emulator, "GET", &vm, None).await.status,
+        StatusCode::NOT_FOUND
+    );
+    // Detached by default: the interface and the disk stay, free.
+    let nic = send(&emulator, "GET", &net("networkInterfaces/nic0"), None).await;
+    assert_eq!(nic.status, StatusCode::OK);
+    assert!(nic.body["properties"].get("virtualMachine").is_none());
+    let disk = send(&emulator, "GET", &format!("{disk_id}?{DISKS}"), None).await;
+    assert_eq!(disk.body["properties"]["diskState"], "Unattached");
+    assert!(disk.body.get("managedBy").is_none());
+    let freed = send(&emulator, "DELETE", &format!("{disk_id}?{DISKS}"), None).await;
+    assert_eq!(freed.status, StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
+async fn delete_options_take_disks_and_interfaces_along() {
+    let emulator = with_network(Config::default()).await;
+    let mut body = vm_body("Standard_D4s_v3", "nic1");
+    body["properties"]["storageProfile"]["osDisk"]["deleteOption"] = json!("Delete");
+    body["properties"]["storageProfile"]["osDisk"]["name"] = json!("node1_OSDisk");
+    body["properties"]["storageProfile"]["dataDisks"] = json!([
+        {"lun": 0, "name": "node1_etcddisk", "createOption": "Empty", "diskSizeGB": 256, "deleteOption": "Delete"},
+        {"lun": 1, "name": "node1_scratch", "createOption": "Empty", "diskSizeGB": 64}
+    ]);
+    body["properties"]["networkProfile"]["networkInterfaces"][0]["properties"]["deleteOption"] =
+        json!("Delete");
+    let vm = compute("virtualMachines/node1");
+    let created = send(&emulator, "PUT", &vm, Some(body)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let read = send(&emulator, "GET", &vm, None).await;
+    let data = &read.body["properties"]["storageProfile"]["dataDisks"];
+    assert_eq!(data[0]["managedDisk"]["id"], compute("disks/node1_etcddisk"));
+    assert_eq!(data[0]["caching"], "None");
+    for disk in ["node1_OSDisk", "node1_etcddisk", "node1_scratch"] {
+        let found = send(
+            &emulator,
+            "GET",
+            &format!("{}?{DISKS}", compute(&format!("disks/{disk}"))),
+            None,
+        )
+        .await;
+        assert_eq!(found.body["properties"]["diskState"], "Attached", "{disk}");
+    }
+
+    assert_eq!(
+        send(&emulator, "DELETE", &vm, None).await.status,
+        StatusCode::ACCEPTED
+    );
+    // The operation completes by the next request.
+    assert_eq!(
+        send(&emulator, "GET", &vm, None).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let gone = |name: &str| format!("{}?{DISKS}", compute(&format!("disks/{name}")));
+    assert_eq!(
+        send(&emulator, "GET", &gone("node1_OSDisk"), None).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        send(&emulator, "GET", &gone("node1_etcddisk"), None).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let kept = send(&emulator, "GET", &gone("node1_scratch"), None).await;
+    assert_eq!(kept.body["properties"]["diskState"], "Unattached");
+    let nic = send(&emulator, "GET", &net("networkInterfaces/nic1"), None).await;
+    assert_eq!(nic.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn machines_are_checked_like_azure_checks_them() {
+    let emulator = with_network(Config {
+        quotas: vec![Quota {
+            location: "westus2".into(),
+            family: "standardDSv3Family".into(),
+            cores: 6,
+        }],
+        ..Config::default()
+    })
+    .await;
+    let put = |name: &str, body: Value| {
+        let emulator = emulator.clone();
+        let path = compute(&format!("virtualMachines/{name}"));
+        async move { send(&emulator, "PUT", &path, Some(body)).await }
+    };
+
+    let unknown = put("a", vm_body("Standard_Imaginary_v9", "nic0")).await;
+    assert_eq!(unknown.status, StatusCode::CONFLICT);
+    assert_eq!(unknown.body["error"]["code"], "SkuNotAvailable");
+    assert!(
+        unknown.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Standard_Imaginary_v9")
+    );
+
+    let mut zoned = vm_body("Standard_D2s_v3", "nic0");
+    zoned["zones"] = json!(["4"]);
+    let bad_zone = put("a", zoned).await;
+    assert_eq!(bad_zone.status, StatusCode::BAD_REQUEST);
+    assert_eq!(bad_zone.body["error"]["code"], "InvalidParameter");
+    assert!(
+        bad_zone.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("zones")
+    );
+
+    let mut no_nic = vm_body("Standard_D2s_v3", "nic0");
+    no_nic["properties"]["networkProfile"]["networkInterfaces"] = json!([]);
+    let refused = put("a", no_nic).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(
+        refused.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("networkInterfaces")
+    );
+
+    let missing_nic = put("a", vm_body("Standard_D2s_v3", "nicX")).await;
+    assert_eq!(missing_nic.status, StatusCode::NOT_FOUND);
+    assert_eq!(missing_nic.body["error"]["code"], "NotFound");
+
+    let mut bad_data = vm_body("Standard_D2s_v3", "nic0");
+    bad_data["properties"]["osProfile"]["customData"] = json!("#cloud-config");
+    let bad_custom = put("a", bad_data).await;
+    assert_eq!(bad_custom.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad_custom.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("customData")
+    );
+
+    let mut unknown_image = vm_body("Standard_D2s_v3", "nic0");
+    unknown_image["properties"]["storageProfile"]["imageReference"]["version"] = json!("1.2.3");
+    let no_image = put("a", unknown_image).await;
+    assert_eq!(no_image.status, StatusCode::NOT_FOUND);
+    assert_eq!(no_image.body["error"]["code"], "PlatformImageNotFound");
+
+    // 4 of the 6 cores of the family.
+    let first = put("a", vm_body("Standard_D4s_v3", "nic0")).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
+    let taken = put("b", vm_body("Standard_D2s_v3", "nic0")).await;
+    assert_eq!(taken.status, StatusCode::CONFLICT);
+    assert_eq!(taken.body["error"]["code"], "NicInUse");
+    let over = put("b", vm_body("Standard_D4s_v3", "nic1")).await;
+    assert_eq!(over.status, StatusCode::CONFLICT);
+    assert_eq!(over.body["error"]["code"], "OperationNotAllowed");
+    let message = over.body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("exceeding approved standardDSv3Family Cores quota")
+            && message.contains("Current Limit: 6, Current Usage: 4, Additional Required: 4"),
+        "{message}"
+    );
+    // Another family is not counted.
+    let other = put("b", vm_body("Standard_D2s_v5", "nic1")).await;
+    assert_eq!(other.status, StatusCode::CREATED, "{}", other.body);
+
+    put_nic(&emulator, "far", "eastus", false).await;
+    let elsewhere = put("c", vm_body("Standard_D2s_v5", "far")).await;
+    assert_eq!(elsewhere.status, StatusCode::BAD_REQUEST);
+    assert_eq!(elsewhere.body["error"]["code"], "InvalidResourceReference");
+    let accelerated = put_nic(&emulator, "fast", "westus2", true).await;
+    assert_eq!(accelerated.status, StatusCode::CREATED, "{}", accelerated.body);
+    let slow = put("c", vm_body("Standard_B2s", "fast")).await;
+    assert_eq!(slow.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        slow.body["error"]["code"],
+        "VMSizeIsNotPermittedToEnableAcceleratedNetworking"
+    );
+}
+
+#[tokio::test]
+async fn identities_get_principals() {
+    let emulator = with_network(Config::default()).await;
+    let identity = format!("{RG}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/capz");
+    // Where the emulator serves identities, the machine's must exist; elsewhere this PUT is refused.
+    send(
+        &emulator,
+        "PUT",
+        &format!("{identity}?api-version=2023-01-31"),
+        Some(json!({"location": "westus2"})),
+    )
+    .await;
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["identity"] =
+        json!({"type": "SystemAssigned, UserAssigned", "userAssignedIdentities": {identity.clone(): {}}});
+    let vm = compute("virtualMachines/node");
+    let created = send(&emulator, "PUT", &vm, Some(body.clone())).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let assigned = &created.body["identity"];
+    assert_eq!(assigned["type"], "SystemAssigned, UserAssigned");
+    assert_eq!(assigned["tenantId"], "00000000-0000-0000-0000-000000000000");
+    let principal = assigned["principalId"].clone();
+    assert!(principal.is_string());
+    assert!(assigned["userAssignedIdentities"][&identity]["clientId"].is_string());
+    // An update keeps the principals.
+    let updated = send(&emulator, "PUT", &vm, Some(body)).await;
+    assert_eq!(updated.body["identity"]["principalId"], principal);
+}
+
+#[tokio::test]
+async fn instance_views_report_provisioning_and_power() {
+    let emulator = with_network(Config::default()).await;
+    let vm = compute("virtualMachines/node");
+    send(&emulator, "PUT", &vm, Some(vm_body("Standard_D2s_v3", "nic0"))).await;
+    let expanded = send(
+        &emulator,
+        "GET",
+        &format!("{vm}?$expand=instanceView&{COMPUTE}"),
+        None,
+    )
+    .await;
+    let view = &expanded.body["properties"]["instanceView"];
+    let codes: Vec<&str> = view["statuses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|status| status["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["ProvisioningState/succeeded", "PowerState/running"]);
+    assert_eq!(view["statuses"][1]["displayStatus"], "VM running");
+    assert_eq!(view["computerName"], "node");
+    let plain = send(&emulator, "GET", &vm, None).await;
+    assert!(plain.body["properties"].get("instanceView").is_none());
+    let direct = send(&emulator, "GET", &format!("{vm}/instanceView"), None).await;
+    assert_eq!(direct.status, StatusCode::OK, "{}", direct.body);
+    assert_eq!(&direct.body, view);
+    let missing = send(
+        &emulator,
+        "GET",
+        &compute("virtualMachines/none/instanceView"),
+        None,
+    )
+    .await;
+    assert_eq!(missing.body["error"]["code"], "ResourceNotFound");
+}
+
+#[tokio::test]
+async fn extensions_live_under_their_machine_and_keep_protected_settings_to_themselves() {
+    let emulator = with_network(Config::default()).await;
+    let extension = compute("virtualMachines/node/extensions/CAPZ.Linux.Bootstrapping");
+    let body = json!({
+        "location": "westus2",
+        "properties": {
+            "publisher": "Microsoft.Azure.ContainerUpstream",
+            "type": "linux-bootstrapping",
+            "typeHandlerVersion": "1.0",
+            "protectedSettings": {"commandToExecute": "secret"}
+        }
+    });
+    let orphan = send(&emulator, "PUT", &extension, Some(body.clone())).await;
+    assert_eq!(orphan.status, StatusCode::NOT_FOUND);
+    assert_eq!(orphan.body["error"]["code"], "ParentResourceNotFound");
+
+    let vm = compute("virtualMachines/node");
+    send(&emulator, "PUT", &vm, Some(vm_body("Standard_D2s_v3", "nic0"))).await;
+    let created = send(&emulator, "PUT", &extension, Some(body)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(created.body["properties"]["provisioningState"], "Creating");
+    assert_eq!(created.body["properties"]["settings"], json!({}));
+    assert!(!created.header("azure-asyncoperation").is_empty());
+    assert_no_secrets(&created.body);
+    let listed = send(&emulator, "GET", &format!("{vm}/extensions"), None).await;
+    assert_eq!(listed.body["value"].as_array().map(Vec::len), Some(1));
+    assert_no_secrets(&listed.body);
+
+    let incomplete = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/node/extensions/other"),
+        Some(json!({"properties": {"publisher": "p", "type": "t"}})),
+    )
+    .await;
+    assert_eq!(incomplete.status, StatusCode::BAD_REQUEST);
+    assert!(
+        incomplete.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("typeHandlerVersion")
+    );
+
+    assert_eq!(
+        send(&emulator, "DELETE", &extension, None).await.status,
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(
+        send(&emulator, "GET", &extension, None).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn disks_are_accepted_and_report_through_their_operation() {
+    let emulator = with_network(Config::default()).await;
+    let disk = format!("{}?{DISKS}", compute("disks/data"));
+    let missing = send(&emulator, "GET", &disk, None).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(missing.body["error"]["message"], "Disk data is not found.");
+
+    let no_option = send(
+        &emulator,
+        "PUT",
+        &disk,
+        Some(json!({"location": "westus2", "properties": {"creationData": {}}})),
+    )
+    .await;
+    assert_eq!(no_option.status, StatusCode::BAD_REQUEST);
+    assert!(
+        no_option.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("createOption")
+    );
+
+    let accepted = send(
+        &emulator,
+        "PUT",
+        &disk,
+        Some(json!({
+            "location": "westus2",
+            "sku": {"name": "Premium_ZRS"},
+            "properties": {"creationData": {"createOption": "Empty"}, "diskSizeGB": 500}
+        })),
+    )
+    .await;
+    assert_eq!(accepted.status, StatusCode::ACCEPTED, "{}", accepted.body);
+    let status_url = accepted.header("azure-asyncoperation").to_owned();
+    assert!(status_url.contains("/DiskOperations/"), "{status_url}");
+    assert!(!accepted.header("location").is_empty());
+    // The answer echoes the request.
+    assert_eq!(accepted.body["sku"], json!({"name": "Premium_ZRS"}));
+    assert_eq!(accepted.body["properties"]["provisioningState"], "Updating");
+    let status = send(&emulator, "GET", &local(&status_url), None).await;
+    assert_eq!(status.body["status"], "Succeeded");
+    let output = &status.body["properties"]["output"];
+    assert_eq!(output["properties"]["tier"], "P20");
+    assert_eq!(output["properties"]["diskSizeBytes"], 536_870_912_000_i64);
+    assert_eq!(output["properties"]["diskIOPSReadWrite"], 2300);
+    assert_eq!(output["properties"]["diskState"], "Unattached");
+
+    let zoned = send(
+        &emulator,
+        "PUT",
+        &format!("{}?{DISKS}", compute("disks/zoned")),
+        Some(json!({"location": "westus", "zones": ["1"], "properties": {"creationData": {"createOption": "Empty"}, "diskSizeGB": 8}})),
+    )
+    .await;
+    assert_eq!(zoned.status, StatusCode::BAD_REQUEST);
+
+    // Attached to a machine, it cannot be deleted.
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["properties"]["storageProfile"]["dataDisks"] =
+        json!([{"lun": 0, "createOption": "Attach", "managedDisk": {"id": compute("disks/data")}}]);
+    let vm = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/node"),
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!(vm.status, StatusCode::CREATED, "{}", vm.body);
+    assert_eq!(
+        vm.body["properties"]["storageProfile"]["dataDisks"][0]["diskSizeGB"],
+        500
+    );
+    let blocked = send(&emulator, "DELETE", &disk, None).await;
+    assert_eq!(blocked.status, StatusCode::CONFLICT);
+    let other = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/other"),
+        Some({
+            let mut body = body;
+            body["properties"]["networkProfile"]["networkInterfaces"][0]["id"] =
+                json!(net("networkInterfaces/nic1"));
+            body
+        }),
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::CONFLICT, "{}", other.body);
+    assert_eq!(other.body["error"]["code"], "OperationNotAllowed");
+}
+
+#[tokio::test]
+async fn availability_sets_are_written_at_once_and_list_their_machines() {
+    let emulator = with_network(Config::default()).await;
+    let classic = compute("availabilitySets/classic");
+    let created = send(
+        &emulator,
+        "PUT",
+        &classic,
+        Some(json!({"location": "westus2", "properties": {"platformFaultDomainCount": 2}})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::OK, "{}", created.body);
+    assert!(created.headers.get("azure-asyncoperation").is_none());
+    assert_eq!(created.body["sku"], json!({"name": "Classic"}));
+    assert_eq!(created.body["properties"]["platformUpdateDomainCount"], 5);
+    assert!(created.body["properties"].get("provisioningState").is_none());
+    assert!(created.body["properties"].get("virtualMachines").is_none());
+    let read = send(&emulator, "GET", &classic, None).await;
+    assert_eq!(read.body["properties"]["virtualMachines"], json!([]));
+
+    let too_many = send(
+        &emulator,
+        "PUT",
+        &compute("availabilitySets/wide"),
+        Some(json!({"location": "westus2", "properties": {"platformFaultDomainCount": 5}})),
+    )
+    .await;
+    assert_eq!(too_many.status, StatusCode::BAD_REQUEST);
+    assert!(
+        too_many.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("platformFaultDomainCount")
+    );
+
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["properties"]["availabilitySet"] = json!({"id": classic});
+    let unmanaged = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/node"),
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!(unmanaged.status, StatusCode::CONFLICT);
+
+    let aligned = compute("availabilitySets/aligned");
+    let set = send(
+        &emulator,
+        "PUT",
+        &aligned,
+        Some(json!({"location": "westus2", "sku": {"name": "Aligned"}, "properties": {"platformFaultDomainCount": 3}})),
+    )
+    .await;
+    assert_eq!(set.status, StatusCode::OK);
+    body["properties"]["availabilitySet"] = json!({"id": aligned});
+    let placed = send(&emulator, "PUT", &compute("virtualMachines/node"), Some(body)).await;
+    assert_eq!(placed.status, StatusCode::CREATED, "{}", placed.body);
+    let listed = send(&emulator, "GET", &aligned, None).await;
+    assert_eq!(
+        listed.body["properties"]["virtualMachines"][0]["id"],
+        compute("virtualMachines/node")
+    );
+    let blocked = send(&emulator, "DELETE", &aligned, None).await;
+    assert_eq!(blocked.status, StatusCode::CONFLICT);
+    assert_eq!(
+        send(&emulator, "DELETE", &classic, None).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        send(&emulator, "GET", &classic, None).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn resource_skus_list_sizes_per_location() {
+    let emulator = Emulator::new(Config::default());
+    let skus = format!("{SUB}/providers/Microsoft.Compute/skus?api-version=2021-07-01");
+    let all = send(&emulator, "GET", &skus, None).await;
+    let one = send(
+        &emulator,
+        "GET",
+        &format!("{skus}&$filter=location%20eq%20%27westus2%27"),
+        None,
+    )
+    .await;
+    assert_eq!(one.status, StatusCode::OK, "{}", one.body);
+    let entries = one.body["value"].as_array().unwrap();
+    assert!(entries.len() < all.body["value"].as_array().unwrap().len());
+    assert!(
+        entries
+            .iter()
+            .all(|entry| entry["locations"] == json!(["westus2"]))
+    );
+    let size = entries
+        .iter()
+        .find(|entry| entry["name"] == "Standard_D4s_v3")
+        .unwrap();
+    assert_eq!(size["resourceType"], "virtualMachines");
+    assert_eq!(size["family"], "standardDSv3Family");
+    assert_eq!(size["locationInfo"][0]["zones"], json!(["1", "2", "3"]));
+    assert_eq!(size["restrictions"], json!([]));
+    let capability = |name: &str| {
+        size["capabilities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|capability| capability["name"] == name)
+            .map(|capability| capability["value"].clone())
+    };
+    assert_eq!(capability("vCPUs"), Some(json!("4")));
+    assert_eq!(capability("AcceleratedNetworkingEnabled"), Some(json!("True")));
+    let aligned = entries
+        .iter()
+        .find(|entry| entry["resourceType"] == "availabilitySets" && entry["name"] == "Aligned")
+        .unwrap();
+    assert_eq!(
+        aligned["capabilities"][0]["name"],
+        "MaximumPlatformFaultDomainCount"
+    );
+
+    let bad = send(
+        &emulator,
+        "GET",
+        &format!("{skus}&$filter=name%20eq%20%27x%27"),
+        None,
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let old = send(
+        &emulator,
+        "GET",
+        &format!("{SUB}/providers/Microsoft.Compute/skus?api-version=2024-07-01"),
+        None,
+    )
+    .await;
+    assert_eq!(old.body["error"]["code"], "InvalidApiVersionParameter");
+}
+
+#[tokio::test]
+async fn images_are_looked_up_like_azure_serves_them() {
+    let emulator = with_network(Config::default()).await;
+    let versions = format!(
+        "{SUB}/providers/Microsoft.Compute/locations/westus2/publishers/cncf-upstream/artifacttypes/vmimage/offers/capi/skus/ubuntu-2204-gen1/versions"
+    );
+    let list = send(&emulator, "GET", &versions, None).await;
+    assert_eq!(list.status, StatusCode::OK, "{}", list.body);
+    let names: Vec<&str> = list
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|version| version["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"130.3.20240717"), "{names:?}");
+    let one = send(&emulator, "GET", &format!("{versions}/129.7.20240717"), None).await;
+    assert_eq!(one.body["properties"]["osDiskImage"]["operatingSystem"], "Linux");
+    let unknown = send(&emulator, "GET", &format!("{versions}/1.0.0"), None).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    assert_eq!(unknown.body["error"]["code"], "NotFound");
+
+    let gallery_versions = format!(
+        "{SUB}/providers/Microsoft.Compute/locations/westus2/communityGalleries/{GALLERY}/images/capi-ubun2-2404/versions"
+    );
+    let gallery = send(
+        &emulator,
+        "GET",
+        &format!("{gallery_versions}?api-version=2023-07-03"),
+        None,
+    )
+    .await;
+    assert_eq!(gallery.status, StatusCode::OK, "{}", gallery.body);
+    assert!(
+        gallery.body["value"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|version| version["name"] == "1.33.1")
+    );
+    let version = send(
+        &emulator,
+        "GET",
+        &format!("{gallery_versions}/1.33.1?api-version=2023-07-03"),
+        None,
+    )
+    .await;
+    let unique_id = version.body["identifier"]["uniqueId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        unique_id,
+        format!("/CommunityGalleries/{GALLERY}/Images/capi-ubun2-2404/Versions/1.33.1")
+    );
+    let missing = send(
+        &emulator,
+        "GET",
+        &format!("{gallery_versions}/0.0.1?api-version=2023-07-03"),
+        None,
+    )
+    .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+
+    // CAPZ's default image for current releases.
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["properties"]["storageProfile"]["imageReference"] = json!({"communityGalleryImageId": unique_id});
+    let vm = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/node"),
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!(vm.status, StatusCode::CREATED, "{}", vm.body);
+    body["properties"]["storageProfile"]["imageReference"] = json!({"communityGalleryImageId": format!("/CommunityGalleries/{GALLERY}/Images/capi-ubun2-2404/Versions/1.99.0")});
+    body["properties"]["networkProfile"]["networkInterfaces"][0]["id"] = json!(net("networkInterfaces/nic1"));
+    let unavailable = send(&emulator, "PUT", &compute("virtualMachines/other"), Some(body)).await;
+    assert_eq!(unavailable.status, StatusCode::NOT_FOUND);
+    assert_eq!(unavailable.body["error"]["code"], "GalleryImageNotFound");
+}
