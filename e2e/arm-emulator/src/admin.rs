@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::path::ArmPath;
 use crate::state::{State, Stored};
-use crate::{Emulator, Query, faults, lock, resources};
+use crate::{Call, Emulator, Query, faults, lock, resources};
 
 /// A seeded resource the emulator could not create.
 #[derive(Debug, thiserror::Error)]
@@ -76,19 +76,19 @@ impl Emulator {
             }
             .ok_or_else(|| fail("not a resource type the emulator serves".into()))?;
             let body = serde_json::to_vec(&seed.body).map_err(|err| fail(err.to_string()))?;
-            let query = Query {
-                api_version: Some(version),
-                ..Query::default()
+            let call = Call {
+                method: &Method::PUT,
+                path: &seed.id,
+                query: Query {
+                    api_version: Some(version),
+                    ..Query::default()
+                },
+                headers: &HeaderMap::new(),
+                body: &body,
+                caller: None,
             };
             let answer = self
-                .dispatch(
-                    &Method::PUT,
-                    &arm_path,
-                    &seed.id,
-                    &query,
-                    &HeaderMap::new(),
-                    &body,
-                )
+                .dispatch(&arm_path, &call)
                 .map_err(|err| fail(err.to_string()))?;
             if !answer.status.is_success() {
                 return Err(fail(format!("answered {}", answer.status)));

@@ -31,6 +31,8 @@ pub(crate) struct Request<'a> {
     pub(crate) filter: Option<&'a str>,
     /// `$expand`: `instanceView` adds a virtual machine's instance view.
     pub(crate) expand: Option<&'a str>,
+    /// The object id of the signed-in principal; `None` when the emulator seeds a resource.
+    pub(crate) caller: Option<&'a str>,
     pub(crate) now: Instant,
 }
 
@@ -442,6 +444,7 @@ struct Build<'a> {
     location: &'a str,
     /// The provisioning state while the write's operation runs; `None` for synchronous writes.
     in_progress: Option<&'a str>,
+    caller: Option<&'a str>,
 }
 
 /// Builds the stored form of one resource from its request body.
@@ -458,6 +461,7 @@ fn build(
         state,
         location,
         in_progress,
+        caller,
     } = *context;
     if let Some(tags) = body.get("tags").filter(|tags| !tags.is_null())
         && !tags
@@ -477,6 +481,7 @@ fn build(
         config: &emulator.config,
         location,
         provisioning_state: in_progress.unwrap_or("Succeeded"),
+        caller,
         companions: Vec::new(),
     };
     (resource_type.prepare)(&mut prepare)?;
@@ -701,6 +706,7 @@ fn write(
         state,
         location: &location,
         in_progress,
+        caller: request.caller,
     };
     let echo = (resource_type.put == Lro::Accepted).then(|| body.clone());
     let mut companions = Vec::new();
@@ -789,6 +795,9 @@ fn leave_out_of_write_answer(resource_type: &ResourceType, body: &mut Value, cre
     if created {
         for property in resource_type.shown_when_provisioned {
             resources::remove_path(properties, property);
+        }
+        if let Some(adjust) = resource_type.hooks.create_answer {
+            adjust(properties);
         }
     }
     if resource_type.flavour.back_references == BackReferenceStyle::OnReads {

@@ -276,36 +276,29 @@ impl Emulator {
     }
 
     /// Answers one ARM request.
-    fn answer(
-        &self,
-        method: &Method,
-        path: &str,
-        query: &Query<'_>,
-        headers: &HeaderMap,
-        body: &[u8],
-    ) -> (Answer, String) {
-        let Some(arm_path) = ArmPath::parse(path) else {
+    fn answer(&self, call: &Call<'_>) -> (Answer, String) {
+        let Some(arm_path) = ArmPath::parse(call.path) else {
             return (
-                ArmError::no_route(method.as_str(), path).into_answer(),
+                ArmError::no_route(call.method.as_str(), call.path).into_answer(),
                 "-".into(),
             );
         };
         let resource_type = arm_path.resource_type();
         let answer = self
-            .dispatch(method, &arm_path, path, query, headers, body)
+            .dispatch(&arm_path, call)
             .unwrap_or_else(ArmError::into_answer);
         (answer, resource_type)
     }
 
-    fn dispatch(
-        &self,
-        method: &Method,
-        arm_path: &ArmPath,
-        path: &str,
-        query: &Query<'_>,
-        headers: &HeaderMap,
-        body: &[u8],
-    ) -> Result<Answer, ArmError> {
+    fn dispatch(&self, arm_path: &ArmPath, call: &Call<'_>) -> Result<Answer, ArmError> {
+        let Call {
+            method,
+            path,
+            ref query,
+            headers,
+            body,
+            caller,
+        } = *call;
         let version = query.api_version.ok_or_else(ArmError::missing_api_version)?;
         let provider_type = match arm_path {
             ArmPath::Resource(id) | ArmPath::Collection(id) => {
@@ -355,6 +348,7 @@ impl Emulator {
             skip: query.skip,
             filter: query.filter,
             expand: query.expand,
+            caller,
             now,
         };
         match (arm_path, method) {
@@ -402,6 +396,17 @@ impl Emulator {
 enum Served {
     Stored(&'static resources::ResourceType),
     Catalogue(&'static resources::Catalogue),
+}
+
+/// An ARM request as the emulator answers it.
+pub(crate) struct Call<'a> {
+    pub(crate) method: &'a Method,
+    pub(crate) path: &'a str,
+    pub(crate) query: Query<'a>,
+    pub(crate) headers: &'a HeaderMap,
+    pub(crate) body: &'a [u8],
+    /// The object id of the signed-in principal; `None` when the emulator seeds a resource.
+    pub(crate) caller: Option<&'a str>,
 }
 
 /// The query parameters ARM reads.
@@ -502,9 +507,14 @@ async fn arm(
                             (answer, "-".to_owned())
                         }
                         (Ok(_), Err(refused)) => (refused.into_answer(), "-".to_owned()),
-                        (Ok(_), Ok(())) => {
-                            emulator.answer(&method, &path, &Query::from_pairs(&query), &headers, &body)
-                        }
+                        (Ok(_), Ok(())) => emulator.answer(&Call {
+                            method: &method,
+                            path: &path,
+                            query: Query::from_pairs(&query),
+                            headers: &headers,
+                            body: &body,
+                            caller: Some(&caller.object_id),
+                        }),
                     };
                 if let Some((header, value)) = remaining {
                     answer.headers.push((header, value));

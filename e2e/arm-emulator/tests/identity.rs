@@ -67,32 +67,6 @@ async fn identities_get_stable_principals_that_roles_can_be_assigned_to() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(again["properties"]["principalId"], principal.as_str());
 
-    let (status, refused) = send(
-        &emulator,
-        "PUT",
-        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
-        Some(assignment("11111111-2222-3333-4444-555555555555", CONTRIBUTOR)),
-    )
-    .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(refused["error"]["code"], "PrincipalNotFound");
-    let (_, refused) = send(
-        &emulator,
-        "PUT",
-        &assignment_url("not-a-guid"),
-        Some(assignment(&principal, CONTRIBUTOR)),
-    )
-    .await;
-    assert_eq!(refused["error"]["code"], "InvalidRoleAssignmentId");
-    let (_, refused) = send(
-        &emulator,
-        "PUT",
-        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
-        Some(assignment(&principal, "00000000-1111-2222-3333-444444444444")),
-    )
-    .await;
-    assert_eq!(refused["error"]["code"], "RoleDefinitionDoesNotExist");
-
     let (status, created) = send(
         &emulator,
         "PUT",
@@ -103,6 +77,18 @@ async fn identities_get_stable_principals_that_roles_can_be_assigned_to() {
     assert_eq!(status, StatusCode::CREATED, "{created}");
     assert_eq!(created["properties"]["scope"], RG);
     assert_eq!(created["properties"]["principalType"], "ServicePrincipal");
+    // Who created it shows on reads, not in the create's answer.
+    assert_eq!(created["properties"]["createdBy"], Value::Null);
+    let (_, read) = send(
+        &emulator,
+        "GET",
+        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
+        None,
+    )
+    .await;
+    let me = Config::default().principals[0].object_id();
+    assert_eq!(read["properties"]["createdBy"], me.as_str());
+    assert_eq!(read["properties"]["updatedBy"], me.as_str());
     let (status, duplicate) = send(
         &emulator,
         "PUT",
@@ -141,6 +127,98 @@ async fn identities_get_stable_principals_that_roles_can_be_assigned_to() {
     )
     .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, missing) = send(
+        &emulator,
+        "GET",
+        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(missing["error"]["code"], "RoleAssignmentNotFound");
+}
+
+#[tokio::test]
+async fn role_assignments_refuse_what_azure_refuses() {
+    let emulator = with_group().await;
+    let (_, identity) = send(
+        &emulator,
+        "PUT",
+        &identity_url("capz"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    let principal = identity["properties"]["principalId"].as_str().unwrap().to_owned();
+    let (status, refused) = send(
+        &emulator,
+        "PUT",
+        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
+        Some(assignment("11111111-2222-3333-4444-555555555555", CONTRIBUTOR)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(refused["error"]["code"], "PrincipalNotFound");
+    let (_, refused) = send(
+        &emulator,
+        "PUT",
+        &assignment_url("not-a-guid"),
+        Some(assignment(&principal, CONTRIBUTOR)),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], "InvalidRoleAssignmentId");
+    let (_, refused) = send(
+        &emulator,
+        "PUT",
+        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
+        Some(assignment("wow", CONTRIBUTOR)),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], "InvalidPrincipalId");
+    let (_, refused) = send(
+        &emulator,
+        "PUT",
+        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
+        Some(assignment(&principal, "00000000-1111-2222-3333-444444444444")),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], "RoleDefinitionDoesNotExist");
+}
+
+#[tokio::test]
+async fn custom_roles_are_completed_as_azure_answers_them() {
+    let emulator = Emulator::new(Config::default());
+    let url = format!(
+        "{SUB}/providers/Microsoft.Authorization/roleDefinitions/63f8a463-35f8-44ec-971a-d76c2aa711e6?api-version=2022-04-01"
+    );
+    let (status, created) = send(
+        &emulator,
+        "PUT",
+        &url,
+        Some(json!({"properties": {
+            "roleName": "reader-of-groups",
+            "type": "customRole",
+            "permissions": [{"actions": ["Microsoft.Resources/subscriptions/resourceGroups/read"]}]
+        }})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let properties = &created["properties"];
+    assert_eq!(properties["type"], "CustomRole");
+    assert_eq!(properties["assignableScopes"], json!([SUB]));
+    assert_eq!(properties["description"], Value::Null);
+    assert_eq!(
+        properties["permissions"][0],
+        json!({
+            "actions": ["Microsoft.Resources/subscriptions/resourceGroups/read"],
+            "notActions": [], "dataActions": [], "notDataActions": []
+        })
+    );
+    assert!(properties["createdOn"].is_string());
+    let (status, _) = send(&emulator, "DELETE", &url, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, missing) = send(&emulator, "GET", &url, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(missing["error"]["code"], "RoleDefinitionDoesNotExist");
 }
 
 #[tokio::test]

@@ -51,6 +51,10 @@ const SERVED: &[&str] = &[
     "microsoft.compute/virtualmachines/extensions",
     "microsoft.compute/disks",
     "microsoft.compute/availabilitysets",
+    "microsoft.managedidentity/userassignedidentities",
+    "microsoft.managedidentity/userassignedidentities/federatedidentitycredentials",
+    "microsoft.authorization/roleassignments",
+    "microsoft.authorization/roledefinitions",
 ];
 
 /// Whether the emulator serves what a recorded path addresses: resource groups, operation polls
@@ -191,6 +195,32 @@ fn shape_differences(path: &str, recorded: &Value, ours: &Value, out: &mut Vec<S
     }
 }
 
+/// Pairs each GUID Azure generated in a recorded answer (an identity's principal id, say) with the
+/// one the emulator generated in the same place, so later requests that reuse it — as the recorded
+/// client did — name the emulator's.
+fn learn_generated_ids(recorded: &Value, ours: &Value, learned: &mut HashMap<String, String>) {
+    match (recorded, ours) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (key, value) in a {
+                if let Some(other) = b.get(key) {
+                    learn_generated_ids(value, other, learned);
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (x, y) in a.iter().zip(b) {
+                learn_generated_ids(x, y, learned);
+            }
+        }
+        (Value::String(a), Value::String(b))
+            if a != b && uuid::Uuid::parse_str(a).is_ok() && uuid::Uuid::parse_str(b).is_ok() =>
+        {
+            learned.insert(a.clone(), b.clone());
+        }
+        _ => {}
+    }
+}
+
 fn parse(body: &str) -> Value {
     if body.trim().is_empty() {
         Value::Null
@@ -233,6 +263,7 @@ async fn replay(file: &Path) -> (usize, Vec<String>) {
     let bearer = format!("Bearer {}", emulator.access_token(DEFAULT_CLIENT_ID).unwrap());
     // Recorded operation URLs -> the emulator's URLs for the same operations.
     let mut operation_urls: HashMap<String, String> = HashMap::new();
+    let mut generated_ids: HashMap<String, String> = HashMap::new();
     let mut mismatches = Vec::new();
     let recorded = interactions(file);
     for (index, interaction) in recorded.iter().enumerate() {
@@ -253,7 +284,13 @@ async fn replay(file: &Path) -> (usize, Vec<String>) {
             .uri(&target)
             .header("content-type", "application/json")
             .header("authorization", &bearer)
-            .body(Body::from(interaction.body.clone()))
+            .body(Body::from(
+                generated_ids
+                    .iter()
+                    .fold(interaction.body.clone(), |body, (recorded, ours)| {
+                        body.replace(recorded.as_str(), ours)
+                    }),
+            ))
             .unwrap();
         let response = emulator.router().oneshot(request).await.unwrap();
         let status = response.status();
@@ -275,7 +312,9 @@ async fn replay(file: &Path) -> (usize, Vec<String>) {
         if status != StatusCode::from_u16(interaction.status).unwrap() {
             problems.push(format!("status {} != {}", status.as_u16(), interaction.status));
         }
-        shape_differences("", &parse(&interaction.response_body), &ours, &mut problems);
+        let recorded_body = parse(&interaction.response_body);
+        shape_differences("", &recorded_body, &ours, &mut problems);
+        learn_generated_ids(&recorded_body, &ours, &mut generated_ids);
         if !problems.is_empty() {
             mismatches.push(format!(
                 "{name}#{index} {} {}: {}",

@@ -4,8 +4,9 @@
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use super::{Locality, Lro, Prepare, ResourceType, SYNCHRONOUS, fields};
+use super::{Hooks, Locality, Lro, NO_HOOKS, Prepare, ResourceType, SYNCHRONOUS, fields};
 use crate::error::ArmError;
+use crate::path::ResourceId;
 use crate::state::{State, Stored};
 
 const API_VERSIONS: &[&str] = &[
@@ -21,9 +22,16 @@ const API_VERSIONS: &[&str] = &[
 const fn synchronous(
     name: &'static str,
     prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
+    not_found: fn(&ResourceId) -> ArmError,
 ) -> ResourceType {
     ResourceType {
         location: Locality::Inherited,
+        hooks: Hooks {
+            not_found: Some(not_found),
+            // Azure records who created it only after answering the create.
+            create_answer: Some(|properties| properties["createdBy"] = Value::Null),
+            ..NO_HOOKS
+        },
         put: Lro::Sync,
         delete: Lro::Sync,
         delete_echoes: true,
@@ -32,10 +40,16 @@ const fn synchronous(
     }
 }
 
-pub(crate) static ROLE_ASSIGNMENT: ResourceType =
-    synchronous("Microsoft.Authorization/roleAssignments", prepare_assignment);
-pub(crate) static ROLE_DEFINITION: ResourceType =
-    synchronous("Microsoft.Authorization/roleDefinitions", prepare_definition);
+pub(crate) static ROLE_ASSIGNMENT: ResourceType = synchronous(
+    "Microsoft.Authorization/roleAssignments",
+    prepare_assignment,
+    assignment_not_found,
+);
+pub(crate) static ROLE_DEFINITION: ResourceType = synchronous(
+    "Microsoft.Authorization/roleDefinitions",
+    prepare_definition,
+    |id| definition_does_not_exist(StatusCode::NOT_FOUND, id.name()),
+);
 
 pub(crate) static TYPES: &[&ResourceType] = &[&ROLE_ASSIGNMENT, &ROLE_DEFINITION];
 
@@ -221,10 +235,13 @@ fn prepare_assignment(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let principal = fields::required_string(&properties, "principalId", "properties")?.to_owned();
     if !prepare.state.resources.contains_key(&role.to_ascii_lowercase()) {
         let guid = role.rsplit('/').next().unwrap_or(&role);
+        return Err(definition_does_not_exist(StatusCode::BAD_REQUEST, guid));
+    }
+    if uuid::Uuid::parse_str(&principal).is_err() {
         return Err(ArmError::new(
             StatusCode::BAD_REQUEST,
-            "RoleDefinitionDoesNotExist",
-            format!("The specified role definition with ID '{guid}' does not exist."),
+            "InvalidPrincipalId",
+            format!("The Principal ID '{principal}' is not valid. Principal ID must be a GUID."),
         ));
     }
     if !principal_exists(prepare, &principal) {
@@ -270,7 +287,6 @@ fn prepare_assignment(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
             "The role assignment already exists.",
         ));
     }
-    let now = crate::time::rfc3339(std::time::SystemTime::now());
     let properties = prepare.properties()?;
     properties.insert("scope".into(), json!(scope));
     properties
@@ -279,15 +295,40 @@ fn prepare_assignment(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     for absent in [
         "condition",
         "conditionVersion",
-        "createdBy",
-        "updatedBy",
         "delegatedManagedIdentityResourceId",
         "description",
     ] {
         properties.entry(absent).or_insert(Value::Null);
     }
-    properties.insert("updatedOn".into(), json!(now));
-    prepare.keep("createdOn", || json!(now))
+    stamp_authorship(prepare)
+}
+
+/// Records when and by whom the resource was created and last changed.
+fn stamp_authorship(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    let now = json!(crate::time::rfc3339(std::time::SystemTime::now()));
+    let caller = json!(prepare.caller);
+    prepare.keep("createdOn", || now.clone())?;
+    prepare.keep("createdBy", || caller.clone())?;
+    let properties = prepare.properties()?;
+    properties.insert("updatedOn".into(), now);
+    properties.insert("updatedBy".into(), caller);
+    Ok(())
+}
+
+fn assignment_not_found(id: &ResourceId) -> ArmError {
+    ArmError::new(
+        StatusCode::NOT_FOUND,
+        "RoleAssignmentNotFound",
+        format!("The role assignment '{}' is not found.", id.name()),
+    )
+}
+
+fn definition_does_not_exist(status: StatusCode, guid: &str) -> ArmError {
+    ArmError::new(
+        status,
+        "RoleDefinitionDoesNotExist",
+        format!("The specified role definition with ID '{guid}' does not exist."),
+    )
 }
 
 fn prepare_definition(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
@@ -299,11 +340,20 @@ fn prepare_definition(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     }
     let scope = prepare.id.scope.clone();
     let properties = prepare.properties()?;
+    // Azure accepts the type in any case and always answers it as `CustomRole`.
     properties.insert("type".into(), json!("CustomRole"));
+    properties.entry("description").or_insert(Value::Null);
     properties
         .entry("assignableScopes")
         .or_insert_with(|| json!([scope]));
-    Ok(())
+    if let Some(Value::Array(permissions)) = properties.get_mut("permissions") {
+        for permission in permissions.iter_mut().filter_map(Value::as_object_mut) {
+            for list in ["actions", "notActions", "dataActions", "notDataActions"] {
+                permission.entry(list).or_insert_with(|| json!([]));
+            }
+        }
+    }
+    stamp_authorship(prepare)
 }
 
 /// Whether `actions` (less `not_actions`) allow `operation`, as Azure RBAC matches them:

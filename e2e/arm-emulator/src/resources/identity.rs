@@ -1,9 +1,10 @@
 //! Microsoft.ManagedIdentity: user-assigned identities and their federated identity credentials.
 //! Both are written synchronously.
 
+use axum::http::StatusCode;
 use serde_json::json;
 
-use super::{Locality, Lro, Prepare, ResourceType, SYNCHRONOUS, fields};
+use super::{Hooks, Locality, Lro, NO_HOOKS, Prepare, ResourceType, SYNCHRONOUS, fields};
 use crate::error::ArmError;
 
 const API_VERSIONS: &[&str] = &[
@@ -35,11 +36,24 @@ pub(crate) static USER_ASSIGNED_IDENTITY: ResourceType = synchronous(
     prepare_identity,
 );
 
-pub(crate) static FEDERATED_CREDENTIAL: ResourceType = synchronous(
-    "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
-    Locality::Inherited,
-    prepare_federated,
-);
+pub(crate) static FEDERATED_CREDENTIAL: ResourceType = ResourceType {
+    // The identity provider answers for its credentials itself, not ARM.
+    hooks: Hooks {
+        not_found: Some(|id| {
+            ArmError::new(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                format!("Resource '{}' was not found.", id.to_id()),
+            )
+        }),
+        ..NO_HOOKS
+    },
+    ..synchronous(
+        "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
+        Locality::Inherited,
+        prepare_federated,
+    )
+};
 
 pub(crate) static TYPES: &[&ResourceType] = &[&USER_ASSIGNED_IDENTITY, &FEDERATED_CREDENTIAL];
 

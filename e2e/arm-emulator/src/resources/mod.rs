@@ -68,6 +68,9 @@ pub(crate) struct Hooks {
     pub(crate) on_deleted: Option<fn(&mut State, &Value)>,
     /// The instance view of a stored document (`$expand=instanceView`).
     pub(crate) instance_view: Option<fn(&Value) -> Value>,
+    /// Adjusts the `properties` a create answers, for what a provider fills in only after
+    /// answering.
+    pub(crate) create_answer: Option<fn(&mut Value)>,
 }
 
 /// A type without optional behaviour.
@@ -77,6 +80,7 @@ pub(crate) const NO_HOOKS: Hooks = Hooks {
     in_use: None,
     on_deleted: None,
     instance_view: None,
+    create_answer: None,
 };
 
 /// A `finish` that changes nothing.
@@ -215,6 +219,8 @@ pub(crate) struct Prepare<'a> {
     pub(crate) location: &'a str,
     /// The provisioning state the resource will show in the answer.
     pub(crate) provisioning_state: &'a str,
+    /// The object id of the principal writing it; `None` when the emulator seeds it.
+    pub(crate) caller: Option<&'a str>,
     /// Other documents the write creates or changes (a virtual machine's disks), each with its
     /// `id` and `type`; stored with the resource once every check has passed.
     pub(crate) companions: Vec<Value>,
