@@ -382,4 +382,17 @@ mod tests {
         let err = Config::from_yaml("rbacc: true\n").unwrap_err().to_string();
         assert!(err.contains("rbacc"), "{err}");
     }
+
+    #[test]
+    fn the_readme_configuration_example_is_valid() {
+        let readme = include_str!("../README.md");
+        let example = readme
+            .split("```yaml\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("the README has a YAML configuration example");
+        let config = Config::from_yaml(example).expect("the example parses");
+        assert_eq!(config.rate_limits.compute.put_vm.resource.burst, 12);
+        assert_eq!(config.resources.len(), 2);
+    }
 }

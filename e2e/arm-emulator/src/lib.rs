@@ -52,7 +52,11 @@
 //! Every ARM answer carries `x-ms-request-id`, `x-ms-correlation-request-id` (the client's, when it
 //! sent one) and `x-ms-ratelimit-remaining-subscription-{reads,writes,deletes}`: each principal has
 //! token buckets (`Config::rate_limits`, by default Azure's documented 250 reads at 25/s, 200 writes
-//! and deletes at 10/s); an empty bucket answers 429 with `Retry-After`. With `Config::rbac` on,
+//! and deletes at 10/s); an empty bucket answers 429 with `Retry-After`. Creating, updating (an
+//! extension write counts) and deleting a virtual machine also draw on Microsoft.Compute's buckets,
+//! one per subscription (1,500) and one per machine (12), reported in
+//! `x-ms-ratelimit-remaining-resource` (`Microsoft.Compute/PutVMResource;11`, …) and refused with
+//! 429 `OperationNotAllowed` whose details name the exhausted policy. With `Config::rbac` on,
 //! a call also needs a role assignment at or above its scope whose role allows the action (403
 //! `AuthorizationFailed`).
 //!
@@ -275,6 +279,23 @@ impl Emulator {
         lock(&self.faults).add(fault)
     }
 
+    /// Answers a request that Microsoft.Compute's virtual machine limits allow, reporting what
+    /// remains of them; refuses it with 429 otherwise.
+    fn answer_within_vm_limits(&self, call: &Call<'_>) -> (Answer, String) {
+        match self.take_vm_allowance(call.method, call.path) {
+            Err((throttled, retry_after)) => (retry_later(throttled, retry_after), "-".to_owned()),
+            Ok(allowance) => {
+                let (mut answer, resource_type) = self.answer(call);
+                if let Some(remaining) = allowance {
+                    answer
+                        .headers
+                        .push(("x-ms-ratelimit-remaining-resource", remaining));
+                }
+                (answer, resource_type)
+            }
+        }
+    }
+
     /// Answers one ARM request.
     fn answer(&self, call: &Call<'_>) -> (Answer, String) {
         let Some(arm_path) = ArmPath::parse(call.path) else {
@@ -460,6 +481,13 @@ fn parse_body(body: &[u8]) -> Result<Value, ArmError> {
     })
 }
 
+/// A 429 telling the client when to come back.
+fn retry_later(throttled: ArmError, seconds: u64) -> Answer {
+    let mut answer = throttled.into_answer();
+    answer.headers.push(("retry-after", seconds.to_string()));
+    answer
+}
+
 async fn arm(
     AxumState(emulator): AxumState<Emulator>,
     method: Method,
@@ -480,13 +508,11 @@ async fn arm(
         Some(error) => {
             let resource_type =
                 ArmPath::parse(&path).map_or_else(|| "-".to_owned(), |arm_path| arm_path.resource_type());
-            let throttled = error.status == StatusCode::TOO_MANY_REQUESTS;
-            let mut answer = error.into_answer();
-            if throttled {
-                answer
-                    .headers
-                    .push(("retry-after", emulator.config.retry_after_seconds.to_string()));
-            }
+            let answer = if error.status == StatusCode::TOO_MANY_REQUESTS {
+                retry_later(error, emulator.config.retry_after_seconds)
+            } else {
+                error.into_answer()
+            };
             (answer, resource_type, None)
         }
         // Every ARM call needs a token; a refused one is answered before its path is looked at.
@@ -502,12 +528,10 @@ async fn arm(
                 let (mut answer, resource_type) =
                     match (allowance, emulator.authorize(&caller, &method, &path)) {
                         (Err((throttled, retry_after)), _) => {
-                            let mut answer = throttled.into_answer();
-                            answer.headers.push(("retry-after", retry_after.to_string()));
-                            (answer, "-".to_owned())
+                            (retry_later(throttled, retry_after), "-".to_owned())
                         }
                         (Ok(_), Err(refused)) => (refused.into_answer(), "-".to_owned()),
-                        (Ok(_), Ok(())) => emulator.answer(&Call {
+                        (Ok(_), Ok(())) => emulator.answer_within_vm_limits(&Call {
                             method: &method,
                             path: &path,
                             query: Query::from_pairs(&query),

@@ -1,14 +1,18 @@
-//! Azure Resource Manager's request limits: a token bucket per principal for reads, writes and
-//! deletes. A request that finds its bucket empty is answered 429 with `Retry-After`; every
-//! answer tells how many requests of its kind remain, in the headers ARM sends.
+//! Azure's request limits. Resource Manager keeps a token bucket per principal for reads, writes
+//! and deletes; Microsoft.Compute adds its own for virtual machine creates, updates and deletes,
+//! one per subscription and one per machine. A request that finds a bucket empty is answered 429
+//! with `Retry-After`; every answer tells how many requests remain, in the headers Azure sends.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use axum::http::{Method, StatusCode};
 use serde::Deserialize;
+use serde_json::json;
 
 use crate::error::ArmError;
+use crate::path::{ArmPath, ResourceId};
+use crate::{Emulator, lock};
 
 /// The size and refill rate of one bucket.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -31,6 +35,107 @@ pub struct RateLimits {
     pub writes: Bucket,
     /// DELETE.
     pub deletes: Bucket,
+    /// Microsoft.Compute's virtual machine limits.
+    pub compute: ComputeLimits,
+}
+
+/// Microsoft.Compute's limits for one kind of virtual machine operation.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VmPolicy {
+    /// Shared by every machine of a subscription.
+    pub subscription: Bucket,
+    /// Each machine's own.
+    pub resource: Bucket,
+}
+
+/// Microsoft.Compute's virtual machine limits. The sizes are what Azure reports in
+/// `x-ms-ratelimit-remaining-resource` (1,500 per subscription, 12 per machine); the refill
+/// rates spread them over Azure's 30- and 3-minute windows.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+pub struct ComputeLimits {
+    /// Creating a machine.
+    pub put_vm: VmPolicy,
+    /// Changing a machine or its extensions.
+    pub update_vm: VmPolicy,
+    /// Deleting a machine.
+    pub delete_vm: VmPolicy,
+}
+
+impl Default for ComputeLimits {
+    fn default() -> Self {
+        let policy = VmPolicy {
+            subscription: Bucket {
+                burst: 1500,
+                per_second: 1500.0 / 1800.0,
+            },
+            resource: Bucket {
+                burst: 12,
+                per_second: 12.0 / 180.0,
+            },
+        };
+        Self {
+            put_vm: policy,
+            update_vm: policy,
+            delete_vm: policy,
+        }
+    }
+}
+
+/// A kind of virtual machine operation Microsoft.Compute limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum VmOperation {
+    Put,
+    Update,
+    Delete,
+}
+
+impl VmOperation {
+    /// What a request does to a virtual machine, if it writes one: its kind and the machine's id.
+    pub(crate) fn of(
+        method: &Method,
+        id: &ResourceId,
+        exists: impl Fn(&str) -> bool,
+    ) -> Option<(Self, String)> {
+        let is_machine = id.namespace.eq_ignore_ascii_case("Microsoft.Compute")
+            && id
+                .types
+                .first()
+                .is_some_and(|t| t.eq_ignore_ascii_case("virtualMachines"));
+        if !is_machine || !matches!(*method, Method::PUT | Method::PATCH | Method::DELETE) {
+            return None;
+        }
+        let machine = ResourceId {
+            types: id.types[..1].to_vec(),
+            names: id.names[..1].to_vec(),
+            ..id.clone()
+        }
+        .key();
+        let operation = match (id.types.len(), method) {
+            (1, &Method::DELETE) => Self::Delete,
+            (1, _) if !exists(&machine) => Self::Put,
+            // Writing or removing an extension changes its machine.
+            _ => Self::Update,
+        };
+        Some((operation, machine))
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Put => "PutVM",
+            Self::Update => "UpdateVM",
+            Self::Delete => "DeleteVM",
+        }
+    }
+
+    fn policy(self, limits: &ComputeLimits) -> VmPolicy {
+        match self {
+            Self::Put => limits.put_vm,
+            Self::Update => limits.update_vm,
+            Self::Delete => limits.delete_vm,
+        }
+    }
 }
 
 impl Default for RateLimits {
@@ -48,6 +153,7 @@ impl Default for RateLimits {
                 burst: 200,
                 per_second: 10.0,
             },
+            compute: ComputeLimits::default(),
         }
     }
 }
@@ -84,10 +190,44 @@ struct Level {
     updated: Instant,
 }
 
-/// Every principal's buckets.
+impl Level {
+    fn full(bucket: Bucket, now: Instant) -> Self {
+        Self {
+            tokens: f64::from(bucket.burst),
+            updated: now,
+        }
+    }
+
+    /// Refills for the time gone by, then whether a token is there to take.
+    fn refill(&mut self, bucket: Bucket, now: Instant) -> Result<(), u64> {
+        let elapsed = now.saturating_duration_since(self.updated).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * bucket.per_second).min(f64::from(bucket.burst));
+        self.updated = now;
+        if self.tokens >= 1.0 {
+            return Ok(());
+        }
+        let wait = if bucket.per_second > 0.0 {
+            Duration::try_from_secs_f64((1.0 - self.tokens) / bucket.per_second).unwrap_or(Duration::MAX)
+        } else {
+            Duration::MAX
+        };
+        Err(wait
+            .as_secs()
+            .saturating_add(u64::from(wait.subsec_nanos() > 0))
+            .min(3600))
+    }
+
+    /// The whole requests left; the fraction is still refilling.
+    fn remaining(&self) -> f64 {
+        self.tokens.floor()
+    }
+}
+
+/// Every principal's buckets, and Microsoft.Compute's per subscription and per machine.
 #[derive(Debug, Default)]
 pub(crate) struct Throttle {
     levels: HashMap<(String, Kind), Level>,
+    compute: HashMap<(String, VmOperation), Level>,
 }
 
 impl Throttle {
@@ -106,38 +246,127 @@ impl Throttle {
             Kind::Writes => limits.writes,
             Kind::Deletes => limits.deletes,
         };
-        let burst = f64::from(bucket.burst);
-        let level = self.levels.entry((principal.to_owned(), kind)).or_insert(Level {
-            tokens: burst,
-            updated: now,
-        });
-        let elapsed = now.saturating_duration_since(level.updated).as_secs_f64();
-        level.tokens = (level.tokens + elapsed * bucket.per_second).min(burst);
-        level.updated = now;
-        if level.tokens >= 1.0 {
-            level.tokens -= 1.0;
-            // Whole requests remain; the fraction is still refilling.
-            return Ok((kind.header(), format!("{}", level.tokens.floor())));
-        }
-        let wait = if bucket.per_second > 0.0 {
-            Duration::try_from_secs_f64((1.0 - level.tokens) / bucket.per_second).unwrap_or(Duration::MAX)
-        } else {
-            Duration::MAX
-        };
-        let seconds = wait
-            .as_secs()
-            .saturating_add(u64::from(wait.subsec_nanos() > 0))
-            .min(3600);
-        Err((
-            ArmError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "TooManyRequests",
-                format!(
-                    "The request is being throttled as the limit has been reached for operation type - {kind:?}. Please retry after {seconds} seconds."
+        let level = self
+            .levels
+            .entry((principal.to_owned(), kind))
+            .or_insert_with(|| Level::full(bucket, now));
+        if let Err(seconds) = level.refill(bucket, now) {
+            return Err((
+                ArmError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "TooManyRequests",
+                    format!(
+                        "The request is being throttled as the limit has been reached for operation type - {kind:?}. Please retry after {seconds} seconds."
+                    ),
                 ),
+                seconds,
+            ));
+        }
+        level.tokens -= 1.0;
+        Ok((kind.header(), format!("{}", level.remaining())))
+    }
+
+    /// Takes a token from the subscription's and the machine's buckets of a virtual machine
+    /// operation; on success the value of `x-ms-ratelimit-remaining-resource`, else the 429 to
+    /// answer (Microsoft.Compute's `OperationNotAllowed`, naming each exhausted policy) with its
+    /// `Retry-After` seconds. Nothing is taken when either bucket is empty.
+    pub(crate) fn take_vm(
+        &mut self,
+        limits: &ComputeLimits,
+        operation: VmOperation,
+        subscription: &str,
+        machine: &str,
+        now: Instant,
+    ) -> Result<String, (ArmError, u64)> {
+        let policy = operation.policy(limits);
+        let scopes = [
+            (
+                "SubscriptionMaximum",
+                subscription.to_ascii_lowercase(),
+                policy.subscription,
             ),
-            seconds,
-        ))
+            ("Resource", machine.to_owned(), policy.resource),
+        ];
+        let mut exhausted = Vec::new();
+        let mut retry_after = 0;
+        for (suffix, key, bucket) in &scopes {
+            let level = self
+                .compute
+                .entry((key.clone(), operation))
+                .or_insert_with(|| Level::full(*bucket, now));
+            if let Err(seconds) = level.refill(*bucket, now) {
+                retry_after = retry_after.max(seconds);
+                exhausted.push(json!({
+                    "code": "TooManyRequests",
+                    "target": format!("{}{suffix}", operation.name()),
+                    "message": json!({
+                        "operationGroup": format!("{}{suffix}", operation.name()),
+                        "startTime": crate::time::rfc3339(std::time::SystemTime::now()),
+                        "endTime": crate::time::rfc3339(std::time::SystemTime::now() + Duration::from_secs(seconds)),
+                        "allowedRequestCount": bucket.burst,
+                        "measuredRequestCount": bucket.burst + 1,
+                    }).to_string(),
+                }));
+            }
+        }
+        if !exhausted.is_empty() {
+            let error = ArmError {
+                details: Some(exhausted),
+                ..ArmError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "OperationNotAllowed",
+                    "The server rejected the request because too many requests have been received for this subscription.",
+                )
+            };
+            return Err((error, retry_after));
+        }
+        let remaining: Vec<String> = scopes
+            .iter()
+            .filter_map(|(suffix, key, _)| {
+                let level = self.compute.get_mut(&(key.clone(), operation))?;
+                level.tokens -= 1.0;
+                Some(format!(
+                    "Microsoft.Compute/{}{suffix};{}",
+                    operation.name(),
+                    level.remaining()
+                ))
+            })
+            .collect();
+        Ok(remaining.join(","))
+    }
+}
+
+impl Emulator {
+    /// Takes Microsoft.Compute's allowance for a request that writes a virtual machine: `None`
+    /// for other requests, else the `x-ms-ratelimit-remaining-resource` value or the 429.
+    pub(crate) fn take_vm_allowance(
+        &self,
+        method: &Method,
+        path: &str,
+    ) -> Result<Option<String>, (ArmError, u64)> {
+        let Some(ArmPath::Resource(id)) = ArmPath::parse(path) else {
+            return Ok(None);
+        };
+        let Some(subscription) = id.subscription.clone() else {
+            return Ok(None);
+        };
+        let now = self.now();
+        let operation = {
+            let state = self.state();
+            VmOperation::of(method, &id, |key| state.resources.contains_key(key))
+        };
+        let Some((operation, machine)) = operation else {
+            return Ok(None);
+        };
+        lock(&self.throttle)
+            .take_vm(
+                &self.config.rate_limits.compute,
+                operation,
+                &subscription,
+                &machine,
+                now,
+            )
+            .map(Some)
     }
 }
 
@@ -172,5 +401,27 @@ mod tests {
                 .take(&limits, "p", &Method::PUT, start + Duration::from_secs(1))
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn machine_operations_are_told_apart() {
+        use crate::path::ArmPath;
+
+        use super::VmOperation;
+        let vm = "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachines/m";
+        let of = |method: &Method, path: &str, exists: bool| {
+            let Some(ArmPath::Resource(id)) = ArmPath::parse(path) else {
+                panic!("{path} is a resource path");
+            };
+            VmOperation::of(method, &id, |_| exists).map(|(operation, _)| operation)
+        };
+        assert_eq!(of(&Method::PUT, vm, false), Some(VmOperation::Put));
+        assert_eq!(of(&Method::PUT, vm, true), Some(VmOperation::Update));
+        assert_eq!(of(&Method::DELETE, vm, true), Some(VmOperation::Delete));
+        assert_eq!(of(&Method::GET, vm, true), None);
+        let extension = format!("{vm}/extensions/boot");
+        assert_eq!(of(&Method::DELETE, &extension, true), Some(VmOperation::Update));
+        let disk = "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/disks/d";
+        assert_eq!(of(&Method::PUT, disk, false), None);
     }
 }

@@ -819,3 +819,99 @@ async fn images_are_looked_up_like_azure_serves_them() {
     assert_eq!(unavailable.status, StatusCode::NOT_FOUND);
     assert_eq!(unavailable.body["error"]["code"], "GalleryImageNotFound");
 }
+
+#[tokio::test]
+async fn machine_writes_count_against_the_machine_and_the_subscription() {
+    use arm_emulator::throttle::{Bucket, ComputeLimits, RateLimits, VmPolicy};
+    let tight = VmPolicy {
+        subscription: Bucket {
+            burst: 1500,
+            per_second: 1.0,
+        },
+        resource: Bucket {
+            burst: 2,
+            per_second: 0.1,
+        },
+    };
+    let emulator = with_network(Config {
+        rate_limits: RateLimits {
+            compute: ComputeLimits {
+                update_vm: tight,
+                ..ComputeLimits::default()
+            },
+            ..RateLimits::default()
+        },
+        ..Config::default()
+    })
+    .await;
+    let created = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/node0"),
+        Some(vm_body("Standard_D2s_v3", "nic0")),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(
+        created.header("x-ms-ratelimit-remaining-resource"),
+        "Microsoft.Compute/PutVMSubscriptionMaximum;1499,Microsoft.Compute/PutVMResource;11"
+    );
+    let tag = |value: &str| json!({"tags": {"round": value}});
+    for (round, left) in [("1", "1"), ("2", "0")] {
+        let updated = send(
+            &emulator,
+            "PATCH",
+            &compute("virtualMachines/node0"),
+            Some(tag(round)),
+        )
+        .await;
+        assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
+        assert!(
+            updated
+                .header("x-ms-ratelimit-remaining-resource")
+                .ends_with(&format!("UpdateVMResource;{left}")),
+            "{}",
+            updated.header("x-ms-ratelimit-remaining-resource")
+        );
+    }
+    let refused = send(
+        &emulator,
+        "PATCH",
+        &compute("virtualMachines/node0"),
+        Some(tag("3")),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(refused.body["error"]["code"], "OperationNotAllowed");
+    assert_eq!(refused.body["error"]["details"][0]["target"], "UpdateVMResource");
+    assert_eq!(refused.header("retry-after"), "10");
+    // The refused write changed nothing; another machine has a bucket of its own.
+    let read = send(&emulator, "GET", &compute("virtualMachines/node0"), None).await;
+    assert_eq!(read.body["tags"]["round"], "2");
+    let other = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/node1"),
+        Some(vm_body("Standard_D2s_v3", "nic1")),
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::CREATED, "{}", other.body);
+    let updated = send(
+        &emulator,
+        "PATCH",
+        &compute("virtualMachines/node1"),
+        Some(tag("1")),
+    )
+    .await;
+    assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
+    // The machine's bucket refills with time.
+    emulator.advance_clock(Duration::from_secs(10));
+    let again = send(
+        &emulator,
+        "PATCH",
+        &compute("virtualMachines/node0"),
+        Some(tag("3")),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+}
