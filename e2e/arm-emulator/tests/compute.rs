@@ -915,3 +915,51 @@ async fn machine_writes_count_against_the_machine_and_the_subscription() {
     .await;
     assert_eq!(again.status, StatusCode::OK, "{}", again.body);
 }
+
+#[tokio::test]
+async fn a_zone_without_capacity_fails_the_machine_through_its_operation() {
+    let emulator = with_network(Config::default()).await;
+    emulator.add_fault(arm_emulator::faults::Fault {
+        method: Some("PUT".into()),
+        path: "*/virtualMachines/*".into(),
+        status: None,
+        code: Some("ZonalAllocationFailed".into()),
+        message: Some("Allocation failed. There is not enough capacity for the size in zone '1'.".into()),
+        count: Some(1),
+        percent: None,
+        latency_ms: None,
+        drop_connection: false,
+        fail_operation: true,
+    });
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["zones"] = json!(["1"]);
+    let accepted = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/node0"),
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!(accepted.status, StatusCode::CREATED, "{}", accepted.body);
+    let status = send(
+        &emulator,
+        "GET",
+        &local(accepted.header("azure-asyncoperation")),
+        None,
+    )
+    .await;
+    assert_eq!(status.body["status"], "Failed", "{}", status.body);
+    assert_eq!(status.body["error"]["code"], "ZonalAllocationFailed");
+    let machine = send(&emulator, "GET", &compute("virtualMachines/node0"), None).await;
+    assert_eq!(machine.body["properties"]["provisioningState"], "Failed");
+    // The rule was for one call: the retry succeeds, as it would once capacity returns.
+    let retried = send(&emulator, "PUT", &compute("virtualMachines/node0"), Some(body)).await;
+    let status = send(
+        &emulator,
+        "GET",
+        &local(retried.header("azure-asyncoperation")),
+        None,
+    )
+    .await;
+    assert_eq!(status.body["status"], "Succeeded", "{}", status.body);
+}
