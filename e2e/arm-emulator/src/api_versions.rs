@@ -14,10 +14,23 @@ const RESOURCES: &[&str] = &[
     "2025-04-01",
 ];
 
+/// api-versions of the subscriptions API: tenants, subscriptions and their locations.
+const SUBSCRIPTIONS: &[&str] = &[
+    "2016-06-01",
+    "2019-11-01",
+    "2020-01-01",
+    "2021-01-01",
+    "2022-01-01",
+    "2022-12-01",
+];
+
 /// The api-versions served for a resource type.
 pub(crate) fn supported(resource_type: &str) -> &'static [&'static str] {
     match resource_type {
         "Microsoft.Resources/resourceGroups" | "Microsoft.Resources/operationresults" => RESOURCES,
+        "Microsoft.Resources/tenants"
+        | "Microsoft.Resources/subscriptions"
+        | "Microsoft.Resources/subscriptions/locations" => SUBSCRIPTIONS,
         _ => &[],
     }
 }

@@ -12,6 +12,7 @@
 //! |---|---|---|
 //! | `Microsoft.Resources/resourceGroups` | sync PUT/PATCH; DELETE 202 + `Location`, deletes everything in the group | 2019-10-01, 2020-06-01 (recordings), 2021-04-01 (Go SDK), 2022-09-01, 2023-07-01 (Python SDK), 2024-03-01 … 2025-04-01 |
 //! | `/subscriptions/{sub}/operationresults/{id}` | GET: 202 while running, 200 when done | as resource groups |
+//! | `/tenants`, `/subscriptions`, `/subscriptions/{sub}`, `/subscriptions/{sub}/locations` | GET: the configured tenants, subscriptions and locations (what `az login` and SDKs read first) | 2016-06-01, 2019-11-01, 2020-01-01, 2021-01-01, 2022-01-01, 2022-12-01 (Azure CLI, Python SDK) |
 //! | `Microsoft.Network/virtualNetworks` (+ `/subnets`), `networkSecurityGroups` (+ `/securityRules`), `routeTables` (+ `/routes`), `natGateways`, `publicIPAddresses`, `publicIPPrefixes`, `loadBalancers` (+ `/frontendIPConfigurations`, `/backendAddressPools`, `/loadBalancingRules`, `/probes`, `/inboundNatRules`, `/outboundRules`, `/inboundNatPools`), `networkInterfaces` (+ `/ipConfigurations`) | PUT 201/200 + `Azure-AsyncOperation`; DELETE 202 + both headers; etags | 2020-06-01 … 2025-05-01 (recordings: 2020-11-01, 2024-03-01, 2025-03-01; Go SDK armnetwork v4–v6: 2023-05-01 … 2024-05-01; Python SDK 28–29: 2024-05-01, 2024-07-01) |
 //! | `Microsoft.ManagedIdentity/userAssignedIdentities` (+ `/federatedIdentityCredentials`) | sync | 2018-11-30, 2023-01-31 (recordings, Go SDK), 2024-11-30 (Python SDK) and previews |
 //! | `Microsoft.Authorization/roleAssignments` (any scope), `roleDefinitions` (built-ins seeded) | sync | 2015-07-01, 2020-08-01-preview, 2022-04-01 (recordings, Go and Python SDKs) and previews |
@@ -109,6 +110,7 @@ mod rbac;
 mod resource_groups;
 mod resources;
 mod state;
+mod subscriptions;
 pub mod throttle;
 mod time;
 pub mod tls;
@@ -391,6 +393,20 @@ impl Emulator {
             (ArmPath::ResourceGroup { subscription, name }, &Method::DELETE) => {
                 Ok(resource_groups::delete(self, &mut state, subscription, name, now))
             }
+            (ArmPath::Tenants, &Method::GET) => {
+                Ok(Answer::json(StatusCode::OK, subscriptions::tenants(&self.config)))
+            }
+            (ArmPath::Subscriptions, &Method::GET) => {
+                Ok(Answer::json(StatusCode::OK, subscriptions::list(&self.config)))
+            }
+            (ArmPath::Subscription { subscription }, &Method::GET) => Ok(Answer::json(
+                StatusCode::OK,
+                subscriptions::get(&self.config, subscription)?,
+            )),
+            (ArmPath::Locations { subscription }, &Method::GET) => Ok(Answer::json(
+                StatusCode::OK,
+                subscriptions::locations(&self.config, subscription),
+            )),
             (ArmPath::OperationResult { subscription, id }, &Method::GET) => {
                 resource_groups::operation_result(self, &state, subscription, id)
             }

@@ -4,6 +4,14 @@
 /// as Azure does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ArmPath {
+    /// `/tenants`: the tenants the caller can see.
+    Tenants,
+    /// `/subscriptions`: the subscriptions the caller can see.
+    Subscriptions,
+    /// `/subscriptions/{sub}`: one subscription.
+    Subscription { subscription: String },
+    /// `/subscriptions/{sub}/locations`: the locations a subscription can use.
+    Locations { subscription: String },
     /// `/subscriptions/{sub}/resourcegroups`: the resource groups of a subscription.
     ResourceGroups { subscription: String },
     /// `/subscriptions/{sub}/resourcegroups/{name}`: one resource group.
@@ -148,11 +156,18 @@ impl ArmPath {
         };
         let providers = segments.iter().rposition(|s| s.eq_ignore_ascii_case("providers"));
         let Some(providers) = providers else {
-            if !is(0, "subscriptions") || segments.len() < 2 {
+            if segments.len() == 1 && is(0, "tenants") {
+                return Some(Self::Tenants);
+            }
+            if !is(0, "subscriptions") {
                 return None;
             }
-            let subscription = segments[1].to_owned();
+            let Some(subscription) = segments.get(1).map(|s| (*s).to_owned()) else {
+                return Some(Self::Subscriptions);
+            };
             return match segments.len() {
+                2 => Some(Self::Subscription { subscription }),
+                3 if is(2, "locations") => Some(Self::Locations { subscription }),
                 3 if is(2, "resourcegroups") => Some(Self::ResourceGroups { subscription }),
                 4 if is(2, "resourcegroups") => Some(Self::ResourceGroup {
                     subscription,
@@ -224,8 +239,10 @@ impl ArmPath {
         match self {
             Self::ResourceGroups { subscription }
             | Self::ResourceGroup { subscription, .. }
-            | Self::OperationResult { subscription, .. } => Some(subscription),
-            Self::ProviderOperation { .. } => None,
+            | Self::OperationResult { subscription, .. }
+            | Self::Subscription { subscription }
+            | Self::Locations { subscription } => Some(subscription),
+            Self::ProviderOperation { .. } | Self::Tenants | Self::Subscriptions => None,
             Self::Resource(id) | Self::Collection(id) => id.subscription.as_deref(),
         }
     }
@@ -237,6 +254,9 @@ impl ArmPath {
                 "Microsoft.Resources/resourceGroups".into()
             }
             Self::OperationResult { .. } => "Microsoft.Resources/operationresults".into(),
+            Self::Tenants => "Microsoft.Resources/tenants".into(),
+            Self::Subscriptions | Self::Subscription { .. } => "Microsoft.Resources/subscriptions".into(),
+            Self::Locations { .. } => "Microsoft.Resources/subscriptions/locations".into(),
             Self::ProviderOperation { namespace, .. } => format!("{namespace}/locations/operations"),
             Self::Resource(id) | Self::Collection(id) => id.type_name(),
         }

@@ -97,10 +97,14 @@ impl Emulator {
         let Some(arm_path) = ArmPath::parse(path) else {
             return Ok(());
         };
-        // Polling an operation needs no role: whoever started it may watch it.
+        // Polling an operation needs no role: whoever started it may watch it. Anyone signed in
+        // may list the tenants and subscriptions.
         if matches!(
             arm_path,
-            ArmPath::ProviderOperation { .. } | ArmPath::OperationResult { .. }
+            ArmPath::ProviderOperation { .. }
+                | ArmPath::OperationResult { .. }
+                | ArmPath::Tenants
+                | ArmPath::Subscriptions
         ) {
             return Ok(());
         }

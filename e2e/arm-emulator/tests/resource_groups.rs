@@ -2,10 +2,13 @@
 
 #![expect(clippy::unwrap_used, reason = "a failed request fails the test")]
 
+mod common;
+
 use arm_emulator::config::DEFAULT_CLIENT_ID;
 use arm_emulator::{Config, Emulator};
-use axum::body::{Body, to_bytes};
+use axum::body::Body;
 use axum::http::{Request, StatusCode};
+use common::Reply;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::ServiceExt;
@@ -13,39 +16,13 @@ use tower::ServiceExt;
 const GROUP: &str = "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/capz-rg";
 const V: &str = "api-version=2020-06-01";
 
-struct Reply {
-    status: StatusCode,
-    headers: axum::http::HeaderMap,
-    body: Value,
-}
-
 /// `Authorization` for the default principal: every ARM call needs a token.
 fn bearer(emulator: &Emulator) -> String {
-    format!("Bearer {}", emulator.access_token(DEFAULT_CLIENT_ID).unwrap())
+    common::bearer(emulator, DEFAULT_CLIENT_ID)
 }
 
 async fn send(emulator: &Emulator, method: &str, uri: &str, body: Option<Value>) -> Reply {
-    let request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", "application/json")
-        .header("authorization", bearer(emulator))
-        .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
-        .unwrap();
-    let response = emulator.router().oneshot(request).await.unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap();
-    let body = if bytes.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&bytes).unwrap()
-    };
-    Reply {
-        status,
-        headers,
-        body,
-    }
+    common::call(emulator, DEFAULT_CLIENT_ID, method, uri, body, &[]).await
 }
 
 /// An emulator knowing the two subscriptions the tests use.
@@ -346,4 +323,71 @@ async fn it_serves_on_a_random_port() {
     stream.read_to_string(&mut reply).await.unwrap();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     assert!(reply.ends_with("ok"), "{reply}");
+}
+
+#[tokio::test]
+async fn tenants_subscriptions_and_locations_are_listed_for_sign_in_tools() {
+    let emulator = emulator_with(Config::default());
+    let tenants = send(&emulator, "GET", "/tenants?api-version=2022-12-01", None).await;
+    assert_eq!(tenants.status, StatusCode::OK);
+    assert_eq!(
+        tenants.body["value"][0]["tenantId"],
+        "00000000-0000-0000-0000-000000000000"
+    );
+    let listed = send(&emulator, "GET", "/subscriptions?api-version=2022-12-01", None).await;
+    assert_eq!(listed.status, StatusCode::OK);
+    let ids: Vec<&str> = listed.body["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["subscriptionId"].as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "00000000-0000-0000-0000-000000000001",
+            "00000000-0000-0000-0000-000000000002"
+        ]
+    );
+    let one = send(
+        &emulator,
+        "GET",
+        "/subscriptions/00000000-0000-0000-0000-000000000002?api-version=2022-12-01",
+        None,
+    )
+    .await;
+    assert_eq!(one.body["state"], "Enabled");
+    assert_eq!(
+        one.body["id"],
+        "/subscriptions/00000000-0000-0000-0000-000000000002"
+    );
+    let missing = send(
+        &emulator,
+        "GET",
+        "/subscriptions/99999999-0000-0000-0000-000000000000?api-version=2022-12-01",
+        None,
+    )
+    .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(missing.body["error"]["code"], "SubscriptionNotFound");
+    let locations = send(
+        &emulator,
+        "GET",
+        "/subscriptions/00000000-0000-0000-0000-000000000001/locations?api-version=2022-12-01",
+        None,
+    )
+    .await;
+    let westus2 = locations.body["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "westus2")
+        .unwrap();
+    assert_eq!(westus2["displayName"], "West US 2");
+    assert_eq!(
+        westus2["availabilityZoneMappings"].as_array().map(Vec::len),
+        Some(3)
+    );
+    let refused = send(&emulator, "GET", "/subscriptions?api-version=2015-01-01", None).await;
+    assert_eq!(refused.body["error"]["code"], "InvalidApiVersionParameter");
 }
