@@ -313,15 +313,13 @@ impl Emulator {
         (answer, resource_type)
     }
 
-    fn dispatch(&self, arm_path: &ArmPath, call: &Call<'_>) -> Result<Answer, ArmError> {
-        let Call {
-            method,
-            path,
-            ref query,
-            headers,
-            body,
-            caller,
-        } = *call;
+    /// What ARM checks before looking at the state: the api-version (present and served for
+    /// the type), the type, and the subscription. Returns the api-version and the provider type.
+    fn check<'q>(
+        &self,
+        arm_path: &ArmPath,
+        query: &Query<'q>,
+    ) -> Result<(&'q str, Option<Served>), ArmError> {
         let version = query.api_version.ok_or_else(ArmError::missing_api_version)?;
         let provider_type = match arm_path {
             ArmPath::Resource(id) | ArmPath::Collection(id) => {
@@ -357,6 +355,19 @@ impl Emulator {
         {
             return Err(ArmError::subscription_not_found(subscription));
         }
+        Ok((version, provider_type))
+    }
+
+    fn dispatch(&self, arm_path: &ArmPath, call: &Call<'_>) -> Result<Answer, ArmError> {
+        let Call {
+            method,
+            path,
+            ref query,
+            headers,
+            body,
+            caller,
+        } = *call;
+        let (version, provider_type) = self.check(arm_path, query)?;
         let now = self.now();
         let mut state = self.state();
         state.advance(now);
@@ -393,20 +404,13 @@ impl Emulator {
             (ArmPath::ResourceGroup { subscription, name }, &Method::DELETE) => {
                 Ok(resource_groups::delete(self, &mut state, subscription, name, now))
             }
-            (ArmPath::Tenants, &Method::GET) => {
-                Ok(Answer::json(StatusCode::OK, subscriptions::tenants(&self.config)))
-            }
-            (ArmPath::Subscriptions, &Method::GET) => {
-                Ok(Answer::json(StatusCode::OK, subscriptions::list(&self.config)))
-            }
-            (ArmPath::Subscription { subscription }, &Method::GET) => Ok(Answer::json(
-                StatusCode::OK,
-                subscriptions::get(&self.config, subscription)?,
-            )),
-            (ArmPath::Locations { subscription }, &Method::GET) => Ok(Answer::json(
-                StatusCode::OK,
-                subscriptions::locations(&self.config, subscription),
-            )),
+            (
+                ArmPath::Tenants
+                | ArmPath::Subscriptions
+                | ArmPath::Subscription { .. }
+                | ArmPath::Locations { .. },
+                &Method::GET,
+            ) => subscriptions::read(&self.config, arm_path).map(|body| Answer::json(StatusCode::OK, body)),
             (ArmPath::OperationResult { subscription, id }, &Method::GET) => {
                 resource_groups::operation_result(self, &state, subscription, id)
             }

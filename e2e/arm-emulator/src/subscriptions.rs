@@ -5,9 +5,20 @@ use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::error::ArmError;
+use crate::path::ArmPath;
+
+/// Answers a read of the tenants, the subscriptions, one subscription or its locations.
+pub(crate) fn read(config: &Config, path: &ArmPath) -> Result<Value, ArmError> {
+    match path {
+        ArmPath::Tenants => Ok(tenants(config)),
+        ArmPath::Subscription { subscription } => get(config, subscription),
+        ArmPath::Locations { subscription } => Ok(locations(config, subscription)),
+        _ => Ok(list(config)),
+    }
+}
 
 /// `GET /tenants`: every configured tenant.
-pub(crate) fn tenants(config: &Config) -> Value {
+fn tenants(config: &Config) -> Value {
     let value: Vec<Value> = config
         .tenants
         .iter()
@@ -28,13 +39,13 @@ pub(crate) fn tenants(config: &Config) -> Value {
 }
 
 /// `GET /subscriptions`: every configured subscription.
-pub(crate) fn list(config: &Config) -> Value {
+fn list(config: &Config) -> Value {
     let value: Vec<Value> = config.subscriptions.iter().map(describe).collect();
     json!({ "value": value, "count": {"type": "Total", "value": value.len()} })
 }
 
 /// `GET /subscriptions/{id}`.
-pub(crate) fn get(config: &Config, id: &str) -> Result<Value, ArmError> {
+fn get(config: &Config, id: &str) -> Result<Value, ArmError> {
     config
         .subscriptions
         .iter()
@@ -66,7 +77,7 @@ fn describe(subscription: &crate::config::Subscription) -> Value {
 }
 
 /// `GET /subscriptions/{id}/locations`: the configured locations, with the zones each offers.
-pub(crate) fn locations(config: &Config, subscription: &str) -> Value {
+fn locations(config: &Config, subscription: &str) -> Value {
     let value: Vec<Value> = config
         .locations
         .iter()

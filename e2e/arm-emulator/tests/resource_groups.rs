@@ -1,7 +1,5 @@
 //! Resource groups behave as ARM's do: status codes, bodies, errors and the delete operation.
 
-#![expect(clippy::unwrap_used, reason = "a failed request fails the test")]
-
 mod common;
 
 use arm_emulator::config::DEFAULT_CLIENT_ID;
