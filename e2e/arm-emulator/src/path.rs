@@ -334,7 +334,6 @@ mod tests {
     fn unknown_layouts_are_not_served() {
         for path in [
             "/",
-            "/subscriptions",
             "/subscriptions//resourceGroups",
             "/tenants/t/x",
             "/subscriptions/s/foo/bar",
@@ -343,5 +342,17 @@ mod tests {
         ] {
             assert_eq!(ArmPath::parse(path), None, "{path}");
         }
+    }
+
+    #[test]
+    fn tenant_and_subscription_reads_are_recognised() {
+        assert_eq!(ArmPath::parse("/tenants"), Some(ArmPath::Tenants));
+        assert_eq!(ArmPath::parse("/subscriptions"), Some(ArmPath::Subscriptions));
+        assert_eq!(
+            ArmPath::parse("/subscriptions/s1/Locations"),
+            Some(ArmPath::Locations {
+                subscription: "s1".into()
+            })
+        );
     }
 }
