@@ -124,6 +124,17 @@ fn vm_body(size: &str, nic: &str) -> Value {
     })
 }
 
+/// Deletes `url`, expecting `status`, and checks that once operations have had time to finish a
+/// read finds nothing.
+async fn delete_and_confirm_gone(emulator: &Emulator, url: &str, status: StatusCode) {
+    assert_eq!(send(emulator, "DELETE", url, None).await.status, status);
+    emulator.advance_clock(Duration::from_mins(1));
+    assert_eq!(
+        send(emulator, "GET", url, None).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
 fn assert_no_secrets(body: &Value) {
     let text = body.to_string();
     assert!(!text.contains("customData"), "{text}");
@@ -258,15 +269,7 @@ async fn delete_options_take_disks_and_interfaces_along() {
         assert_eq!(found.body["properties"]["diskState"], "Attached", "{disk}");
     }
 
-    assert_eq!(
-        send(&emulator, "DELETE", &vm, None).await.status,
-        StatusCode::ACCEPTED
-    );
-    // The operation completes by the next request.
-    assert_eq!(
-        send(&emulator, "GET", &vm, None).await.status,
-        StatusCode::NOT_FOUND
-    );
+    delete_and_confirm_gone(&emulator, &vm, StatusCode::ACCEPTED).await;
     let gone = |name: &str| format!("{}?{DISKS}", compute(&format!("disks/{name}")));
     assert_eq!(
         send(&emulator, "GET", &gone("node1_OSDisk"), None).await.status,
@@ -496,14 +499,7 @@ async fn extensions_live_under_their_machine_and_keep_protected_settings_to_them
             .contains("typeHandlerVersion")
     );
 
-    assert_eq!(
-        send(&emulator, "DELETE", &extension, None).await.status,
-        StatusCode::ACCEPTED
-    );
-    assert_eq!(
-        send(&emulator, "GET", &extension, None).await.status,
-        StatusCode::NOT_FOUND
-    );
+    delete_and_confirm_gone(&emulator, &extension, StatusCode::ACCEPTED).await;
 }
 
 #[tokio::test]
@@ -663,14 +659,7 @@ async fn availability_sets_are_written_at_once_and_list_their_machines() {
     );
     let blocked = send(&emulator, "DELETE", &aligned, None).await;
     assert_eq!(blocked.status, StatusCode::CONFLICT);
-    assert_eq!(
-        send(&emulator, "DELETE", &classic, None).await.status,
-        StatusCode::OK
-    );
-    assert_eq!(
-        send(&emulator, "GET", &classic, None).await.status,
-        StatusCode::NOT_FOUND
-    );
+    delete_and_confirm_gone(&emulator, &classic, StatusCode::OK).await;
 }
 
 #[tokio::test]

@@ -119,12 +119,10 @@ fn prepare_machine(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         .and_then(|profile| profile.get("encryptionAtHost"))
         == Some(&Value::Bool(true));
     if encryption_at_host && !size.encryption_at_host {
-        return Err(ArmError::invalid_parameter(
+        return Err(unsupported_by_size(
+            size.name,
             "properties.securityProfile.encryptionAtHost",
-            format!(
-                "The VM size {} does not support 'properties.securityProfile.encryptionAtHost'.",
-                size.name
-            ),
+            "'properties.securityProfile.encryptionAtHost'",
         ));
     }
     prepare.keep("vmId", || json!(uuid::Uuid::new_v4().to_string()))?;
@@ -491,12 +489,10 @@ fn os_disk(
         .get("diffDiskSettings")
         .is_some_and(|settings| !settings.is_null());
     if ephemeral && !size.ephemeral_os_disk {
-        return Err(ArmError::invalid_parameter(
+        return Err(unsupported_by_size(
+            size.name,
             "properties.storageProfile.osDisk.diffDiskSettings",
-            format!(
-                "The VM size {} does not support ephemeral OS disks ('diffDiskSettings').",
-                size.name
-            ),
+            "ephemeral OS disks ('diffDiskSettings')",
         ));
     }
     let (name, kept_id) = os_disk_name(prepare, &disk)?;
@@ -1051,6 +1047,14 @@ fn instance_view_of(lookup: &Lookup<'_>) -> Result<Value, ArmError> {
         &format!("Microsoft.Compute/virtualMachines/{}", machine.name()),
         Some(group),
     ))
+}
+
+/// A request for a feature the machine's size lacks.
+fn unsupported_by_size(size: &str, property: &str, feature: &str) -> ArmError {
+    ArmError::invalid_parameter(
+        property,
+        format!("The VM size {size} does not support {feature}."),
+    )
 }
 
 #[cfg(test)]
