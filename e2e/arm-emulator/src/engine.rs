@@ -1059,6 +1059,22 @@ pub(crate) fn collection(
         return Err(ArmError::method_not_allowed(request.method.as_str()));
     }
     let group = resource_group(state, id)?;
+    if let Some(list) = resource_type.hooks.list {
+        let items: Vec<Value> = list(state, &id.scope, request.filter)?
+            .iter()
+            .filter_map(|key| {
+                let stored = state.resources.get(key)?;
+                Some(render(
+                    state,
+                    key,
+                    resource_type,
+                    &stored.body,
+                    request.api_version,
+                ))
+            })
+            .collect();
+        return Ok(page(emulator, request, &items));
+    }
     let segment = resource_type.name.rsplit('/').next().unwrap_or_default();
     let mut items: Vec<Value> = Vec::new();
     if let Some(parent) = id.parent_of_collection() {
@@ -1145,8 +1161,13 @@ pub(crate) fn page(emulator: &Emulator, request: &Request<'_>, items: &[Value]) 
         .unwrap_or_default();
     let mut body = json!({ "value": value });
     if end < items.len() {
+        // The next page keeps the request's filter.
+        let filter = request.filter.map_or_else(String::new, |filter| {
+            let encoded: String = form_urlencoded::byte_serialize(filter.as_bytes()).collect();
+            format!("&$filter={encoded}")
+        });
         body["nextLink"] = json!(format!(
-            "{}{}?api-version={}&$skiptoken={end}",
+            "{}{}?api-version={}{filter}&$skiptoken={end}",
             emulator.base_url(),
             request.path,
             request.api_version

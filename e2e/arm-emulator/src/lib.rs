@@ -232,11 +232,14 @@ impl Emulator {
 
     /// The router serving ARM and the operations API.
     pub fn router(&self) -> Router {
-        Router::new()
+        let routes = Router::new()
             .merge(admin::routes())
             .merge(entra::routes())
             .fallback(arm)
-            .with_state(self.clone())
+            .with_state(self.clone());
+        // Clients that join a base URL ending in `/` with a path starting with one send `//`;
+        // Azure answers those paths as if written once, so they are mended before routing.
+        Router::new().fallback_service(tower::util::MapRequest::new(routes, mend_path))
     }
 
     /// The base URL clients reach the emulator at; used in `Location` headers.
@@ -499,6 +502,27 @@ fn parse_body(body: &[u8]) -> Result<Value, ArmError> {
     serde_json::from_slice(body).map_err(|err| {
         ArmError::invalid_request_content(format!("The request content is not valid JSON: {err}."))
     })
+}
+
+/// The request with runs of `/` in its path written once.
+fn mend_path(mut request: axum::extract::Request) -> axum::extract::Request {
+    let uri = request.uri();
+    if uri.path().contains("//") {
+        let mut path = String::with_capacity(uri.path().len());
+        for c in uri.path().chars() {
+            if !(c == '/' && path.ends_with('/')) {
+                path.push(c);
+            }
+        }
+        let mended = match uri.query() {
+            Some(query) => format!("{path}?{query}"),
+            None => path,
+        };
+        if let Ok(mended) = mended.parse() {
+            *request.uri_mut() = mended;
+        }
+    }
+    request
 }
 
 /// A 429 telling the client when to come back.

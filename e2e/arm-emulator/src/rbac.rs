@@ -30,7 +30,7 @@ fn operation(method: &Method, arm_path: &ArmPath) -> String {
 }
 
 /// Whether `path` lies at or under `scope` (case-insensitive, on segment boundaries).
-fn within(path: &str, scope: &str) -> bool {
+pub(crate) fn within(path: &str, scope: &str) -> bool {
     let (path, scope) = (
         path.to_ascii_lowercase(),
         scope.trim_end_matches('/').to_ascii_lowercase(),

@@ -425,3 +425,74 @@ async fn rbac_mode_needs_a_role_assignment_covering_the_scope() {
     let (status, _) = call(&reader, "DELETE", group, None).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
 }
+
+#[tokio::test]
+async fn roles_and_assignments_are_listed_as_seen_from_a_scope() {
+    let emulator = with_group().await;
+    let definitions = format!(
+        "{RG}/providers/Microsoft.Authorization/roleDefinitions?api-version=2022-04-01&$filter=roleName%20eq%20'Contributor'"
+    );
+    let (status, found) = send(&emulator, "GET", &definitions, None).await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    assert_eq!(found["value"].as_array().map(Vec::len), Some(1), "{found}");
+    assert_eq!(
+        found["value"][0]["id"],
+        format!("{SUB}/providers/Microsoft.Authorization/roleDefinitions/{CONTRIBUTOR}")
+    );
+    let (status, refused) = send(
+        &emulator,
+        "GET",
+        &format!("{RG}/providers/Microsoft.Authorization/roleDefinitions?api-version=2022-04-01&$filter=roleName%20like%20'C'"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(refused["error"]["code"], "InvalidFilterInQueryString");
+
+    let (_, identity) = send(
+        &emulator,
+        "PUT",
+        &identity_url("capz"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    let principal = identity["properties"]["principalId"].as_str().unwrap().to_owned();
+    let at_subscription = format!(
+        "{SUB}/providers/Microsoft.Authorization/roleAssignments/0f8fad5b-d9cb-469f-a165-70867728950e?api-version=2022-04-01"
+    );
+    let (status, _) = send(
+        &emulator,
+        "PUT",
+        &at_subscription,
+        Some(assignment(&principal, CONTRIBUTOR)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, _) = send(
+        &emulator,
+        "PUT",
+        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
+        Some(assignment(&principal, "acdd72a7-3b69-4d06-9a3f-71a6b8f0b8b8")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let count = |body: &Value| body["value"].as_array().map(Vec::len);
+    let list = |scope: &str, filter: &str| {
+        format!("{scope}/providers/Microsoft.Authorization/roleAssignments?api-version=2022-04-01{filter}")
+    };
+    // From the group: its own and the subscription's; from the subscription: also those below.
+    let (_, seen) = send(&emulator, "GET", &list(RG, ""), None).await;
+    assert_eq!(count(&seen), Some(2), "{seen}");
+    let (_, seen) = send(&emulator, "GET", &list(SUB, "&$filter=atScope()"), None).await;
+    assert_eq!(count(&seen), Some(1), "{seen}");
+    let (_, seen) = send(&emulator, "GET", &list(SUB, ""), None).await;
+    assert_eq!(count(&seen), Some(2), "{seen}");
+    let (_, seen) = send(
+        &emulator,
+        "GET",
+        &list(SUB, &format!("&$filter=principalId%20eq%20'{principal}'")),
+        None,
+    )
+    .await;
+    assert_eq!(count(&seen), Some(2), "{seen}");
+}

@@ -4,7 +4,7 @@
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use super::{Hooks, Locality, Lro, NO_HOOKS, Prepare, ResourceType, SYNCHRONOUS, fields};
+use super::{Hooks, Lister, Locality, Lro, NO_HOOKS, Prepare, ResourceType, SYNCHRONOUS, fields};
 use crate::error::ArmError;
 use crate::path::ResourceId;
 use crate::state::{State, Stored};
@@ -23,11 +23,13 @@ const fn synchronous(
     name: &'static str,
     prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
     not_found: fn(&ResourceId) -> ArmError,
+    list: Lister,
 ) -> ResourceType {
     ResourceType {
         location: Locality::Inherited,
         hooks: Hooks {
             not_found: Some(not_found),
+            list: Some(list),
             // Azure records who created it only after answering the create.
             create_answer: Some(|properties| properties["createdBy"] = Value::Null),
             ..NO_HOOKS
@@ -44,12 +46,113 @@ pub(crate) static ROLE_ASSIGNMENT: ResourceType = synchronous(
     "Microsoft.Authorization/roleAssignments",
     prepare_assignment,
     assignment_not_found,
+    list_assignments,
 );
 pub(crate) static ROLE_DEFINITION: ResourceType = synchronous(
     "Microsoft.Authorization/roleDefinitions",
     prepare_definition,
     |id| definition_does_not_exist(StatusCode::NOT_FOUND, id.name()),
+    list_definitions,
 );
+
+/// The conditions of a `$filter` as Microsoft.Authorization reads them: `name eq 'value'`
+/// clauses joined by `and`, and the function `atScope()`.
+#[derive(Debug, Default, PartialEq)]
+struct Filter {
+    equals: Vec<(String, String)>,
+    at_scope: bool,
+}
+
+impl Filter {
+    fn parse(text: Option<&str>) -> Result<Self, ArmError> {
+        let mut filter = Self::default();
+        let Some(text) = text.map(str::trim).filter(|text| !text.is_empty()) else {
+            return Ok(filter);
+        };
+        for clause in text.split(" and ").map(str::trim) {
+            if clause.eq_ignore_ascii_case("atScope()") {
+                filter.at_scope = true;
+                continue;
+            }
+            let parsed = clause.split_once(" eq ").and_then(|(name, value)| {
+                let value = value.trim().strip_prefix('\'')?.strip_suffix('\'')?;
+                Some((name.trim().to_owned(), value.to_owned()))
+            });
+            match parsed {
+                Some(condition) => filter.equals.push(condition),
+                None => {
+                    return Err(ArmError::new(
+                        StatusCode::BAD_REQUEST,
+                        "InvalidFilterInQueryString",
+                        format!(
+                            "The filter '{text}' is not supported. Use name eq 'value' clauses joined by 'and', or atScope()."
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(filter)
+    }
+
+    /// Whether a document's properties satisfy every `eq` clause (case-insensitively).
+    fn matches(&self, body: &Value) -> bool {
+        self.equals.iter().all(|(name, value)| {
+            body.pointer(&format!("/properties/{name}"))
+                .and_then(Value::as_str)
+                .is_some_and(|found| found.eq_ignore_ascii_case(value))
+        })
+    }
+}
+
+/// Role definitions usable at a scope: those defined at it or above it (a subscription's built-in
+/// roles among them). The tenant's copies of the built-in roles show only at the tenant.
+fn list_definitions(state: &State, scope: &str, filter: Option<&str>) -> Result<Vec<String>, ArmError> {
+    let filter = Filter::parse(filter)?;
+    Ok(of_type(state, ROLE_DEFINITION.name)
+        .filter(|(key, stored)| {
+            let defined_at = definition_scope(key);
+            let visible = if defined_at.is_empty() {
+                scope.is_empty()
+            } else {
+                crate::rbac::within(scope, defined_at)
+            };
+            visible && filter.matches(&stored.body)
+        })
+        .map(|(key, _)| key.clone())
+        .collect())
+}
+
+/// Role assignments seen from a scope: with `atScope()` those at it or above, otherwise also
+/// those below it, as Azure lists them.
+fn list_assignments(state: &State, scope: &str, filter: Option<&str>) -> Result<Vec<String>, ArmError> {
+    let filter = Filter::parse(filter)?;
+    Ok(of_type(state, ROLE_ASSIGNMENT.name)
+        .filter(|(_, stored)| {
+            let assigned_at = stored
+                .body
+                .pointer("/properties/scope")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let relevant = crate::rbac::within(scope, assigned_at)
+                || (!filter.at_scope && crate::rbac::within(assigned_at, scope));
+            relevant && filter.matches(&stored.body)
+        })
+        .map(|(key, _)| key.clone())
+        .collect())
+}
+
+fn of_type<'s>(state: &'s State, type_name: &'static str) -> impl Iterator<Item = (&'s String, &'s Stored)> {
+    state
+        .resources
+        .iter()
+        .filter(move |(_, stored)| stored.type_name == type_name)
+}
+
+/// The scope a role definition's key lies under.
+fn definition_scope(key: &str) -> &str {
+    key.find("/providers/microsoft.authorization/roledefinitions/")
+        .map_or("", |at| &key[..at])
+}
 
 pub(crate) static TYPES: &[&ResourceType] = &[&ROLE_ASSIGNMENT, &ROLE_DEFINITION];
 

@@ -15,6 +15,7 @@ const API_VERSIONS: &[&str] = &[
     "2023-07-31-preview",
     "2024-11-30",
     "2025-01-31-preview",
+    "2025-05-31-preview",
 ];
 
 const fn synchronous(

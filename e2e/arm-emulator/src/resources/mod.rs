@@ -53,6 +53,9 @@ pub(crate) struct ResourceType {
     pub(crate) hooks: Hooks,
 }
 
+/// Lists a type at a scope: the keys of what to show there, given the request's `$filter`.
+pub(crate) type Lister = fn(&State, &str, Option<&str>) -> Result<Vec<String>, ArmError>;
+
 /// Optional behaviour of a type beyond the generic protocol.
 #[derive(Debug)]
 pub(crate) struct Hooks {
@@ -71,6 +74,9 @@ pub(crate) struct Hooks {
     /// Adjusts the `properties` a create answers, for what a provider fills in only after
     /// answering.
     pub(crate) create_answer: Option<fn(&mut Value)>,
+    /// Lists the type at a scope (the ids to show), for providers that show more than what is
+    /// stored under it, given the request's `$filter`.
+    pub(crate) list: Option<Lister>,
 }
 
 /// A type without optional behaviour.
@@ -81,6 +87,7 @@ pub(crate) const NO_HOOKS: Hooks = Hooks {
     on_deleted: None,
     instance_view: None,
     create_answer: None,
+    list: None,
 };
 
 /// A `finish` that changes nothing.

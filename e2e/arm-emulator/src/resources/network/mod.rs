@@ -46,6 +46,8 @@ pub(crate) const API_VERSIONS: &[&str] = &[
     "2025-01-01",
     "2025-03-01",
     "2025-05-01",
+    "2025-07-01",
+    "2025-09-01",
 ];
 
 /// Network resources answer writes with `Azure-AsyncOperation`, show `Updating` while they are
