@@ -386,6 +386,17 @@ async fn tenants_subscriptions_and_locations_are_listed_for_sign_in_tools() {
         westus2["availabilityZoneMappings"].as_array().map(Vec::len),
         Some(3)
     );
+    // A base URL ending in `/` joined with a path starting with one: answered as written once.
+    let doubled = send(&emulator, "GET", "//subscriptions?api-version=2022-12-01", None).await;
+    assert_eq!(doubled.status, StatusCode::OK);
+    let metadata = send(
+        &emulator,
+        "GET",
+        "//metadata/endpoints?api-version=2022-09-01",
+        None,
+    )
+    .await;
+    assert_eq!(metadata.status, StatusCode::OK, "{}", metadata.body);
     let refused = send(&emulator, "GET", "/subscriptions?api-version=2015-01-01", None).await;
     assert_eq!(refused.body["error"]["code"], "InvalidApiVersionParameter");
 }
