@@ -249,6 +249,13 @@ async fn bad_requests_get_arm_errors_naming_the_problem() {
             "InvalidRequestContent",
         ),
         (
+            "PUT",
+            format!("{GROUP}?{V}"),
+            Some(json!({"location": "atlantis"})),
+            StatusCode::BAD_REQUEST,
+            "LocationNotAvailableForResourceGroup",
+        ),
+        (
             "GET",
             format!("/subscriptions/s/unknown/thing?{V}"),
             None,
@@ -346,4 +353,27 @@ async fn it_serves_on_a_random_port() {
     stream.read_to_string(&mut reply).await.unwrap();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     assert!(reply.ends_with("ok"), "{reply}");
+}
+
+#[tokio::test]
+async fn locations_are_stored_in_azure_spelling() {
+    let emulator = emulator_with(Config::default());
+    let created = send(
+        &emulator,
+        "PUT",
+        &group_url(),
+        Some(json!({"location": "West Europe"})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(created.body["location"], "westeurope");
+    let elsewhere = send(
+        &emulator,
+        "PUT",
+        &group_url(),
+        Some(json!({"location": "East US"})),
+    )
+    .await;
+    assert_eq!(elsewhere.status, StatusCode::CONFLICT);
+    assert_eq!(elsewhere.body["error"]["code"], "InvalidResourceGroupLocation");
 }

@@ -4,7 +4,7 @@
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use super::{Locality, Lro, Prepare, ResourceType, SYNCHRONOUS, fields};
+use super::{Hooks, ListFilter, Locality, Lro, NO_HOOKS, Prepare, ResourceType, SYNCHRONOUS, fields};
 use crate::error::ArmError;
 use crate::state::{State, Stored};
 
@@ -21,6 +21,7 @@ const API_VERSIONS: &[&str] = &[
 const fn synchronous(
     name: &'static str,
     prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
+    list_filter: ListFilter,
 ) -> ResourceType {
     ResourceType {
         location: Locality::Inherited,
@@ -28,14 +29,24 @@ const fn synchronous(
         delete: Lro::Sync,
         delete_echoes: true,
         in_use_code: "RoleDefinitionHasAssignments",
+        hooks: Hooks {
+            list_filter: Some(list_filter),
+            ..NO_HOOKS
+        },
         ..ResourceType::new(name, API_VERSIONS, &SYNCHRONOUS, prepare)
     }
 }
 
-pub(crate) static ROLE_ASSIGNMENT: ResourceType =
-    synchronous("Microsoft.Authorization/roleAssignments", prepare_assignment);
-pub(crate) static ROLE_DEFINITION: ResourceType =
-    synchronous("Microsoft.Authorization/roleDefinitions", prepare_definition);
+pub(crate) static ROLE_ASSIGNMENT: ResourceType = synchronous(
+    "Microsoft.Authorization/roleAssignments",
+    prepare_assignment,
+    filter_assignments,
+);
+pub(crate) static ROLE_DEFINITION: ResourceType = synchronous(
+    "Microsoft.Authorization/roleDefinitions",
+    prepare_definition,
+    filter_definitions,
+);
 
 pub(crate) static TYPES: &[&ResourceType] = &[&ROLE_ASSIGNMENT, &ROLE_DEFINITION];
 
@@ -304,6 +315,85 @@ fn prepare_definition(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         .entry("assignableScopes")
         .or_insert_with(|| json!([scope]));
     Ok(())
+}
+
+/// One condition of a `$filter` on a role list.
+#[derive(Debug, PartialEq, Eq)]
+enum Clause {
+    /// `name eq 'value'`: the property `name` equals the value, ignoring case.
+    Equals(&'static str, String),
+    /// `atScope()`: only what is at the listed scope or above it.
+    AtScope,
+}
+
+/// Parses the clauses, joined with `and`, of a role list's `$filter`: `properties` are the
+/// properties it may compare, and assignment lists also take `atScope()` and `assignedTo('{id}')`.
+fn clauses(filter: &str, properties: &[&'static str], assignments: bool) -> Result<Vec<Clause>, ArmError> {
+    let unsupported = || {
+        ArmError::invalid_parameter(
+            "$filter",
+            format!("The $filter '{filter}' is not supported for this list."),
+        )
+    };
+    let unquote = |value: &str| value.trim().trim_matches('\'').to_owned();
+    filter
+        .split(" and ")
+        .map(str::trim)
+        .map(|clause| {
+            if assignments && clause.eq_ignore_ascii_case("atScope()") {
+                return Ok(Clause::AtScope);
+            }
+            if assignments
+                && let Some(principal) = clause
+                    .strip_prefix("assignedTo(")
+                    .and_then(|rest| rest.strip_suffix(')'))
+            {
+                return Ok(Clause::Equals("principalId", unquote(principal)));
+            }
+            let (name, value) = clause.split_once(" eq ").ok_or_else(unsupported)?;
+            let property = properties
+                .iter()
+                .find(|property| property.eq_ignore_ascii_case(name.trim()))
+                .ok_or_else(unsupported)?;
+            Ok(Clause::Equals(property, unquote(value)))
+        })
+        .collect()
+}
+
+/// Whether a listed item meets every clause.
+fn meets(item: &Value, clauses: &[Clause], scope: &str) -> bool {
+    let property = |name: &str| {
+        item.pointer(&format!("/properties/{name}"))
+            .and_then(Value::as_str)
+    };
+    clauses.iter().all(|clause| match clause {
+        Clause::Equals(name, wanted) => {
+            property(name).is_some_and(|value| value.eq_ignore_ascii_case(wanted))
+        }
+        Clause::AtScope => property("scope").is_some_and(|at| {
+            let (at, scope) = (at.to_ascii_lowercase(), scope.to_ascii_lowercase());
+            at == "/" || scope == at || scope.starts_with(&format!("{at}/"))
+        }),
+    })
+}
+
+/// Role definitions filter by name (`roleName eq 'Contributor'`) or kind (`type eq 'BuiltInRole'`).
+fn filter_definitions(filter: &str, scope: &str, items: Vec<Value>) -> Result<Vec<Value>, ArmError> {
+    let clauses = clauses(filter, &["roleName", "type"], false)?;
+    Ok(items
+        .into_iter()
+        .filter(|item| meets(item, &clauses, scope))
+        .collect())
+}
+
+/// Role assignments filter by principal (`principalId eq '{id}'`, `assignedTo('{id}')`) and to
+/// those at or above the listed scope (`atScope()`).
+fn filter_assignments(filter: &str, scope: &str, items: Vec<Value>) -> Result<Vec<Value>, ArmError> {
+    let clauses = clauses(filter, &["principalId"], true)?;
+    Ok(items
+        .into_iter()
+        .filter(|item| meets(item, &clauses, scope))
+        .collect())
 }
 
 /// Whether `actions` (less `not_actions`) allow `operation`, as Azure RBAC matches them:

@@ -67,8 +67,14 @@ pub(crate) struct Hooks {
     /// or releases).
     pub(crate) on_deleted: Option<fn(&mut State, &Value)>,
     /// The instance view of a stored document (`$expand=instanceView`).
-    pub(crate) instance_view: Option<fn(&Value) -> Value>,
+    pub(crate) instance_view: Option<fn(&State, &Value) -> Value>,
+    /// Applies a list's `$filter` (the filter, the scope listed, the rendered items); types
+    /// without one ignore the parameter.
+    pub(crate) list_filter: Option<ListFilter>,
 }
+
+/// Keeps the listed items a `$filter` selects, or refuses a filter the type does not support.
+pub(crate) type ListFilter = fn(&str, &str, Vec<Value>) -> Result<Vec<Value>, ArmError>;
 
 /// A type without optional behaviour.
 pub(crate) const NO_HOOKS: Hooks = Hooks {
@@ -77,6 +83,7 @@ pub(crate) const NO_HOOKS: Hooks = Hooks {
     in_use: None,
     on_deleted: None,
     instance_view: None,
+    list_filter: None,
 };
 
 /// A `finish` that changes nothing.
