@@ -14,7 +14,7 @@ crd_coverage := justfile_directory() / ".." / "shared" / "tools" / "crd-coverage
 test:
     #!/usr/bin/env bash
     set -euo pipefail
-    for step in fmt-check lint unit crd-compat; do
+    for step in fmt-check lint unit crd-compat sdk-test; do
         start=$SECONDS
         "{{just_executable()}}" --justfile "{{justfile()}}" "$step"
         echo "<== $step: $((SECONDS - start)) s"
@@ -39,6 +39,45 @@ unit:
 # Serve the ARM emulator (prints its base URL), e.g. `just emulator --listen 127.0.0.1:9000`.
 emulator *args:
     cargo run --locked --quiet -p arm-emulator --bin arm-emulator -- {{args}}
+
+# Drive the ARM emulator with the official Azure SDK for Python (pytest arguments pass through).
+sdk-test *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    suite=e2e/arm-emulator/sdk-test
+    # One venv per version of the pins, kept between runs so warm runs install nothing.
+    venv="{{cache}}/python-sdk-$(sha256sum "$suite/requirements.txt" | cut -c1-12)"
+    if [ ! -f "$venv/.installed" ]; then
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$suite/requirements.txt"
+        touch "$venv/.installed"
+    fi
+    cargo build --locked --quiet -p arm-emulator --bin arm-emulator
+    work=$(mktemp -d)
+    emulator=""
+    stop() {
+        if [ -n "$emulator" ]; then kill "$emulator" 2>/dev/null || true; wait "$emulator" 2>/dev/null || true; fi
+        rm -rf "$work"
+    }
+    trap stop EXIT
+    # Two items a page so every list follows nextLink; operations end at once and are polled
+    # without waiting.
+    printf 'pageSize: 2\noperationLatency: 0ms\nretryAfterSeconds: 0\n' > "$work/config.yaml"
+    "$CARGO_TARGET_DIR/debug/arm-emulator" --listen 127.0.0.1:0 --ca-file "$work/ca.pem" \
+        --config "$work/config.yaml" > "$work/url" 2> "$work/emulator.log" &
+    emulator=$!
+    for _ in $(seq 300); do
+        if [ -s "$work/url" ] || ! kill -0 "$emulator" 2>/dev/null; then break; fi
+        sleep 0.1
+    done
+    if [ ! -s "$work/url" ]; then
+        echo "sdk-test: the emulator did not start:" >&2
+        cat "$work/emulator.log" >&2
+        exit 1
+    fi
+    ARM_EMULATOR_URL=$(head -n 1 "$work/url") ARM_EMULATOR_CA="$work/ca.pem" PYTHONDONTWRITEBYTECODE=1 \
+        "$venv/bin/python" -m pytest "$suite" {{args}}
 
 # Regenerate deploy/crds from the API types.
 crds:

@@ -27,7 +27,7 @@ pub(crate) struct Request<'a> {
     pub(crate) if_none_match: Option<&'a str>,
     /// Where a list page starts (`$skiptoken`).
     pub(crate) skip: usize,
-    /// `$filter`, for the catalogues that filter.
+    /// `$filter`, for the catalogues and lists that filter.
     pub(crate) filter: Option<&'a str>,
     /// `$expand`: `instanceView` adds a virtual machine's instance view.
     pub(crate) expand: Option<&'a str>,
@@ -198,7 +198,7 @@ fn get(
             .is_some_and(|expand| expand.eq_ignore_ascii_case("instanceView"))
         && let Some(properties) = rendered.get_mut("properties").and_then(Value::as_object_mut)
     {
-        properties.insert("instanceView".into(), instance_view(body));
+        properties.insert("instanceView".into(), instance_view(state, body));
     }
     Ok(with_etag(
         Answer::json(StatusCode::OK, rendered),
@@ -364,7 +364,7 @@ fn new_etag() -> String {
 }
 
 /// Normalises a location as Azure does: `West Europe` -> `westeurope`.
-fn normalise_location(location: &str) -> String {
+pub(crate) fn normalise_location(location: &str) -> String {
     location
         .chars()
         .filter(|c| !c.is_whitespace())

@@ -13,17 +13,17 @@
 //! | `Microsoft.Resources/resourceGroups` | sync PUT/PATCH; DELETE 202 + `Location`, deletes everything in the group | 2019-10-01, 2020-06-01 (recordings), 2021-04-01 (Go SDK), 2022-09-01, 2023-07-01 (Python SDK), 2024-03-01 … 2025-04-01 |
 //! | `/subscriptions/{sub}/operationresults/{id}` | GET: 202 while running, 200 when done | as resource groups |
 //! | `/tenants`, `/subscriptions`, `/subscriptions/{sub}`, `/subscriptions/{sub}/locations` | GET: the configured tenants, subscriptions and locations (what `az login` and SDKs read first) | 2016-06-01, 2019-11-01, 2020-01-01, 2021-01-01, 2022-01-01, 2022-12-01 (Azure CLI, Python SDK) |
-//! | `Microsoft.Network/virtualNetworks` (+ `/subnets`), `networkSecurityGroups` (+ `/securityRules`), `routeTables` (+ `/routes`), `natGateways`, `publicIPAddresses`, `publicIPPrefixes`, `loadBalancers` (+ `/frontendIPConfigurations`, `/backendAddressPools`, `/loadBalancingRules`, `/probes`, `/inboundNatRules`, `/outboundRules`, `/inboundNatPools`), `networkInterfaces` (+ `/ipConfigurations`) | PUT 201/200 + `Azure-AsyncOperation`; DELETE 202 + both headers; etags | 2020-06-01 … 2025-05-01 (recordings: 2020-11-01, 2024-03-01, 2025-03-01; Go SDK armnetwork v4–v6: 2023-05-01 … 2024-05-01; Python SDK 28–29: 2024-05-01, 2024-07-01) |
+//! | `Microsoft.Network/virtualNetworks` (+ `/subnets`), `networkSecurityGroups` (+ `/securityRules`), `routeTables` (+ `/routes`), `natGateways`, `publicIPAddresses`, `publicIPPrefixes`, `loadBalancers` (+ `/frontendIPConfigurations`, `/backendAddressPools`, `/loadBalancingRules`, `/probes`, `/inboundNatRules`, `/outboundRules`, `/inboundNatPools`), `networkInterfaces` (+ `/ipConfigurations`) | PUT 201/200 + `Azure-AsyncOperation`; DELETE 202 + both headers; etags | 2020-06-01 … 2025-05-01, 2026-03-01 (recordings: 2020-11-01, 2024-03-01, 2025-03-01; Go SDK armnetwork v4–v6: 2023-05-01 … 2024-05-01; Python SDK 28–29: 2024-05-01, 2024-07-01; 33: 2026-03-01) |
 //! | `Microsoft.ManagedIdentity/userAssignedIdentities` (+ `/federatedIdentityCredentials`) | sync | 2018-11-30, 2023-01-31 (recordings, Go SDK), 2024-11-30 (Python SDK) and previews |
-//! | `Microsoft.Authorization/roleAssignments` (any scope), `roleDefinitions` (built-ins seeded) | sync | 2015-07-01, 2020-08-01-preview, 2022-04-01 (recordings, Go and Python SDKs) and previews |
-//! | `Microsoft.Compute/virtualMachines` | PUT (201 `Creating` / 200 `Updating` + `Azure-AsyncOperation`; creates the OS disk and empty data disks, attaches existing ones; checks size, zones, interfaces, image, availability set and vCPU quotas; never answers `customData` or `adminPassword`), GET (`$expand=instanceView`), PATCH, DELETE (202; takes along the disks and interfaces whose `deleteOption` is `Delete`, releases the others), lists | 2020-06-01, 2020-12-01 (recordings), 2021-03-01, 2021-04-01, 2021-07-01, 2021-11-01, 2022-03-01 (recordings), 2022-08-01, 2022-11-01, 2023-03-01, 2023-07-01, 2023-09-01, 2024-03-01, 2024-07-01 (Go SDK armcompute v5/v6), 2024-11-01 (Python SDK azure-mgmt-compute 33-35), 2025-04-01 |
+//! | `Microsoft.Authorization/roleAssignments` (any scope), `roleDefinitions` (built-ins seeded) | sync; lists take `$filter` (`roleName eq`, `type eq`; `principalId eq`, `assignedTo()`, `atScope()`) | 2015-07-01, 2020-08-01-preview, 2022-04-01 (recordings, Go and Python SDKs) and previews |
+//! | `Microsoft.Compute/virtualMachines` | PUT (201 `Creating` / 200 `Updating` + `Azure-AsyncOperation`; creates the OS disk and empty data disks, attaches existing ones; checks size, zones, interfaces, image, availability set and vCPU quotas; never answers `customData` or `adminPassword`), GET (`$expand=instanceView`), PATCH, DELETE (202; takes along the disks and interfaces whose `deleteOption` is `Delete`, releases the others), lists | 2020-06-01, 2020-12-01 (recordings), 2021-03-01, 2021-04-01, 2021-07-01, 2021-11-01, 2022-03-01 (recordings), 2022-08-01, 2022-11-01, 2023-03-01, 2023-07-01, 2023-09-01, 2024-03-01, 2024-07-01 (Go SDK armcompute v5/v6), 2024-11-01 (Python SDK azure-mgmt-compute 33-35), 2025-04-01, 2026-04-01 (Python SDK 39) |
 //! | `Microsoft.Compute/virtualMachines/instanceView` | GET: provisioning and power state | as virtual machines |
 //! | `Microsoft.Compute/virtualMachines/extensions` | PUT (201/200 + `Azure-AsyncOperation`; never answers `protectedSettings`), GET, DELETE (202), list per machine | as virtual machines |
-//! | `Microsoft.Compute/disks` | PUT (202 + `Azure-AsyncOperation` + `Location`, the body echoing the request; the `DiskOperations` status carries the disk), GET, PATCH, DELETE (202; 409 while attached), lists | 2020-09-30 (recordings), 2020-12-01, 2021-04-01, 2021-08-01, 2021-12-01, 2022-03-02, 2022-07-02, 2023-01-02, 2023-04-02 (Go SDK), 2023-10-02, 2024-03-02 (recordings, Go and Python SDKs), 2025-01-02 (Python SDK) |
+//! | `Microsoft.Compute/disks` | PUT (202 + `Azure-AsyncOperation` + `Location`, the body echoing the request; the `DiskOperations` status carries the disk), GET, PATCH, DELETE (202; 409 while attached), lists | 2020-09-30 (recordings), 2020-12-01, 2021-04-01, 2021-08-01, 2021-12-01, 2022-03-02, 2022-07-02, 2023-01-02, 2023-04-02 (Go SDK), 2023-10-02, 2024-03-02 (recordings, Go and Python SDKs), 2025-01-02, 2026-03-02 (Python SDK) |
 //! | `Microsoft.Compute/availabilitySets` | PUT (200, done at once), GET (lists its machines), DELETE (200; 409 while it holds machines), lists | as virtual machines (2024-11-01 recorded) |
 //! | `Microsoft.Compute/skus` | GET list, `$filter=location eq '<location>'`: the VM sizes CAPZ uses and the availability set SKUs, in every location | 2017-09-01, 2019-04-01, 2021-07-01 (every SDK) |
 //! | `Microsoft.Compute/locations/{loc}/publishers/{p}/artifacttypes/vmimage/offers/{o}/skus/{s}/versions[/{v}]` | GET: CAPZ's marketplace reference images and the recorded sessions' images | as virtual machines |
-//! | `Microsoft.Compute/locations/{loc}/communityGalleries/{g}/images/{i}/versions[/{v}]` | GET: CAPZ's community gallery reference images | 2021-07-01, 2022-01-03, 2022-03-03, 2022-08-03, 2023-07-03, 2024-03-03 |
+//! | `Microsoft.Compute/locations/{loc}/communityGalleries/{g}/images/{i}/versions[/{v}]` | GET: CAPZ's community gallery reference images | 2021-07-01, 2022-01-03, 2022-03-03, 2022-08-03, 2023-07-03, 2024-03-03, 2026-03-03 (Python SDK) |
 //! | `{provider}/locations/{loc}/operations/{id}`, `.../DiskOperations/{id}` | GET: the operation's status | the api-version of the request that started it |
 //!
 //! The exact lists live with each family in `resources/`. Child resources of Microsoft.Network live
@@ -43,7 +43,8 @@
 //! `backendIPConfigurations`, …) are filled in. Addresses: private IPs from the subnet (the first
 //! four kept back), public IPs and prefixes from `Config::public_ip_pool`, DNS labels giving
 //! `<label>.<location>.cloudapp.azure.com`. Locations must be configured ones (400
-//! `LocationNotAvailableForResourceType`); subscriptions too (404 `SubscriptionNotFound`).
+//! `LocationNotAvailableForResourceType`, `LocationNotAvailableForResourceGroup` for groups);
+//! subscriptions too (404 `SubscriptionNotFound`).
 //!
 //! A missing `api-version` is answered with 400 `MissingApiVersionParameter`, an unsupported one with
 //! 400 `InvalidApiVersionParameter` listing the supported versions, as ARM does; bodies that are not
@@ -398,9 +399,13 @@ impl Emulator {
             (ArmPath::ResourceGroup { subscription, name }, &Method::HEAD) => {
                 Ok(resource_groups::head(&state, subscription, name))
             }
-            (ArmPath::ResourceGroup { subscription, name }, &Method::PUT) => {
-                resource_groups::put(&mut state, subscription, name, &parse_body(body)?)
-            }
+            (ArmPath::ResourceGroup { subscription, name }, &Method::PUT) => resource_groups::put(
+                &mut state,
+                &self.config.locations,
+                subscription,
+                name,
+                &parse_body(body)?,
+            ),
             (ArmPath::ResourceGroup { subscription, name }, &Method::PATCH) => {
                 resource_groups::patch(&mut state, subscription, name, &parse_body(body)?)
             }

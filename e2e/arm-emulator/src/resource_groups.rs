@@ -6,6 +6,8 @@ use std::time::Instant;
 use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
 
+use crate::config::Location;
+use crate::engine::normalise_location;
 use crate::error::ArmError;
 use crate::path::resource_group_id;
 use crate::state::{Completion, Operation, Outcome, State, StatusStyle, Stored};
@@ -52,6 +54,7 @@ pub(crate) fn head(state: &State, subscription: &str, name: &str) -> Answer {
 
 pub(crate) fn put(
     state: &mut State,
+    locations: &[Location],
     subscription: &str,
     name: &str,
     body: &Value,
@@ -73,6 +76,8 @@ pub(crate) fn put(
         }
     };
     let tags = tags(body)?;
+    // Malformed content is refused before the location is looked at, as ARM does.
+    let location = known_location(locations, &location)?;
     let key = key(subscription, name);
     let existing = state.resources.get(&key);
     if let Some(existing) = existing {
@@ -123,6 +128,24 @@ pub(crate) fn put(
         },
     );
     Ok(Answer::json(status, group))
+}
+
+/// A requested location in Azure's spelling (`West US 2` -> `westus2`); one the emulator does not
+/// serve is refused as ARM refuses a region it does not have.
+fn known_location(locations: &[Location], requested: &str) -> Result<String, ArmError> {
+    let location = normalise_location(requested);
+    if locations.iter().any(|known| known.name == location) {
+        return Ok(location);
+    }
+    let known: Vec<&str> = locations.iter().map(|known| known.name.as_str()).collect();
+    Err(ArmError::new(
+        StatusCode::BAD_REQUEST,
+        "LocationNotAvailableForResourceGroup",
+        format!(
+            "The provided location '{requested}' is not available for resource group. List of available regions is '{}'.",
+            known.join(",")
+        ),
+    ))
 }
 
 pub(crate) fn patch(

@@ -202,6 +202,9 @@ impl State {
 
     /// Re-indexes a document after its body changed in place.
     pub(crate) fn reindex(&mut self, key: &str) {
+        // The index still holds the references of the document as it was before the change;
+        // drop them while the document is there to name them.
+        self.unindex(key);
         if let Some(stored) = self.resources.remove(key) {
             self.put_doc(key, stored);
         }

@@ -440,6 +440,7 @@ async fn instance_views_report_provisioning_and_power() {
     assert_eq!(codes, ["ProvisioningState/succeeded", "PowerState/running"]);
     assert_eq!(view["statuses"][1]["displayStatus"], "VM running");
     assert_eq!(view["computerName"], "node");
+    assert_eq!(view["hyperVGeneration"], "V1");
     let plain = send(&emulator, "GET", &vm, None).await;
     assert!(plain.body["properties"].get("instanceView").is_none());
     let direct = send(&emulator, "GET", &format!("{vm}/instanceView"), None).await;
@@ -951,4 +952,30 @@ async fn a_zone_without_capacity_fails_the_machine_through_its_operation() {
     )
     .await;
     assert_eq!(status.body["status"], "Succeeded", "{}", status.body);
+}
+
+#[tokio::test]
+async fn a_generation_2_image_makes_generation_2_disks_and_machines() {
+    let emulator = with_network(Config::default()).await;
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["properties"]["storageProfile"]["imageReference"] =
+        json!({"publisher": "Canonical", "offer": "ubuntu-24_04-lts", "sku": "server", "version": "latest"});
+    let vm = compute("virtualMachines/gen2");
+    let created = send(&emulator, "PUT", &vm, Some(body)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let machine = send(&emulator, "GET", &vm, None).await;
+    let os_disk = machine.body["properties"]["storageProfile"]["osDisk"]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let disk = send(
+        &emulator,
+        "GET",
+        &format!("{}?{DISKS}", compute(&format!("disks/{os_disk}"))),
+        None,
+    )
+    .await;
+    assert_eq!(disk.body["properties"]["hyperVGeneration"], "V2");
+    let view = send(&emulator, "GET", &format!("{vm}/instanceView"), None).await;
+    assert_eq!(view.body["hyperVGeneration"], "V2");
 }

@@ -496,3 +496,89 @@ async fn roles_and_assignments_are_listed_as_seen_from_a_scope() {
     .await;
     assert_eq!(count(&seen), Some(2), "{seen}");
 }
+
+/// The names a role list answers for a `$filter` (URL-encoded by the caller).
+async fn listed_names(emulator: &Emulator, collection: &str, filter: &str) -> Vec<String> {
+    let url = format!("{collection}?api-version=2022-04-01&$filter={filter}");
+    let (status, listed) = send(emulator, "GET", &url, None).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    assert!(listed["value"].is_array(), "{listed}");
+    listed["value"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn role_lists_filter_as_azure_filters_them() {
+    let emulator = with_group().await;
+    let definitions = format!("{SUB}/providers/Microsoft.Authorization/roleDefinitions");
+    assert_eq!(
+        listed_names(&emulator, &definitions, "roleName%20eq%20%27Contributor%27").await,
+        [CONTRIBUTOR]
+    );
+    assert!(
+        listed_names(&emulator, &definitions, "type%20eq%20%27CustomRole%27")
+            .await
+            .is_empty()
+    );
+    let (status, refused) = send(
+        &emulator,
+        "GET",
+        &format!("{definitions}?api-version=2022-04-01&$filter=colour%20eq%20%27red%27"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, refused["error"]["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("InvalidFilterInQueryString"))
+    );
+
+    let (_, identity) = send(
+        &emulator,
+        "PUT",
+        &identity_url("grantee"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    let principal = identity["properties"]["principalId"].as_str().unwrap().to_owned();
+    let below = "7b83888d-03fb-55bb-8209-aec4e36328a8";
+    let (status, _) = send(
+        &emulator,
+        "PUT",
+        &assignment_url(below),
+        Some(assignment(&principal, CONTRIBUTOR)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let assignments = format!("{SUB}/providers/Microsoft.Authorization/roleAssignments");
+    assert_eq!(
+        listed_names(
+            &emulator,
+            &assignments,
+            &format!("principalId%20eq%20%27{principal}%27")
+        )
+        .await,
+        [below]
+    );
+    assert_eq!(
+        listed_names(&emulator, &assignments, &format!("assignedTo(%27{principal}%27)")).await,
+        [below]
+    );
+    assert!(
+        listed_names(&emulator, &assignments, "atScope()")
+            .await
+            .is_empty()
+    );
+    assert!(
+        listed_names(
+            &emulator,
+            &assignments,
+            "principalId%20eq%20%2700000000-0000-0000-0000-00000000abcd%27"
+        )
+        .await
+        .is_empty()
+    );
+}

@@ -585,3 +585,33 @@ async fn request_limits_throttle_each_principal() {
         StatusCode::OK
     );
 }
+
+#[tokio::test]
+async fn a_deleted_subnet_releases_what_it_used() {
+    let emulator = with_network().await;
+    let nsg = net("networkSecurityGroups/nsg");
+    send(&emulator, "PUT", &nsg, Some(json!({"location": "westeurope"}))).await;
+    let subnet = net("virtualNetworks/vnet/subnets/guarded");
+    let body = json!({"properties": {"addressPrefix": "10.0.2.0/24", "networkSecurityGroup": {"id": nsg}}});
+    assert_eq!(
+        send(&emulator, "PUT", &subnet, Some(body)).await.status,
+        StatusCode::CREATED
+    );
+    let held = send(&emulator, "GET", &nsg, None).await;
+    assert_eq!(held.body["properties"]["subnets"][0]["id"], subnet);
+
+    assert_eq!(
+        send(&emulator, "DELETE", &subnet, None).await.status,
+        StatusCode::ACCEPTED
+    );
+    let released = send(&emulator, "GET", &nsg, None).await;
+    assert!(
+        released.body["properties"].get("subnets").is_none(),
+        "{}",
+        released.body
+    );
+    assert_eq!(
+        send(&emulator, "DELETE", &nsg, None).await.status,
+        StatusCode::ACCEPTED
+    );
+}

@@ -224,6 +224,13 @@ async fn bad_requests_get_arm_errors_naming_the_problem() {
             "InvalidRequestContent",
         ),
         (
+            "PUT",
+            format!("{GROUP}?{V}"),
+            Some(json!({"location": "atlantis"})),
+            StatusCode::BAD_REQUEST,
+            "LocationNotAvailableForResourceGroup",
+        ),
+        (
             "GET",
             format!("/subscriptions/s/unknown/thing?{V}"),
             None,
@@ -399,4 +406,27 @@ async fn tenants_subscriptions_and_locations_are_listed_for_sign_in_tools() {
     assert_eq!(metadata.status, StatusCode::OK, "{}", metadata.body);
     let refused = send(&emulator, "GET", "/subscriptions?api-version=2015-01-01", None).await;
     assert_eq!(refused.body["error"]["code"], "InvalidApiVersionParameter");
+}
+
+#[tokio::test]
+async fn locations_are_stored_in_azure_spelling() {
+    let emulator = emulator_with(Config::default());
+    let created = send(
+        &emulator,
+        "PUT",
+        &group_url(),
+        Some(json!({"location": "West Europe"})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(created.body["location"], "westeurope");
+    let elsewhere = send(
+        &emulator,
+        "PUT",
+        &group_url(),
+        Some(json!({"location": "East US"})),
+    )
+    .await;
+    assert_eq!(elsewhere.status, StatusCode::CONFLICT);
+    assert_eq!(elsewhere.body["error"]["code"], "InvalidResourceGroupLocation");
 }

@@ -56,7 +56,7 @@ pub(crate) static ROLE_DEFINITION: ResourceType = synchronous(
 );
 
 /// The conditions of a `$filter` as Microsoft.Authorization reads them: `name eq 'value'`
-/// clauses joined by `and`, and the function `atScope()`.
+/// clauses joined by `and`, and the functions `atScope()` and `assignedTo('{principal id}')`.
 #[derive(Debug, Default, PartialEq)]
 struct Filter {
     equals: Vec<(String, String)>,
@@ -64,7 +64,8 @@ struct Filter {
 }
 
 impl Filter {
-    fn parse(text: Option<&str>) -> Result<Self, ArmError> {
+    /// Reads `text`, whose `eq` clauses may compare only the `comparable` properties.
+    fn parse(text: Option<&str>, comparable: &[&str]) -> Result<Self, ArmError> {
         let mut filter = Self::default();
         let Some(text) = text.map(str::trim).filter(|text| !text.is_empty()) else {
             return Ok(filter);
@@ -74,9 +75,20 @@ impl Filter {
                 filter.at_scope = true;
                 continue;
             }
+            if let Some(principal) = clause
+                .strip_prefix("assignedTo(")
+                .and_then(|rest| rest.strip_suffix(')'))
+            {
+                let principal = principal.trim().trim_matches('\'').to_owned();
+                filter.equals.push(("principalId".to_owned(), principal));
+                continue;
+            }
             let parsed = clause.split_once(" eq ").and_then(|(name, value)| {
                 let value = value.trim().strip_prefix('\'')?.strip_suffix('\'')?;
-                Some((name.trim().to_owned(), value.to_owned()))
+                let name = comparable
+                    .iter()
+                    .find(|known| known.eq_ignore_ascii_case(name.trim()))?;
+                Some(((*name).to_owned(), value.to_owned()))
             });
             match parsed {
                 Some(condition) => filter.equals.push(condition),
@@ -85,7 +97,8 @@ impl Filter {
                         StatusCode::BAD_REQUEST,
                         "InvalidFilterInQueryString",
                         format!(
-                            "The filter '{text}' is not supported. Use name eq 'value' clauses joined by 'and', or atScope()."
+                            "The filter '{text}' is not supported. Supported filters are 'atScope()', 'assignedTo('{{value}}')' and '<property> eq '{{value}}'' for the properties {}.",
+                            comparable.join(", ")
                         ),
                     ));
                 }
@@ -107,7 +120,7 @@ impl Filter {
 /// Role definitions usable at a scope: those defined at it or above it (a subscription's built-in
 /// roles among them). The tenant's copies of the built-in roles show only at the tenant.
 fn list_definitions(state: &State, scope: &str, filter: Option<&str>) -> Result<Vec<String>, ArmError> {
-    let filter = Filter::parse(filter)?;
+    let filter = Filter::parse(filter, &["roleName", "type"])?;
     Ok(of_type(state, ROLE_DEFINITION.name)
         .filter(|(key, stored)| {
             let defined_at = definition_scope(key);
@@ -125,7 +138,7 @@ fn list_definitions(state: &State, scope: &str, filter: Option<&str>) -> Result<
 /// Role assignments seen from a scope: with `atScope()` those at it or above, otherwise also
 /// those below it, as Azure lists them.
 fn list_assignments(state: &State, scope: &str, filter: Option<&str>) -> Result<Vec<String>, ArmError> {
-    let filter = Filter::parse(filter)?;
+    let filter = Filter::parse(filter, &["principalId"])?;
     Ok(of_type(state, ROLE_ASSIGNMENT.name)
         .filter(|(_, stored)| {
             let assigned_at = stored

@@ -70,7 +70,7 @@ pub(crate) struct Hooks {
     /// or releases).
     pub(crate) on_deleted: Option<fn(&mut State, &Value)>,
     /// The instance view of a stored document (`$expand=instanceView`).
-    pub(crate) instance_view: Option<fn(&Value) -> Value>,
+    pub(crate) instance_view: Option<fn(&State, &Value) -> Value>,
     /// Adjusts the `properties` a create answers, for what a provider fills in only after
     /// answering.
     pub(crate) create_answer: Option<fn(&mut Value)>,

@@ -245,8 +245,8 @@ pub(super) struct NewDisk<'a> {
     pub(super) size_gb: i64,
     /// `properties.creationData`.
     pub(super) creation: Value,
-    /// `Linux` or `Windows` for an OS disk.
-    pub(super) os_type: Option<&'a str>,
+    /// For an OS disk: `Linux` or `Windows`, and the Hyper-V generation of its image.
+    pub(super) os_type: Option<(&'a str, &'a str)>,
     /// The virtual machine it is attached to.
     pub(super) machine: &'a str,
 }
@@ -256,9 +256,9 @@ impl NewDisk<'_> {
     pub(super) fn document(self) -> Value {
         let name = self.id.rsplit('/').next().unwrap_or_default().to_owned();
         let mut properties = Map::new();
-        if let Some(os_type) = self.os_type {
+        if let Some((os_type, hyper_v)) = self.os_type {
             properties.insert("osType".into(), json!(os_type));
-            properties.insert("hyperVGeneration".into(), json!("V1"));
+            properties.insert("hyperVGeneration".into(), json!(hyper_v));
         }
         properties.insert("creationData".into(), self.creation);
         complete(&mut properties, self.sku, self.size_gb);

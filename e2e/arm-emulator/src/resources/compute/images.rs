@@ -336,6 +336,8 @@ fn community_versions(lookup: &Lookup<'_>) -> Result<Value, ArmError> {
 /// The image a virtual machine boots, resolved.
 pub(super) struct Resolved {
     pub(super) os: Os,
+    /// The Hyper-V generation of the machines it boots (`V1`, `V2`).
+    pub(super) hyper_v: &'static str,
     /// The version `latest` stood for (marketplace images).
     pub(super) exact_version: Option<String>,
     /// What the OS disk records as its source (`creationData` without `createOption`).
@@ -360,6 +362,7 @@ pub(super) fn resolve(
         let windows = id.to_ascii_lowercase().contains("win");
         return Ok(Resolved {
             os: if windows { Os::Windows } else { Os::Linux },
+            hyper_v: "V1",
             exact_version: None,
             source: json!({ "imageReference": { "id": id } }),
         });
@@ -389,6 +392,7 @@ pub(super) fn resolve(
     );
     Ok(Resolved {
         os: image.os,
+        hyper_v: image.hyper_v,
         exact_version: Some(exact.to_owned()),
         source: json!({ "imageReference": { "id": id } }),
     })
@@ -430,6 +434,7 @@ fn resolve_community(unique_id: &str, location: &str) -> Result<Resolved, ArmErr
     let found = found.ok_or_else(not_available)?;
     Ok(Resolved {
         os: found.os,
+        hyper_v: "V1",
         exact_version: None,
         source: json!({ "galleryImageReference": { "communityGalleryImageId": unique_id } }),
     })
@@ -452,7 +457,14 @@ mod tests {
         let reference = json!({"publisher": "cncf-upstream", "offer": "capi", "sku": "ubuntu-2204-gen1", "version": "latest"});
         let resolved = resolve(reference.as_object().unwrap(), "s", "westus2").unwrap();
         assert_eq!(resolved.exact_version.as_deref(), Some("130.3.20240717"));
-        assert_eq!(resolved.os, Os::Linux);
+        assert_eq!((resolved.os, resolved.hyper_v), (Os::Linux, "V1"));
+        let gen2 = json!({"publisher": "Canonical", "offer": "ubuntu-24_04-lts", "sku": "server"});
+        assert_eq!(
+            resolve(gen2.as_object().unwrap(), "s", "westus2")
+                .unwrap()
+                .hyper_v,
+            "V2"
+        );
     }
 
     #[test]

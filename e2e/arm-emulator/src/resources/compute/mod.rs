@@ -20,7 +20,7 @@ use crate::state::StatusStyle;
 /// api-versions of virtual machines, extensions, availability sets and marketplace images: those
 /// of the recorded sessions (2020-12-01, 2022-03-01, 2024-11-01), those the Azure SDK for Go
 /// pins (armcompute v5 and v6: 2023-09-01, 2024-03-01, 2024-07-01) and the Python SDK defaults
-/// (azure-mgmt-compute 33 to 35: 2024-07-01, 2024-11-01).
+/// (azure-mgmt-compute 33 to 35: 2024-07-01, 2024-11-01; 39: 2026-04-01).
 pub(crate) const API_VERSIONS: &[&str] = &[
     "2020-06-01",
     "2020-12-01",
@@ -38,10 +38,11 @@ pub(crate) const API_VERSIONS: &[&str] = &[
     "2024-07-01",
     "2024-11-01",
     "2025-04-01",
+    "2026-04-01",
 ];
 
 /// api-versions of managed disks: the recorded 2020-09-30 and 2024-03-02, the Go SDK's
-/// 2023-04-02 and 2024-03-02, the Python SDK's 2024-03-02 and 2025-01-02.
+/// 2023-04-02 and 2024-03-02, the Python SDK's 2024-03-02, 2025-01-02 and 2026-03-02.
 pub(crate) const DISK_API_VERSIONS: &[&str] = &[
     "2020-09-30",
     "2020-12-01",
@@ -55,6 +56,7 @@ pub(crate) const DISK_API_VERSIONS: &[&str] = &[
     "2023-10-02",
     "2024-03-02",
     "2025-01-02",
+    "2026-03-02",
 ];
 
 /// api-versions of resource SKUs; every SDK still calls 2021-07-01.
@@ -68,6 +70,7 @@ pub(crate) const GALLERY_API_VERSIONS: &[&str] = &[
     "2022-08-03",
     "2023-07-03",
     "2024-03-03",
+    "2026-03-03",
 ];
 
 /// Virtual machines and extensions: `Creating` while created, operations with times, no etags,

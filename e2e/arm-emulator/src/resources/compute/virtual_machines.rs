@@ -513,7 +513,7 @@ fn os_disk(
                 sku: storage_type,
                 size_gb,
                 creation,
-                os_type: Some(os.name()),
+                os_type: Some((os.name(), image.hyper_v)),
                 machine: &context.machine,
             };
             prepare.companions.push(new_disk.document());
@@ -981,8 +981,9 @@ fn release(state: &mut State, machine: &Value) {
     }
 }
 
-/// What the machine reports about itself: provisioning and power state, and its disks.
-fn instance_view(machine: &Value) -> Value {
+/// What the machine reports about itself: provisioning and power state, its disks, and the
+/// Hyper-V generation its OS disk was made for.
+fn instance_view(state: &State, machine: &Value) -> Value {
     let properties = &machine["properties"];
     let provisioning = properties["provisioningState"].as_str().unwrap_or("Succeeded");
     let time = properties["timeCreated"].clone();
@@ -1014,8 +1015,16 @@ fn instance_view(machine: &Value) -> Value {
         .filter_map(|disk| disk["name"].as_str())
         .map(|name| json!({ "name": name, "statuses": [provisioning_status] }))
         .collect();
+    // An ephemeral OS disk has no disk resource to ask; such images are V1 here.
+    let hyper_v = storage
+        .pointer("/osDisk/managedDisk/id")
+        .and_then(Value::as_str)
+        .and_then(|id| state.resources.get(&id.to_ascii_lowercase()))
+        .and_then(|disk| disk.body.pointer("/properties/hyperVGeneration"))
+        .cloned()
+        .unwrap_or_else(|| json!("V1"));
     let mut view = json!({
-        "hyperVGeneration": "V1",
+        "hyperVGeneration": hyper_v,
         "disks": disks,
         "statuses": [
             provisioning_status,
@@ -1034,7 +1043,7 @@ fn instance_view_of(lookup: &Lookup<'_>) -> Result<Value, ArmError> {
         .parent_of_collection()
         .ok_or_else(|| ArmError::no_route("GET", &lookup.id.to_id()))?;
     if let Some(stored) = lookup.state.resources.get(&machine.key()) {
-        return Ok(instance_view(&stored.body));
+        return Ok(instance_view(lookup.state, &stored.body));
     }
     let group = machine.resource_group.as_deref().unwrap_or_default();
     let group_key =

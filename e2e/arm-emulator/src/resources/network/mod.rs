@@ -17,7 +17,8 @@ use crate::error::ArmError;
 use crate::state::StatusStyle;
 
 /// Every Microsoft.Network api-version the emulator serves: those in the recorded sessions, the
-/// ones capz-rs and the Azure SDK for Go pin, and the Python SDK defaults.
+/// ones capz-rs and the Azure SDK for Go pin, and the Python SDK defaults (azure-mgmt-network 33:
+/// 2026-03-01).
 pub(crate) const API_VERSIONS: &[&str] = &[
     "2020-06-01",
     "2020-07-01",
@@ -48,6 +49,7 @@ pub(crate) const API_VERSIONS: &[&str] = &[
     "2025-05-01",
     "2025-07-01",
     "2025-09-01",
+    "2026-03-01",
 ];
 
 /// Network resources answer writes with `Azure-AsyncOperation`, show `Updating` while they are
