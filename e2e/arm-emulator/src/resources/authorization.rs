@@ -34,8 +34,17 @@ const fn synchronous(
 
 pub(crate) static ROLE_ASSIGNMENT: ResourceType =
     synchronous("Microsoft.Authorization/roleAssignments", prepare_assignment);
-pub(crate) static ROLE_DEFINITION: ResourceType =
-    synchronous("Microsoft.Authorization/roleDefinitions", prepare_definition);
+pub(crate) static ROLE_DEFINITION: ResourceType = ResourceType {
+    hooks: super::Hooks {
+        built_in: Some(is_built_in),
+        ..super::NO_HOOKS
+    },
+    ..synchronous("Microsoft.Authorization/roleDefinitions", prepare_definition)
+};
+
+fn is_built_in(definition: &Value) -> bool {
+    definition.pointer("/properties/type").and_then(Value::as_str) == Some("BuiltInRole")
+}
 
 pub(crate) static TYPES: &[&ResourceType] = &[&ROLE_ASSIGNMENT, &ROLE_DEFINITION];
 
@@ -219,7 +228,12 @@ fn prepare_assignment(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let properties = prepare.properties()?.clone();
     let role = fields::required_string(&properties, "roleDefinitionId", "properties")?.to_owned();
     let principal = fields::required_string(&properties, "principalId", "properties")?.to_owned();
-    if !prepare.state.resources.contains_key(&role.to_ascii_lowercase()) {
+    let is_role = prepare
+        .state
+        .resources
+        .get(&role.to_ascii_lowercase())
+        .is_some_and(|stored| stored.type_name == ROLE_DEFINITION.name);
+    if !is_role {
         let guid = role.rsplit('/').next().unwrap_or(&role);
         return Err(ArmError::new(
             StatusCode::BAD_REQUEST,

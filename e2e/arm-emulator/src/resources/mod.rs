@@ -8,6 +8,7 @@ mod compute;
 pub(crate) mod embedded;
 pub(crate) mod fields;
 mod identity;
+pub(crate) mod names;
 mod network;
 
 use axum::http::StatusCode;
@@ -49,6 +50,8 @@ pub(crate) struct ResourceType {
     /// Properties Azure only shows once provisioning has finished (allocated addresses, the OS
     /// disk of a virtual machine): dotted paths under `properties`.
     pub(crate) shown_when_provisioned: &'static [&'static str],
+    /// The names it accepts.
+    pub(crate) naming: &'static names::Naming,
     /// What the type adds to the generic protocol.
     pub(crate) hooks: Hooks,
 }
@@ -68,6 +71,9 @@ pub(crate) struct Hooks {
     pub(crate) on_deleted: Option<fn(&mut State, &Value)>,
     /// The instance view of a stored document (`$expand=instanceView`).
     pub(crate) instance_view: Option<fn(&Value) -> Value>,
+    /// Whether a stored document belongs to Azure rather than to the subscription (built-in role
+    /// definitions): no client may replace, change or delete it.
+    pub(crate) built_in: Option<fn(&Value) -> bool>,
 }
 
 /// A type without optional behaviour.
@@ -77,6 +83,7 @@ pub(crate) const NO_HOOKS: Hooks = Hooks {
     in_use: None,
     on_deleted: None,
     instance_view: None,
+    built_in: None,
 };
 
 /// A `finish` that changes nothing.
@@ -106,6 +113,7 @@ impl ResourceType {
             finish: unchanged,
             since: &[],
             shown_when_provisioned: &[],
+            naming: &names::ANY,
             hooks: NO_HOOKS,
         }
     }
@@ -258,6 +266,27 @@ impl Prepare<'_> {
         Ok(())
     }
 }
+
+/// Properties whose `{"id": ...}` names a resource of one type, by the last segment of that type
+/// (a subnet's `routeTable` names a `routeTables`). Arrays of references count element by element.
+pub(crate) const REFERENCE_TYPES: &[(&str, &str)] = &[
+    ("subnet", "subnets"),
+    ("networkSecurityGroup", "networkSecurityGroups"),
+    ("routeTable", "routeTables"),
+    ("natGateway", "natGateways"),
+    ("publicIPAddress", "publicIPAddresses"),
+    ("publicIpAddresses", "publicIPAddresses"),
+    ("publicIPPrefix", "publicIPPrefixes"),
+    ("publicIpPrefixes", "publicIPPrefixes"),
+    ("loadBalancerBackendAddressPools", "backendAddressPools"),
+    ("loadBalancerInboundNatRules", "inboundNatRules"),
+    ("backendAddressPool", "backendAddressPools"),
+    ("frontendIPConfiguration", "frontendIPConfigurations"),
+    ("probe", "probes"),
+    ("networkInterfaces", "networkInterfaces"),
+    ("availabilitySet", "availabilitySets"),
+    ("managedDisk", "disks"),
+];
 
 /// Every type served.
 fn registry() -> impl Iterator<Item = &'static ResourceType> {
