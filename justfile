@@ -10,11 +10,11 @@ export CARGO_BUILD_JOBS := env_var_or_default("CARGO_BUILD_JOBS", "2")
 # The steering material (reference CRDs and the compatibility checker) sits beside the clone.
 crd_coverage := justfile_directory() / ".." / "shared" / "tools" / "crd-coverage"
 
-# Run every check CI runs: formatting, lints, tests, CRD compatibility (each step timed).
+# Run every check CI runs: formatting, lints, tests, fuzzing, CRD compatibility (each step timed).
 test:
     #!/usr/bin/env bash
     set -euo pipefail
-    for step in fmt-check lint unit crd-compat sdk-test; do
+    for step in fmt-check lint unit fuzz crd-compat sdk-test; do
         start=$SECONDS
         "{{just_executable()}}" --justfile "{{justfile()}}" "$step"
         echo "<== $step: $((SECONDS - start)) s"
@@ -35,6 +35,10 @@ lint:
 # Run the unit and integration tests.
 unit:
     cargo test --workspace --locked
+
+# Fuzz the ARM emulator's request handling from a fresh seed for ARM_EMULATOR_FUZZ_SECONDS (default 60).
+fuzz:
+    ARM_EMULATOR_FUZZ_SECONDS="${ARM_EMULATOR_FUZZ_SECONDS:-60}" cargo test --locked -p arm-emulator --test fuzz -- --nocapture
 
 # Serve the ARM emulator (prints its base URL), e.g. `just emulator --listen 127.0.0.1:9000`.
 emulator *args:

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State as AxumState;
+use axum::extract::{DefaultBodyLimit, State as AxumState};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
@@ -32,6 +32,9 @@ pub struct SeedError {
 #[error("not an emulator snapshot: {0}")]
 pub struct RestoreError(String);
 
+/// The largest snapshot `PUT /_emulator/snapshot` takes.
+const SNAPSHOT_LIMIT: usize = 256 << 20;
+
 pub(crate) fn routes() -> Router<Emulator> {
     Router::new()
         .route("/_emulator/health", get(|| async { "ok" }))
@@ -42,7 +45,13 @@ pub(crate) fn routes() -> Router<Emulator> {
             get(list_faults).post(add_fault).delete(clear_faults),
         )
         .route("/_emulator/faults/{id}", delete(remove_fault))
-        .route("/_emulator/snapshot", get(snapshot).put(restore))
+        // A snapshot holds the whole state: far more than a request to ARM may carry.
+        .route(
+            "/_emulator/snapshot",
+            get(snapshot)
+                .put(restore)
+                .layer(DefaultBodyLimit::max(SNAPSHOT_LIMIT)),
+        )
         .route("/_emulator/inventory", get(inventory))
 }
 
@@ -162,6 +171,7 @@ impl Emulator {
             if id.is_empty() {
                 return Err(RestoreError("a resource has no body.id".into()));
             }
+            check_restored(id, type_name, &item["body"])?;
             restored.put_doc(
                 &id.to_ascii_lowercase(),
                 Stored {
@@ -175,6 +185,28 @@ impl Emulator {
         *self.state() = restored;
         Ok(())
     }
+}
+
+/// A restored document must be what the emulator itself stores: an object whose id names a
+/// resource of its type, with object `properties`; requests later rely on that shape.
+fn check_restored(id: &str, type_name: &str, body: &Value) -> Result<(), RestoreError> {
+    let named = match ArmPath::parse(id) {
+        Some(ArmPath::ResourceGroup { .. }) => crate::resource_groups::TYPE.to_owned(),
+        Some(ArmPath::Resource(resource)) => resource.type_name(),
+        _ => String::new(),
+    };
+    if !named.eq_ignore_ascii_case(type_name) {
+        return Err(RestoreError(format!("'{id}' is not the id of a {type_name}")));
+    }
+    if body
+        .get("properties")
+        .is_some_and(|properties| !properties.is_object() && !properties.is_null())
+    {
+        return Err(RestoreError(format!(
+            "the properties of '{id}' are not an object"
+        )));
+    }
+    Ok(())
 }
 
 async fn reset(AxumState(emulator): AxumState<Emulator>) -> Response {
@@ -199,7 +231,10 @@ async fn restore(AxumState(emulator): AxumState<Emulator>, body: Bytes) -> Respo
 }
 
 async fn inventory(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value> {
-    let state = emulator.state();
+    let now = emulator.now();
+    let mut state = emulator.state();
+    // Operations due by now have finished, as the next ARM request would find.
+    state.advance(now);
     let resources: Vec<Value> = state
         .resources
         .values()

@@ -152,10 +152,34 @@ pub(crate) fn resource(
 ) -> Result<Answer, ArmError> {
     let group = resource_group(state, id)?;
     let id = id.canonical(resource_type.name, group.as_deref());
+    if let Some(built_in) = resource_type.hooks.built_in
+        && matches!(*request.method, Method::PUT | Method::PATCH | Method::DELETE)
+        && Place::of(&id, resource_type).find(state).is_some_and(built_in)
+    {
+        let verb = if *request.method == Method::DELETE {
+            "delete"
+        } else {
+            "write"
+        };
+        // Azure owns them: nobody holds the right to change them, whatever their roles.
+        return Err(ArmError::new(
+            StatusCode::FORBIDDEN,
+            "AuthorizationFailed",
+            format!(
+                "The client does not have authorization to perform action '{}/{verb}' over scope '{}' or the scope is invalid: built-in role definitions cannot be changed.",
+                resource_type.name,
+                id.to_id()
+            ),
+        ));
+    }
     match *request.method {
         Method::GET => get(state, &id, resource_type, request),
         Method::PUT => {
             let body = parse_object(request.body)?;
+            // Names are checked when a resource is created; those Azure made itself stay usable.
+            if Place::of(&id, resource_type).find(state).is_none() {
+                resource_type.naming.check(id.name())?;
+            }
             write(emulator, state, &id, resource_type, request, body, false)
         }
         Method::PATCH => {
@@ -310,7 +334,7 @@ fn parse_object(body: &[u8]) -> Result<Map<String, Value>, ArmError> {
             "The request content must be a JSON object.",
         )),
         Err(err) => Err(ArmError::invalid_request_content(format!(
-            "The request content was invalid and could not be deserialized: {err}."
+            "The request content was invalid and could not be deserialized: '{err}'."
         ))),
     }
 }
@@ -498,6 +522,10 @@ fn build(
             let segment = child_type.name.rsplit('/').next().unwrap_or_default();
             let child_id = id.child(segment, &name);
             let current = existing.and_then(|existing| embedded::find(existing, property, &name));
+            // A new child named in the body must be reachable at a path of its own.
+            if current.is_none() {
+                child_type.naming.check(&name)?;
+            }
             children.push(build(context, &child_id, child_type, child, current, companions)?);
         }
         if let Some(existing) = existing {
@@ -584,6 +612,7 @@ fn check_references(
     doc: &Value,
     companions: &[Value],
 ) -> Result<(), ArmError> {
+    check_linked_ids(doc, "", None)?;
     for reference in crate::state::references(key, doc) {
         let companion = companions.iter().any(|companion| {
             companion["id"]
@@ -596,6 +625,72 @@ fn check_references(
         }
     }
     Ok(())
+}
+
+/// Every `{"id": ...}` in a document (`property` holding it) must be a fully qualified resource
+/// id, and of the type its property names when [`resources::REFERENCE_TYPES`] knows it: an id of
+/// another type names nothing the property can use, as if it did not exist.
+fn check_linked_ids(value: &Value, path: &str, property: Option<&str>) -> Result<(), ArmError> {
+    match value {
+        Value::Object(object) => {
+            if let (Some(property), Some(id)) = (property, object.get("id")) {
+                check_linked_id(property, path, id)?;
+            }
+            for (key, item) in object {
+                // Tags are the client's own strings: a tag called `id` is no reference.
+                let tags = path.is_empty() && key == "tags";
+                if key != "id" && !tags {
+                    let at = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    check_linked_ids(item, &at, Some(key))?;
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                check_linked_ids(item, &format!("{path}[{index}]"), property)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn check_linked_id(property: &str, path: &str, id: &Value) -> Result<(), ArmError> {
+    let path = format!("{path}.id");
+    let Some(id) = id.as_str() else {
+        return if id.is_null() {
+            Ok(())
+        } else {
+            Err(fields::wrong_type(&path, "a string"))
+        };
+    };
+    let lower = id.to_ascii_lowercase();
+    if !lower.starts_with("/subscriptions/") && !lower.starts_with("/providers/") {
+        return Err(ArmError::new(
+            StatusCode::BAD_REQUEST,
+            "LinkedInvalidPropertyId",
+            format!(
+                "Property id '{id}' at path '{path}' is invalid. Expect fully qualified resource Id that start with '/subscriptions/{{subscriptionId}}' or '/providers/{{resourceProviderNamespace}}/'."
+            ),
+        ));
+    }
+    let expected = resources::REFERENCE_TYPES
+        .iter()
+        .find(|(name, _)| *name == property)
+        .map(|(_, segment)| *segment);
+    let named = match ArmPath::parse(id) {
+        Some(ArmPath::Resource(target)) => target.types.last().cloned(),
+        _ => None,
+    };
+    match (expected, named) {
+        (Some(expected), Some(named)) if named.eq_ignore_ascii_case(expected) => Ok(()),
+        (Some(_), _) => Err(ArmError::not_found(id)),
+        (None, _) => Ok(()),
+    }
 }
 
 /// Whether a lower-cased id names a stored document, an entry of a catalogue (a marketplace

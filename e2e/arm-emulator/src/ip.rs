@@ -52,7 +52,8 @@ impl Cidr {
         } else {
             u128::MAX
         };
-        if length == 0 { 0 } else { all & !(all >> length) }
+        // A full-length prefix (/128) would shift by the whole width, which overflows.
+        all & !all.checked_shr(u32::from(length)).unwrap_or(0)
     }
 
     /// Whether this is an IPv4 prefix.
@@ -124,6 +125,13 @@ mod tests {
         assert!(!v6.is_ipv4());
         assert!(!vnet.overlaps(&v6));
         assert_eq!(v6.host(5).unwrap().to_string(), "fd00:1::5");
+        let host = Cidr::parse("fd00:1::1/128").unwrap();
+        assert_eq!(host.to_string(), "fd00:1::1/128");
+        assert!(host.contains(&host) && v6.contains(&host) && !host.contains(&v6));
+        assert_eq!(host.size(), 1);
+        let everything = Cidr::parse("::/0").unwrap();
+        assert!(everything.contains(&host) && everything.size() == u128::MAX);
+        assert!(Cidr::parse("0.0.0.0/0").unwrap().contains(&subnet));
         for bad in ["10.0.0.0", "10.0.0.0/33", "x/8", "fd00::/129"] {
             assert_eq!(Cidr::parse(bad), None, "{bad}");
         }

@@ -37,7 +37,8 @@
 //! `Failed` with the error) is polled at the `Azure-AsyncOperation` URL, and whose `Location` URL
 //! answers 202 until the end; `provisioningState` moving through `Creating` / `Updating` /
 //! `Deleting`; latency per resource type (`Config::latencies`). Referential integrity: every
-//! `{"id": ...}` a body names must exist (404 `NotFound`), and a resource others refer to cannot be
+//! `{"id": ...}` a body names must be a fully qualified id (400 `LinkedInvalidPropertyId`) and exist
+//! with the type its property names (404 `NotFound`), and a resource others refer to cannot be
 //! deleted (400 `InUseSubnetCannotBeDeleted`, `PublicIPAddressCannotBeDeleted`, …); Azure's
 //! back-references (a subnet's `ipConfigurations`, a public IP's `ipConfiguration`, a pool's
 //! `backendIPConfigurations`, …) are filled in. Addresses: private IPs from the subnet (the first
@@ -49,7 +50,8 @@
 //! A missing `api-version` is answered with 400 `MissingApiVersionParameter`, an unsupported one with
 //! 400 `InvalidApiVersionParameter` listing the supported versions, as ARM does; bodies that are not
 //! JSON objects, or properties of the wrong type, get 400 `InvalidRequestContent` naming the
-//! property.
+//! property; names breaking Azure's naming rules for their type get 400 `InvalidResourceName`
+//! (`InvalidResourceGroup` for groups); bodies over 4 MB get 413 `RequestContentTooLarge`.
 //!
 //! Every ARM answer carries `x-ms-request-id`, `x-ms-correlation-request-id` (the client's, when it
 //! sent one) and `x-ms-ratelimit-remaining-subscription-{reads,writes,deletes}`: each principal has
@@ -505,7 +507,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn parse_body(body: &[u8]) -> Result<Value, ArmError> {
     serde_json::from_slice(body).map_err(|err| {
-        ArmError::invalid_request_content(format!("The request content is not valid JSON: {err}."))
+        ArmError::invalid_request_content(format!(
+            "The request content was invalid and could not be deserialized: '{err}'."
+        ))
     })
 }
 
@@ -543,7 +547,7 @@ async fn arm(
     uri: Uri,
     axum::extract::Query(query): axum::extract::Query<Vec<(String, String)>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
     let path = uri.path().to_owned();
     let effect = lock(&emulator.faults).on_request(&method, &path);
@@ -553,8 +557,18 @@ async fn arm(
     if effect.drop_connection {
         return Response::new(Body::new(BrokenBody));
     }
-    let (mut answer, resource_type, caller) = match effect.answer {
-        Some(error) => {
+    // ARM refuses a request body over its size limit before it looks at anything else.
+    let body = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await;
+    let (mut answer, resource_type, caller) = match (effect.answer, body) {
+        (None, Err(_)) => {
+            let too_large = ArmError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "RequestContentTooLarge",
+                "The request content size exceeds the maximum size of 4 MB.",
+            );
+            (too_large.into_answer(), "-".to_owned(), None)
+        }
+        (Some(error), _) => {
             let resource_type =
                 ArmPath::parse(&path).map_or_else(|| "-".to_owned(), |arm_path| arm_path.resource_type());
             let answer = if error.status == StatusCode::TOO_MANY_REQUESTS {
@@ -565,7 +579,7 @@ async fn arm(
             (answer, resource_type, None)
         }
         // Every ARM call needs a token; a refused one is answered before its path is looked at.
-        None => match emulator.authenticate(&path, &headers) {
+        (None, Ok(body)) => match emulator.authenticate(&path, &headers) {
             Ok(caller) => {
                 let allowance = lock(&emulator.throttle).take(
                     &emulator.config.rate_limits,
@@ -618,6 +632,9 @@ async fn arm(
     answer.headers.push(("x-ms-correlation-request-id", correlation));
     answer.into_response()
 }
+
+/// The largest request body ARM takes: 4 MB.
+const MAX_REQUEST_BYTES: usize = 4 << 20;
 
 /// A response body that fails at once, so the server drops the connection mid-answer.
 struct BrokenBody;

@@ -60,6 +60,7 @@ pub(crate) fn put(
     body: &Value,
 ) -> Result<Answer, ArmError> {
     let body = object(body)?;
+    crate::resources::names::check_resource_group(name)?;
     let location = match body.get("location") {
         Some(Value::String(location)) if !location.is_empty() => location.clone(),
         None | Some(Value::String(_) | Value::Null) => {

@@ -62,7 +62,14 @@ pub(crate) fn references(key: &str, body: &Value) -> Vec<Reference> {
     }
     let mut out = Vec::new();
     let holder = body.get("id").and_then(Value::as_str).unwrap_or(key);
-    walk(body, key, holder, &mut out);
+    match body {
+        // Tags are the client's own strings: a tag called `id` refers to nothing.
+        Value::Object(map) => map
+            .iter()
+            .filter(|(name, _)| *name != "id" && *name != "tags")
+            .for_each(|(_, item)| walk(item, key, holder, &mut out)),
+        other => walk(other, key, holder, &mut out),
+    }
     out.sort();
     out.dedup();
     out

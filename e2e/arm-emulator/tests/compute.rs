@@ -419,6 +419,40 @@ async fn identities_get_principals() {
 }
 
 #[tokio::test]
+async fn references_to_resources_of_another_type_are_not_taken() {
+    let emulator = with_network(Config::default()).await;
+    let vm = compute("virtualMachines/node");
+    let vnet = net("virtualNetworks/vnet");
+    let nic = net("networkInterfaces/nic1");
+
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["properties"]["networkProfile"]["networkInterfaces"][0]["id"] = json!(vnet);
+    let refused = send(&emulator, "PUT", &vm, Some(body)).await;
+    assert_eq!(refused.status, StatusCode::NOT_FOUND, "{}", refused.body);
+
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["properties"]["storageProfile"]["dataDisks"] =
+        json!([{"lun": 0, "createOption": "Attach", "managedDisk": {"id": nic}}]);
+    let refused = send(&emulator, "PUT", &vm, Some(body)).await;
+    assert_eq!(refused.status, StatusCode::NOT_FOUND, "{}", refused.body);
+    // The interface was not turned into a disk on the way.
+    let interface = send(&emulator, "GET", &nic, None).await;
+    assert!(interface.body.get("managedBy").is_none(), "{}", interface.body);
+
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["identity"] = json!({"type": "UserAssigned", "userAssignedIdentities": {nic.clone(): {}}});
+    let refused = send(&emulator, "PUT", &vm, Some(body)).await;
+    assert_eq!(
+        refused.body["error"]["code"], "FailedIdentityOperation",
+        "{}",
+        refused.body
+    );
+
+    let created = send(&emulator, "PUT", &vm, Some(vm_body("Standard_D2s_v3", "nic0"))).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+}
+
+#[tokio::test]
 async fn instance_views_report_provisioning_and_power() {
     let emulator = with_network(Config::default()).await;
     let vm = compute("virtualMachines/node");
@@ -593,6 +627,80 @@ async fn disks_are_accepted_and_report_through_their_operation() {
     .await;
     assert_eq!(other.status, StatusCode::CONFLICT, "{}", other.body);
     assert_eq!(other.body["error"]["code"], "OperationNotAllowed");
+}
+
+#[tokio::test]
+async fn names_azure_refuses_get_invalid_resource_name() {
+    let emulator = with_network(Config::default()).await;
+    for name in ["_node", "node.", "node-", "a%20b", "a;b", &"n".repeat(65)] {
+        let refused = send(
+            &emulator,
+            "PUT",
+            &compute(&format!("virtualMachines/{name}")),
+            Some(vm_body("Standard_D2s_v3", "nic0")),
+        )
+        .await;
+        assert_eq!(
+            (refused.status, refused.body["error"]["code"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("InvalidResourceName")),
+            "{name}: {}",
+            refused.body
+        );
+    }
+    let disk = json!({"location": "westus2", "properties": {"creationData": {"createOption": "Empty"}, "diskSizeGB": 8}});
+    for path in [
+        format!("disks/..?{DISKS}"),
+        format!("disks/a%20b?{DISKS}"),
+        "availabilitySets/-set".to_owned(),
+    ] {
+        let refused = send(&emulator, "PUT", &compute(&path), Some(disk.clone())).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{path}: {}",
+            refused.body
+        );
+        assert_eq!(refused.body["error"]["code"], "InvalidResourceName");
+    }
+    let fine = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/capz-cp_0.x"),
+        Some(vm_body("Standard_D2s_v3", "nic0")),
+    )
+    .await;
+    assert_eq!(fine.status, StatusCode::CREATED, "{}", fine.body);
+}
+
+#[tokio::test]
+async fn upload_sizes_out_of_range_are_refused_naming_the_property() {
+    let emulator = with_network(Config::default()).await;
+    let disk = format!("{}?{DISKS}", compute("disks/upload"));
+    let upload = |bytes: i64| json!({"location": "westus2", "properties": {"creationData": {"createOption": "Upload", "uploadSizeBytes": bytes}}});
+    for bytes in [i64::MIN, -1, 0, 512, i64::MAX] {
+        let refused = send(&emulator, "PUT", &disk, Some(upload(bytes))).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{bytes}: {}",
+            refused.body
+        );
+        assert_eq!(refused.body["error"]["code"], "InvalidParameter");
+        assert!(
+            refused.body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("properties.creationData.uploadSizeBytes"),
+            "{}",
+            refused.body
+        );
+    }
+    // 32 GiB of content and the VHD footer: a 32 GiB disk, ready for the upload.
+    let accepted = send(&emulator, "PUT", &disk, Some(upload((32 << 30) + 512))).await;
+    assert_eq!(accepted.status, StatusCode::ACCEPTED, "{}", accepted.body);
+    let read = send(&emulator, "GET", &disk, None).await;
+    assert_eq!(read.body["properties"]["diskSizeGB"], 32);
+    assert_eq!(read.body["properties"]["diskState"], "ReadyToUpload");
 }
 
 #[tokio::test]

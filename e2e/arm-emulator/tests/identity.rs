@@ -237,12 +237,12 @@ async fn federated_credentials_need_an_https_issuer_subject_and_audience() {
     send(
         &emulator,
         "PUT",
-        &identity_url("wi"),
+        &identity_url("wid"),
         Some(json!({"location": "westeurope"})),
     )
     .await;
     let url = format!(
-        "{RG}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/wi/federatedIdentityCredentials/capz?api-version=2023-01-31"
+        "{RG}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/wid/federatedIdentityCredentials/capz?api-version=2023-01-31"
     );
     let (status, refused) = send(&emulator, "PUT", &url, Some(json!({"properties": {"issuer": "http://insecure", "subject": "s", "audiences": ["api://AzureADTokenExchange"]}}))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
@@ -258,7 +258,7 @@ async fn federated_credentials_need_an_https_issuer_subject_and_audience() {
     let (status, _) = send(
         &emulator,
         "PUT",
-        &url.replace("/wi/", "/missing/"),
+        &url.replace("/wid/", "/missing/"),
         Some(json!({"properties": {}})),
     )
     .await;
@@ -352,6 +352,114 @@ async fn seeds_snapshots_and_the_inventory() {
         err.contains("orphan") && err.contains("ResourceGroupNotFound"),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn snapshots_restore_whatever_their_size_but_not_damaged_ones() {
+    let emulator = with_group().await;
+    // More than the 2 MiB a request body gets by default.
+    for index in 0..40 {
+        let (status, _) = send(
+            &emulator,
+            "PUT",
+            &identity_url(&format!("id-{index}")),
+            Some(json!({"location": "westeurope", "tags": {"padding": "p".repeat(60_000)}})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    let (_, snapshot) = send(&emulator, "GET", "/_emulator/snapshot", None).await;
+    assert!(snapshot.to_string().len() > 2 << 20);
+    let copy = Emulator::new(Config::default());
+    let (status, _) = send(&copy, "PUT", "/_emulator/snapshot", Some(snapshot.clone())).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _) = send(&copy, "GET", &identity_url("id-39"), None).await;
+    assert_eq!(status, StatusCode::OK);
+
+    // Documents that later requests could not work on are refused, and the state stays.
+    let group = snapshot["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["type"] == "Microsoft.Resources/resourceGroups")
+        .unwrap()
+        .clone();
+    let mut bad_properties = group.clone();
+    bad_properties["body"]["properties"] = json!("Succeeded");
+    let mut wrong_type = group;
+    wrong_type["type"] = json!("Microsoft.ManagedIdentity/userAssignedIdentities");
+    for item in [bad_properties, wrong_type] {
+        let (status, _) = send(
+            &copy,
+            "PUT",
+            "/_emulator/snapshot",
+            Some(json!({"resources": [item]})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{item}");
+    }
+    let (status, _) = send(&copy, "DELETE", &format!("{RG}?api-version=2021-04-01"), None).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
+async fn roles_are_role_definitions_built_ins_stay_and_names_follow_the_rules() {
+    let emulator = with_group().await;
+    for scope in [SUB, ""] {
+        let owner = format!(
+            "{scope}/providers/Microsoft.Authorization/roleDefinitions/8e3af657-a8ff-443c-a75c-2fe8c4bcb635?api-version=2022-04-01"
+        );
+        let custom = json!({"properties": {"roleName": "mine", "permissions": [{"actions": ["*/read"]}]}});
+        for (method, body) in [("PUT", Some(custom)), ("DELETE", None)] {
+            let (status, refused) = send(&emulator, method, &owner, body).await;
+            assert_eq!(
+                (status, refused["error"]["code"].as_str()),
+                (StatusCode::FORBIDDEN, Some("AuthorizationFailed")),
+                "{method} {owner}"
+            );
+        }
+        let (status, role) = send(&emulator, "GET", &owner, None).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(role["properties"]["roleName"], "Owner");
+    }
+    // An id that exists but is no role definition is no role either.
+    let (_, identity) = send(
+        &emulator,
+        "PUT",
+        &identity_url("capz"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    let mut not_a_role = assignment(
+        identity["properties"]["principalId"].as_str().unwrap(),
+        CONTRIBUTOR,
+    );
+    not_a_role["properties"]["roleDefinitionId"] = identity["id"].clone();
+    let (status, refused) = send(
+        &emulator,
+        "PUT",
+        &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
+        Some(not_a_role),
+    )
+    .await;
+    assert_eq!(
+        (status, refused["error"]["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("RoleDefinitionDoesNotExist"))
+    );
+    for name in ["ab", "-abc", "a_b%20c", &"i".repeat(129)] {
+        let (status, refused) = send(
+            &emulator,
+            "PUT",
+            &identity_url(name),
+            Some(json!({"location": "westeurope"})),
+        )
+        .await;
+        assert_eq!(
+            (status, refused["error"]["code"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("InvalidResourceName")),
+            "{name}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -304,6 +304,137 @@ async fn subnets_must_fit_the_network_and_not_overlap() {
 }
 
 #[tokio::test]
+async fn single_address_ipv6_prefixes_are_prefixes_like_any_other() {
+    let emulator = with_network().await;
+    let created = send(
+        &emulator,
+        "PUT",
+        &net("virtualNetworks/v6"),
+        Some(json!({"location": "westeurope", "properties": {
+            "addressSpace": {"addressPrefixes": ["fd00::/128", "::/0"]},
+            "subnets": [{"name": "host", "properties": {"addressPrefix": "fd00::/128"}}]
+        }})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let subnet = send(&emulator, "GET", &net("virtualNetworks/v6/subnets/host"), None).await;
+    assert_eq!(subnet.body["properties"]["addressPrefix"], "fd00::/128");
+}
+
+#[tokio::test]
+async fn names_the_network_provider_refuses_get_invalid_resource_name() {
+    let emulator = with_network().await;
+    for name in ["dot.", "-dash", "a%20b", &"n".repeat(81)] {
+        let refused = send(
+            &emulator,
+            "PUT",
+            &net(&format!("networkSecurityGroups/{name}")),
+            Some(json!({"location": "westeurope"})),
+        )
+        .await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{name}");
+        assert_eq!(refused.body["error"]["code"], "InvalidResourceName");
+        assert_eq!(refused.body["error"]["details"], json!([]));
+    }
+    // A child named in its parent's body must be reachable at a path of its own.
+    let vnet = net("virtualNetworks/vnet");
+    let refused = send(
+        &emulator,
+        "PUT",
+        &vnet,
+        Some(json!({"location": "westeurope", "properties": {
+            "addressSpace": {"addressPrefixes": ["10.0.0.0/16"]},
+            "subnets": [
+                {"name": "nodes", "properties": {"addressPrefix": "10.0.1.0/24"}},
+                {"name": format!("{vnet}/subnets/other"), "properties": {"addressPrefix": "10.0.2.0/24"}}
+            ]
+        }})),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert_eq!(refused.body["error"]["code"], "InvalidResourceName");
+    let kept = send(&emulator, "GET", &vnet, None).await;
+    assert_eq!(
+        kept.body["properties"]["subnets"].as_array().map(Vec::len),
+        Some(1)
+    );
+    let fine = send(
+        &emulator,
+        "PUT",
+        &net("networkSecurityGroups/capz_cp-nsg.v1_"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(fine.status, StatusCode::CREATED, "{}", fine.body);
+}
+
+#[tokio::test]
+async fn references_must_be_resource_ids_of_the_type_their_property_names() {
+    let emulator = with_network().await;
+    let nsg = net("networkSecurityGroups/nsg");
+    let created = send(&emulator, "PUT", &nsg, Some(json!({"location": "westeurope"}))).await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let subnet = format!("{}/subnets/nodes", net("virtualNetworks/vnet"));
+    let with_table =
+        |table: Value| json!({"properties": {"addressPrefix": "10.0.1.0/24", "routeTable": table}});
+
+    let malformed = send(&emulator, "PUT", &subnet, Some(with_table(json!({"id": "/"})))).await;
+    assert_eq!(malformed.status, StatusCode::BAD_REQUEST);
+    assert_eq!(malformed.body["error"]["code"], "LinkedInvalidPropertyId");
+    assert!(
+        malformed.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("'properties.routeTable.id'"),
+        "{}",
+        malformed.body
+    );
+    let not_text = send(&emulator, "PUT", &subnet, Some(with_table(json!({"id": 5})))).await;
+    assert_eq!(not_text.status, StatusCode::BAD_REQUEST);
+    assert_eq!(not_text.body["error"]["code"], "InvalidRequestContent");
+    assert!(
+        not_text.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("'properties.routeTable.id'")
+    );
+    // A security group exists at that id, but it is no route table.
+    let wrong_type = send(&emulator, "PUT", &subnet, Some(with_table(json!({"id": nsg})))).await;
+    assert_eq!(wrong_type.status, StatusCode::NOT_FOUND, "{}", wrong_type.body);
+    assert_eq!(wrong_type.body["error"]["code"], "NotFound");
+    let kept = send(&emulator, "GET", &subnet, None).await;
+    assert!(
+        kept.body["properties"].get("routeTable").is_none(),
+        "{}",
+        kept.body
+    );
+
+    let gateway = send(
+        &emulator,
+        "PUT",
+        &net("natGateways/nat"),
+        Some(json!({"location": "westeurope", "properties": {"publicIpAddresses": [{"id": nsg}]}})),
+    )
+    .await;
+    assert_eq!(gateway.status, StatusCode::NOT_FOUND, "{}", gateway.body);
+
+    // Tags are the client's own strings, even one called `id`.
+    for tag in [
+        "not-an-id",
+        "/subscriptions/00000000-0000-0000-0000-000000000000/nothing",
+    ] {
+        let tagged = send(
+            &emulator,
+            "PUT",
+            &nsg,
+            Some(json!({"location": "westeurope", "tags": {"id": tag}})),
+        )
+        .await;
+        assert_eq!(tagged.status, StatusCode::OK, "{}", tagged.body);
+    }
+}
+
+#[tokio::test]
 async fn if_match_guards_against_lost_updates() {
     let emulator = with_network().await;
     let nsg = net("networkSecurityGroups/nsg");

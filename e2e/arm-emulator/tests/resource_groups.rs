@@ -282,6 +282,91 @@ async fn bad_requests_get_arm_errors_naming_the_problem() {
     );
 }
 
+/// Sends a body as raw bytes, whatever they are.
+async fn send_raw(emulator: &Emulator, method: &str, uri: &str, body: Vec<u8>) -> Reply {
+    common::call_with_body(emulator, DEFAULT_CLIENT_ID, method, uri, Body::from(body), &[]).await
+}
+
+#[tokio::test]
+async fn names_arm_refuses_get_invalid_resource_group() {
+    let emulator = emulator_with(Config::default());
+    let subscription = "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups";
+    for name in ["a%20b", "dot.", "a%2Fb", &"g".repeat(91)] {
+        let refused = send(
+            &emulator,
+            "PUT",
+            &format!("{subscription}/{name}?{V}"),
+            Some(json!({"location": "westeurope"})),
+        )
+        .await;
+        assert_eq!(
+            (refused.status, refused.body["error"]["code"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("InvalidResourceGroup")),
+            "{name}: {}",
+            refused.body
+        );
+        assert!(
+            refused.body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("'{name}'"))
+        );
+    }
+    let fine = send(
+        &emulator,
+        "PUT",
+        &format!("{subscription}/My_RG-(1).x?{V}"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(fine.status, StatusCode::CREATED, "{}", fine.body);
+}
+
+#[tokio::test]
+async fn bodies_over_four_megabytes_are_refused_as_arm_refuses_them() {
+    let emulator = emulator_with(Config::default());
+    let padded = |size: usize| {
+        let mut body = vec![b' '; size];
+        let json = br#"{"location": "westeurope"}"#;
+        body[..json.len()].copy_from_slice(json);
+        body
+    };
+    let refused = send_raw(&emulator, "PUT", &group_url(), padded((4 << 20) + 1)).await;
+    assert_eq!(refused.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(refused.body["error"]["code"], "RequestContentTooLarge");
+    assert!(refused.headers.contains_key("x-ms-request-id"));
+    let accepted = send_raw(&emulator, "PUT", &group_url(), padded(3 << 20)).await;
+    assert_eq!(accepted.status, StatusCode::CREATED, "{}", accepted.body);
+    // Malformed JSON is refused quoting the parser, as ARM does.
+    let malformed = send_raw(&emulator, "PATCH", &group_url(), b"{\"tags\": [".to_vec()).await;
+    assert_eq!(malformed.body["error"]["code"], "InvalidRequestContent");
+    assert!(
+        malformed.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("The request content was invalid and could not be deserialized: '"),
+        "{}",
+        malformed.body
+    );
+}
+
+#[tokio::test]
+async fn the_inventory_shows_what_the_clock_says_exists() {
+    let emulator = emulator_with(Config::default());
+    create_group(&emulator).await;
+    let deleted = send(&emulator, "DELETE", &group_url(), None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED);
+    // Without latency the deletion is over; the inventory must not show the group any more.
+    let inventory = send(&emulator, "GET", "/_emulator/inventory", None).await;
+    let groups: Vec<&Value> = inventory.body["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|resource| resource["type"] == "Microsoft.Resources/resourceGroups")
+        .collect();
+    assert!(groups.is_empty(), "{groups:?}");
+}
+
 #[tokio::test]
 async fn the_request_log_counts_answers() {
     let emulator = emulator_with(Config::default());

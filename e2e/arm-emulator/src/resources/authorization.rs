@@ -48,12 +48,20 @@ pub(crate) static ROLE_ASSIGNMENT: ResourceType = synchronous(
     assignment_not_found,
     list_assignments,
 );
-pub(crate) static ROLE_DEFINITION: ResourceType = synchronous(
-    "Microsoft.Authorization/roleDefinitions",
-    prepare_definition,
-    |id| definition_does_not_exist(StatusCode::NOT_FOUND, id.name()),
-    list_definitions,
-);
+pub(crate) static ROLE_DEFINITION: ResourceType = {
+    let mut definition = synchronous(
+        "Microsoft.Authorization/roleDefinitions",
+        prepare_definition,
+        |id| definition_does_not_exist(StatusCode::NOT_FOUND, id.name()),
+        list_definitions,
+    );
+    definition.hooks.built_in = Some(is_built_in);
+    definition
+};
+
+fn is_built_in(definition: &Value) -> bool {
+    definition.pointer("/properties/type").and_then(Value::as_str) == Some("BuiltInRole")
+}
 
 /// The conditions of a `$filter` as Microsoft.Authorization reads them: `name eq 'value'`
 /// clauses joined by `and`, and the functions `atScope()` and `assignedTo('{principal id}')`.
@@ -349,7 +357,12 @@ fn prepare_assignment(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let properties = prepare.properties()?.clone();
     let role = fields::required_string(&properties, "roleDefinitionId", "properties")?.to_owned();
     let principal = fields::required_string(&properties, "principalId", "properties")?.to_owned();
-    if !prepare.state.resources.contains_key(&role.to_ascii_lowercase()) {
+    let is_role = prepare
+        .state
+        .resources
+        .get(&role.to_ascii_lowercase())
+        .is_some_and(|stored| stored.type_name == ROLE_DEFINITION.name);
+    if !is_role {
         let guid = role.rsplit('/').next().unwrap_or(&role);
         return Err(definition_does_not_exist(StatusCode::BAD_REQUEST, guid));
     }

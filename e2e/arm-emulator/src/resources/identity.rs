@@ -4,6 +4,7 @@
 use axum::http::StatusCode;
 use serde_json::json;
 
+use super::names::{Naming, alphanumeric, refuse};
 use super::{Hooks, Locality, Lro, NO_HOOKS, Prepare, ResourceType, SYNCHRONOUS, fields};
 use crate::error::ArmError;
 
@@ -18,13 +19,38 @@ const API_VERSIONS: &[&str] = &[
     "2025-05-31-preview",
 ];
 
+fn identity_character(c: char) -> bool {
+    alphanumeric(c) || c == '-' || c == '_'
+}
+
+/// User-assigned identities: 3 to 128 letters, digits, hyphens and underscores, starting with a
+/// letter or digit.
+static IDENTITY_NAMES: Naming = Naming {
+    min: 3,
+    max: 128,
+    allowed: identity_character,
+    first: alphanumeric,
+    last: identity_character,
+    rule: "An identity name has 3 to 128 letters, digits, hyphens and underscores, and starts with a letter or digit.",
+    refuse,
+};
+
+/// Federated identity credentials: as identities, up to 120 characters.
+static CREDENTIAL_NAMES: Naming = Naming {
+    max: 120,
+    rule: "A federated identity credential name has 3 to 120 letters, digits, hyphens and underscores, and starts with a letter or digit.",
+    ..IDENTITY_NAMES
+};
+
 const fn synchronous(
     name: &'static str,
     location: Locality,
+    naming: &'static Naming,
     prepare: fn(&mut Prepare<'_>) -> Result<(), ArmError>,
 ) -> ResourceType {
     ResourceType {
         location,
+        naming,
         put: Lro::Sync,
         delete: Lro::Sync,
         ..ResourceType::new(name, API_VERSIONS, &SYNCHRONOUS, prepare)
@@ -34,6 +60,7 @@ const fn synchronous(
 pub(crate) static USER_ASSIGNED_IDENTITY: ResourceType = synchronous(
     "Microsoft.ManagedIdentity/userAssignedIdentities",
     Locality::Regional,
+    &IDENTITY_NAMES,
     prepare_identity,
 );
 
@@ -52,6 +79,7 @@ pub(crate) static FEDERATED_CREDENTIAL: ResourceType = ResourceType {
     ..synchronous(
         "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
         Locality::Inherited,
+        &CREDENTIAL_NAMES,
         prepare_federated,
     )
 };

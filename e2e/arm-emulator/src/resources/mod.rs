@@ -8,6 +8,7 @@ mod compute;
 pub(crate) mod embedded;
 pub(crate) mod fields;
 mod identity;
+pub(crate) mod names;
 mod network;
 
 use axum::http::StatusCode;
@@ -49,6 +50,8 @@ pub(crate) struct ResourceType {
     /// Properties Azure only shows once provisioning has finished (allocated addresses, the OS
     /// disk of a virtual machine): dotted paths under `properties`.
     pub(crate) shown_when_provisioned: &'static [&'static str],
+    /// The names it accepts.
+    pub(crate) naming: &'static names::Naming,
     /// What the type adds to the generic protocol.
     pub(crate) hooks: Hooks,
 }
@@ -77,6 +80,9 @@ pub(crate) struct Hooks {
     /// Lists the type at a scope (the ids to show), for providers that show more than what is
     /// stored under it, given the request's `$filter`.
     pub(crate) list: Option<Lister>,
+    /// Whether a stored document belongs to Azure rather than to the subscription (built-in role
+    /// definitions): no client may replace, change or delete it.
+    pub(crate) built_in: Option<fn(&Value) -> bool>,
 }
 
 /// A type without optional behaviour.
@@ -88,6 +94,7 @@ pub(crate) const NO_HOOKS: Hooks = Hooks {
     instance_view: None,
     create_answer: None,
     list: None,
+    built_in: None,
 };
 
 /// A `finish` that changes nothing.
@@ -117,6 +124,7 @@ impl ResourceType {
             finish: unchanged,
             since: &[],
             shown_when_provisioned: &[],
+            naming: &names::ANY,
             hooks: NO_HOOKS,
         }
     }
@@ -271,6 +279,27 @@ impl Prepare<'_> {
         Ok(())
     }
 }
+
+/// Properties whose `{"id": ...}` names a resource of one type, by the last segment of that type
+/// (a subnet's `routeTable` names a `routeTables`). Arrays of references count element by element.
+pub(crate) const REFERENCE_TYPES: &[(&str, &str)] = &[
+    ("subnet", "subnets"),
+    ("networkSecurityGroup", "networkSecurityGroups"),
+    ("routeTable", "routeTables"),
+    ("natGateway", "natGateways"),
+    ("publicIPAddress", "publicIPAddresses"),
+    ("publicIpAddresses", "publicIPAddresses"),
+    ("publicIPPrefix", "publicIPPrefixes"),
+    ("publicIpPrefixes", "publicIPPrefixes"),
+    ("loadBalancerBackendAddressPools", "backendAddressPools"),
+    ("loadBalancerInboundNatRules", "inboundNatRules"),
+    ("backendAddressPool", "backendAddressPools"),
+    ("frontendIPConfiguration", "frontendIPConfigurations"),
+    ("probe", "probes"),
+    ("networkInterfaces", "networkInterfaces"),
+    ("availabilitySet", "availabilitySets"),
+    ("managedDisk", "disks"),
+];
 
 /// Every type served.
 fn registry() -> impl Iterator<Item = &'static ResourceType> {

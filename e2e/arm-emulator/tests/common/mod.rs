@@ -42,6 +42,19 @@ pub(crate) async fn call(
     body: Option<Value>,
     headers: &[(&str, &str)],
 ) -> Reply {
+    let body = body.map_or_else(Body::empty, |body| Body::from(body.to_string()));
+    call_with_body(emulator, client_id, method, uri, body, headers).await
+}
+
+/// Sends a request signed in as `client_id` with a body of any bytes.
+pub(crate) async fn call_with_body(
+    emulator: &Emulator,
+    client_id: &str,
+    method: &str,
+    uri: &str,
+    body: Body,
+    headers: &[(&str, &str)],
+) -> Reply {
     let mut request = Request::builder()
         .method(method)
         .uri(uri)
@@ -50,9 +63,7 @@ pub(crate) async fn call(
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let request = request
-        .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
-        .expect("a valid request");
+    let request = request.body(body).expect("a valid request");
     let response = emulator
         .router()
         .oneshot(request)

@@ -4,7 +4,7 @@
 use axum::http::StatusCode;
 use serde_json::json;
 
-use super::{API_VERSIONS, AVAILABILITY_SETS, document, skus};
+use super::{API_VERSIONS, AVAILABILITY_SET_NAMES, AVAILABILITY_SETS, document, skus};
 use crate::error::ArmError;
 use crate::resources::{BackReference, Hooks, Lro, NO_HOOKS, Prepare, ResourceType, fields};
 
@@ -14,6 +14,7 @@ pub(crate) static AVAILABILITY_SET: ResourceType = ResourceType {
         from: &["Microsoft.Compute/virtualMachines"],
         many: true,
     }],
+    naming: &AVAILABILITY_SET_NAMES,
     hooks: Hooks {
         in_use: Some(in_use),
         ..NO_HOOKS

@@ -5,7 +5,7 @@
 use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
 
-use super::{DISK_API_VERSIONS, DISKS, document, now, zones};
+use super::{DISK_API_VERSIONS, DISK_NAMES, DISKS, document, now, zones};
 use crate::error::ArmError;
 use crate::path::ResourceId;
 use crate::resources::{Hooks, Lro, NO_HOOKS, Prepare, ResourceType, fields};
@@ -13,6 +13,7 @@ use crate::state::State;
 
 pub(crate) static DISK: ResourceType = ResourceType {
     since: &[("tier", "2020-12-01"), ("publicNetworkAccess", "2021-04-01")],
+    naming: &DISK_NAMES,
     hooks: Hooks {
         not_found: Some(not_found),
         in_use: Some(in_use),
@@ -39,6 +40,10 @@ pub(super) const SKUS: &[&str] = &[
 ];
 
 const CREATE_OPTIONS: &[&str] = &["Empty", "FromImage", "Copy", "Restore", "Import", "Upload"];
+
+/// The sizes an upload may announce: 20 MiB to 32 TiB of content, plus the 512-byte VHD footer.
+const MIN_UPLOAD_BYTES: i64 = (20 << 20) + 512;
+const MAX_UPLOAD_BYTES: i64 = (32 << 40) + 512;
 
 /// Premium SSD tiers: (largest size in GiB, tier, IOPS, MB/s).
 const PREMIUM_TIERS: &[(i64, &str, i64, i64)] = &[
@@ -179,8 +184,17 @@ fn requested_size(prepare: &Prepare<'_>, properties: &Map<String, Value>) -> Res
             requested.unwrap_or(30)
         }
         "Upload" => {
+            let property = "properties.creationData.uploadSizeBytes";
             let bytes = fields::integer(creation, "uploadSizeBytes", path)?
-                .ok_or_else(|| fields::missing("properties.creationData.uploadSizeBytes"))?;
+                .ok_or_else(|| fields::missing(property))?;
+            if !(MIN_UPLOAD_BYTES..=MAX_UPLOAD_BYTES).contains(&bytes) {
+                return Err(ArmError::invalid_parameter(
+                    property,
+                    format!(
+                        "The value {bytes} of '{property}' must lie between {MIN_UPLOAD_BYTES} and {MAX_UPLOAD_BYTES} bytes (20 MiB to 32 TiB, with the 512-byte VHD footer)."
+                    ),
+                ));
+            }
             // The upload holds a 512-byte footer beyond the disk's content.
             requested.unwrap_or_else(|| (bytes - 512 + (1 << 30) - 1) >> 30)
         }

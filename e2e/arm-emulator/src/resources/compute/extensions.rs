@@ -3,12 +3,13 @@
 
 use serde_json::{Value, json};
 
-use super::{API_VERSIONS, COMPUTE, document};
+use super::{API_VERSIONS, COMPUTE, EXTENSION_NAMES, document};
 use crate::error::ArmError;
 use crate::resources::{Hooks, Locality, Lro, NO_HOOKS, Prepare, ResourceType, fields};
 
 pub(crate) static EXTENSION: ResourceType = ResourceType {
     location: Locality::Inherited,
+    naming: &EXTENSION_NAMES,
     hooks: Hooks {
         secrets: &["protectedSettings", "protectedSettingsFromKeyVault"],
         ..NO_HOOKS

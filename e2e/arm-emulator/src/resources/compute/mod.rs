@@ -13,6 +13,7 @@ use std::time::SystemTime;
 
 use axum::http::StatusCode;
 
+use super::names::{Naming, alphanumeric, refuse};
 use super::{BackReferenceStyle, Catalogue, Flavour, Lro, Prepare, ResourceType, fields};
 use crate::error::ArmError;
 use crate::state::StatusStyle;
@@ -138,6 +139,65 @@ const fn document(
         ..ResourceType::new(name, api_versions, flavour, prepare)
     }
 }
+
+/// What a virtual machine (or extension) name may not hold: whitespace, control characters and
+/// `\/"'[]:|<>+=;,?*@&`, plus `%` and `#`, which do not survive in a URL path.
+fn machine_character(c: char) -> bool {
+    !c.is_whitespace() && !c.is_control() && !"\\/\"'[]:|<>+=;,?*@&%#".contains(c)
+}
+
+fn not_underscore(c: char) -> bool {
+    c != '_' && machine_character(c)
+}
+
+fn not_period_or_hyphen(c: char) -> bool {
+    c != '.' && c != '-' && machine_character(c)
+}
+
+fn alphanumeric_or_underscore(c: char) -> bool {
+    alphanumeric(c) || c == '_'
+}
+
+fn disk_character(c: char) -> bool {
+    alphanumeric(c) || "_-.".contains(c)
+}
+
+/// Virtual machines: up to 64 characters.
+pub(crate) static MACHINE_NAMES: Naming = Naming {
+    min: 1,
+    max: 64,
+    allowed: machine_character,
+    first: not_underscore,
+    last: not_period_or_hyphen,
+    rule: "A virtual machine name has 1 to 64 characters, none of them whitespace, control characters or \\/\"'[]:|<>+=;,?*@&%#; it does not start with '_' nor end with '.' or '-'.",
+    refuse,
+};
+
+/// Extensions: as machines, up to 80 characters.
+pub(crate) static EXTENSION_NAMES: Naming = Naming {
+    max: 80,
+    rule: "An extension name has 1 to 80 characters, none of them whitespace, control characters or \\/\"'[]:|<>+=;,?*@&%#; it does not start with '_' nor end with '.' or '-'.",
+    ..MACHINE_NAMES
+};
+
+/// Managed disks: up to 80 letters, digits, underscores, hyphens and periods.
+pub(crate) static DISK_NAMES: Naming = Naming {
+    min: 1,
+    max: 80,
+    allowed: disk_character,
+    first: disk_character,
+    last: disk_character,
+    rule: "A disk name has 1 to 80 letters, digits, underscores, hyphens and periods.",
+    refuse,
+};
+
+/// Availability sets: as disks, starting with a letter or digit and ending with one or '_'.
+pub(crate) static AVAILABILITY_SET_NAMES: Naming = Naming {
+    first: alphanumeric,
+    last: alphanumeric_or_underscore,
+    rule: "An availability set name has 1 to 80 letters, digits, underscores, periods and hyphens; it starts with a letter or digit and ends with one or '_'.",
+    ..DISK_NAMES
+};
 
 /// The current time as Microsoft.Compute writes it.
 fn now() -> String {

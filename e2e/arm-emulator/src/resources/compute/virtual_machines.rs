@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::disks::{self, NewDisk};
 use super::images::{self, Os};
 use super::skus::{self, VmSize};
-use super::{API_VERSIONS, COMPUTE, availability_sets, document, now, zones};
+use super::{API_VERSIONS, COMPUTE, MACHINE_NAMES, availability_sets, document, now, zones};
 use crate::config::DEFAULT_TENANT;
 use crate::error::ArmError;
 use crate::resources::{self, Catalogue, Hooks, Lookup, Lro, NO_HOOKS, Prepare, ResourceType, fields};
@@ -38,6 +38,7 @@ pub(crate) static VIRTUAL_MACHINE: ResourceType = ResourceType {
         "storageProfile.osDisk.name",
         "storageProfile.osDisk.managedDisk.id",
     ],
+    naming: &MACHINE_NAMES,
     hooks: Hooks {
         secrets: &["osProfile.customData", "osProfile.adminPassword", "userData"],
         on_deleted: Some(release),
@@ -918,7 +919,11 @@ fn user_assigned(
     let served = resources::find(USER_ASSIGNED_IDENTITIES).is_some();
     let mut result = Map::new();
     for id in assigned.keys() {
-        let stored = prepare.state.resources.get(&id.to_ascii_lowercase());
+        let stored = prepare
+            .state
+            .resources
+            .get(&id.to_ascii_lowercase())
+            .filter(|stored| stored.type_name == USER_ASSIGNED_IDENTITIES);
         if served && stored.is_none() {
             return Err(ArmError::new(
                 StatusCode::BAD_REQUEST,

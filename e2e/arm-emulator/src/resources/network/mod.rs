@@ -12,6 +12,7 @@ mod virtual_networks;
 
 use serde_json::Value;
 
+use super::names::Naming;
 use super::{BackReferenceStyle, Flavour, Locality, Prepare, ResourceType, Storage};
 use crate::error::ArmError;
 use crate::state::StatusStyle;
@@ -66,6 +67,38 @@ pub(crate) static NETWORK: Flavour = Flavour {
     settles_unchanged: true,
 };
 
+/// A word character as .NET regular expressions mean it: a letter, a digit or an underscore.
+fn word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+fn word_dot_or_hyphen(c: char) -> bool {
+    word(c) || c == '.' || c == '-'
+}
+
+/// Microsoft.Network's names, parent and child resources alike.
+static NAMES: Naming = Naming {
+    min: 1,
+    max: 80,
+    allowed: word_dot_or_hyphen,
+    first: word,
+    last: word,
+    rule: "The name can be up to 80 characters long. It must begin with a word character, and it must end with a word character or with '_'. The name may contain word characters or '.', '-', '_'.",
+    refuse: refuse_name,
+};
+
+/// The network resource provider's own wording, with its (empty) details.
+fn refuse_name(naming: &Naming, name: &str) -> ArmError {
+    ArmError {
+        details: Some(Vec::new()),
+        ..ArmError::new(
+            axum::http::StatusCode::BAD_REQUEST,
+            "InvalidResourceName",
+            format!("Resource name {name} is invalid. {}", naming.rule),
+        )
+    }
+}
+
 /// A top-level network resource.
 const fn document(
     name: &'static str,
@@ -76,6 +109,7 @@ const fn document(
     ResourceType {
         in_use_code,
         back_references,
+        naming: &NAMES,
         ..ResourceType::new(name, API_VERSIONS, &NETWORK, prepare)
     }
 }
