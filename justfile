@@ -40,6 +40,10 @@ unit:
 emulator *args:
     cargo run --locked --quiet -p arm-emulator --bin arm-emulator -- {{args}}
 
+# Benchmark the ARM emulator over HTTP (not a test), e.g. `just bench-emulator --seconds 5 --tls`.
+bench-emulator *args:
+    cargo bench --locked -p arm-emulator --bench throughput -- {{args}}
+
 # Regenerate deploy/crds from the API types.
 crds:
     cargo run --locked --quiet -p capz-api --bin crdgen -- deploy/crds

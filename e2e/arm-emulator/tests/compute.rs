@@ -2,7 +2,6 @@
 //! sizes, zones and quotas; extensions; managed disks; availability sets; and the catalogues of
 //! resource SKUs and images.
 
-
 mod common;
 
 use std::time::Duration;

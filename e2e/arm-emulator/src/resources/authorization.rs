@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{Locality, Lro, Prepare, ResourceType, SYNCHRONOUS, fields};
 use crate::error::ArmError;
-use crate::state::{State, Stored};
+use crate::state::State;
 
 const API_VERSIONS: &[&str] = &[
     "2015-07-01",
@@ -154,15 +154,7 @@ pub(crate) fn seed_built_in_roles(state: &mut State, subscriptions: &[String]) {
                     "updatedBy": null,
                 }
             });
-            state.put_doc(
-                &full_id.to_ascii_lowercase(),
-                Stored {
-                    type_name: ROLE_DEFINITION.name,
-                    body,
-                    seeded: true,
-                    refs: Vec::new(),
-                },
-            );
+            state.put_doc(&full_id.to_ascii_lowercase(), ROLE_DEFINITION.name, body, true);
         }
     }
 }
@@ -199,18 +191,12 @@ fn principal_exists(prepare: &Prepare<'_>, principal: &str) -> bool {
             .iter()
             .any(|m| same(Some(&m.object_id())))
         || prepare.state.resources.values().any(|stored| {
-            same(
-                stored
-                    .body
-                    .pointer("/identity/principalId")
-                    .and_then(Value::as_str),
-            ) || (stored.type_name == super::identity::USER_ASSIGNED_IDENTITY.name
-                && same(
-                    stored
-                        .body
-                        .pointer("/properties/principalId")
-                        .and_then(Value::as_str),
-                ))
+            // Only documents naming a principal id need to be read.
+            stored.body_mentioning("\"principalId\"").is_some_and(|body| {
+                same(body.pointer("/identity/principalId").and_then(Value::as_str))
+                    || (stored.type_name == super::identity::USER_ASSIGNED_IDENTITY.name
+                        && same(body.pointer("/properties/principalId").and_then(Value::as_str)))
+            })
         })
 }
 
@@ -219,7 +205,11 @@ fn prepare_assignment(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let properties = prepare.properties()?.clone();
     let role = fields::required_string(&properties, "roleDefinitionId", "properties")?.to_owned();
     let principal = fields::required_string(&properties, "principalId", "properties")?.to_owned();
-    if !prepare.state.resources.contains_key(&role.to_ascii_lowercase()) {
+    if !prepare
+        .state
+        .resources
+        .contains_key(role.to_ascii_lowercase().as_str())
+    {
         let guid = role.rsplit('/').next().unwrap_or(&role);
         return Err(ArmError::new(
             StatusCode::BAD_REQUEST,
@@ -245,23 +235,20 @@ fn prepare_assignment(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let scope = prepare.id.scope.clone();
     let own = prepare.id.key();
     let duplicate = prepare.state.resources.iter().any(|(key, stored)| {
-        *key != own
-            && stored.type_name == ROLE_ASSIGNMENT.name
-            && stored
-                .body
-                .pointer("/properties/scope")
+        **key != *own && stored.type_name == ROLE_ASSIGNMENT.name && {
+            let body = stored.body();
+            body.pointer("/properties/scope")
                 .and_then(Value::as_str)
                 .is_some_and(|s| s.eq_ignore_ascii_case(&scope))
-            && stored
-                .body
-                .pointer("/properties/principalId")
-                .and_then(Value::as_str)
-                .is_some_and(|p| p.eq_ignore_ascii_case(&principal))
-            && stored
-                .body
-                .pointer("/properties/roleDefinitionId")
-                .and_then(Value::as_str)
-                .is_some_and(|r| r.eq_ignore_ascii_case(&role))
+                && body
+                    .pointer("/properties/principalId")
+                    .and_then(Value::as_str)
+                    .is_some_and(|p| p.eq_ignore_ascii_case(&principal))
+                && body
+                    .pointer("/properties/roleDefinitionId")
+                    .and_then(Value::as_str)
+                    .is_some_and(|r| r.eq_ignore_ascii_case(&role))
+        }
     });
     if duplicate {
         return Err(ArmError::new(
