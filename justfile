@@ -83,6 +83,10 @@ sdk-test *args:
     ARM_EMULATOR_URL=$(head -n 1 "$work/url") ARM_EMULATOR_CA="$work/ca.pem" PYTHONDONTWRITEBYTECODE=1 \
         "$venv/bin/python" -m pytest "$suite" {{args}}
 
+# Benchmark the ARM emulator over HTTP (not a test), e.g. `just bench-emulator --seconds 5 --tls`.
+bench-emulator *args:
+    cargo bench --locked -p arm-emulator --bench throughput -- {{args}}
+
 # Regenerate deploy/crds from the API types.
 crds:
     cargo run --locked --quiet -p capz-api --bin crdgen -- deploy/crds

@@ -14,7 +14,7 @@ use axum::routing::{delete, get, post};
 use serde_json::{Value, json};
 
 use crate::path::ArmPath;
-use crate::state::{State, Stored};
+use crate::state::State;
 use crate::{Call, Emulator, Query, faults, lock, resources};
 
 /// A seeded resource the emulator could not create.
@@ -107,7 +107,7 @@ impl Emulator {
                 ArmPath::Resource(id) => id.key(),
                 _ => seed.id.to_ascii_lowercase(),
             };
-            if let Some(stored) = self.state().resources.get_mut(&key) {
+            if let Some(stored) = self.state().resources.get_mut(key.as_str()) {
                 stored.seeded = true;
             }
         }
@@ -140,7 +140,7 @@ impl Emulator {
         let resources: Vec<Value> = state
             .resources
             .values()
-            .map(|stored| json!({ "type": stored.type_name, "seeded": stored.seeded, "body": stored.body }))
+            .map(|stored| json!({ "type": stored.type_name, "seeded": stored.seeded, "body": stored.body() }))
             .collect();
         json!({ "resources": resources })
     }
@@ -174,12 +174,9 @@ impl Emulator {
             check_restored(id, type_name, &item["body"])?;
             restored.put_doc(
                 &id.to_ascii_lowercase(),
-                Stored {
-                    type_name,
-                    body: item["body"].clone(),
-                    seeded: item["seeded"].as_bool().unwrap_or(false),
-                    refs: Vec::new(),
-                },
+                type_name,
+                item["body"].clone(),
+                item["seeded"].as_bool().unwrap_or(false),
             );
         }
         *self.state() = restored;
@@ -239,10 +236,11 @@ async fn inventory(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value
         .resources
         .values()
         .map(|stored| {
+            let body = stored.body();
             json!({
-                "id": stored.body["id"],
+                "id": body["id"],
                 "type": stored.type_name,
-                "provisioningState": stored.body.pointer("/properties/provisioningState"),
+                "provisioningState": body.pointer("/properties/provisioningState"),
                 "seeded": stored.seeded,
             })
         })

@@ -2,6 +2,8 @@
 //! and lists, with ETag preconditions, long-running operations, referential integrity and
 //! back-references. What differs per type is described by its [`ResourceType`].
 
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::http::{Method, StatusCode};
@@ -58,19 +60,24 @@ impl Place {
 
     fn target(&self) -> Target {
         Target {
-            key: self.key.clone(),
+            key: Arc::from(self.key.as_str()),
             child: self
                 .child
                 .as_ref()
-                .map(|(property, name)| ((*property).to_owned(), name.clone())),
+                .map(|(property, name)| (*property, name.as_str().into())),
         }
     }
 
-    fn find<'a>(&self, state: &'a State) -> Option<&'a Value> {
-        let stored = state.resources.get(&self.key)?;
-        match &self.child {
-            None => Some(&stored.body),
-            Some((property, name)) => embedded::find(&stored.body, property, name),
+    fn find<'a>(&self, state: &'a State) -> Option<Cow<'a, Value>> {
+        let body = state.body(&self.key)?;
+        let Some((property, name)) = &self.child else {
+            return Some(body);
+        };
+        match body {
+            Cow::Borrowed(body) => embedded::find(body, property, name).map(Cow::Borrowed),
+            Cow::Owned(mut body) => {
+                embedded::find_mut(&mut body, property, name).map(|child| Cow::Owned(child.take()))
+            }
         }
     }
 }
@@ -83,10 +90,13 @@ fn resource_group(state: &State, id: &ResourceId) -> Result<Option<String>, ArmE
     let key = crate::path::resource_group_id(subscription, group).to_ascii_lowercase();
     let stored = state
         .resources
-        .get(&key)
+        .get(key.as_str())
         .ok_or_else(|| ArmError::resource_group_not_found(group))?;
     Ok(Some(
-        stored.body["name"].as_str().unwrap_or(group.as_str()).to_owned(),
+        stored.body()["name"]
+            .as_str()
+            .unwrap_or(group.as_str())
+            .to_owned(),
     ))
 }
 
@@ -123,7 +133,7 @@ fn missing(id: &ResourceId, resource_type: &'static ResourceType, state: &State)
     if let Some(parent) = id.parent()
         && !state
             .resources
-            .contains_key(&Place::of(&parent, parent_type(resource_type)).key)
+            .contains_key(Place::of(&parent, parent_type(resource_type)).key.as_str())
     {
         return parent_missing(id, resource_type, "read");
     }
@@ -154,7 +164,9 @@ pub(crate) fn resource(
     let id = id.canonical(resource_type.name, group.as_deref());
     if let Some(built_in) = resource_type.hooks.built_in
         && matches!(*request.method, Method::PUT | Method::PATCH | Method::DELETE)
-        && Place::of(&id, resource_type).find(state).is_some_and(built_in)
+        && Place::of(&id, resource_type)
+            .find(state)
+            .is_some_and(|current| built_in(&current))
     {
         let verb = if *request.method == Method::DELETE {
             "delete"
@@ -187,7 +199,7 @@ pub(crate) fn resource(
             let place = Place::of(&id, resource_type);
             let mut merged = place
                 .find(state)
-                .cloned()
+                .map(Cow::into_owned)
                 .ok_or_else(|| missing(&id, resource_type, state))?;
             merge_patch(&mut merged, &Value::Object(patch));
             let Value::Object(body) = merged else {
@@ -212,30 +224,44 @@ fn get(
     let body = place
         .find(state)
         .ok_or_else(|| missing(id, resource_type, state))?;
+    let etag = etag_of(resource_type, &body);
+    let instance_view = resource_type
+        .hooks
+        .instance_view
+        .filter(|_| {
+            request
+                .expand
+                .is_some_and(|expand| expand.eq_ignore_ascii_case("instanceView"))
+        })
+        .map(|instance_view| instance_view(state, &body));
     let mut rendered = match place.child {
         None => render(state, &id.key(), resource_type, body, request.api_version),
         Some(_) => render_child(state, &id.key(), resource_type, body, request.api_version),
     };
-    if let Some(instance_view) = resource_type.hooks.instance_view
-        && request
-            .expand
-            .is_some_and(|expand| expand.eq_ignore_ascii_case("instanceView"))
+    if let Some(instance_view) = instance_view
         && let Some(properties) = rendered.get_mut("properties").and_then(Value::as_object_mut)
     {
-        properties.insert("instanceView".into(), instance_view(state, body));
+        properties.insert("instanceView".into(), instance_view);
     }
-    Ok(with_etag(
-        Answer::json(StatusCode::OK, rendered),
-        resource_type,
-        body,
-    ))
+    let mut answer = Answer::json(StatusCode::OK, rendered);
+    if let Some(etag) = etag {
+        answer.headers.push(("etag", etag));
+    }
+    Ok(answer)
+}
+
+/// The ETag header of a resource, for providers that send one.
+fn etag_of(resource_type: &ResourceType, body: &Value) -> Option<String> {
+    resource_type
+        .flavour
+        .etag
+        .then(|| body.get("etag").and_then(Value::as_str).map(str::to_owned))
+        .flatten()
 }
 
 fn with_etag(mut answer: Answer, resource_type: &ResourceType, body: &Value) -> Answer {
-    if resource_type.flavour.etag
-        && let Some(etag) = body.get("etag").and_then(Value::as_str)
-    {
-        answer.headers.push(("etag", etag.to_owned()));
+    if let Some(etag) = etag_of(resource_type, body) {
+        answer.headers.push(("etag", etag));
     }
     answer
 }
@@ -245,7 +271,7 @@ fn render(
     state: &State,
     key: &str,
     resource_type: &'static ResourceType,
-    body: &Value,
+    body: Cow<'_, Value>,
     api_version: &str,
 ) -> Value {
     let mut body = render_child(state, key, resource_type, body, api_version);
@@ -291,16 +317,14 @@ fn add_back_references(state: &State, key: &str, resource_type: &ResourceType, b
     for back in resource_type.back_references {
         let holders: Vec<Value> = state
             .referrers_of(key)
-            .filter(|(holder, _)| {
-                ArmPath::parse(holder).is_some_and(|path| match path {
-                    ArmPath::Resource(id) => {
-                        let type_name = id.type_name();
-                        back.from.iter().any(|from| from.eq_ignore_ascii_case(&type_name))
-                    }
-                    _ => false,
+            .filter(|referrer| {
+                referrer.holder_type.is_some_and(|holder_type| {
+                    back.from
+                        .iter()
+                        .any(|from| from.eq_ignore_ascii_case(holder_type))
                 })
             })
-            .map(|(holder, _)| json!({ "id": holder }))
+            .map(|referrer| json!({ "id": referrer.holder }))
             .collect();
         let Some(properties) = body.get_mut("properties").and_then(Value::as_object_mut) else {
             return;
@@ -405,13 +429,7 @@ fn location_of(
     existing: Option<&Value>,
 ) -> Result<String, ArmError> {
     if resource_type.location == Locality::Inherited {
-        return Ok(id
-            .parent()
-            .and_then(|parent| state.resources.get(&parent.key()))
-            .and_then(|parent| parent.body.get("location"))
-            .and_then(Value::as_str)
-            .unwrap_or("global")
-            .to_owned());
+        return Ok(location_of_parent(state, id));
     }
     let Some(requested) = fields::string(body, "location", "")? else {
         return Err(ArmError::new(
@@ -708,7 +726,7 @@ fn exists(config: &Config, state: &State, key: &str) -> bool {
     state
         .resources
         .get(parent)
-        .is_some_and(|stored| embedded::find_any_case(&stored.body, property, name).is_some())
+        .is_some_and(|stored| embedded::find_any_case(&stored.body(), property, name).is_some())
 }
 
 fn in_catalogue(config: &Config, state: &State, key: &str) -> bool {
@@ -771,6 +789,24 @@ fn check_not_in_use(state: &State, key: &str, id: &str) -> Result<(), ArmError> 
     Err(ArmError::new(StatusCode::BAD_REQUEST, code, message))
 }
 
+/// Refuses to write a child resource whose parent does not exist.
+fn require_parent(
+    state: &State,
+    id: &ResourceId,
+    resource_type: &'static ResourceType,
+) -> Result<(), ArmError> {
+    match id.parent() {
+        Some(parent)
+            if !state
+                .resources
+                .contains_key(Place::of(&parent, parent_type(resource_type)).key.as_str()) =>
+        {
+            Err(parent_missing(id, resource_type, "write"))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn write(
     emulator: &Emulator,
     state: &mut State,
@@ -781,14 +817,8 @@ fn write(
     patching: bool,
 ) -> Result<Answer, ArmError> {
     let place = Place::of(id, resource_type);
-    if let Some(parent) = id.parent()
-        && !state
-            .resources
-            .contains_key(&Place::of(&parent, parent_type(resource_type)).key)
-    {
-        return Err(parent_missing(id, resource_type, "write"));
-    }
-    let existing = place.find(state).cloned();
+    require_parent(state, id, resource_type)?;
+    let existing = place.find(state).map(Cow::into_owned);
     check_preconditions(existing.as_ref(), request)?;
     let location = location_of(emulator, state, id, resource_type, &body, existing.as_ref())?;
     let in_progress = match resource_type.put {
@@ -843,7 +873,9 @@ fn write(
     } else {
         request.now + emulator.config.latency(resource_type.name)
     };
-    let failure = emulator.operation_failure(request.method, request.path);
+    let failure = emulator
+        .operation_failure(request.method, request.path)
+        .map(Box::new);
     let operation_id = state.start_operation(
         Operation::new(
             Completion::Provision {
@@ -955,15 +987,7 @@ fn echo_request(
 /// Stores a document of its own, keeping whether it was seeded.
 fn put_document(state: &mut State, key: &str, resource_type: &'static ResourceType, body: Value) {
     let seeded = state.resources.get(key).is_some_and(|stored| stored.seeded);
-    state.put_doc(
-        key,
-        Stored {
-            type_name: resource_type.name,
-            body,
-            seeded,
-            refs: Vec::new(),
-        },
-    );
+    state.put_doc(key, resource_type.name, body, seeded);
 }
 
 /// Stores a document another resource's write created or changed (a virtual machine's disk).
@@ -988,22 +1012,22 @@ fn store(
     Ok(match &place.child {
         None => {
             stamp_etag(&mut doc, resource_type);
+            let stored = doc.clone();
             put_document(state, &place.key, resource_type, doc);
-            let stored = &state.resources[&place.key];
-            render(state, &place.key, resource_type, &stored.body, api_version)
+            render(state, &place.key, resource_type, Cow::Owned(stored), api_version)
         }
         Some((property, name)) => {
             let parent_type = parent_type(resource_type);
-            let Some(parent) = state.resources.get_mut(&place.key) else {
-                return Err(parent_missing(id, resource_type, "write"));
-            };
-            embedded::upsert(&mut parent.body, property, doc);
-            (parent_type.finish)(&mut parent.body);
-            stamp_etag(&mut parent.body, parent_type);
-            state.reindex(&place.key);
-            let child = embedded::find(&state.resources[&place.key].body, property, name).cloned();
+            let child = state
+                .change_doc(&place.key, |parent| {
+                    embedded::upsert(parent, property, doc);
+                    (parent_type.finish)(parent);
+                    stamp_etag(parent, parent_type);
+                    embedded::find(parent, property, name).cloned()
+                })
+                .ok_or_else(|| parent_missing(id, resource_type, "write"))?;
             let child = child.unwrap_or(Value::Null);
-            render_child(state, &id.key(), resource_type, &child, api_version)
+            render_child(state, &id.key(), resource_type, Cow::Owned(child), api_version)
         }
     })
 }
@@ -1013,10 +1037,10 @@ fn render_child(
     state: &State,
     key: &str,
     resource_type: &'static ResourceType,
-    child: &Value,
+    child: Cow<'_, Value>,
     api_version: &str,
 ) -> Value {
-    let mut child = child.clone();
+    let mut child = child.into_owned();
     shape_for(resource_type, &mut child, api_version);
     add_back_references(state, key, resource_type, &mut child);
     child
@@ -1061,10 +1085,10 @@ fn delete(
     request: &Request<'_>,
 ) -> Result<Answer, ArmError> {
     let place = Place::of(id, resource_type);
-    if place.child.is_some() && !state.resources.contains_key(&place.key) {
+    if place.child.is_some() && !state.resources.contains_key(place.key.as_str()) {
         return Err(parent_missing(id, resource_type, "delete"));
     }
-    let Some(current) = place.find(state).cloned() else {
+    let Some(current) = place.find(state).map(Cow::into_owned) else {
         return Ok(Answer::empty(StatusCode::NO_CONTENT));
     };
     check_preconditions(Some(&current), request)?;
@@ -1082,7 +1106,7 @@ fn delete(
         |completion| matches!(completion, Completion::Delete { target: t } if *t == target),
     );
     let operation_id = if let Some(running) = running {
-        running.to_owned()
+        running
     } else {
         mark_deleting(state, &place);
         let done_at = request.now + emulator.config.latency(resource_type.name);
@@ -1114,25 +1138,23 @@ fn delete(
 
 fn location_of_parent(state: &State, id: &ResourceId) -> String {
     id.parent()
-        .and_then(|parent| state.resources.get(&parent.key()))
-        .and_then(|parent| parent.body.get("location"))
-        .and_then(Value::as_str)
-        .unwrap_or("global")
-        .to_owned()
+        .and_then(|parent| state.body(&parent.key()))
+        .and_then(|parent| parent.get("location").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_else(|| "global".to_owned())
 }
 
 fn mark_deleting(state: &mut State, place: &Place) {
-    let Some(stored) = state.resources.get_mut(&place.key) else {
+    let Some(stored) = state.resources.get_mut(place.key.as_str()) else {
         return;
     };
-    match &place.child {
-        None => resources::set_provisioning_state(&mut stored.body, "Deleting", false),
+    stored.update(|body| match &place.child {
+        None => resources::set_provisioning_state(body, "Deleting", false),
         Some((property, name)) => {
-            if let Some(child) = embedded::find_mut(&mut stored.body, property, name) {
+            if let Some(child) = embedded::find_mut(body, property, name) {
                 resources::set_provisioning_state(child, "Deleting", false);
             }
         }
-    }
+    });
 }
 
 fn finish_delete(state: &mut State, place: &Place) {
@@ -1158,101 +1180,90 @@ pub(crate) fn collection(
         let items: Vec<Value> = list(state, &id.scope, request.filter)?
             .iter()
             .filter_map(|key| {
-                let stored = state.resources.get(key)?;
-                Some(render(
-                    state,
-                    key,
-                    resource_type,
-                    &stored.body,
-                    request.api_version,
-                ))
+                let body = state.body(key)?;
+                Some(render(state, key, resource_type, body, request.api_version))
             })
             .collect();
         return Ok(page(emulator, request, &items));
     }
     let segment = resource_type.name.rsplit('/').next().unwrap_or_default();
-    let mut items: Vec<Value> = Vec::new();
+    let api_version = request.api_version;
+    // Only the items of the requested page are rendered; the others are only counted.
+    let render_document =
+        |(key, stored): &(&str, &Stored)| render(state, key, resource_type, stored.body(), api_version);
     if let Some(parent) = id.parent_of_collection() {
         let parent = parent.canonical(parent_type(resource_type).name, group.as_deref());
         let parent_key = parent.key();
-        let Some(stored) = state.resources.get(&parent_key) else {
+        let Some(stored) = state.resources.get(parent_key.as_str()) else {
             return Err(parent_missing(&parent.child(segment, "-"), resource_type, "read"));
         };
-        match resource_type.storage {
+        return Ok(match resource_type.storage {
             Storage::Embedded { property } => {
-                for child in embedded::all(&stored.body, property) {
-                    let key = child
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_ascii_lowercase();
-                    items.push(render_child(
-                        state,
-                        &key,
-                        resource_type,
-                        child,
-                        request.api_version,
-                    ));
-                }
+                let parent_body = stored.body();
+                page_of(
+                    emulator,
+                    request,
+                    embedded::all(&parent_body, property),
+                    |child| {
+                        let key = child
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_ascii_lowercase();
+                        render_child(state, &key, resource_type, Cow::Borrowed(child), api_version)
+                    },
+                )
             }
             Storage::Document => {
                 let prefix = format!("{parent_key}/{}/", segment.to_ascii_lowercase());
-                items.extend(documents_under(
-                    state,
-                    &prefix,
-                    resource_type,
-                    request.api_version,
-                ));
+                let documents: Vec<_> = documents_under(state, &prefix).collect();
+                page_of(emulator, request, &documents, render_document)
             }
-        }
-    } else if group.is_some() {
+        });
+    }
+    let documents: Vec<_> = if group.is_some() {
         let prefix = format!(
             "{}/providers/{}/",
             id.scope,
             resource_type.name.split('/').next().unwrap_or_default()
         );
         let prefix = format!("{}{}/", prefix.to_ascii_lowercase(), segment.to_ascii_lowercase());
-        items.extend(documents_under(
-            state,
-            &prefix,
-            resource_type,
-            request.api_version,
-        ));
+        documents_under(state, &prefix).collect()
     } else {
         let prefix = format!("{}/", id.scope.to_ascii_lowercase());
-        items.extend(
-            state
-                .resources
-                .range(prefix.clone()..)
-                .take_while(|(key, _)| key.starts_with(&prefix))
-                .filter(|(_, stored)| stored.type_name == resource_type.name)
-                .map(|(key, stored)| render(state, key, resource_type, &stored.body, request.api_version)),
-        );
-    }
-    Ok(page(emulator, request, &items))
+        state
+            .under(&prefix)
+            .filter(|(_, stored)| stored.type_name == resource_type.name)
+            .collect()
+    };
+    Ok(page_of(emulator, request, &documents, render_document))
 }
 
-fn documents_under<'a>(
-    state: &'a State,
-    prefix: &'a str,
-    resource_type: &'static ResourceType,
-    api_version: &'a str,
-) -> impl Iterator<Item = Value> + 'a {
+/// The documents directly under `prefix` (not those under them).
+fn documents_under<'a>(state: &'a State, prefix: &str) -> impl Iterator<Item = (&'a str, &'a Stored)> {
+    let start = prefix.len();
     state
-        .resources
-        .range(prefix.to_owned()..)
-        .take_while(move |(key, _)| key.starts_with(prefix))
-        .filter(move |(key, _)| !key[prefix.len()..].contains('/'))
-        .map(move |(key, stored)| render(state, key, resource_type, &stored.body, api_version))
+        .under(prefix)
+        .filter(move |(key, _)| !key[start..].contains('/'))
 }
 
 /// One page of a list, with a `nextLink` when more follow.
 pub(crate) fn page(emulator: &Emulator, request: &Request<'_>, items: &[Value]) -> Answer {
+    page_of(emulator, request, items, Value::clone)
+}
+
+/// One page of a list, rendering only the items on it.
+fn page_of<T>(
+    emulator: &Emulator,
+    request: &Request<'_>,
+    items: &[T],
+    render: impl FnMut(&T) -> Value,
+) -> Answer {
     let size = emulator.config.page_size.max(1);
     let end = request.skip.saturating_add(size).min(items.len());
     let value: Vec<Value> = items
         .get(request.skip..end)
-        .map(<[Value]>::to_vec)
+        .map(|page| page.iter().map(render).collect())
         .unwrap_or_default();
     let mut body = json!({ "value": value });
     if end < items.len() {
@@ -1280,8 +1291,7 @@ pub(crate) fn poll(
     request: &Request<'_>,
 ) -> Result<Answer, ArmError> {
     let operation = state
-        .operations
-        .get(operation_id)
+        .operation(operation_id)
         .ok_or_else(|| ArmError::operation_not_found(operation_id))?;
     if poll == Poll::Status {
         let mut body = operation.status_body(operation_id);
@@ -1311,7 +1321,7 @@ pub(crate) fn poll(
                 .push(("retry-after", emulator.config.retry_after_seconds.to_string()));
             Ok(answer)
         }
-        (Outcome::Failed(error), _) => Err(error.clone()),
+        (Outcome::Failed(error), _) => Err((**error).clone()),
         (Outcome::Succeeded, Completion::Provision { target, .. }) => {
             let body = provisioned(state, target, request.api_version).unwrap_or(Value::Null);
             Ok(Answer::json(StatusCode::OK, body))
@@ -1329,15 +1339,22 @@ fn provisioned(state: &State, target: &Target, api_version: &str) -> Option<Valu
             state,
             &target.key,
             resource_type,
-            &stored.body,
+            stored.body(),
             api_version,
         ));
     };
-    let child = embedded::find(&stored.body, property, name)?;
+    let body = stored.body();
+    let child = embedded::find(&body, property, name)?;
     let (_, child_type) =
         resources::embedded_children(resource_type.name).find(|(candidate, _)| candidate == property)?;
     let child_key = child["id"].as_str().unwrap_or_default().to_ascii_lowercase();
-    Some(render_child(state, &child_key, child_type, child, api_version))
+    Some(render_child(
+        state,
+        &child_key,
+        child_type,
+        Cow::Borrowed(child),
+        api_version,
+    ))
 }
 
 /// Answers a request to a catalogue: one of its entries, or its collection.

@@ -93,6 +93,12 @@ impl Cidr {
         1u128.checked_shl(u32::from(host_bits)).unwrap_or(u128::MAX)
     }
 
+    /// Where `address` lies in the prefix: the `index` of [`Self::host`].
+    pub(crate) fn index_of(&self, address: IpAddr) -> Option<u128> {
+        self.contains_address(address)
+            .then(|| Self::number(address) - Self::number(self.address))
+    }
+
     /// The `index`th address of the prefix.
     pub(crate) fn host(&self, index: u128) -> Option<IpAddr> {
         (index < self.size()).then(|| Self::from_number(self.address, Self::number(self.address) + index))
@@ -121,6 +127,8 @@ mod tests {
         assert_eq!(subnet.size(), 256);
         assert_eq!(subnet.host(4).unwrap().to_string(), "10.0.1.4");
         assert_eq!(subnet.host(256), None);
+        assert_eq!(subnet.index_of("10.0.1.4".parse().unwrap()), Some(4));
+        assert_eq!(subnet.index_of("10.0.2.4".parse().unwrap()), None);
         let v6 = Cidr::parse("fd00:1::/64").unwrap();
         assert!(!v6.is_ipv4());
         assert!(!vnet.overlaps(&v6));

@@ -141,7 +141,8 @@ use state::State;
 /// The emulator: its configuration and state. Cloning shares the state.
 #[derive(Debug, Clone)]
 pub struct Emulator {
-    config: Config,
+    /// Shared, not copied: the router clones the emulator for every request.
+    config: Arc<Config>,
     base_url: Arc<Mutex<String>>,
     state: Arc<Mutex<State>>,
     entra: Arc<entra::Entra>,
@@ -208,7 +209,7 @@ impl Emulator {
     pub fn new(config: Config) -> Self {
         let emulator = Self {
             entra: Arc::new(entra::Entra::new(&config)),
-            config,
+            config: Arc::new(config),
             base_url: Arc::new(Mutex::new("http://localhost".into())),
             state: Arc::new(Mutex::new(State::default())),
             skew: Arc::new(Mutex::new(Duration::ZERO)),

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::error::ArmError;
 use crate::path::ArmPath;
 use crate::resources::authorization::{ROLE_ASSIGNMENT, permits};
-use crate::state::State;
+use crate::state::{State, Stored};
 use crate::{Caller, Emulator};
 
 /// The RBAC operation a request performs, for example
@@ -53,38 +53,36 @@ fn allowed(state: &State, principal: &str, path: &str, action: &str) -> bool {
         .resources
         .values()
         .filter(|stored| stored.type_name == ROLE_ASSIGNMENT.name)
-        .filter(|stored| {
-            stored
-                .body
+        .map(Stored::body)
+        .filter(|assignment| {
+            assignment
                 .pointer("/properties/principalId")
                 .and_then(Value::as_str)
                 .is_some_and(|assigned| assigned.eq_ignore_ascii_case(principal))
-                && stored
-                    .body
+                && assignment
                     .pointer("/properties/scope")
                     .and_then(Value::as_str)
                     .is_some_and(|scope| within(path, scope))
         })
         .filter_map(|assignment| {
             let role = assignment
-                .body
                 .pointer("/properties/roleDefinitionId")?
-                .as_str()?;
-            state.resources.get(&role.to_ascii_lowercase())
+                .as_str()?
+                .to_ascii_lowercase();
+            state.body(&role)
         })
-        .flat_map(|role| {
-            role.body
-                .pointer("/properties/permissions")
+        .any(|role| {
+            role.pointer("/properties/permissions")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-        })
-        .any(|permission| {
-            permits(
-                &strings(&permission["actions"]),
-                &strings(&permission["notActions"]),
-                action,
-            )
+                .any(|permission| {
+                    permits(
+                        &strings(&permission["actions"]),
+                        &strings(&permission["notActions"]),
+                        action,
+                    )
+                })
         })
 }
 

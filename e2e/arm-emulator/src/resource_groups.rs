@@ -1,6 +1,7 @@
 //! `Microsoft.Resources/resourceGroups`: create, read, update tags, list and delete (as an LRO that
 //! deletes everything in the group).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::http::StatusCode;
@@ -10,7 +11,7 @@ use crate::config::Location;
 use crate::engine::normalise_location;
 use crate::error::ArmError;
 use crate::path::resource_group_id;
-use crate::state::{Completion, Operation, Outcome, State, StatusStyle, Stored};
+use crate::state::{Completion, Operation, Outcome, State, StatusStyle};
 use crate::{Answer, Emulator};
 
 pub(crate) const TYPE: &str = "Microsoft.Resources/resourceGroups";
@@ -37,14 +38,13 @@ fn object(body: &Value) -> Result<&Map<String, Value>, ArmError> {
 
 pub(crate) fn get(state: &State, subscription: &str, name: &str) -> Result<Answer, ArmError> {
     state
-        .resources
-        .get(&key(subscription, name))
-        .map(|stored| Answer::json(StatusCode::OK, stored.body.clone()))
+        .body(&key(subscription, name))
+        .map(|body| Answer::json(StatusCode::OK, body.into_owned()))
         .ok_or_else(|| ArmError::resource_group_not_found(name))
 }
 
 pub(crate) fn head(state: &State, subscription: &str, name: &str) -> Answer {
-    let status = if state.resources.contains_key(&key(subscription, name)) {
+    let status = if state.resources.contains_key(key(subscription, name).as_str()) {
         StatusCode::NO_CONTENT
     } else {
         StatusCode::NOT_FOUND
@@ -80,9 +80,12 @@ pub(crate) fn put(
     // Malformed content is refused before the location is looked at, as ARM does.
     let location = known_location(locations, &location)?;
     let key = key(subscription, name);
-    let existing = state.resources.get(&key);
-    if let Some(existing) = existing {
-        let current = existing.body["location"].as_str().unwrap_or_default();
+    let existing = state
+        .resources
+        .get(key.as_str())
+        .map(|stored| (stored.body().into_owned(), stored.seeded));
+    if let Some((existing, _)) = &existing {
+        let current = existing["location"].as_str().unwrap_or_default();
         if !current.eq_ignore_ascii_case(&location) {
             return Err(ArmError::new(
                 StatusCode::CONFLICT,
@@ -94,12 +97,15 @@ pub(crate) fn put(
         }
     }
     // The group keeps the name and location it was created with.
-    let (stored_name, stored_location) = existing.map_or((name.to_owned(), location.clone()), |existing| {
-        (
-            existing.body["name"].as_str().unwrap_or(name).to_owned(),
-            existing.body["location"].as_str().unwrap_or(&location).to_owned(),
-        )
-    });
+    let (stored_name, stored_location) =
+        existing
+            .as_ref()
+            .map_or((name.to_owned(), location.clone()), |(existing, _)| {
+                (
+                    existing["name"].as_str().unwrap_or(name).to_owned(),
+                    existing["location"].as_str().unwrap_or(&location).to_owned(),
+                )
+            });
     let mut group = json!({
         "id": resource_group_id(subscription, &stored_name),
         "name": stored_name,
@@ -118,16 +124,8 @@ pub(crate) fn put(
     } else {
         StatusCode::CREATED
     };
-    let seeded = existing.is_some_and(|existing| existing.seeded);
-    state.put_doc(
-        &key,
-        Stored {
-            type_name: TYPE,
-            body: group.clone(),
-            seeded,
-            refs: Vec::new(),
-        },
-    );
+    let seeded = existing.is_some_and(|(_, seeded)| seeded);
+    state.put_doc(&key, TYPE, group.clone(), seeded);
     Ok(Answer::json(status, group))
 }
 
@@ -158,12 +156,16 @@ pub(crate) fn patch(
     let tags = tags(object(body)?)?;
     let stored = state
         .resources
-        .get_mut(&key(subscription, name))
+        .get_mut(key(subscription, name).as_str())
         .ok_or_else(|| ArmError::resource_group_not_found(name))?;
-    if let Some(tags) = tags {
-        stored.body["tags"] = Value::Object(tags);
-    }
-    Ok(Answer::json(StatusCode::OK, stored.body.clone()))
+    let body = match tags {
+        Some(tags) => stored.update(|body| {
+            body["tags"] = Value::Object(tags);
+            body.clone()
+        }),
+        None => stored.body().into_owned(),
+    };
+    Ok(Answer::json(StatusCode::OK, body))
 }
 
 pub(crate) fn list(
@@ -174,10 +176,9 @@ pub(crate) fn list(
 ) -> Answer {
     let prefix = format!("/subscriptions/{subscription}/resourcegroups/").to_ascii_lowercase();
     let value: Vec<Value> = state
-        .resources
-        .iter()
-        .filter(|(id, _)| id.starts_with(&prefix) && !id[prefix.len()..].contains('/'))
-        .map(|(_, stored)| stored.body.clone())
+        .under(&prefix)
+        .filter(|(id, _)| !id[prefix.len()..].contains('/'))
+        .map(|(_, stored)| stored.body().into_owned())
         .collect();
     crate::engine::page(emulator, request, &value)
 }
@@ -190,19 +191,21 @@ pub(crate) fn delete(
     now: Instant,
 ) -> Answer {
     let key = key(subscription, name);
-    let Some(stored) = state.resources.get_mut(&key) else {
+    let Some(stored) = state.resources.get_mut(key.as_str()) else {
         // Deleting a group that does not exist succeeds without an operation, as in Azure.
         return Answer::empty(StatusCode::NO_CONTENT);
     };
-    stored.body["properties"]["provisioningState"] = json!("Deleting");
+    stored.update(|body| body["properties"]["provisioningState"] = json!("Deleting"));
     let retry_after = emulator.config.retry_after_seconds;
     // A group already being deleted is accepted again, with the operation in flight.
     let in_flight = state
-        .running_operation(|completion| matches!(completion, Completion::DeleteResourceGroup { key: deleting } if *deleting == key))
-        .map(str::to_owned);
+        .running_operation(|completion| matches!(completion, Completion::DeleteResourceGroup { key: deleting } if **deleting == *key));
     let id = in_flight.unwrap_or_else(|| {
         state.start_operation(
-            Operation::new(Completion::DeleteResourceGroup { key }, StatusStyle::Plain),
+            Operation::new(
+                Completion::DeleteResourceGroup { key: Arc::from(key) },
+                StatusStyle::Plain,
+            ),
             now + emulator.config.latency(TYPE),
         )
     });
@@ -217,8 +220,7 @@ pub(crate) fn operation_result(
     id: &str,
 ) -> Result<Answer, ArmError> {
     let operation = state
-        .operations
-        .get(id)
+        .operation(id)
         .ok_or_else(|| ArmError::operation_not_found(id))?;
     if matches!(operation.outcome, Outcome::Running) {
         Ok(Answer::accepted(

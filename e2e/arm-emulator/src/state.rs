@@ -1,12 +1,67 @@
 //! Everything the emulator remembers: resources, operations in flight and the request log.
+//!
+//! Memory matters as much as speed here (scale tests store tens of thousands of resources), so
+//! documents are kept as compact JSON text and parsed when read, and the reverse index of
+//! references shares its strings with the documents' keys.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::IpAddr;
+use std::ops::Bound;
+use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::error::ArmError;
+use crate::path::ArmPath;
+
+/// Documents whose compact JSON is at least this long stay parsed. There are few of them (a
+/// virtual network with many subnets, a load balancer with many rules), and parsing one for every
+/// read or write of one of its embedded children would cost more than the memory it saves.
+const PARSED_FROM: usize = 8 * 1024;
+
+/// A document's body: compact JSON text (a fraction of the size of the parsed tree), or, for
+/// large documents, the parsed tree itself.
+#[derive(Debug, Clone)]
+enum Body {
+    Text(Box<str>),
+    Parsed(Box<Value>),
+}
+
+impl Body {
+    fn new(type_name: &str, value: Value) -> Self {
+        if crate::resources::kept_parsed(type_name) {
+            return Self::Parsed(Box::new(value));
+        }
+        let text = value.to_string();
+        if text.len() >= PARSED_FROM {
+            Self::Parsed(Box::new(value))
+        } else {
+            Self::Text(text.into_boxed_str())
+        }
+    }
+
+    fn get(&self) -> Cow<'_, Value> {
+        match self {
+            Self::Text(text) => Cow::Owned(parse(text)),
+            Self::Parsed(value) => Cow::Borrowed(value),
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Self::Text(text) => parse(&text),
+            Self::Parsed(value) => *value,
+        }
+    }
+}
+
+fn parse(text: &str) -> Value {
+    // The text is what `Body::new` wrote, so it parses.
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
 
 /// A stored resource document.
 #[derive(Debug, Clone)]
@@ -14,11 +69,40 @@ pub(crate) struct Stored {
     /// The full resource type, in its canonical casing.
     pub(crate) type_name: &'static str,
     /// The body ARM answers with (embedded child resources included).
-    pub(crate) body: Value,
+    body: Body,
     /// Whether it was seeded at start rather than created through the API.
     pub(crate) seeded: bool,
-    /// The other resources this one refers to: they cannot be deleted while it does.
-    pub(crate) refs: Vec<Reference>,
+}
+
+impl Stored {
+    /// The body ARM answers with (embedded child resources included).
+    pub(crate) fn body(&self) -> Cow<'_, Value> {
+        self.body.get()
+    }
+
+    /// The body, when its text names `needle` (a JSON key, quoted) or it is kept parsed; a
+    /// cheap filter for scans that only care about documents with a given property.
+    pub(crate) fn body_mentioning(&self, needle: &str) -> Option<Cow<'_, Value>> {
+        match &self.body {
+            Body::Text(text) if !text.contains(needle) => None,
+            body => Some(body.get()),
+        }
+    }
+
+    /// Changes the body in a way that leaves its references alone (provisioning states, etags,
+    /// tags); [`State::change_doc`] re-indexes the references after other changes.
+    pub(crate) fn update<R>(&mut self, change: impl FnOnce(&mut Value) -> R) -> R {
+        match &mut self.body {
+            // A large document stays parsed until it is replaced.
+            Body::Parsed(value) => change(value),
+            Body::Text(text) => {
+                let mut value = parse(text);
+                let result = change(&mut value);
+                self.body = Body::new(self.type_name, value);
+                result
+            }
+        }
+    }
 }
 
 /// A reference from a stored document to another resource.
@@ -29,11 +113,20 @@ pub(crate) struct Reference {
     /// The id of the innermost object of the document holding the reference (the document
     /// itself, or an embedded child such as a NIC's IP configuration).
     pub(crate) holder: String,
+    /// The private IP address of the holder (`properties.privateIPAddress`), if it has one: a
+    /// subnet's allocated addresses are read from the references to it.
+    pub(crate) address: Option<IpAddr>,
 }
 
 /// The references a document makes: every `{"id": ...}` naming a resource outside the document.
 pub(crate) fn references(key: &str, body: &Value) -> Vec<Reference> {
-    fn walk(value: &Value, own: &str, holder: &str, out: &mut Vec<Reference>) {
+    /// The object holding references found under it: its id and private address.
+    #[derive(Clone, Copy)]
+    struct Holder<'a> {
+        id: &'a str,
+        address: Option<IpAddr>,
+    }
+    fn walk<'a>(value: &'a Value, own: &str, holder: Holder<'a>, out: &mut Vec<Reference>) {
         match value {
             Value::Object(map) => {
                 let id = map.get("id").and_then(Value::as_str);
@@ -41,13 +134,24 @@ pub(crate) fn references(key: &str, body: &Value) -> Vec<Reference> {
                 let internal = lower.as_deref().is_some_and(|lower| {
                     lower == own || lower.starts_with(own) && lower[own.len()..].starts_with('/')
                 });
-                let holder = if internal { id.unwrap_or(holder) } else { holder };
+                let holder = match id {
+                    Some(id) if internal => Holder {
+                        id,
+                        address: map
+                            .get("properties")
+                            .and_then(|properties| properties.get("privateIPAddress"))
+                            .and_then(Value::as_str)
+                            .and_then(|address| address.parse().ok()),
+                    },
+                    _ => holder,
+                };
                 if let (Some(lower), false) = (lower, internal)
                     && lower.starts_with("/subscriptions/")
                 {
                     out.push(Reference {
                         target: lower,
-                        holder: holder.to_owned(),
+                        holder: holder.id.to_owned(),
+                        address: holder.address,
                     });
                 }
                 for (name, item) in map {
@@ -61,7 +165,10 @@ pub(crate) fn references(key: &str, body: &Value) -> Vec<Reference> {
         }
     }
     let mut out = Vec::new();
-    let holder = body.get("id").and_then(Value::as_str).unwrap_or(key);
+    let holder = Holder {
+        id: body.get("id").and_then(Value::as_str).unwrap_or(key),
+        address: None,
+    };
     match body {
         // Tags are the client's own strings: a tag called `id` refers to nothing.
         Value::Object(map) => map
@@ -71,28 +178,60 @@ pub(crate) fn references(key: &str, body: &Value) -> Vec<Reference> {
         other => walk(other, key, holder, &mut out),
     }
     out.sort();
-    out.dedup();
+    out.dedup_by(|a, b| a.target == b.target && a.holder == b.holder);
     out
+}
+
+/// One entry of the reverse index: `document` refers to `target` from the object `holder`.
+/// Ordered by target first, so the references to one resource (or to anything under it) are
+/// neighbours.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Referral {
+    target: Box<str>,
+    holder: Arc<str>,
+    document: Arc<str>,
+}
+
+/// What the reverse index keeps about a holder, so reads need not parse ids or documents.
+#[derive(Debug, Clone, Copy)]
+struct HolderFacts {
+    /// The resource type of the holder, when the emulator serves it.
+    holder_type: Option<&'static str>,
+    address: Option<IpAddr>,
+}
+
+/// A document referring to a resource.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Referrer<'a> {
+    /// The id of the innermost object holding the reference, as written.
+    pub(crate) holder: &'a str,
+    /// The key of the document holding it.
+    pub(crate) document: &'a str,
+    /// The resource type of the holder, when the emulator serves it.
+    pub(crate) holder_type: Option<&'static str>,
+    /// The holder's private IP address, if it has one.
+    pub(crate) address: Option<IpAddr>,
 }
 
 /// Where a long-running operation's effect lands: a stored document, or one child embedded in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Target {
     /// The key of the stored document.
-    pub(crate) key: String,
+    pub(crate) key: Arc<str>,
     /// The array property and lower-cased name of an embedded child.
-    pub(crate) child: Option<(String, String)>,
+    pub(crate) child: Option<(&'static str, Box<str>)>,
 }
 
 /// What a long-running operation does when it completes.
 #[derive(Debug, Clone)]
 pub(crate) enum Completion {
     /// Remove a resource group and everything whose id lies under it.
-    DeleteResourceGroup { key: String },
-    /// Finish provisioning a resource: `Succeeded`, or `Failed` with the error.
+    DeleteResourceGroup { key: Arc<str> },
+    /// Finish provisioning a resource: `Succeeded`, or `Failed` with the error (boxed: failures
+    /// are rare, and every finished operation is kept).
     Provision {
         target: Target,
-        failure: Option<ArmError>,
+        failure: Option<Box<ArmError>>,
     },
     /// Remove a resource and everything under it.
     Delete { target: Target },
@@ -114,7 +253,7 @@ pub(crate) enum StatusStyle {
 pub(crate) enum Outcome {
     Running,
     Succeeded,
-    Failed(ArmError),
+    Failed(Box<ArmError>),
 }
 
 /// A long-running operation.
@@ -181,53 +320,131 @@ const LOG_CAPACITY: usize = 1000;
 #[derive(Debug, Default)]
 pub(crate) struct State {
     /// Resources by lower-cased id: ARM names are case-insensitive.
-    pub(crate) resources: BTreeMap<String, Stored>,
-    /// Who refers to what: target key -> (holder id, referring document key).
-    referrers: BTreeMap<String, BTreeSet<(String, String)>>,
-    pub(crate) operations: HashMap<String, Operation>,
+    pub(crate) resources: BTreeMap<Arc<str>, Stored>,
+    /// Who refers to what, by target: every reference every document makes.
+    referrers: BTreeMap<Referral, HolderFacts>,
+    operations: HashMap<uuid::Uuid, Operation>,
     /// Operations still running, by when they are due.
-    due: BTreeMap<(Instant, u64), String>,
+    due: BTreeMap<(Instant, u64), uuid::Uuid>,
     sequence: u64,
     pub(crate) log: VecDeque<LoggedRequest>,
     /// Request counts by (method, resource type, status).
     pub(crate) counters: BTreeMap<(String, String, u16), u64>,
 }
 
+/// The operation an id names: ids are the hyphenated lower-case UUIDs the emulator hands out,
+/// kept as numbers.
+fn operation_key(id: &str) -> Option<uuid::Uuid> {
+    let key = uuid::Uuid::try_parse(id).ok()?;
+    (key.hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()) == id).then_some(key)
+}
+
 impl State {
-    /// Stores a document (replacing any under the key) and indexes its references.
-    pub(crate) fn put_doc(&mut self, key: &str, mut stored: Stored) {
-        self.unindex(key);
-        stored.refs = references(key, &stored.body);
-        for reference in &stored.refs {
-            self.referrers
-                .entry(reference.target.clone())
-                .or_default()
-                .insert((reference.holder.clone(), key.to_owned()));
-        }
-        self.resources.insert(key.to_owned(), stored);
+    /// A stored document's body.
+    pub(crate) fn body(&self, key: &str) -> Option<Cow<'_, Value>> {
+        self.resources.get(key).map(Stored::body)
     }
 
-    /// Re-indexes a document after its body changed in place.
-    pub(crate) fn reindex(&mut self, key: &str) {
-        // The index still holds the references of the document as it was before the change;
-        // drop them while the document is there to name them.
+    /// The documents whose keys start with `prefix`, in key order.
+    pub(crate) fn under<'a>(&'a self, prefix: &str) -> impl Iterator<Item = (&'a str, &'a Stored)> {
+        self.resources
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .take_while(move |(key, _)| key.starts_with(prefix))
+            .map(|(key, stored)| (&**key, stored))
+    }
+
+    /// The key as stored, shared rather than copied.
+    fn shared_key(&self, key: &str) -> Arc<str> {
+        self.resources
+            .get_key_value(key)
+            .map_or_else(|| Arc::from(key), |(shared, _)| shared.clone())
+    }
+
+    /// Stores a document (replacing any under the key) and indexes its references.
+    pub(crate) fn put_doc(&mut self, key: &str, type_name: &'static str, body: Value, seeded: bool) {
         self.unindex(key);
-        if let Some(stored) = self.resources.remove(key) {
-            self.put_doc(key, stored);
+        let key: Arc<str> = Arc::from(key);
+        self.index(&key, &body);
+        self.resources.insert(
+            key,
+            Stored {
+                type_name,
+                body: Body::new(type_name, body),
+                seeded,
+            },
+        );
+    }
+
+    /// Changes a document and re-indexes its references.
+    pub(crate) fn change_doc<R>(&mut self, key: &str, change: impl FnOnce(&mut Value) -> R) -> Option<R> {
+        self.unindex(key);
+        let (key, stored) = self.resources.remove_entry(key)?;
+        let Stored {
+            type_name,
+            body,
+            seeded,
+        } = stored;
+        // A large document stays parsed until it is replaced, as in `Stored::update`.
+        let parsed = matches!(body, Body::Parsed(_));
+        let mut body = body.into_value();
+        let result = change(&mut body);
+        self.index(&key, &body);
+        let body = if parsed {
+            Body::Parsed(Box::new(body))
+        } else {
+            Body::new(type_name, body)
+        };
+        self.resources.insert(
+            key,
+            Stored {
+                type_name,
+                body,
+                seeded,
+            },
+        );
+        Some(result)
+    }
+
+    fn index(&mut self, key: &Arc<str>, body: &Value) {
+        // References from one holder share its id.
+        let mut holder: Option<Arc<str>> = None;
+        for reference in references(key, body) {
+            let shared = match holder.take() {
+                Some(shared) if *shared == reference.holder => shared,
+                _ => Arc::from(reference.holder.as_str()),
+            };
+            let holder_type = match ArmPath::parse(&shared) {
+                Some(ArmPath::Resource(id)) => {
+                    crate::resources::find(&id.type_name()).map(|resource_type| resource_type.name)
+                }
+                _ => None,
+            };
+            self.referrers.insert(
+                Referral {
+                    target: reference.target.into_boxed_str(),
+                    holder: shared.clone(),
+                    document: key.clone(),
+                },
+                HolderFacts {
+                    holder_type,
+                    address: reference.address,
+                },
+            );
+            holder = Some(shared);
         }
     }
 
     fn unindex(&mut self, key: &str) {
-        let Some(old) = self.resources.get(key) else {
+        let Some((document, stored)) = self.resources.get_key_value(key) else {
             return;
         };
-        for reference in &old.refs {
-            if let Some(holders) = self.referrers.get_mut(&reference.target) {
-                holders.remove(&(reference.holder.clone(), key.to_owned()));
-                if holders.is_empty() {
-                    self.referrers.remove(&reference.target);
-                }
-            }
+        let document = document.clone();
+        for reference in references(key, &stored.body()) {
+            self.referrers.remove(&Referral {
+                target: reference.target.into_boxed_str(),
+                holder: Arc::from(reference.holder.as_str()),
+                document: document.clone(),
+            });
         }
     }
 
@@ -237,46 +454,86 @@ impl State {
         self.resources.remove(key)
     }
 
-    /// The holders referring to `key` itself.
-    pub(crate) fn referrers_of(&self, key: &str) -> impl Iterator<Item = &(String, String)> {
-        self.referrers.get(key).into_iter().flatten()
+    /// The references from index entries whose target starts at `target`, in order.
+    fn referrals_from<'a>(
+        &'a self,
+        target: &str,
+    ) -> impl Iterator<Item = (&'a Referral, &'a HolderFacts)> + 'a {
+        let empty: Arc<str> = Arc::from("");
+        let start = Referral {
+            target: target.into(),
+            holder: empty.clone(),
+            document: empty,
+        };
+        self.referrers.range((Bound::Included(start), Bound::Unbounded))
+    }
+
+    /// Who refers to `key` itself, ordered by holder.
+    pub(crate) fn referrers_of<'a>(&'a self, key: &'a str) -> impl Iterator<Item = Referrer<'a>> + 'a {
+        self.referrals_from(key)
+            .take_while(move |(referral, _)| &*referral.target == key)
+            .map(|(referral, facts)| Referrer {
+                holder: &referral.holder,
+                document: &referral.document,
+                holder_type: facts.holder_type,
+                address: facts.address,
+            })
     }
 
     /// The first reference to `key` or anything under it from a document outside `key`'s tree:
     /// (referred key, holder id).
     pub(crate) fn first_referrer_into(&self, key: &str) -> Option<(&str, &str)> {
         let prefix = format!("{key}/");
-        let outside = |document: &str| document != key && !document.starts_with(&prefix);
-        let exact = self.referrers.get_key_value(key).into_iter();
+        let exact = self
+            .referrals_from(key)
+            .take_while(|(referral, _)| *referral.target == *key);
+        // Ids such as `{key}-2` sort between `{key}` and `{key}/...`: a range of its own.
         let under = self
-            .referrers
-            .range(prefix.clone()..)
-            .take_while(|(target, _)| target.starts_with(&prefix));
-        exact.chain(under).find_map(|(target, holders)| {
-            holders
-                .iter()
-                .find(|(_, document)| outside(document))
-                .map(|(holder, _)| (target.as_str(), holder.as_str()))
-        })
+            .referrals_from(&prefix)
+            .take_while(|(referral, _)| referral.target.starts_with(&prefix));
+        exact
+            .chain(under)
+            .map(|(referral, _)| referral)
+            .find(|referral| *referral.document != *key && !referral.document.starts_with(&prefix))
+            .map(|referral| (&*referral.target, &*referral.holder))
     }
 
     /// Starts tracking an operation due at `done_at`; returns its id.
-    pub(crate) fn start_operation(&mut self, operation: Operation, done_at: Instant) -> String {
-        let id = uuid::Uuid::new_v4().to_string();
+    pub(crate) fn start_operation(&mut self, mut operation: Operation, done_at: Instant) -> String {
+        // The target's key is shared with the document's.
+        match &mut operation.completion {
+            Completion::DeleteResourceGroup { key }
+            | Completion::Provision {
+                target: Target { key, .. },
+                ..
+            }
+            | Completion::Delete {
+                target: Target { key, .. },
+            } => *key = self.shared_key(key),
+        }
+        let id = uuid::Uuid::new_v4();
         self.sequence += 1;
-        self.due.insert((done_at, self.sequence), id.clone());
-        self.operations.insert(id.clone(), operation);
-        id
+        self.due.insert((done_at, self.sequence), id);
+        self.operations.insert(id, operation);
+        id.hyphenated().to_string()
+    }
+
+    /// The operation with this id.
+    pub(crate) fn operation(&self, id: &str) -> Option<&Operation> {
+        self.operations.get(&operation_key(id)?)
     }
 
     /// The running operation whose completion matches, if any.
-    pub(crate) fn running_operation(&self, matches: impl Fn(&Completion) -> bool) -> Option<&str> {
-        self.operations
-            .iter()
-            .find(|(_, operation)| {
-                matches!(operation.outcome, Outcome::Running) && matches(&operation.completion)
+    pub(crate) fn running_operation(&self, matches: impl Fn(&Completion) -> bool) -> Option<String> {
+        // Running operations are exactly those still due.
+        self.due
+            .values()
+            .find(|id| {
+                self.operations.get(id).is_some_and(|operation| {
+                    matches!(operation.outcome, Outcome::Running) && matches(&operation.completion)
+                })
             })
-            .map(|(id, _)| id.as_str())
+            .map(|id| id.hyphenated().to_string())
     }
 
     /// Completes every operation whose time has come.
@@ -314,21 +571,19 @@ impl State {
                         child: Some((property, name)),
                     },
             } => {
-                self.remove_embedded(&key, &property, &name);
+                self.remove_embedded(&key, property, &name);
             }
             Completion::Provision { target, failure } => {
                 let state = if failure.is_some() { "Failed" } else { "Succeeded" };
                 if let Some(stored) = self.resources.get_mut(&target.key) {
-                    match &target.child {
-                        None => crate::resources::set_provisioning_state(&mut stored.body, state, true),
+                    stored.update(|body| match &target.child {
+                        None => crate::resources::set_provisioning_state(body, state, true),
                         Some((property, name)) => {
-                            if let Some(child) =
-                                crate::resources::embedded::find_mut(&mut stored.body, property, name)
-                            {
+                            if let Some(child) = crate::resources::embedded::find_mut(body, property, name) {
                                 crate::resources::set_provisioning_state(child, state, false);
                             }
                         }
-                    }
+                    });
                 }
             }
         }
@@ -336,13 +591,17 @@ impl State {
 
     /// Removes a child embedded in a document.
     pub(crate) fn remove_embedded(&mut self, key: &str, property: &str, name: &str) {
-        if let Some(stored) = self.resources.get_mut(key) {
-            crate::resources::embedded::remove(&mut stored.body, property, name);
-            if let Some(resource_type) = crate::resources::find(stored.type_name) {
-                (resource_type.finish)(&mut stored.body);
+        let finish = self
+            .resources
+            .get(key)
+            .and_then(|stored| crate::resources::find(stored.type_name))
+            .map(|resource_type| resource_type.finish);
+        self.change_doc(key, |body| {
+            crate::resources::embedded::remove(body, property, name);
+            if let Some(finish) = finish {
+                finish(body);
             }
-            self.reindex(key);
-        }
+        });
     }
 
     /// Removes a resource and everything under it, then lets its type release or take along what
@@ -351,7 +610,7 @@ impl State {
         let removed = self
             .resources
             .get(key)
-            .map(|stored| (stored.type_name, stored.body.clone()));
+            .map(|stored| (stored.type_name, stored.body().into_owned()));
         self.remove_tree(key);
         if let Some((type_name, body)) = removed
             && let Some(on_deleted) =
@@ -365,12 +624,7 @@ impl State {
     pub(crate) fn remove_tree(&mut self, key: &str) {
         self.remove_doc(key);
         let prefix = format!("{key}/");
-        let doomed: Vec<String> = self
-            .resources
-            .range(prefix.clone()..)
-            .take_while(|(id, _)| id.starts_with(&prefix))
-            .map(|(id, _)| id.clone())
-            .collect();
+        let doomed: Vec<Arc<str>> = self.under(&prefix).map(|(id, _)| Arc::from(id)).collect();
         for id in doomed {
             self.remove_doc(&id);
         }
@@ -385,5 +639,164 @@ impl State {
             self.log.pop_front();
         }
         self.log.push_back(entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use serde_json::json;
+
+    use super::{Body, Completion, Operation, State, StatusStyle, Target};
+
+    const GROUP: &str = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network";
+
+    fn key(id: &str) -> String {
+        id.to_ascii_lowercase()
+    }
+
+    fn nic(name: &str, subnet: &str, address: &str) -> serde_json::Value {
+        let id = format!("{GROUP}/networkInterfaces/{name}");
+        json!({
+            "id": id,
+            "properties": {"ipConfigurations": [{
+                "id": format!("{id}/ipConfigurations/ipconfig1"),
+                "name": "ipconfig1",
+                "properties": {"privateIPAddress": address, "subnet": {"id": subnet}}
+            }]}
+        })
+    }
+
+    #[test]
+    fn documents_read_back_as_stored_whether_text_or_parsed() {
+        let mut state = State::default();
+        let small = json!({"id": "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/disks/d", "properties": {"ratio": 0.300_000_000_000_000_04, "size": u64::MAX}});
+        let large = json!({"id": "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/disks/e", "tags": {"padding": "x".repeat(10_000)}});
+        for (body, text) in [(&small, true), (&large, false)] {
+            let key = key(body["id"].as_str().unwrap());
+            state.put_doc(&key, "Microsoft.Compute/disks", body.clone(), false);
+            let stored = &state.resources[key.as_str()];
+            assert_eq!(matches!(stored.body, Body::Text(_)), text);
+            assert_eq!(*stored.body(), *body);
+        }
+        // Resource groups are read on every call and stay parsed, however small.
+        state.put_doc(
+            "/subscriptions/s/resourcegroups/rg",
+            "Microsoft.Resources/resourceGroups",
+            json!({"name": "rg"}),
+            false,
+        );
+        assert!(matches!(
+            state.resources["/subscriptions/s/resourcegroups/rg"].body,
+            Body::Parsed(_)
+        ));
+        let stored = state
+            .resources
+            .get_mut(key(small["id"].as_str().unwrap()).as_str())
+            .unwrap();
+        stored.update(|body| body["properties"]["size"] = json!(1));
+        assert_eq!(stored.body()["properties"]["size"], 1);
+        assert_eq!(stored.body()["properties"]["ratio"], 0.300_000_000_000_000_04);
+    }
+
+    #[test]
+    fn the_reverse_index_follows_writes_changes_and_deletions() {
+        let mut state = State::default();
+        let subnet_a = format!("{GROUP}/virtualNetworks/v/subnets/a");
+        let subnet_b = format!("{GROUP}/virtualNetworks/v/subnets/b");
+        let nic_key = key(&format!("{GROUP}/networkInterfaces/nic0"));
+        state.put_doc(
+            &nic_key,
+            "Microsoft.Network/networkInterfaces",
+            nic("nic0", &subnet_a, "10.0.0.4"),
+            false,
+        );
+        let subnet_a_key = key(&subnet_a);
+        let referrers: Vec<_> = state.referrers_of(&subnet_a_key).collect();
+        assert_eq!(referrers.len(), 1);
+        assert_eq!(
+            referrers[0].holder,
+            format!("{GROUP}/networkInterfaces/nic0/ipConfigurations/ipconfig1")
+        );
+        assert_eq!(referrers[0].document, nic_key);
+        assert_eq!(
+            referrers[0].holder_type,
+            Some("Microsoft.Network/networkInterfaces/ipConfigurations")
+        );
+        assert_eq!(referrers[0].address, Some("10.0.0.4".parse().unwrap()));
+
+        state.change_doc(&nic_key, |body| {
+            body["properties"]["ipConfigurations"][0]["properties"]["subnet"]["id"] = json!(subnet_b);
+        });
+        assert_eq!(state.referrers_of(&key(&subnet_a)).count(), 0);
+        assert_eq!(state.referrers_of(&key(&subnet_b)).count(), 1);
+        state.put_doc(
+            &nic_key,
+            "Microsoft.Network/networkInterfaces",
+            nic("nic0", &subnet_a, "10.0.0.5"),
+            false,
+        );
+        assert_eq!(state.referrers_of(&key(&subnet_b)).count(), 0);
+        assert_eq!(
+            state
+                .referrers_of(&key(&subnet_a))
+                .next()
+                .and_then(|referrer| referrer.address),
+            Some("10.0.0.5".parse().unwrap())
+        );
+        state.remove_doc(&nic_key);
+        assert_eq!(state.referrers_of(&key(&subnet_a)).count(), 0);
+    }
+
+    #[test]
+    fn references_into_a_tree_are_found_past_siblings_that_sort_between() {
+        let mut state = State::default();
+        let network = key(&format!("{GROUP}/virtualNetworks/v"));
+        // `v-2` sorts between `v` and `v/subnets/a`.
+        state.put_doc(
+            &key(&format!("{GROUP}/networkInterfaces/other")),
+            "Microsoft.Network/networkInterfaces",
+            nic(
+                "other",
+                &format!("{GROUP}/virtualNetworks/v-2/subnets/a"),
+                "10.1.0.4",
+            ),
+            false,
+        );
+        assert_eq!(state.first_referrer_into(&network), None);
+        state.put_doc(
+            &key(&format!("{GROUP}/networkInterfaces/nic0")),
+            "Microsoft.Network/networkInterfaces",
+            nic(
+                "nic0",
+                &format!("{GROUP}/virtualNetworks/v/subnets/a"),
+                "10.0.0.4",
+            ),
+            false,
+        );
+        let (target, holder) = state.first_referrer_into(&network).unwrap();
+        assert_eq!(target, format!("{network}/subnets/a"));
+        assert!(holder.ends_with("nic0/ipConfigurations/ipconfig1"));
+    }
+
+    #[test]
+    fn operations_are_found_by_the_id_handed_out() {
+        let mut state = State::default();
+        let target = Target {
+            key: "/subscriptions/s/x".into(),
+            child: None,
+        };
+        let id = state.start_operation(
+            Operation::new(Completion::Delete { target }, StatusStyle::Plain),
+            Instant::now(),
+        );
+        assert!(state.operation(&id).is_some());
+        assert!(state.operation(&id.to_ascii_uppercase()).is_none());
+        assert!(state.operation("not-an-id").is_none());
+        assert_eq!(state.running_operation(|_| true), Some(id.clone()));
+        state.advance(Instant::now());
+        assert_eq!(state.running_operation(|_| true), None);
+        assert!(state.operation(&id).is_some());
     }
 }

@@ -138,6 +138,31 @@ impl VmOperation {
     }
 }
 
+impl RateLimits {
+    /// Buckets no client empties, for benchmarks and fuzzing.
+    #[must_use]
+    pub fn unlimited() -> Self {
+        let bucket = Bucket {
+            burst: u32::MAX,
+            per_second: 1e12,
+        };
+        let policy = VmPolicy {
+            subscription: bucket,
+            resource: bucket,
+        };
+        Self {
+            reads: bucket,
+            writes: bucket,
+            deletes: bucket,
+            compute: ComputeLimits {
+                put_vm: policy,
+                update_vm: policy,
+                delete_vm: policy,
+            },
+        }
+    }
+}
+
 impl Default for RateLimits {
     fn default() -> Self {
         Self {

@@ -746,3 +746,66 @@ async fn a_deleted_subnet_releases_what_it_used() {
         StatusCode::ACCEPTED
     );
 }
+
+#[tokio::test]
+async fn a_full_subnet_refuses_interfaces_and_hands_out_freed_addresses_again() {
+    let emulator = with_network().await;
+    // A /29: Azure keeps back the first four addresses and the last, which leaves three.
+    let small = format!("{}/subnets/small", net("virtualNetworks/vnet"));
+    let created = send(
+        &emulator,
+        "PUT",
+        &small,
+        Some(json!({"properties": {"addressPrefix": "10.0.2.0/29"}})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let address = |reply: &Reply| {
+        reply.body["properties"]["ipConfigurations"][0]["properties"]["privateIPAddress"].clone()
+    };
+    for (nic, expected) in [("a", "10.0.2.4"), ("b", "10.0.2.5"), ("c", "10.0.2.6")] {
+        let reply = send(
+            &emulator,
+            "PUT",
+            &net(&format!("networkInterfaces/{nic}")),
+            Some(nic_body(&small)),
+        )
+        .await;
+        assert_eq!(address(&reply), expected, "{}", reply.body);
+    }
+    let full = send(
+        &emulator,
+        "PUT",
+        &net("networkInterfaces/d"),
+        Some(nic_body(&small)),
+    )
+    .await;
+    assert_eq!(full.status, StatusCode::BAD_REQUEST);
+    assert_eq!(full.body["error"]["code"], "SubnetIsFull");
+    let taken = send(
+        &emulator,
+        "PUT",
+        &net("networkInterfaces/d"),
+        Some(json!({
+            "location": "westeurope",
+            "properties": {"ipConfigurations": [{"name": "ipconfig1", "properties": {
+                "subnet": {"id": small},
+                "privateIPAllocationMethod": "Static",
+                "privateIPAddress": "10.0.2.4"
+            }}]}
+        })),
+    )
+    .await;
+    assert_eq!(taken.body["error"]["code"], "PrivateIPAddressInUse");
+
+    let deleted = send(&emulator, "DELETE", &net("networkInterfaces/b"), None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED);
+    let reused = send(
+        &emulator,
+        "PUT",
+        &net("networkInterfaces/d"),
+        Some(nic_body(&small)),
+    )
+    .await;
+    assert_eq!(address(&reused), "10.0.2.5", "{}", reused.body);
+}

@@ -1,12 +1,43 @@
 //! The bearer token check in front of every ARM call, with ARM's error codes and challenge.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::Serialize;
 
 use super::Entra;
 use super::clock::UnixTime;
-use super::jwt::{Jwks, Jwt};
+use super::jwt::{Claims, Jwks, Jwt};
 use crate::ArmError;
+
+/// How many verified tokens are remembered; past that the memory starts over.
+const VERIFIED_CAPACITY: usize = 4096;
+
+/// Tokens this emulator's key verified, with their claims. The signing key lives as long as the
+/// emulator, so a token that verified once verifies again; checking an ECDSA signature costs more
+/// than answering most ARM calls, and clients send the same token for an hour. Only the
+/// signature check is skipped: expiry, audience and tenant are checked on every call.
+#[derive(Debug, Default)]
+pub(crate) struct Verified(Mutex<HashMap<Box<str>, Arc<Claims>>>);
+
+impl Verified {
+    fn get(&self, token: &str) -> Option<Arc<Claims>> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(token)
+            .cloned()
+    }
+
+    fn insert(&self, token: &str, claims: Arc<Claims>) {
+        let mut tokens = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if tokens.len() >= VERIFIED_CAPACITY {
+            tokens.clear();
+        }
+        tokens.insert(token.into(), claims);
+    }
+}
 
 /// Audiences ARM accepts besides the emulator's own base URL (compared without trailing slash).
 const ARM_AUDIENCES: [&str; 2] = [
@@ -99,14 +130,20 @@ impl Entra {
                 format!("The access token is invalid: {reason}."),
             )
         };
-        let jwt = Jwt::parse(token).map_err(|err| invalid(err.to_string()))?;
-        let own_keys = Jwks {
-            keys: self.signer.iter().map(|signer| signer.jwk().clone()).collect(),
+        let claims = if let Some(claims) = self.verified.get(token) {
+            claims
+        } else {
+            let jwt = Jwt::parse(token).map_err(|err| invalid(err.to_string()))?;
+            let own_keys = Jwks {
+                keys: self.signer.iter().map(|signer| signer.jwk().clone()).collect(),
+            };
+            own_keys
+                .verify(&jwt)
+                .map_err(|_| invalid("it is not signed by this emulator's Microsoft Entra ID".into()))?;
+            let claims = Arc::new(jwt.claims);
+            self.verified.insert(token, claims.clone());
+            claims
         };
-        own_keys
-            .verify(&jwt)
-            .map_err(|_| invalid("it is not signed by this emulator's Microsoft Entra ID".into()))?;
-        let claims = &jwt.claims;
         let (Some(expiry), Some(object_id), Some(client_id), Some(tenant)) =
             (claims.exp, &claims.oid, &claims.appid, &claims.tid)
         else {

@@ -56,7 +56,7 @@ pub(crate) struct Header {
 }
 
 /// The registered claims the emulator looks at, plus the Entra ones of its own access tokens.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub(crate) struct Claims {
     #[serde(default)]
     pub(crate) iss: Option<String>,

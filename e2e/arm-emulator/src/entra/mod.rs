@@ -46,6 +46,8 @@ pub(crate) struct Entra {
     /// fails with a transient error instead of the emulator refusing to start.
     signer: Option<Signer>,
     issuers: Issuers,
+    /// Bearer tokens whose signature already checked out, with their claims.
+    verified: bearer::Verified,
 }
 
 impl Entra {
@@ -57,6 +59,7 @@ impl Entra {
             managed_identities: config.managed_identities.clone(),
             signer: Signer::generate().ok(),
             issuers: Issuers::default(),
+            verified: bearer::Verified::default(),
         }
     }
 

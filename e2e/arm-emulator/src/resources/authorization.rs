@@ -1,13 +1,15 @@
 //! Microsoft.Authorization: role assignments at any scope, custom role definitions, and the
 //! built-in role definitions every subscription has.
 
+use std::borrow::Cow;
+
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use super::{Hooks, Lister, Locality, Lro, NO_HOOKS, Prepare, ResourceType, SYNCHRONOUS, fields};
 use crate::error::ArmError;
 use crate::path::ResourceId;
-use crate::state::{State, Stored};
+use crate::state::State;
 
 const API_VERSIONS: &[&str] = &[
     "2015-07-01",
@@ -137,9 +139,9 @@ fn list_definitions(state: &State, scope: &str, filter: Option<&str>) -> Result<
             } else {
                 crate::rbac::within(scope, defined_at)
             };
-            visible && filter.matches(&stored.body)
+            visible && filter.matches(stored)
         })
-        .map(|(key, _)| key.clone())
+        .map(|(key, _)| key.to_owned())
         .collect())
 }
 
@@ -150,23 +152,23 @@ fn list_assignments(state: &State, scope: &str, filter: Option<&str>) -> Result<
     Ok(of_type(state, ROLE_ASSIGNMENT.name)
         .filter(|(_, stored)| {
             let assigned_at = stored
-                .body
                 .pointer("/properties/scope")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let relevant = crate::rbac::within(scope, assigned_at)
                 || (!filter.at_scope && crate::rbac::within(assigned_at, scope));
-            relevant && filter.matches(&stored.body)
+            relevant && filter.matches(stored)
         })
-        .map(|(key, _)| key.clone())
+        .map(|(key, _)| key.to_owned())
         .collect())
 }
 
-fn of_type<'s>(state: &'s State, type_name: &'static str) -> impl Iterator<Item = (&'s String, &'s Stored)> {
+fn of_type<'s>(state: &'s State, type_name: &'static str) -> impl Iterator<Item = (&'s str, Cow<'s, Value>)> {
     state
         .resources
         .iter()
         .filter(move |(_, stored)| stored.type_name == type_name)
+        .map(|(key, stored)| (&**key, stored.body()))
 }
 
 /// The scope a role definition's key lies under.
@@ -292,15 +294,7 @@ pub(crate) fn seed_built_in_roles(state: &mut State, subscriptions: &[String]) {
                     "updatedBy": null,
                 }
             });
-            state.put_doc(
-                &full_id.to_ascii_lowercase(),
-                Stored {
-                    type_name: ROLE_DEFINITION.name,
-                    body,
-                    seeded: true,
-                    refs: Vec::new(),
-                },
-            );
+            state.put_doc(&full_id.to_ascii_lowercase(), ROLE_DEFINITION.name, body, true);
         }
     }
 }
@@ -337,18 +331,12 @@ fn principal_exists(prepare: &Prepare<'_>, principal: &str) -> bool {
             .iter()
             .any(|m| same(Some(&m.object_id())))
         || prepare.state.resources.values().any(|stored| {
-            same(
-                stored
-                    .body
-                    .pointer("/identity/principalId")
-                    .and_then(Value::as_str),
-            ) || (stored.type_name == super::identity::USER_ASSIGNED_IDENTITY.name
-                && same(
-                    stored
-                        .body
-                        .pointer("/properties/principalId")
-                        .and_then(Value::as_str),
-                ))
+            // Only documents naming a principal id need to be read.
+            stored.body_mentioning("\"principalId\"").is_some_and(|body| {
+                same(body.pointer("/identity/principalId").and_then(Value::as_str))
+                    || (stored.type_name == super::identity::USER_ASSIGNED_IDENTITY.name
+                        && same(body.pointer("/properties/principalId").and_then(Value::as_str)))
+            })
         })
 }
 
@@ -360,7 +348,7 @@ fn prepare_assignment(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let is_role = prepare
         .state
         .resources
-        .get(&role.to_ascii_lowercase())
+        .get(role.to_ascii_lowercase().as_str())
         .is_some_and(|stored| stored.type_name == ROLE_DEFINITION.name);
     if !is_role {
         let guid = role.rsplit('/').next().unwrap_or(&role);
@@ -391,23 +379,20 @@ fn prepare_assignment(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let scope = prepare.id.scope.clone();
     let own = prepare.id.key();
     let duplicate = prepare.state.resources.iter().any(|(key, stored)| {
-        *key != own
-            && stored.type_name == ROLE_ASSIGNMENT.name
-            && stored
-                .body
-                .pointer("/properties/scope")
+        **key != *own && stored.type_name == ROLE_ASSIGNMENT.name && {
+            let body = stored.body();
+            body.pointer("/properties/scope")
                 .and_then(Value::as_str)
                 .is_some_and(|s| s.eq_ignore_ascii_case(&scope))
-            && stored
-                .body
-                .pointer("/properties/principalId")
-                .and_then(Value::as_str)
-                .is_some_and(|p| p.eq_ignore_ascii_case(&principal))
-            && stored
-                .body
-                .pointer("/properties/roleDefinitionId")
-                .and_then(Value::as_str)
-                .is_some_and(|r| r.eq_ignore_ascii_case(&role))
+                && body
+                    .pointer("/properties/principalId")
+                    .and_then(Value::as_str)
+                    .is_some_and(|p| p.eq_ignore_ascii_case(&principal))
+                && body
+                    .pointer("/properties/roleDefinitionId")
+                    .and_then(Value::as_str)
+                    .is_some_and(|r| r.eq_ignore_ascii_case(&role))
+        }
     });
     if duplicate {
         return Err(ArmError::new(

@@ -77,21 +77,3 @@ pub(crate) fn find_any_case<'a>(body: &'a Value, property: &str, name: &str) -> 
         .iter()
         .find(|item| named(item, name))
 }
-
-/// The object anywhere in `value` whose `id` is `id` (any case).
-pub(crate) fn object_with_id<'a>(value: &'a Value, id: &str) -> Option<&'a Value> {
-    match value {
-        Value::Object(map) => {
-            if map
-                .get("id")
-                .and_then(Value::as_str)
-                .is_some_and(|candidate| candidate.eq_ignore_ascii_case(id))
-            {
-                return Some(value);
-            }
-            map.values().find_map(|item| object_with_id(item, id))
-        }
-        Value::Array(items) => items.iter().find_map(|item| object_with_id(item, id)),
-        _ => None,
-    }
-}

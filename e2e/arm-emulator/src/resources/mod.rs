@@ -336,6 +336,22 @@ pub(crate) struct Lookup<'a> {
     pub(crate) filter: Option<&'a str>,
 }
 
+/// Whether the store keeps documents of this type parsed instead of as compact text: some reads
+/// scan every document of these types (role assignments on every call under RBAC, public
+/// addresses when one is allocated) or read one on every call (the resource group), and a
+/// cluster has few of them.
+pub(crate) fn kept_parsed(type_name: &str) -> bool {
+    type_name == crate::resource_groups::TYPE
+        || [
+            &authorization::ROLE_ASSIGNMENT,
+            &authorization::ROLE_DEFINITION,
+            &identity::USER_ASSIGNED_IDENTITY,
+        ]
+        .into_iter()
+        .chain(network::SCANNED.iter().copied())
+        .any(|resource_type| resource_type.name == type_name)
+}
+
 /// The catalogue of a full type name, ignoring case.
 pub(crate) fn catalogue(type_name: &str) -> Option<&'static Catalogue> {
     compute::CATALOGUES
@@ -407,6 +423,24 @@ pub(crate) fn set_provisioning_state(body: &mut Value, state: &str, children: bo
                 && matches!(child_state.as_str(), Some("Updating" | "Creating"))
             {
                 *child_state = Value::String("Succeeded".into());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{find, registry};
+
+    /// The store resolves the type of every object holding a reference among the served types;
+    /// a back-reference naming another type would never be filled.
+    #[test]
+    fn back_references_come_from_served_types() {
+        for resource_type in registry() {
+            for back in resource_type.back_references {
+                for from in back.from {
+                    assert!(find(from).is_some(), "{}: {from}", resource_type.name);
+                }
             }
         }
     }

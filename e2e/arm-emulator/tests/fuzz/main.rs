@@ -33,7 +33,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, Instant};
 
 use arm_emulator::config::{DEFAULT_SUBSCRIPTION, Principal, Quota, SeedResource};
-use arm_emulator::throttle::{Bucket, ComputeLimits, RateLimits, VmPolicy};
+use arm_emulator::throttle::RateLimits;
 use arm_emulator::{Config, Emulator};
 use axum::Router;
 use axum::body::{Body, to_bytes};
@@ -485,30 +485,8 @@ impl Drop for Session {
 }
 
 fn config(rng: &mut Rng) -> Config {
-    let unlimited = Bucket {
-        burst: 1_000_000_000,
-        per_second: 1_000_000_000.0,
-    };
     let mut config = Config {
-        rate_limits: RateLimits {
-            reads: unlimited,
-            writes: unlimited,
-            deletes: unlimited,
-            compute: ComputeLimits {
-                put_vm: VmPolicy {
-                    subscription: unlimited,
-                    resource: unlimited,
-                },
-                update_vm: VmPolicy {
-                    subscription: unlimited,
-                    resource: unlimited,
-                },
-                delete_vm: VmPolicy {
-                    subscription: unlimited,
-                    resource: unlimited,
-                },
-            },
-        },
+        rate_limits: RateLimits::unlimited(),
         ..Config::default()
     };
     config.principals = vec![

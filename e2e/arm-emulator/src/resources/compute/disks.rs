@@ -171,10 +171,8 @@ fn requested_size(prepare: &Prepare<'_>, properties: &Map<String, Value>) -> Res
             let source = fields::required_string(creation, "sourceResourceId", path)?;
             let copied = prepare
                 .state
-                .resources
-                .get(&source.to_ascii_lowercase())
-                .and_then(|stored| stored.body.pointer("/properties/diskSizeGB"))
-                .and_then(Value::as_i64);
+                .body(&source.to_ascii_lowercase())
+                .and_then(|body| body.pointer("/properties/diskSizeGB").and_then(Value::as_i64));
             // Snapshots and restore points are not served: only disks can be copied here.
             let copied = copied.ok_or_else(|| ArmError::not_found(source))?;
             requested.unwrap_or(copied)
@@ -317,7 +315,7 @@ pub(super) fn detached(disk: &Value) -> Value {
 /// Releases a disk whose virtual machine is gone.
 pub(super) fn detach(state: &mut State, key: &str) {
     if let Some(stored) = state.resources.get_mut(key) {
-        stored.body = detached(&stored.body);
+        stored.update(|body| *body = detached(body));
     }
 }
 

@@ -161,18 +161,12 @@ fn check_quota(prepare: &Prepare<'_>, size: &VmSize) -> Result<(), ArmError> {
         }
         let usage: u32 = prepare
             .state
-            .resources
-            .range(prefix.clone()..)
-            .take_while(|(key, _)| key.starts_with(&prefix))
-            .filter(|(key, stored)| {
-                stored.type_name == VIRTUAL_MACHINE.name
-                    && **key != own
-                    && stored.body["location"].as_str() == Some(prepare.location)
-            })
-            .filter_map(|(_, stored)| {
-                stored
-                    .body
-                    .pointer("/properties/hardwareProfile/vmSize")
+            .under(&prefix)
+            .filter(|(key, stored)| stored.type_name == VIRTUAL_MACHINE.name && *key != own)
+            .map(|(_, stored)| stored.body())
+            .filter(|body| body["location"].as_str() == Some(prepare.location))
+            .filter_map(|body| {
+                body.pointer("/properties/hardwareProfile/vmSize")
                     .and_then(Value::as_str)
                     .and_then(skus::find)
             })
@@ -263,19 +257,19 @@ fn network(prepare: &mut Prepare<'_>, size: &VmSize) -> Result<(), ArmError> {
         }
         let nic_key = nic_id.to_ascii_lowercase();
         // A missing interface gets the generic answer of the reference check.
-        let Some(nic) = prepare.state.resources.get(&nic_key) else {
+        let Some(nic) = prepare.state.body(&nic_key) else {
             continue;
         };
-        same_location(prepare, &nic.body, nic_id)?;
-        let other = prepare.state.referrers_of(&nic_key).find(|(_, document)| {
-            *document != own
+        same_location(prepare, &nic, nic_id)?;
+        let other = prepare.state.referrers_of(&nic_key).find(|referrer| {
+            referrer.document != own
                 && prepare
                     .state
                     .resources
-                    .get(document)
+                    .get(referrer.document)
                     .is_some_and(|stored| stored.type_name == VIRTUAL_MACHINE.name)
         });
-        if let Some((holder, _)) = other {
+        if let Some(crate::state::Referrer { holder, .. }) = other {
             return Err(ArmError::new(
                 StatusCode::CONFLICT,
                 "NicInUse",
@@ -284,8 +278,7 @@ fn network(prepare: &mut Prepare<'_>, size: &VmSize) -> Result<(), ArmError> {
                 ),
             ));
         }
-        let accelerated =
-            nic.body.pointer("/properties/enableAcceleratedNetworking") == Some(&Value::Bool(true));
+        let accelerated = nic.pointer("/properties/enableAcceleratedNetworking") == Some(&Value::Bool(true));
         if accelerated && !size.accelerated_networking {
             return Err(ArmError::new(
                 StatusCode::BAD_REQUEST,
@@ -325,11 +318,11 @@ fn availability_set(prepare: &mut Prepare<'_>, zones: &[String]) -> Result<(), A
             ),
         ));
     }
-    let Some(set) = prepare.state.resources.get(&set_id.to_ascii_lowercase()) else {
+    let Some(set) = prepare.state.body(&set_id.to_ascii_lowercase()) else {
         return Ok(());
     };
-    same_location(prepare, &set.body, &set_id)?;
-    if set.body.pointer("/sku/name").and_then(Value::as_str) != Some(availability_sets::ALIGNED) {
+    same_location(prepare, &set, &set_id)?;
+    if set.pointer("/sku/name").and_then(Value::as_str) != Some(availability_sets::ALIGNED) {
         return Err(ArmError::new(
             StatusCode::CONFLICT,
             "OperationNotAllowed",
@@ -360,11 +353,11 @@ fn attach_existing(
     disk_id: &str,
     machine: &str,
 ) -> Result<Option<Value>, ArmError> {
-    let Some(stored) = prepare.state.resources.get(&disk_id.to_ascii_lowercase()) else {
+    let Some(disk) = prepare.state.body(&disk_id.to_ascii_lowercase()) else {
         // A missing disk gets the generic answer of the reference check.
         return Ok(None);
     };
-    let disk = stored.body.clone();
+    let disk = disk.into_owned();
     same_location(prepare, &disk, disk_id)?;
     if let Some(holder) = disk["managedBy"].as_str()
         && !holder.eq_ignore_ascii_case(machine)
@@ -387,7 +380,7 @@ fn check_free_name(prepare: &Prepare<'_>, disk_id: &str, name: &str) -> Result<(
     if !prepare
         .state
         .resources
-        .contains_key(&disk_id.to_ascii_lowercase())
+        .contains_key(disk_id.to_ascii_lowercase().as_str())
     {
         return Ok(());
     }
@@ -650,8 +643,8 @@ fn data_disks(
                 .and_then(Value::as_str)
                 .is_some_and(|id| id.eq_ignore_ascii_case(old_id))
         });
-        if !listed && let Some(stored) = prepare.state.resources.get(&old_id.to_ascii_lowercase()) {
-            prepare.companions.push(disks::detached(&stored.body));
+        if !listed && let Some(disk) = prepare.state.body(&old_id.to_ascii_lowercase()) {
+            prepare.companions.push(disks::detached(&disk));
         }
     }
     Ok(result)
@@ -922,8 +915,9 @@ fn user_assigned(
         let stored = prepare
             .state
             .resources
-            .get(&id.to_ascii_lowercase())
-            .filter(|stored| stored.type_name == USER_ASSIGNED_IDENTITIES);
+            .get(id.to_ascii_lowercase().as_str())
+            .filter(|stored| stored.type_name == USER_ASSIGNED_IDENTITIES)
+            .map(crate::state::Stored::body);
         if served && stored.is_none() {
             return Err(ArmError::new(
                 StatusCode::BAD_REQUEST,
@@ -941,7 +935,8 @@ fn user_assigned(
             .map(|(_, value)| value);
         let value = |name: &str| {
             stored
-                .and_then(|stored| stored.body.get("properties")?.get(name))
+                .as_ref()
+                .and_then(|stored| stored.get("properties")?.get(name))
                 .or_else(|| kept?.get(name))
                 .cloned()
                 .unwrap_or_else(|| json!(uuid::Uuid::new_v4().to_string()))
@@ -1024,9 +1019,8 @@ fn instance_view(state: &State, machine: &Value) -> Value {
     let hyper_v = storage
         .pointer("/osDisk/managedDisk/id")
         .and_then(Value::as_str)
-        .and_then(|id| state.resources.get(&id.to_ascii_lowercase()))
-        .and_then(|disk| disk.body.pointer("/properties/hyperVGeneration"))
-        .cloned()
+        .and_then(|id| state.body(&id.to_ascii_lowercase()))
+        .and_then(|disk| disk.pointer("/properties/hyperVGeneration").cloned())
         .unwrap_or_else(|| json!("V1"));
     let mut view = json!({
         "hyperVGeneration": hyper_v,
@@ -1047,14 +1041,14 @@ fn instance_view_of(lookup: &Lookup<'_>) -> Result<Value, ArmError> {
         .id
         .parent_of_collection()
         .ok_or_else(|| ArmError::no_route("GET", &lookup.id.to_id()))?;
-    if let Some(stored) = lookup.state.resources.get(&machine.key()) {
-        return Ok(instance_view(lookup.state, &stored.body));
+    if let Some(body) = lookup.state.body(&machine.key()) {
+        return Ok(instance_view(lookup.state, &body));
     }
     let group = machine.resource_group.as_deref().unwrap_or_default();
     let group_key =
         crate::path::resource_group_id(machine.subscription.as_deref().unwrap_or_default(), group)
             .to_ascii_lowercase();
-    if !lookup.state.resources.contains_key(&group_key) {
+    if !lookup.state.resources.contains_key(group_key.as_str()) {
         return Err(ArmError::resource_group_not_found(group));
     }
     Err(ArmError::resource_not_found(

@@ -24,12 +24,12 @@ fn public_in_use(state: &State, except: &str) -> (BTreeSet<IpAddr>, Vec<Cidr>) {
     let mut addresses = BTreeSet::new();
     let mut prefixes = Vec::new();
     for (key, stored) in &state.resources {
-        if key == except {
+        if **key == *except {
             continue;
         }
         if stored.type_name == PUBLIC_IP {
             if let Some(address) = stored
-                .body
+                .body()
                 .pointer("/properties/ipAddress")
                 .and_then(Value::as_str)
                 .and_then(|a| a.parse().ok())
@@ -38,7 +38,7 @@ fn public_in_use(state: &State, except: &str) -> (BTreeSet<IpAddr>, Vec<Cidr>) {
             }
         } else if stored.type_name == PUBLIC_PREFIX
             && let Some(prefix) = stored
-                .body
+                .body()
                 .pointer("/properties/ipPrefix")
                 .and_then(Value::as_str)
                 .and_then(Cidr::parse)
@@ -124,26 +124,34 @@ pub(crate) fn public_prefix(
 /// The prefixes of the subnet with this lower-cased id, if it exists.
 pub(crate) fn subnet_prefixes(state: &State, subnet_key: &str) -> Option<Vec<Cidr>> {
     let (network, name) = subnet_key.rsplit_once("/subnets/")?;
-    let stored = state.resources.get(network)?;
-    embedded::find(&stored.body, "subnets", name).map(super::virtual_networks::subnet_prefixes)
+    let network = state.body(network)?;
+    embedded::find(&network, "subnets", name).map(super::virtual_networks::subnet_prefixes)
 }
 
 /// Private addresses taken in a subnet, except by holders under `except` (the resource being
 /// written keeps its own addresses).
-fn private_in_use(state: &State, subnet_key: &str, except: &str) -> BTreeSet<IpAddr> {
-    let except = except.to_ascii_lowercase();
+fn private_in_use<'a>(
+    state: &'a State,
+    subnet_key: &'a str,
+    except: &'a str,
+) -> impl Iterator<Item = IpAddr> + 'a {
+    // The index keeps each holder's address: no document is read.
     state
         .referrers_of(subnet_key)
-        .filter(|(holder, _)| !holder.to_ascii_lowercase().starts_with(&except))
-        .filter_map(|(holder, document)| {
-            let body = &state.resources.get(document)?.body;
-            embedded::object_with_id(body, holder)?
-                .pointer("/properties/privateIPAddress")?
-                .as_str()?
-                .parse()
-                .ok()
-        })
-        .collect()
+        .filter(|referrer| !starts_with_ignoring_case(referrer.holder, except))
+        .filter_map(|referrer| referrer.address)
+}
+
+/// Whether `text` starts with `prefix`, ignoring ASCII case. Ids in one resource group share
+/// long beginnings, so the comparison runs from the end of the prefix, where they differ.
+fn starts_with_ignoring_case(text: &str, prefix: &str) -> bool {
+    text.as_bytes().get(..prefix.len()).is_some_and(|start| {
+        start
+            .iter()
+            .rev()
+            .zip(prefix.as_bytes().iter().rev())
+            .all(|(a, b)| a.eq_ignore_ascii_case(b))
+    })
 }
 
 /// A private address in the subnet: `requested` (static) if free and inside it, else the first
@@ -158,7 +166,6 @@ pub(crate) fn private_address(
 ) -> Result<IpAddr, ArmError> {
     let key = subnet_id.to_ascii_lowercase();
     let prefixes = subnet_prefixes(state, &key).ok_or_else(|| ArmError::not_found(subnet_id))?;
-    let used = private_in_use(state, &key, except);
     let Some(range) = prefixes.into_iter().find(|prefix| prefix.is_ipv4() != ipv6) else {
         return Err(ArmError::invalid_parameter(
             property,
@@ -179,7 +186,7 @@ pub(crate) fn private_address(
                 format!("IP address {address} does not belong to subnet {subnet_id}."),
             ));
         }
-        if used.contains(&address) {
+        if private_in_use(state, &key, except).any(|used| used == address) {
             return Err(ArmError::new(
                 StatusCode::BAD_REQUEST,
                 "PrivateIPAddressInUse",
@@ -189,9 +196,22 @@ pub(crate) fn private_address(
         return Ok(address);
     }
     let last = range.size().saturating_sub(1).min(SEARCH_LIMIT);
-    (4..last)
-        .filter_map(|index| range.host(index))
-        .find(|address| !used.contains(address))
+    // One bit per candidate, set for those in use: the subnet's interfaces are walked once, not
+    // once per candidate.
+    let slots = usize::try_from(last).unwrap_or_default();
+    let mut taken = vec![0_u64; slots.div_ceil(64)];
+    for address in private_in_use(state, &key, except) {
+        if let Some(index) = range
+            .index_of(address)
+            .and_then(|index| usize::try_from(index).ok())
+            .filter(|index| *index < slots)
+        {
+            taken[index / 64] |= 1 << (index % 64);
+        }
+    }
+    (4..slots)
+        .find(|index| taken[index / 64] & (1 << (index % 64)) == 0)
+        .and_then(|index| range.host(u128::try_from(index).ok()?))
         .ok_or_else(|| {
             ArmError::new(
                 StatusCode::BAD_REQUEST,
@@ -199,4 +219,23 @@ pub(crate) fn private_address(
                 format!("Subnet {subnet_id} has no free IP address left."),
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::starts_with_ignoring_case;
+
+    #[test]
+    fn prefixes_compare_ignoring_case() {
+        assert!(starts_with_ignoring_case(
+            "/Sub/NIC-1/ipConfigurations/a",
+            "/sub/nic-1"
+        ));
+        assert!(starts_with_ignoring_case("/sub/nic-1", "/sub/nic-1"));
+        assert!(!starts_with_ignoring_case(
+            "/sub/nic-2/ipConfigurations/a",
+            "/sub/nic-1"
+        ));
+        assert!(!starts_with_ignoring_case("/sub/nic", "/sub/nic-1"));
+    }
 }

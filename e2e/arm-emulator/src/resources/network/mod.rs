@@ -130,6 +130,9 @@ const fn embedded(
 }
 
 /// Every Microsoft.Network type served.
+/// The types whose documents address allocation scans.
+pub(crate) static SCANNED: &[&ResourceType] = &[&public_ips::PUBLIC_IP, &public_ips::PUBLIC_IP_PREFIX];
+
 pub(crate) static TYPES: &[&ResourceType] = &[
     &virtual_networks::VIRTUAL_NETWORK,
     &virtual_networks::SUBNET,

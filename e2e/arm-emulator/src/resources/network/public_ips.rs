@@ -81,11 +81,9 @@ fn prepare_address(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         Some(prefix_id) => {
             let stored = prepare
                 .state
-                .resources
-                .get(&prefix_id.to_ascii_lowercase())
+                .body(&prefix_id.to_ascii_lowercase())
                 .ok_or_else(|| ArmError::not_found(prefix_id))?;
             stored
-                .body
                 .pointer("/properties/ipPrefix")
                 .and_then(Value::as_str)
                 .and_then(Cidr::parse)
@@ -150,10 +148,10 @@ fn check_label_unique(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     };
     let own = prepare.id.key();
     let taken = prepare.state.resources.iter().any(|(key, stored)| {
-        *key != own
+        **key != *own
             && stored.type_name == PUBLIC_IP.name
             && stored
-                .body
+                .body()
                 .pointer("/properties/dnsSettings/fqdn")
                 .and_then(Value::as_str)
                 .is_some_and(|other| other.eq_ignore_ascii_case(fqdn))

@@ -161,14 +161,11 @@ fn prepare_subnet(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     if let Some(network) = prepare
         .id
         .parent()
-        .and_then(|parent| prepare.state.resources.get(&parent.key()))
+        .and_then(|parent| prepare.state.body(&parent.key()))
     {
-        let network_properties = network.body["properties"]
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
+        let network_properties = network["properties"].as_object().cloned().unwrap_or_default();
         let space = address_space(&network_properties)?;
-        let mut layout: Vec<(String, Vec<Cidr>)> = super::super::embedded::all(&network.body, "subnets")
+        let mut layout: Vec<(String, Vec<Cidr>)> = super::super::embedded::all(&network, "subnets")
             .iter()
             .filter(|sibling| {
                 !sibling["name"]
@@ -184,7 +181,7 @@ fn prepare_subnet(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
             })
             .collect();
         layout.push((prepare.id.name().to_owned(), prefixes));
-        let network_name = network.body["name"].as_str().unwrap_or_default().to_owned();
+        let network_name = network["name"].as_str().unwrap_or_default().to_owned();
         check_layout(&network_name, &space, &layout)?;
     }
     let delegations: Vec<Value> = fields::array(&properties, "delegations", "properties")?
