@@ -1141,6 +1141,8 @@ impl Session {
 }
 
 /// Properties whose `{"id": ...}` refers to a resource of one type: (property, last type segment).
+/// The fuzzer keeps its own table, written from Azure's schemas, so that the check does not take
+/// the emulator's word for what each property may refer to.
 const REFERENCES: &[(&str, &str)] = &[
     ("subnet", "subnets"),
     ("networkSecurityGroup", "networkSecurityGroups"),
