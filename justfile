@@ -87,6 +87,54 @@ sdk-test *args:
 bench-emulator *args:
     cargo bench --locked -p arm-emulator --bench throughput -- {{args}}
 
+# Build the pinned kube-apiserver, kubectl and etcd for tests (once per version); print their directory.
+kube-bins:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    # The envtest convention: binaries someone provides are used as they are.
+    if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
+        if [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ] && [ -x "$KUBEBUILDER_ASSETS/etcd" ]; then
+            echo "kube-bins: using KUBEBUILDER_ASSETS" >&2
+            echo "$KUBEBUILDER_ASSETS"
+            exit 0
+        fi
+        echo "kube-bins: KUBEBUILDER_ASSETS has no kube-apiserver or etcd; building them" >&2
+    fi
+    kube=$(cd e2e/kube && go list -m -f '{{{{.Version}}' k8s.io/kubernetes)
+    etcd=$(cd e2e/etcd && go list -m -f '{{{{.Version}}' go.etcd.io/etcd/server/v3)
+    # Keyed by both pins, so a pin change builds anew and every clone on the machine shares a build.
+    out="{{cache}}/kube-bins/$kube-etcd-$etcd"
+    if [ -x "$out/kube-apiserver" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ]; then
+        echo "$out"
+        exit 0
+    fi
+    echo "kube-bins: building kube-apiserver and kubectl $kube, etcd $etcd" >&2
+    # Module source has no git tree, so the stamps Kubernetes' own build reads from git are given
+    # here; without them /version says v0.0.0-master. The module proxy does not tell the release
+    # commit, so that one stays empty.
+    major=${kube#v}
+    major=${major%%.*}
+    minor=${kube#v*.}
+    minor=${minor%%.*}
+    date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    ldflags="-s -w"
+    for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        ldflags+=" -X $pkg.gitVersion=$kube -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+        ldflags+=" -X $pkg.gitCommit= -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+    done
+    mkdir -p "$out"
+    # Built beside the target and moved in one file at a time, so an interrupted build never
+    # leaves a binary that looks finished.
+    tmp=$(mktemp -d "$out.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    export CGO_ENABLED=0
+    (cd e2e/kube && go build -trimpath -ldflags="$ldflags" -o "$tmp/" \
+        k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl)
+    # etcd stamps its own version in source; its git SHA is unknown here too.
+    (cd e2e/etcd && go build -trimpath -ldflags="-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3)
+    mv -f "$tmp/kube-apiserver" "$tmp/kubectl" "$tmp/etcd" "$out/"
+    echo "$out"
+
 # Regenerate deploy/crds from the API types.
 crds:
     cargo run --locked --quiet -p capz-api --bin crdgen -- deploy/crds
