@@ -53,28 +53,7 @@ fn local(url: &str) -> String {
 /// network interfaces `nic0` and `nic1` on it.
 async fn with_network(config: Config) -> Emulator {
     let emulator = Emulator::new(config);
-    let group = send(
-        &emulator,
-        "PUT",
-        &format!("{RG}?api-version=2021-04-01"),
-        Some(json!({"location": "westus2"})),
-    )
-    .await;
-    assert_eq!(group.status, StatusCode::CREATED);
-    let vnet = send(
-        &emulator,
-        "PUT",
-        &net("virtualNetworks/vnet"),
-        Some(json!({
-            "location": "westus2",
-            "properties": {
-                "addressSpace": {"addressPrefixes": ["10.0.0.0/16"]},
-                "subnets": [{"name": "nodes", "properties": {"addressPrefix": "10.0.1.0/24"}}]
-            }
-        })),
-    )
-    .await;
-    assert_eq!(vnet.status, StatusCode::CREATED, "{}", vnet.body);
+    common::group_with_network(&emulator, RG, "westus2").await;
     for nic in ["nic0", "nic1"] {
         let created = put_nic(&emulator, nic, "westus2", false).await;
         assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);

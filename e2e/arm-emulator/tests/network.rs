@@ -43,28 +43,7 @@ fn net(path: &str) -> String {
 /// (10.0.1.0/24).
 async fn with_network() -> Emulator {
     let emulator = Emulator::new(Config::default());
-    let group = send(
-        &emulator,
-        "PUT",
-        &format!("{RG}?api-version=2021-04-01"),
-        Some(json!({"location": "westeurope"})),
-    )
-    .await;
-    assert_eq!(group.status, StatusCode::CREATED);
-    let vnet = send(
-        &emulator,
-        "PUT",
-        &net("virtualNetworks/vnet"),
-        Some(json!({
-            "location": "westeurope",
-            "properties": {
-                "addressSpace": {"addressPrefixes": ["10.0.0.0/16"]},
-                "subnets": [{"name": "nodes", "properties": {"addressPrefix": "10.0.1.0/24"}}]
-            }
-        })),
-    )
-    .await;
-    assert_eq!(vnet.status, StatusCode::CREATED, "{}", vnet.body);
+    let vnet = common::group_with_network(&emulator, RG, "westeurope").await;
     assert_eq!(vnet.body["properties"]["provisioningState"], "Updating");
     assert!(vnet.headers.contains_key("azure-asyncoperation"));
     emulator

@@ -3,9 +3,10 @@
 #![expect(clippy::expect_used, reason = "a request that cannot be made fails the test")]
 
 use arm_emulator::Emulator;
+use arm_emulator::config::DEFAULT_CLIENT_ID;
 use axum::body::{Body, to_bytes};
 use axum::http::{HeaderMap, Request, StatusCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tower::ServiceExt;
 
 /// An answer: status, headers and the JSON body (`null` when empty or not JSON).
@@ -80,4 +81,37 @@ pub(crate) async fn call_with_body(
         headers,
         body,
     }
+}
+
+/// Creates the resource group `group` (its id) in `location`, holding a virtual network `vnet`
+/// (10.0.0.0/16) with a subnet `nodes` (10.0.1.0/24); returns the network's creation answer.
+#[allow(dead_code, reason = "only some test crates build a network")]
+pub(crate) async fn group_with_network(emulator: &Emulator, group: &str, location: &str) -> Reply {
+    let created = call(
+        emulator,
+        DEFAULT_CLIENT_ID,
+        "PUT",
+        &format!("{group}?api-version=2021-04-01"),
+        Some(json!({ "location": location })),
+        &[],
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let vnet = call(
+        emulator,
+        DEFAULT_CLIENT_ID,
+        "PUT",
+        &format!("{group}/providers/Microsoft.Network/virtualNetworks/vnet?api-version=2024-05-01"),
+        Some(json!({
+            "location": location,
+            "properties": {
+                "addressSpace": {"addressPrefixes": ["10.0.0.0/16"]},
+                "subnets": [{"name": "nodes", "properties": {"addressPrefix": "10.0.1.0/24"}}]
+            }
+        })),
+        &[],
+    )
+    .await;
+    assert_eq!(vnet.status, StatusCode::CREATED, "{}", vnet.body);
+    vnet
 }
