@@ -185,7 +185,8 @@ impl Emulator {
 }
 
 /// A restored document must be what the emulator itself stores: an object whose id names a
-/// resource of its type, with object `properties`; requests later rely on that shape.
+/// resource of its type, a `name` matching that id and object `properties`; requests later rely
+/// on that shape.
 fn check_restored(id: &str, type_name: &str, body: &Value) -> Result<(), RestoreError> {
     let named = match ArmPath::parse(id) {
         Some(ArmPath::ResourceGroup { .. }) => crate::resource_groups::TYPE.to_owned(),
@@ -194,6 +195,16 @@ fn check_restored(id: &str, type_name: &str, body: &Value) -> Result<(), Restore
     };
     if !named.eq_ignore_ascii_case(type_name) {
         return Err(RestoreError(format!("'{id}' is not the id of a {type_name}")));
+    }
+    // Answers name the resource by its `name`, so it has to be the id's last segment.
+    let last = id.trim_end_matches('/').rsplit('/').next().unwrap_or_default();
+    if body
+        .get("name")
+        .is_some_and(|name| !name.as_str().is_some_and(|name| name.eq_ignore_ascii_case(last)))
+    {
+        return Err(RestoreError(format!(
+            "the name of '{id}' is not its id's last segment '{last}'"
+        )));
     }
     if body
         .get("properties")

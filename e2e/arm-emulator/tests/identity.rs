@@ -386,9 +386,11 @@ async fn snapshots_restore_whatever_their_size_but_not_damaged_ones() {
         .clone();
     let mut bad_properties = group.clone();
     bad_properties["body"]["properties"] = json!("Succeeded");
+    let mut wrong_name = group.clone();
+    wrong_name["body"]["name"] = json!(format!("{RG}/providers/Microsoft.Nope/things/a"));
     let mut wrong_type = group;
     wrong_type["type"] = json!("Microsoft.ManagedIdentity/userAssignedIdentities");
-    for item in [bad_properties, wrong_type] {
+    for item in [bad_properties, wrong_name, wrong_type] {
         let (status, _) = send(
             &copy,
             "PUT",
