@@ -1126,7 +1126,7 @@ impl Session {
             );
         }
         let mut references = Vec::new();
-        references_of(&body, true, &mut references);
+        references_of(&body, &mut references);
         for (property, target) in references {
             if let Some(problem) = reference_problem(property, target) {
                 fail(
@@ -1162,13 +1162,13 @@ const REFERENCES: &[(&str, &str)] = &[
     ("managedDisk", "disks"),
 ];
 
-/// Every `{"id": ...}` a document holds below its top, tags aside: (the property holding it, the
-/// id).
-fn references_of<'a>(value: &'a Value, top: bool, out: &mut Vec<(&'a str, &'a Value)>) {
+/// Every `{"id": ...}` a document holds below its top: (the property holding it, the id). Tags
+/// are skipped wherever they are, a child resource's included: a tag named `id` is no reference.
+fn references_of<'a>(value: &'a Value, out: &mut Vec<(&'a str, &'a Value)>) {
     match value {
         Value::Object(object) => {
             for (key, item) in object {
-                if top && key == "tags" {
+                if key == "tags" {
                     continue;
                 }
                 let targets: Vec<&Value> = match item {
@@ -1180,10 +1180,10 @@ fn references_of<'a>(value: &'a Value, top: bool, out: &mut Vec<(&'a str, &'a Va
                         out.push((key.as_str(), id));
                     }
                 }
-                references_of(item, false, out);
+                references_of(item, out);
             }
         }
-        Value::Array(items) => items.iter().for_each(|item| references_of(item, false, out)),
+        Value::Array(items) => items.iter().for_each(|item| references_of(item, out)),
         _ => {}
     }
 }
