@@ -135,6 +135,29 @@ kube-bins:
     mv -f "$tmp/kube-apiserver" "$tmp/kubectl" "$tmp/etcd" "$out/"
     echo "$out"
 
+# Start the sandbox (kube-apiserver, Cluster API's managers, the ARM emulator); print how to use it.
+up *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    "{{just_executable()}}" --justfile "{{justfile()}}" kube-bins > /dev/null
+    "{{just_executable()}}" --justfile "{{justfile()}}" capi-bins > /dev/null
+    cargo build --locked --quiet -p capz-harness -p arm-emulator --bins
+    "$CARGO_TARGET_DIR/debug/capz-sandbox" up {{args}}
+
+# Stop the sandbox and every process it started.
+down *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if [ ! -x "$CARGO_TARGET_DIR/debug/capz-sandbox" ]; then echo "The sandbox is not running."; exit 0; fi
+    "$CARGO_TARGET_DIR/debug/capz-sandbox" down {{args}}
+
+# Show what the sandbox runs, with each process's log.
+status *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if [ ! -x "$CARGO_TARGET_DIR/debug/capz-sandbox" ]; then echo "The sandbox is not running."; exit 0; fi
+    "$CARGO_TARGET_DIR/debug/capz-sandbox" status {{args}}
+
 # Regenerate deploy/crds from the API types.
 crds:
     cargo run --locked --quiet -p capz-api --bin crdgen -- deploy/crds

@@ -1,0 +1,336 @@
+//! The sandbox: a management plane that keeps running for people to use with kubectl and
+//! clusterctl: kube-apiserver with every CRD, Cluster API's managers, and the ARM emulator.
+//!
+//! Usage: `capz-sandbox up|down|status [--dir DIR] [--port PORT] [--emulator-port PORT]`
+//!
+//! - `up` starts it in the background (or says it already runs), waits until it serves, and prints
+//!   how to reach it;
+//! - `down` stops it and every process it started;
+//! - `status` says what runs, with the log of each process;
+//! - `--dir`: where its files go: kubeconfig, certificates, `logs/` (default: `sandbox` in the
+//!   capz-rs cache directory);
+//! - `--port`: the API server's port (default 6443); `--emulator-port`: the ARM emulator's (default
+//!   8443).
+//!
+//! `serve` (what `up` runs in the background) holds the processes until it gets SIGTERM or SIGINT.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use capz_harness::{Options, Plane};
+use serde::{Deserialize, Serialize};
+
+const USAGE: &str = "usage: capz-sandbox up|down|status [--dir DIR] [--port PORT] [--emulator-port PORT]";
+
+struct Args {
+    command: String,
+    dir: PathBuf,
+    port: u16,
+    emulator_port: u16,
+}
+
+/// What a running sandbox writes for `status` and `down`.
+#[derive(Serialize, Deserialize)]
+struct State {
+    pid: u32,
+    kubeconfig: PathBuf,
+    api_server: String,
+    emulator: String,
+    emulator_ca: PathBuf,
+    kube_bins: PathBuf,
+    capi_bins: PathBuf,
+    processes: Vec<Running>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Running {
+    name: String,
+    pid: u32,
+    log: PathBuf,
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
+    let mut parsed = Args {
+        command: args.next().ok_or("a command is needed")?,
+        dir: capz_harness::cache_dir().join("sandbox"),
+        port: 6443,
+        emulator_port: 8443,
+    };
+    while let Some(arg) = args.next() {
+        let mut value = |flag: &str| args.next().ok_or_else(|| format!("{flag} needs a value"));
+        match arg.as_str() {
+            "--dir" => parsed.dir = PathBuf::from(value("--dir")?),
+            "--port" => parsed.port = value("--port")?.parse().map_err(|err| format!("--port: {err}"))?,
+            "--emulator-port" => {
+                parsed.emulator_port = value("--emulator-port")?
+                    .parse()
+                    .map_err(|err| format!("--emulator-port: {err}"))?;
+            }
+            other => return Err(format!("unexpected argument {other}")),
+        }
+    }
+    Ok(parsed)
+}
+
+fn main() -> ExitCode {
+    let args = match parse(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(problem) => {
+            eprintln!("capz-sandbox: {problem}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = match args.command.as_str() {
+        "up" => up(&args),
+        "down" => down(&args.dir),
+        "status" => {
+            status(&args.dir);
+            Ok(())
+        }
+        "serve" => serve(&args),
+        other => Err(format!("unknown command {other}\n{USAGE}")),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(problem) => {
+            eprintln!("capz-sandbox: {problem}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn state_file(dir: &Path) -> PathBuf {
+    dir.join("sandbox.json")
+}
+
+/// The state of the sandbox in `dir` if its supervisor still runs.
+fn running(dir: &Path) -> Option<State> {
+    let state: State = serde_json::from_slice(&std::fs::read(state_file(dir)).ok()?).ok()?;
+    alive(state.pid).then_some(state)
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has finished; only its exit status waits to be collected.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or_default()
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+fn up(args: &Args) -> Result<(), String> {
+    if let Some(state) = running(&args.dir) {
+        println!("The sandbox already runs.");
+        print_usage(&state);
+        return Ok(());
+    }
+    for (port, what) in [(args.port, "--port"), (args.emulator_port, "--emulator-port")] {
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_err() {
+            return Err(format!(
+                "port {port} on 127.0.0.1 is taken by another program; stop it or choose another with {what}"
+            ));
+        }
+    }
+    // A fresh start: what a previous sandbox stored has no processes left to serve it.
+    let _ = std::fs::remove_dir_all(&args.dir);
+    let logs = args.dir.join("logs");
+    std::fs::create_dir_all(&logs).map_err(|err| format!("cannot create {}: {err}", logs.display()))?;
+    let log = logs.join("sandbox.log");
+    let out = std::fs::File::create(&log).map_err(|err| format!("cannot create {}: {err}", log.display()))?;
+    let err = out.try_clone().map_err(|err| err.to_string())?;
+    let exe = std::env::current_exe().map_err(|err| err.to_string())?;
+    let mut supervisor = {
+        use std::os::unix::process::CommandExt as _;
+        Command::new(exe)
+            .arg("serve")
+            .args(["--dir".as_ref(), args.dir.as_os_str()])
+            .args([
+                "--port",
+                &args.port.to_string(),
+                "--emulator-port",
+                &args.emulator_port.to_string(),
+            ])
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            // Its own process group: a terminal's hang-up or Ctrl-C is not for it.
+            .process_group(0)
+            .spawn()
+            .map_err(|err| format!("cannot start the sandbox: {err}"))?
+    };
+    let started = Instant::now();
+    loop {
+        if let Some(state) = running(&args.dir) {
+            println!(
+                "The sandbox runs (started in {:.1} s).",
+                started.elapsed().as_secs_f64()
+            );
+            print_usage(&state);
+            return Ok(());
+        }
+        if let Ok(Some(status)) = supervisor.try_wait() {
+            return Err(format!(
+                "the sandbox stopped while starting ({status}); the end of {}:\n{}",
+                log.display(),
+                capz_harness::tail(&log, 30)
+            ));
+        }
+        if started.elapsed() > Duration::from_mins(3) {
+            return Err(format!(
+                "the sandbox did not start in 3 minutes; see {}",
+                logs.display()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn print_usage(state: &State) {
+    let kubeconfig = state.kubeconfig.display();
+    println!(
+        "\n  API server:   {}\n  ARM emulator: {} (CA: {})\n  logs:         {}\n\nUse it with:\n  export KUBECONFIG={kubeconfig} PATH=\"{}:{}:$PATH\"\n  kubectl get crds\n  clusterctl describe cluster <name>\n\nStop it with `just down`; `just status` shows what runs.",
+        state.api_server,
+        state.emulator,
+        state.emulator_ca.display(),
+        state.kubeconfig.with_file_name("logs").display(),
+        state.kube_bins.display(),
+        state.capi_bins.display(),
+    );
+}
+
+fn down(dir: &Path) -> Result<(), String> {
+    let Ok(bytes) = std::fs::read(state_file(dir)) else {
+        println!("The sandbox is not running.");
+        return Ok(());
+    };
+    let state: State = serde_json::from_slice(&bytes).map_err(|err| err.to_string())?;
+    signal("TERM", state.pid);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while alive(state.pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Whatever outlived an orderly stop is killed, so nothing stays behind.
+    for pid in std::iter::once(state.pid).chain(state.processes.iter().map(|process| process.pid)) {
+        if alive(pid) {
+            signal("KILL", pid);
+        }
+    }
+    let _ = std::fs::remove_file(state_file(dir));
+    println!("The sandbox is stopped.");
+    Ok(())
+}
+
+fn signal(name: &str, pid: u32) {
+    let _ = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status();
+}
+
+fn status(dir: &Path) {
+    let Some(state) = running(dir) else {
+        println!("The sandbox is not running (`just up` starts it).");
+        return;
+    };
+    println!("The sandbox runs (supervisor pid {}):", state.pid);
+    for process in &state.processes {
+        let health = if alive(process.pid) { "running" } else { "STOPPED" };
+        println!(
+            "  {:<32} pid {:<8} {health:<8} log {}",
+            process.name,
+            process.pid,
+            process.log.display()
+        );
+    }
+    print_usage(&state);
+}
+
+/// Runs the sandbox in the foreground until SIGTERM or SIGINT.
+fn serve(args: &Args) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| err.to_string())?;
+    runtime.block_on(async {
+        let mut options = Options::with_all_crds().map_err(|err| err.to_string())?;
+        options.dir = Some(args.dir.clone());
+        options.port = Some(args.port);
+        let mut plane = Plane::start_with(options).await.map_err(|err| err.to_string())?;
+        plane.start_cluster_api().await.map_err(|err| err.to_string())?;
+        let (emulator, emulator_ca) = start_emulator(&mut plane, args.emulator_port)?;
+        let state = State {
+            pid: std::process::id(),
+            kubeconfig: plane.kubeconfig().to_owned(),
+            api_server: plane.url().to_owned(),
+            emulator,
+            emulator_ca,
+            kube_bins: capz_harness::KubeBinaries::locate()
+                .map(|bins| bins.dir().to_owned())
+                .map_err(|err| err.to_string())?,
+            capi_bins: capz_harness::cluster_api::binaries().map_err(|err| err.to_string())?,
+            processes: plane
+                .processes()
+                .iter()
+                .map(|process| Running {
+                    name: process.name().to_owned(),
+                    pid: process.id(),
+                    log: process.log().to_owned(),
+                })
+                .collect(),
+        };
+        let json = serde_json::to_vec_pretty(&state).map_err(|err| err.to_string())?;
+        std::fs::write(state_file(&args.dir), json).map_err(|err| err.to_string())?;
+        eprintln!("capz-sandbox: serving; SIGTERM or SIGINT stops it");
+        wait_for_stop().await?;
+        drop(plane);
+        let _ = std::fs::remove_file(state_file(&args.dir));
+        Ok(())
+    })
+}
+
+/// Starts the ARM emulator built beside this program; returns its URL and CA file.
+fn start_emulator(plane: &mut Plane, port: u16) -> Result<(String, PathBuf), String> {
+    let binary = std::env::current_exe()
+        .map_err(|err| err.to_string())?
+        .with_file_name("arm-emulator");
+    if !binary.is_file() {
+        return Err(format!(
+            "{} is missing: build it with `cargo build -p arm-emulator` (`just up` does)",
+            binary.display()
+        ));
+    }
+    let ca = plane.dir().join("arm-emulator-ca.pem");
+    let args = [
+        "--listen".to_owned(),
+        format!("127.0.0.1:{port}"),
+        "--ca-file".to_owned(),
+        ca.display().to_string(),
+    ];
+    plane
+        .spawn("arm-emulator", &binary, &args)
+        .map_err(|err| err.to_string())?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        plane.check_running().map_err(|err| err.to_string())?;
+        if Instant::now() > deadline {
+            return Err("the ARM emulator did not listen within 30 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok((format!("https://127.0.0.1:{port}"), ca))
+}
+
+async fn wait_for_stop() -> Result<(), String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).map_err(|err| err.to_string())?;
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(|err| err.to_string())?;
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = interrupt.recv() => {}
+    }
+    Ok(())
+}

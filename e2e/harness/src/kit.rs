@@ -1,0 +1,162 @@
+//! Helpers for tests against the plane: a namespace per test, applying manifests, waiting for
+//! conditions.
+
+use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt as _;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use kube::discovery::{ApiResource, Scope};
+use kube::{Client, ResourceExt as _};
+
+use crate::error::{Error, Result};
+use crate::plane::FIELD_MANAGER;
+
+/// Runs `test` with a namespace made for it alone, then deletes the namespace, also when `test`
+/// panics (the panic then goes on).
+///
+/// # Errors
+/// When the namespace cannot be created.
+pub async fn with_temp_namespace<R>(client: &Client, test: impl AsyncFnOnce(String) -> R) -> Result<R> {
+    let namespaces = Api::<Namespace>::all(client.clone());
+    let mut namespace = Namespace::default();
+    namespace.metadata.generate_name = Some("test-".into());
+    let name = namespaces
+        .create(&PostParams::default(), &namespace)
+        .await?
+        .name_any();
+    let outcome = AssertUnwindSafe(test(name.clone())).catch_unwind().await;
+    // Without a namespace controller the namespace stays Terminating; nothing else reads it.
+    let _ = namespaces.delete(&name, &DeleteParams::default()).await;
+    match outcome {
+        Ok(result) => Ok(result),
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+/// Server-side applies every document of `yaml` (namespaced ones into `namespace`) and returns
+/// them as the API server stored them.
+///
+/// # Errors
+/// When a document is not a Kubernetes object, its kind is not served, or the server refuses it.
+pub async fn apply_yaml(client: &Client, namespace: &str, yaml: &str) -> Result<Vec<DynamicObject>> {
+    let documents: Vec<DynamicObject> = serde_saphyr::from_multiple(yaml).map_err(|err| Error::Manifest {
+        path: "the manifest".into(),
+        message: err.to_string(),
+    })?;
+    let mut applied = Vec::with_capacity(documents.len());
+    for document in documents {
+        let api = api_for(client, &document, namespace).await?;
+        let stored = api
+            .patch(
+                &document.name_any(),
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(&document),
+            )
+            .await?;
+        applied.push(stored);
+    }
+    Ok(applied)
+}
+
+/// The API of `object`'s kind, in `namespace` when the kind is namespaced and the object names no
+/// namespace of its own.
+///
+/// # Errors
+/// When the object has no kind or the kind is not served.
+pub async fn api_for(client: &Client, object: &DynamicObject, namespace: &str) -> Result<Api<DynamicObject>> {
+    let types = object.types.as_ref().ok_or_else(|| Error::Manifest {
+        path: object.name_any(),
+        message: "the object has no apiVersion and kind".into(),
+    })?;
+    let gvk = GroupVersionKind::try_from(types).map_err(|err| Error::Manifest {
+        path: object.name_any(),
+        message: err.to_string(),
+    })?;
+    let (resource, capabilities) = kube::discovery::pinned_kind(client, &gvk).await?;
+    Ok(match capabilities.scope {
+        Scope::Cluster => Api::all_with(client.clone(), &resource),
+        Scope::Namespaced => Api::namespaced_with(
+            client.clone(),
+            object.namespace().as_deref().unwrap_or(namespace),
+            &resource,
+        ),
+    })
+}
+
+/// Reads `name` through `api` until `ready` holds for it, or fails after `timeout`.
+///
+/// # Errors
+/// When the time runs out (saying what was awaited) or a read fails other than by not finding it.
+pub async fn wait_for(
+    api: &Api<DynamicObject>,
+    name: &str,
+    what: &str,
+    timeout: Duration,
+    ready: impl Fn(&DynamicObject) -> bool,
+) -> Result<DynamicObject> {
+    let started = Instant::now();
+    loop {
+        if let Some(object) = api.get_opt(name).await?
+            && ready(&object)
+        {
+            return Ok(object);
+        }
+        if started.elapsed() > timeout {
+            return Err(Error::Timeout {
+                what: format!("{name}: {what} did not happen"),
+                seconds: timeout.as_secs(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Whether `object`'s `status.conditions` has `type_` with `status`.
+#[must_use]
+pub fn has_condition(object: &DynamicObject, type_: &str, status: &str) -> bool {
+    object.data["status"]["conditions"]
+        .as_array()
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|condition| condition["type"] == type_ && condition["status"] == status)
+        })
+}
+
+/// Applies one object and waits until its condition `type_` is `True`.
+///
+/// # Errors
+/// As [`apply_yaml`] and [`wait_for`] fail.
+pub async fn apply_and_wait_for_condition(
+    client: &Client,
+    namespace: &str,
+    yaml: &str,
+    type_: &str,
+    timeout: Duration,
+) -> Result<DynamicObject> {
+    let mut applied = apply_yaml(client, namespace, yaml).await?;
+    let object = applied.pop().ok_or_else(|| Error::Manifest {
+        path: "the manifest".into(),
+        message: "it holds no object".into(),
+    })?;
+    let api = api_for(client, &object, namespace).await?;
+    wait_for(
+        &api,
+        &object.name_any(),
+        &format!("condition {type_}=True"),
+        timeout,
+        |object| has_condition(object, type_, "True"),
+    )
+    .await
+}
+
+/// The `ApiResource` of a kind the server serves, for building `Api<DynamicObject>`s.
+///
+/// # Errors
+/// When the kind is not served.
+pub async fn resource(client: &Client, group: &str, version: &str, kind: &str) -> Result<ApiResource> {
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    Ok(kube::discovery::pinned_kind(client, &gvk).await?.0)
+}

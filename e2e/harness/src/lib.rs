@@ -1,0 +1,65 @@
+//! A real management plane for capz-rs tests: etcd and kube-apiserver built from their pinned Go
+//! modules (`just kube-bins`), started on loopback ports in a directory of their own, with our
+//! CRDs and all of Cluster API's installed and served.
+//!
+//! ```no_run
+//! # async fn example() -> capz_harness::Result<()> {
+//! let plane = capz_harness::shared();
+//! let _side_by_side = plane.namespaced().await;
+//! let client = plane.client().await?;
+//! capz_harness::with_temp_namespace(&client, async |namespace| {
+//!     // create objects in `namespace`
+//! })
+//! .await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod bins;
+pub mod cluster_api;
+pub mod crds;
+mod error;
+mod kit;
+mod pki;
+mod plane;
+mod process;
+mod token;
+
+use std::sync::OnceLock;
+
+pub use bins::{KubeBinaries, cache_dir};
+pub use error::{Error, Result};
+pub use kit::{
+    api_for, apply_and_wait_for_condition, apply_yaml, has_condition, resource, wait_for, with_temp_namespace,
+};
+pub use pki::{Authority, KeyAndCert};
+pub use plane::{FIELD_MANAGER, Options, Plane, free_ports};
+pub use process::{Process, tail};
+pub use token::{AZURE_AUDIENCE, ProjectedToken, TokenOptions};
+
+/// The plane every test of this process shares, started by the first caller. It stops when the
+/// process exits: the plane's watchdog sees its pipe close and stops etcd and the API server.
+///
+/// # Panics
+/// When the plane cannot start: every test needing it would fail the same way, so the message
+/// (which says what to build, or which process failed and why) is given to each.
+pub fn shared() -> &'static Plane {
+    static SHARED: OnceLock<Result<Plane, String>> = OnceLock::new();
+    let started = SHARED.get_or_init(|| {
+        // Started on a runtime of its own: a test's runtime ends with the test.
+        std::thread::spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|err| err.to_string())?;
+            runtime.block_on(Plane::start()).map_err(|err| err.to_string())
+        })
+        .join()
+        .unwrap_or_else(|_| Err("starting the plane panicked".to_owned()))
+    });
+    match started {
+        Ok(plane) => plane,
+        #[allow(clippy::panic)]
+        Err(message) => panic!("the test plane did not start: {message}"),
+    }
+}

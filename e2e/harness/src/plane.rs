@@ -1,0 +1,373 @@
+//! etcd and kube-apiserver on loopback, in a directory of their own.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use tokio::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::bins::KubeBinaries;
+use crate::crds;
+use crate::error::{Error, Result};
+use crate::pki::{self, Authority};
+use crate::process::{Process, Watchdog};
+
+/// The field manager the harness applies with.
+pub const FIELD_MANAGER: &str = "capz-harness";
+
+/// How long the API server may take to become ready.
+const START_TIMEOUT: Duration = Duration::from_mins(1);
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// CRD manifests (files or directories of `*.yaml`) to install and wait for.
+    pub crds: Vec<PathBuf>,
+    /// Where the plane's files go; a fresh directory under the system's temporary one when empty.
+    pub dir: Option<PathBuf>,
+    /// The API server's port; a free one when empty.
+    pub port: Option<u16>,
+}
+
+impl Options {
+    /// Our CRDs and all of Cluster API's, in a fresh directory on free ports.
+    ///
+    /// # Errors
+    /// When Cluster API's source cannot be located.
+    pub fn with_all_crds() -> Result<Self> {
+        let mut crds = vec![crds::ours()];
+        crds.extend(crds::cluster_api()?);
+        Ok(Self {
+            crds,
+            dir: None,
+            port: None,
+        })
+    }
+}
+
+/// A running etcd and kube-apiserver. Dropping it stops both and removes its directory.
+pub struct Plane {
+    url: String,
+    dir: PathBuf,
+    owns_dir: bool,
+    kubeconfig: PathBuf,
+    ca_file: PathBuf,
+    authority: Authority,
+    // Dropped first, so an orderly stop kills the processes itself.
+    watchdog: Watchdog,
+    processes: Vec<Process>,
+    tests: RwLock<()>,
+}
+
+impl Plane {
+    /// Starts a plane with our CRDs and all of Cluster API's installed.
+    ///
+    /// # Errors
+    /// When a binary is missing, a process fails to start, or a CRD is refused.
+    pub async fn start() -> Result<Self> {
+        Self::start_with(Options::with_all_crds()?).await
+    }
+
+    /// Starts a plane as `options` say.
+    ///
+    /// # Errors
+    /// When a binary is missing, a process fails to start, or a CRD is refused.
+    pub async fn start_with(options: Options) -> Result<Self> {
+        let binaries = KubeBinaries::locate()?;
+        let (dir, owns_dir) = match options.dir {
+            Some(dir) => (dir, false),
+            None => (fresh_dir()?, true),
+        };
+        for sub in ["etcd", "logs"] {
+            std::fs::create_dir_all(dir.join(sub)).map_err(Error::io("create", dir.join(sub)))?;
+        }
+        let watchdog = Watchdog::start(owns_dir.then_some(dir.as_path()))?;
+        let ports = free_ports(2)?;
+        let (etcd_port, port) = (ports[0], options.port.unwrap_or(ports[1]));
+        let authority = Authority::new("capz-rs test plane CA")?;
+        let mut plane = Self {
+            url: format!("https://127.0.0.1:{port}"),
+            kubeconfig: dir.join("kubeconfig"),
+            ca_file: dir.join("ca.crt"),
+            dir,
+            owns_dir,
+            authority,
+            watchdog,
+            processes: Vec::new(),
+            tests: RwLock::new(()),
+        };
+        pki::write(&plane.ca_file, plane.authority.cert_pem())?;
+        plane.start_etcd(&binaries, etcd_port)?;
+        let token = plane.write_api_server_files()?;
+        plane.start_api_server(&binaries, etcd_port, port)?;
+        plane.write_kubeconfig(&token)?;
+        let client = plane.wait_ready().await?;
+        allow_anonymous_issuer_discovery(&client).await?;
+        crds::install(&client, &options.crds).await?;
+        Ok(plane)
+    }
+
+    fn start_etcd(&mut self, binaries: &KubeBinaries, port: u16) -> Result<()> {
+        let peer = free_ports(1)?[0];
+        let client_url = format!("http://127.0.0.1:{port}");
+        let peer_url = format!("http://127.0.0.1:{peer}");
+        let args = vec![
+            format!("--data-dir={}", self.dir.join("etcd").display()),
+            format!("--listen-client-urls={client_url}"),
+            format!("--advertise-client-urls={client_url}"),
+            format!("--listen-peer-urls={peer_url}"),
+            format!("--initial-advertise-peer-urls={peer_url}"),
+            format!("--initial-cluster=default={peer_url}"),
+            // A test plane's data dies with it; syncing to disk would only slow every write.
+            "--unsafe-no-fsync=true".to_owned(),
+            "--log-level=warn".to_owned(),
+        ];
+        self.spawn("etcd", &binaries.binary("etcd"), &args)
+    }
+
+    /// Writes the serving certificate, the token-signing key and the admin's token file; returns
+    /// the admin token.
+    fn write_api_server_files(&self) -> Result<String> {
+        let serving = self.authority.serving(
+            "kube-apiserver",
+            &["kubernetes", "kubernetes.default", "kubernetes.default.svc"],
+        )?;
+        serving.write_to(&self.dir)?;
+        let (private, public) = pki::signing_key()?;
+        pki::write(&self.dir.join("sa.key"), &private)?;
+        pki::write(&self.dir.join("sa.pub"), &public)?;
+        let token = random_token()?;
+        pki::write(
+            &self.dir.join("tokens.csv"),
+            &format!("{token},admin,admin,\"system:masters\"\n"),
+        )?;
+        Ok(token)
+    }
+
+    fn start_api_server(&mut self, binaries: &KubeBinaries, etcd_port: u16, port: u16) -> Result<()> {
+        let file = |name: &str| self.dir.join(name).display().to_string();
+        let args = vec![
+            format!("--etcd-servers=http://127.0.0.1:{etcd_port}"),
+            "--bind-address=127.0.0.1".to_owned(),
+            "--advertise-address=127.0.0.1".to_owned(),
+            format!("--secure-port={port}"),
+            format!("--tls-cert-file={}", file("tls.crt")),
+            format!("--tls-private-key-file={}", file("tls.key")),
+            format!("--client-ca-file={}", file("ca.crt")),
+            format!("--token-auth-file={}", file("tokens.csv")),
+            "--authorization-mode=RBAC".to_owned(),
+            // Workload identity: tokens name this issuer, whose discovery document and keys are
+            // served by this API server, so a verifier can fetch them.
+            format!("--service-account-issuer={}", self.url),
+            format!("--service-account-key-file={}", file("sa.pub")),
+            format!("--service-account-signing-key-file={}", file("sa.key")),
+            "--service-cluster-ip-range=10.96.0.0/24".to_owned(),
+            "--allow-privileged=true".to_owned(),
+            format!("--cert-dir={}", self.dir.display()),
+        ];
+        self.spawn("kube-apiserver", &binaries.binary("kube-apiserver"), &args)
+    }
+
+    /// Starts one more process beside the plane's; it stops with the plane.
+    ///
+    /// # Errors
+    /// When it cannot be started.
+    pub fn spawn(&mut self, name: &str, program: &Path, args: &[String]) -> Result<()> {
+        let process = Process::spawn(
+            name,
+            program,
+            args,
+            &self.dir.join("logs").join(format!("{name}.log")),
+        )?;
+        self.watchdog.watch(&process)?;
+        self.processes.push(process);
+        Ok(())
+    }
+
+    fn write_kubeconfig(&self, token: &str) -> Result<()> {
+        let kubeconfig = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: capz-test\n  cluster:\n    server: {url}\n    certificate-authority: {ca}\nusers:\n- name: admin\n  user:\n    token: {token}\ncontexts:\n- name: capz-test\n  context:\n    cluster: capz-test\n    user: admin\ncurrent-context: capz-test\n",
+            url = self.url,
+            ca = self.ca_file.display(),
+        );
+        pki::write(&self.kubeconfig, &kubeconfig)
+    }
+
+    /// Polls `/readyz` until the API server says it is ready.
+    async fn wait_ready(&mut self) -> Result<Client> {
+        let client = self.client().await?;
+        let started = Instant::now();
+        loop {
+            self.check_running()?;
+            let request = http::Request::get("/readyz").body(Vec::new());
+            if let Ok(request) = request
+                && client.request_text(request).await.is_ok()
+            {
+                return Ok(client);
+            }
+            if started.elapsed() > START_TIMEOUT {
+                return Err(Error::Timeout {
+                    what: format!(
+                        "kube-apiserver was not ready (see {})",
+                        self.dir.join("logs").display()
+                    ),
+                    seconds: START_TIMEOUT.as_secs(),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The processes running for the plane, in the order they started.
+    #[must_use]
+    pub fn processes(&self) -> &[Process] {
+        &self.processes
+    }
+
+    /// Fails with the end of its log when one of the plane's processes has stopped.
+    ///
+    /// # Errors
+    /// [`Error::Exited`] for the first that has.
+    pub fn check_running(&mut self) -> Result<()> {
+        self.processes.iter_mut().try_for_each(Process::check_running)
+    }
+
+    /// A client acting as the cluster's administrator.
+    ///
+    /// # Errors
+    /// When the kubeconfig cannot be read.
+    pub async fn client(&self) -> Result<Client> {
+        let kubeconfig = Kubeconfig::read_from(&self.kubeconfig)?;
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+        Ok(Client::try_from(config)?)
+    }
+
+    /// The API server's URL, also the service-account token issuer.
+    #[must_use]
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The administrator's kubeconfig, for kubectl, clusterctl and controllers.
+    #[must_use]
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// The CA certificate file every server of the plane is signed by.
+    #[must_use]
+    pub fn ca_file(&self) -> &Path {
+        &self.ca_file
+    }
+
+    /// The CA, to sign serving certificates of webhook servers run beside the plane.
+    #[must_use]
+    pub fn authority(&self) -> &Authority {
+        &self.authority
+    }
+
+    /// The plane's directory: certificates, kubeconfig, etcd's data and `logs/`.
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Held by a test that only touches its own namespace: such tests run side by side.
+    pub async fn namespaced(&self) -> RwLockReadGuard<'_, ()> {
+        self.tests.read().await
+    }
+
+    /// Held by a test that creates cluster-scoped objects (CRDs, webhook configurations): it runs
+    /// alone.
+    pub async fn cluster_scoped(&self) -> RwLockWriteGuard<'_, ()> {
+        self.tests.write().await
+    }
+}
+
+impl Drop for Plane {
+    fn drop(&mut self) {
+        // The API server first, so it does not log etcd's disappearance.
+        while let Some(process) = self.processes.pop() {
+            drop(process);
+        }
+        if self.owns_dir {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Lets anyone read the issuer's discovery document and signing keys, as a cloud's OIDC issuer
+/// does: Azure's token service fetches them without credentials.
+async fn allow_anonymous_issuer_discovery(client: &Client) -> Result<()> {
+    let binding: ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "capz-harness:service-account-issuer-discovery"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "system:service-account-issuer-discovery",
+        },
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:unauthenticated"}],
+    }))
+    .map_err(|err| Error::Manifest {
+        path: "the issuer discovery binding".into(),
+        message: err.to_string(),
+    })?;
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .patch(
+            binding.metadata.name.as_deref().unwrap_or_default(),
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&binding),
+        )
+        .await?;
+    Ok(())
+}
+
+/// A new directory for one plane.
+fn fresh_dir() -> Result<PathBuf> {
+    let base = std::env::temp_dir();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.subsec_nanos());
+    let dir = base.join(format!("capz-plane-{}-{nanos:09}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(Error::io("create", &dir))?;
+    Ok(dir)
+}
+
+/// Ports nobody listens on now. They are released before use, so another process could take one
+/// in between; the API server then fails to start and says so.
+///
+/// # Errors
+/// When no loopback port can be bound.
+pub fn free_ports(count: usize) -> Result<Vec<u16>> {
+    let listeners = (0..count)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").map_err(Error::io("bind", "127.0.0.1:0")))
+        .collect::<Result<Vec<_>>>()?;
+    listeners
+        .iter()
+        .map(|listener| {
+            listener
+                .local_addr()
+                .map(|addr| addr.port())
+                .map_err(Error::io("read the address of", "a listener"))
+        })
+        .collect()
+}
+
+/// 32 random bytes, hex-encoded.
+fn random_token() -> Result<String> {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0_u8; 32];
+    ring::rand::SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|_| Error::Certificate(rcgen::Error::RingUnspecified))?;
+    Ok(bytes.iter().fold(String::with_capacity(64), |mut hex, byte| {
+        use std::fmt::Write as _;
+        let _ = write!(hex, "{byte:02x}");
+        hex
+    }))
+}
