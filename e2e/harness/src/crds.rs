@@ -118,9 +118,8 @@ pub async fn install(client: &Client, paths: &[PathBuf]) -> Result<Vec<String>> 
         api.patch(name(crd), &params, &Patch::Apply(crd)).await?;
     }
     let started = Instant::now();
-    for crd in &crds {
-        wait_served(client, &api, crd, started).await?;
-    }
+    futures_util::future::try_join_all(crds.iter().map(|crd| wait_served(client, &api, crd, started)))
+        .await?;
     Ok(crds.iter().map(|crd| name(crd).to_owned()).collect())
 }
 

@@ -259,8 +259,17 @@ fn serve(args: &Args) -> Result<(), String> {
         let mut options = Options::with_all_crds().map_err(|err| err.to_string())?;
         options.dir = Some(args.dir.clone());
         options.port = Some(args.port);
+        let started = Instant::now();
         let mut plane = Plane::start_with(options).await.map_err(|err| err.to_string())?;
+        eprintln!(
+            "capz-sandbox: etcd and kube-apiserver serve every CRD after {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
         plane.start_cluster_api().await.map_err(|err| err.to_string())?;
+        eprintln!(
+            "capz-sandbox: Cluster API's managers serve after {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
         let (emulator, emulator_ca) = start_emulator(&mut plane, args.emulator_port)?;
         let state = State {
             pid: std::process::id(),
