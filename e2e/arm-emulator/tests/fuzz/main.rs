@@ -310,11 +310,14 @@ impl Req {
         }
     }
 
+    /// The request target. A generated path may lack its leading slash (a scope spliced in
+    /// whole); on the wire every origin-form target has one, so it is added.
     fn uri(&self) -> String {
+        let slash = if self.path.starts_with('/') { "" } else { "/" };
         if self.query.is_empty() {
-            self.path.clone()
+            format!("{slash}{}", self.path)
         } else {
-            format!("{}?{}", self.path, self.query)
+            format!("{slash}{}?{}", self.path, self.query)
         }
     }
 
