@@ -7,7 +7,6 @@
 //! webhook configurations name `https://127.0.0.1:<port>` with that CA instead of the Service.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -17,12 +16,9 @@ use serde_json::{Value, json};
 use crate::bins::{cache_dir, pinned};
 use crate::crds;
 use crate::error::{Error, Result};
-use crate::plane::{FIELD_MANAGER, Plane, free_ports};
+use crate::plane::{Plane, free_ports};
 
 const CAPI_GO_MOD: &str = include_str!("../../capi/go.mod");
-
-/// How long a manager may take to serve its webhooks.
-const SERVE_TIMEOUT: Duration = Duration::from_mins(1);
 
 /// One of Cluster API's managers.
 struct Manager {
@@ -111,8 +107,8 @@ impl Plane {
             self.spawn(manager.binary, &bins.join(manager.binary), &args)?;
             ports.push(webhook);
         }
-        for port in &ports {
-            self.wait_listening(*port).await?;
+        for (manager, port) in MANAGERS.iter().zip(&ports) {
+            self.wait_listening(manager.binary, *port).await?;
         }
         let client = self.client().await?;
         let ca_bundle = base64::engine::general_purpose::STANDARD.encode(self.authority().cert_pem());
@@ -127,24 +123,6 @@ impl Plane {
                 &ca_bundle,
             )
             .await?;
-        }
-        Ok(())
-    }
-
-    async fn wait_listening(&mut self, port: u16) -> Result<()> {
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            self.check_running()?;
-            if started.elapsed() > SERVE_TIMEOUT {
-                return Err(Error::Timeout {
-                    what: format!(
-                        "no Cluster API manager served its webhooks on port {port} (see {})",
-                        self.dir().join("logs").display()
-                    ),
-                    seconds: SERVE_TIMEOUT.as_secs(),
-                });
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
         Ok(())
     }
@@ -201,13 +179,7 @@ async fn admit_through(
             path: file.display().to_string(),
             message: err.to_string(),
         })?;
-        let api = crate::kit::api_for(client, &object, "").await?;
-        api.patch(
-            &name,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&object),
-        )
-        .await?;
+        crate::kit::apply(client, "", &object).await?;
     }
     Ok(())
 }

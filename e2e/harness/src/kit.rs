@@ -47,17 +47,25 @@ pub async fn apply_yaml(client: &Client, namespace: &str, yaml: &str) -> Result<
     })?;
     let mut applied = Vec::with_capacity(documents.len());
     for document in documents {
-        let api = api_for(client, &document, namespace).await?;
-        let stored = api
-            .patch(
-                &document.name_any(),
-                &PatchParams::apply(FIELD_MANAGER).force(),
-                &Patch::Apply(&document),
-            )
-            .await?;
-        applied.push(stored);
+        applied.push(apply(client, namespace, &document).await?);
     }
     Ok(applied)
+}
+
+/// Server-side applies one object (into `namespace` when its kind is namespaced and it names no
+/// namespace) and returns it as the API server stored it.
+///
+/// # Errors
+/// When its kind is not served or the server refuses it.
+pub async fn apply(client: &Client, namespace: &str, object: &DynamicObject) -> Result<DynamicObject> {
+    let api = api_for(client, object, namespace).await?;
+    Ok(api
+        .patch(
+            &object.name_any(),
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(object),
+        )
+        .await?)
 }
 
 /// The API of `object`'s kind, in `namespace` when the kind is namespaced and the object names no

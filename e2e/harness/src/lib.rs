@@ -30,7 +30,8 @@ use std::sync::OnceLock;
 pub use bins::{KubeBinaries, cache_dir};
 pub use error::{Error, Result};
 pub use kit::{
-    api_for, apply_and_wait_for_condition, apply_yaml, has_condition, resource, wait_for, with_temp_namespace,
+    api_for, apply, apply_and_wait_for_condition, apply_yaml, has_condition, resource, wait_for,
+    with_temp_namespace,
 };
 pub use pki::{Authority, KeyAndCert};
 pub use plane::{FIELD_MANAGER, Options, Plane, free_ports};

@@ -85,8 +85,9 @@ impl Plane {
             std::fs::create_dir_all(dir.join(sub)).map_err(Error::io("create", dir.join(sub)))?;
         }
         let watchdog = Watchdog::start(owns_dir.then_some(dir.as_path()))?;
-        let ports = free_ports(2)?;
-        let (etcd_port, port) = (ports[0], options.port.unwrap_or(ports[1]));
+        let ports = free_ports(3)?;
+        let (etcd_port, etcd_peer_port) = (ports[0], ports[1]);
+        let port = options.port.unwrap_or(ports[2]);
         let authority = Authority::new("capz-rs test plane CA")?;
         let mut plane = Self {
             url: format!("https://127.0.0.1:{port}"),
@@ -100,7 +101,7 @@ impl Plane {
             tests: RwLock::new(()),
         };
         pki::write(&plane.ca_file, plane.authority.cert_pem())?;
-        plane.start_etcd(&binaries, etcd_port)?;
+        plane.start_etcd(&binaries, etcd_port, etcd_peer_port)?;
         let token = plane.write_api_server_files()?;
         plane.start_api_server(&binaries, etcd_port, port)?;
         plane.write_kubeconfig(&token)?;
@@ -110,8 +111,7 @@ impl Plane {
         Ok(plane)
     }
 
-    fn start_etcd(&mut self, binaries: &KubeBinaries, port: u16) -> Result<()> {
-        let peer = free_ports(1)?[0];
+    fn start_etcd(&mut self, binaries: &KubeBinaries, port: u16, peer: u16) -> Result<()> {
         let client_url = format!("http://127.0.0.1:{port}");
         let peer_url = format!("http://127.0.0.1:{peer}");
         let args = vec![
@@ -199,26 +199,44 @@ impl Plane {
     /// Polls `/readyz` until the API server says it is ready.
     async fn wait_ready(&mut self) -> Result<Client> {
         let client = self.client().await?;
+        self.wait_until(
+            "kube-apiserver was not ready",
+            async || match http::Request::get("/readyz").body(Vec::new()) {
+                Ok(request) => client.request_text(request).await.is_ok(),
+                Err(_) => false,
+            },
+        )
+        .await?;
+        Ok(client)
+    }
+
+    /// Waits until something accepts connections on loopback `port`: how the plane knows a
+    /// process it started (`what`) serves.
+    ///
+    /// # Errors
+    /// When one of the plane's processes stops meanwhile, or a minute passes.
+    pub async fn wait_listening(&mut self, what: &str, port: u16) -> Result<()> {
+        self.wait_until(&format!("{what} did not listen on port {port}"), async || {
+            tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok()
+        })
+        .await
+    }
+
+    /// Probes until `ready` holds, failing as soon as a process of the plane stops, or with
+    /// `failure` (and where the logs are) after a minute.
+    async fn wait_until(&mut self, failure: &str, mut ready: impl AsyncFnMut() -> bool) -> Result<()> {
         let started = Instant::now();
-        loop {
+        while !ready().await {
             self.check_running()?;
-            let request = http::Request::get("/readyz").body(Vec::new());
-            if let Ok(request) = request
-                && client.request_text(request).await.is_ok()
-            {
-                return Ok(client);
-            }
             if started.elapsed() > START_TIMEOUT {
                 return Err(Error::Timeout {
-                    what: format!(
-                        "kube-apiserver was not ready (see {})",
-                        self.dir.join("logs").display()
-                    ),
+                    what: format!("{failure} (see {})", self.dir.join("logs").display()),
                     seconds: START_TIMEOUT.as_secs(),
                 });
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        Ok(())
     }
 
     /// The processes running for the plane, in the order they started.

@@ -270,7 +270,7 @@ fn serve(args: &Args) -> Result<(), String> {
             "capz-sandbox: Cluster API's managers serve after {:.1} s",
             started.elapsed().as_secs_f64()
         );
-        let (emulator, emulator_ca) = start_emulator(&mut plane, args.emulator_port)?;
+        let (emulator, emulator_ca) = start_emulator(&mut plane, args.emulator_port).await?;
         let state = State {
             pid: std::process::id(),
             kubeconfig: plane.kubeconfig().to_owned(),
@@ -302,7 +302,7 @@ fn serve(args: &Args) -> Result<(), String> {
 }
 
 /// Starts the ARM emulator built beside this program; returns its URL and CA file.
-fn start_emulator(plane: &mut Plane, port: u16) -> Result<(String, PathBuf), String> {
+async fn start_emulator(plane: &mut Plane, port: u16) -> Result<(String, PathBuf), String> {
     let binary = std::env::current_exe()
         .map_err(|err| err.to_string())?
         .with_file_name("arm-emulator");
@@ -322,14 +322,10 @@ fn start_emulator(plane: &mut Plane, port: u16) -> Result<(String, PathBuf), Str
     plane
         .spawn("arm-emulator", &binary, &args)
         .map_err(|err| err.to_string())?;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        plane.check_running().map_err(|err| err.to_string())?;
-        if Instant::now() > deadline {
-            return Err("the ARM emulator did not listen within 30 s".into());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    plane
+        .wait_listening("the ARM emulator", port)
+        .await
+        .map_err(|err| err.to_string())?;
     Ok((format!("https://127.0.0.1:{port}"), ca))
 }
 
