@@ -104,11 +104,12 @@ kube-bins:
     etcd=$(cd e2e/etcd && go list -m -f '{{{{.Version}}' go.etcd.io/etcd/server/v3)
     # Keyed by both pins, so a pin change builds anew and every clone on the machine shares a build.
     out="{{cache}}/kube-bins/$kube-etcd-$etcd"
-    if [ -x "$out/kube-apiserver" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ]; then
+    if [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/kubectl" ] \
+        && [ -x "$out/etcd" ]; then
         echo "$out"
         exit 0
     fi
-    echo "kube-bins: building kube-apiserver and kubectl $kube, etcd $etcd" >&2
+    echo "kube-bins: building kube-apiserver, kube-controller-manager and kubectl $kube, etcd $etcd" >&2
     # Module source has no git tree, so the stamps Kubernetes' own build reads from git are given
     # here; without them /version says v0.0.0-master. The module proxy does not tell the release
     # commit, so that one stays empty.
@@ -128,11 +129,11 @@ kube-bins:
     tmp=$(mktemp -d "$out.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
     export CGO_ENABLED=0
-    (cd e2e/kube && go build -trimpath -ldflags="$ldflags" -o "$tmp/" \
-        k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl)
+    (cd e2e/kube && go build -trimpath -ldflags="$ldflags" -o "$tmp/" k8s.io/kubernetes/cmd/kube-apiserver \
+        k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
     # etcd stamps its own version in source; its git SHA is unknown here too.
     (cd e2e/etcd && go build -trimpath -ldflags="-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3)
-    mv -f "$tmp/kube-apiserver" "$tmp/kubectl" "$tmp/etcd" "$out/"
+    mv -f "$tmp/kube-apiserver" "$tmp/kube-controller-manager" "$tmp/kubectl" "$tmp/etcd" "$out/"
     echo "$out"
 
 # Build the pinned Cluster API managers and clusterctl for tests (once per version); print their directory.
@@ -230,9 +231,13 @@ sandbox-smoke:
     "$sandbox" up "${args[@]}" | grep -q "already runs"
     export KUBECONFIG="$dir/sandbox/kubeconfig" CLUSTERCTL_DISABLE_VERSIONCHECK=true
     export PATH="$("{{just_executable()}}" --justfile "{{justfile()}}" kube-bins):$("{{just_executable()}}" --justfile "{{justfile()}}" capi-bins):$PATH"
-    # Exactly our CRDs and Cluster API's, all established.
+    # Exactly our CRDs, Cluster API's, clusterctl's inventory and the cert-manager API clusterctl
+    # expects (at the version this clusterctl installs), all established.
     capi=$("{{just_executable()}}" --justfile "{{justfile()}}" capi-source)
-    expected=$(find deploy/crds "$capi"/{core,bootstrap/kubeadm,controlplane/kubeadm}/config/crd/bases -name '*.yaml' -printf '%f\n' | sed 's/^\([^_]*\)_\(.*\)\.yaml$/\2.\1/' | sort)
+    cert_manager=$(sed -n 's/^\s*CertManagerDefaultVersion\s*=\s*"\(.*\)"/\1/p' "$capi/cmd/clusterctl/client/config/cert_manager_client.go")
+    cert_manager=$(cd e2e/capi && go mod download -json "github.com/cert-manager/cert-manager@$cert_manager" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+    expected=$(find deploy/crds "$capi"/{core,bootstrap/kubeadm,controlplane/kubeadm}/config/crd/bases "$cert_manager/deploy/crds" \
+        "$capi/cmd/clusterctl/config/crd/bases/clusterctl.cluster.x-k8s.io_providers.yaml" -name '*.yaml' -printf '%f\n' | sed 's/^\([^_]*\)_\(.*\)\.yaml$/\2.\1/' | sort)
     crds=$(kubectl get crds -o name | sed 's|.*/||' | sort)
     diff <(echo "$expected") <(echo "$crds") || { echo "sandbox-smoke: the CRDs differ from the expected set" >&2; exit 1; }
     kubectl wait --for condition=Established crd --all --timeout 30s > /dev/null
@@ -250,6 +255,10 @@ sandbox-smoke:
     EOF
     kubectl wait azurecluster/smoke --for jsonpath='{.metadata.ownerReferences[0].kind}'=Cluster --timeout 30s
     clusterctl describe cluster smoke | grep -q "AzureCluster default/smoke"
+    # clusterctl init recorded Cluster API's three providers in its inventory.
+    providers=$(kubectl get providers -A -o jsonpath='{range .items[*]}{.type}/{.providerName}{"\n"}{end}' | sort | tr '\n' ' ')
+    [ "$providers" = "BootstrapProvider/kubeadm ControlPlaneProvider/kubeadm CoreProvider/cluster-api " ] \
+        || { echo "sandbox-smoke: the provider inventory is '$providers'" >&2; exit 1; }
     pids=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["pid"], *[p["pid"] for p in s["processes"]])' "$dir/sandbox/sandbox.json")
     "$sandbox" down --dir "$dir/sandbox"
     for pid in $pids; do
@@ -257,7 +266,7 @@ sandbox-smoke:
             echo "sandbox-smoke: process $pid outlived just down" >&2; exit 1
         fi
     done
-    echo "sandbox-smoke: up, CRDs, owner reference, clusterctl describe and down all work"
+    echo "sandbox-smoke: up, CRDs, owner reference, clusterctl describe, the inventory and down all work"
 
 # Regenerate deploy/crds from the API types.
 crds:

@@ -1,50 +1,103 @@
 //! Cluster API's managers as local processes beside the plane: the core manager, the kubeadm
 //! bootstrap manager and the kubeadm control-plane manager, built by `just capi-bins`.
 //!
-//! In a cluster each runs as a Pod behind a Service, and cert-manager gives its webhook server a
-//! certificate. Here each serves its webhooks on a loopback port with a certificate from the
-//! plane's CA, and the plane's CRDs (for conversion between v1beta1 and v1beta2) and Cluster API's
-//! webhook configurations name `https://127.0.0.1:<port>` with that CA instead of the Service.
+//! `clusterctl init` installs them as it would in any management cluster (see
+//! [`crate::clusterctl`]): CRDs, RBAC, Deployments, Services, webhook configurations, and its
+//! inventory. In a cluster each manager then runs as a Pod behind its Service, and cert-manager
+//! gives its webhook server a certificate. Here each runs as a process serving its webhooks on a
+//! loopback port with a certificate from the plane's CA, and the harness points the CRDs'
+//! conversion (v1beta1 <-> v1beta2) and the webhook configurations clusterctl installed at
+//! `https://127.0.0.1:<port>` with that CA instead of the Service.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use base64::Engine as _;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
-use serde_json::{Value, json};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
 
 use crate::bins::{cache_dir, pinned};
+use crate::clusterctl::{self, Clusterctl};
 use crate::crds;
 use crate::error::{Error, Result};
 use crate::plane::{Plane, free_ports};
 
 const CAPI_GO_MOD: &str = include_str!("../../capi/go.mod");
 
-/// One of Cluster API's managers.
-struct Manager {
-    /// The binary `just capi-bins` builds, also the process's name.
-    binary: &'static str,
-    /// Its kustomize base in the module, holding `crd/bases` and `webhook/manifests.yaml`.
-    config: &'static str,
-    /// What its release's kustomization puts before the webhook configurations' names.
-    name_prefix: &'static str,
+/// The part of a cluster a provider plays, as clusterctl names it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Kind {
+    Core,
+    Bootstrap,
+    ControlPlane,
 }
 
-const MANAGERS: [Manager; 3] = [
+impl Kind {
+    /// The `clusterctl init` flag, also the first word of the components file's name.
+    pub(crate) fn flag(self) -> &'static str {
+        match self {
+            Self::Core => "core",
+            Self::Bootstrap => "bootstrap",
+            Self::ControlPlane => "control-plane",
+        }
+    }
+
+    /// The provider type in `clusterctl.yaml` and the inventory.
+    pub(crate) fn provider_type(self) -> &'static str {
+        match self {
+            Self::Core => "CoreProvider",
+            Self::Bootstrap => "BootstrapProvider",
+            Self::ControlPlane => "ControlPlaneProvider",
+        }
+    }
+
+    /// The label clusterctl puts on everything it installs for `provider`
+    /// (`cluster.x-k8s.io/provider`), also its directory in a local repository.
+    pub(crate) fn label(self, provider: &str) -> String {
+        match self {
+            Self::Core => provider.to_owned(),
+            Self::Bootstrap | Self::ControlPlane => format!("{}-{provider}", self.flag()),
+        }
+    }
+}
+
+/// One of Cluster API's managers.
+pub(crate) struct Manager {
+    /// The binary `just capi-bins` builds, also the process's name.
+    pub(crate) binary: &'static str,
+    /// The provider's name for clusterctl.
+    pub(crate) provider: &'static str,
+    pub(crate) kind: Kind,
+    /// Its kustomize bases in the module (`default` renders the components).
+    pub(crate) config: &'static str,
+    /// Its image's name in the release registry.
+    pub(crate) image: &'static str,
+}
+
+pub(crate) const MANAGERS: [Manager; 3] = [
     Manager {
         binary: "cluster-api-manager",
+        provider: "cluster-api",
+        kind: Kind::Core,
         config: "core/config",
-        name_prefix: "capi-",
+        image: "cluster-api-controller",
     },
     Manager {
         binary: "kubeadm-bootstrap-manager",
+        provider: "kubeadm",
+        kind: Kind::Bootstrap,
         config: "bootstrap/kubeadm/config",
-        name_prefix: "capi-kubeadm-bootstrap-",
+        image: "kubeadm-bootstrap-controller",
     },
     Manager {
         binary: "kubeadm-control-plane-manager",
+        provider: "kubeadm",
+        kind: Kind::ControlPlane,
         config: "controlplane/kubeadm/config",
-        name_prefix: "capi-kubeadm-control-plane-",
+        image: "kubeadm-control-plane-controller",
     },
 ];
 
@@ -77,16 +130,23 @@ pub fn binaries() -> Result<PathBuf> {
 }
 
 impl Plane {
-    /// Starts Cluster API's managers against this plane, with the feature gates CAPZ's flavors
-    /// need (MachinePool, ClusterTopology), and returns once the API server converts and admits
-    /// Cluster API's kinds through them.
+    /// Installs Cluster API with `clusterctl init` from the local repository and runs its
+    /// managers as local processes, with the feature gates CAPZ's flavors need (MachinePool,
+    /// ClusterTopology). Returns once the API server converts and admits Cluster API's kinds
+    /// through them; the returned clusterctl works against this plane.
+    ///
+    /// kube-controller-manager starts first: clusterctl, like Cluster API, relies on namespaces
+    /// being deleted and on garbage collection by owner references.
     ///
     /// # Errors
-    /// When a binary is missing, a manager stops or does not serve in time, or the API server
-    /// refuses the webhook settings.
-    pub async fn start_cluster_api(&mut self) -> Result<()> {
+    /// When a binary is missing, a process stops or does not serve in time, clusterctl fails, or
+    /// the API server refuses the webhook settings.
+    pub async fn start_cluster_api(&mut self) -> Result<Clusterctl> {
         let bins = binaries()?;
-        let source = crds::cluster_api_source()?;
+        self.start_controller_manager()?;
+        let client = self.client().await?;
+        crds::install(&client, &[clusterctl::cert_manager_crds()?]).await?;
+        let clusterctl = Clusterctl::new(&bins, self.kubeconfig(), &self.dir().join("clusterctl"))?;
         let mut ports = Vec::new();
         for manager in &MANAGERS {
             let free = free_ports(3)?;
@@ -107,39 +167,43 @@ impl Plane {
             self.spawn(manager.binary, &bins.join(manager.binary), &args)?;
             ports.push(webhook);
         }
+        // The managers start up while clusterctl installs; they read the stored version
+        // (v1beta2), which needs no conversion.
+        clusterctl.init().await?;
         for (manager, port) in MANAGERS.iter().zip(&ports) {
             self.wait_listening(manager.binary, *port).await?;
         }
-        let client = self.client().await?;
         let ca_bundle = base64::engine::general_purpose::STANDARD.encode(self.authority().cert_pem());
         for (manager, port) in MANAGERS.iter().zip(ports) {
             let url = format!("https://127.0.0.1:{port}");
-            convert_through(&client, &source.join(manager.config), &url, &ca_bundle).await?;
-            admit_through(
-                &client,
-                &source.join(manager.config),
-                manager.name_prefix,
-                &url,
-                &ca_bundle,
-            )
-            .await?;
+            let selector = format!(
+                "cluster.x-k8s.io/provider={}",
+                manager.kind.label(manager.provider)
+            );
+            convert_through(&client, &selector, &url, &ca_bundle).await?;
+            admit_through(&client, &selector, &url, &ca_bundle).await?;
         }
-        Ok(())
+        self.wait_controller_manager(&client).await?;
+        Ok(clusterctl)
     }
 }
 
-/// Points the conversion of the manager's multi-version CRDs at its webhook server.
-async fn convert_through(client: &kube::Client, config: &Path, url: &str, ca_bundle: &str) -> Result<()> {
+/// Points the conversion of the provider's CRDs (those clusterctl labelled with `selector`) at its
+/// webhook server instead of its Service.
+async fn convert_through(client: &kube::Client, selector: &str, url: &str, ca_bundle: &str) -> Result<()> {
     let api = Api::<CustomResourceDefinition>::all(client.clone());
-    let conversion = json!({"spec": {"conversion": {
-        "strategy": "Webhook",
-        "webhook": {
-            "conversionReviewVersions": ["v1"],
-            "clientConfig": {"url": format!("{url}/convert"), "caBundle": ca_bundle},
-        },
-    }}});
-    for crd in crds::load(&[config.join("crd").join("bases")])? {
-        if crd.spec.versions.len() > 1 {
+    let conversion = json!({"spec": {"conversion": {"webhook": {"clientConfig": {
+        "url": format!("{url}/convert"),
+        "caBundle": ca_bundle,
+        "service": null,
+    }}}}});
+    for crd in api.list(&ListParams::default().labels(selector)).await? {
+        let converts = crd
+            .spec
+            .conversion
+            .as_ref()
+            .is_some_and(|conversion| conversion.strategy == "Webhook");
+        if converts {
             let name = crd.metadata.name.unwrap_or_default();
             api.patch(&name, &PatchParams::default(), &Patch::Merge(&conversion))
                 .await?;
@@ -148,38 +212,30 @@ async fn convert_through(client: &kube::Client, config: &Path, url: &str, ca_bun
     Ok(())
 }
 
-/// Installs the manager's admission webhook configurations, calling its webhook server.
-async fn admit_through(
-    client: &kube::Client,
-    config: &Path,
-    name_prefix: &str,
-    url: &str,
-    ca_bundle: &str,
-) -> Result<()> {
-    let file = config.join("webhook").join("manifests.yaml");
-    let text = std::fs::read_to_string(&file).map_err(Error::io("read", &file))?;
-    let configurations: Vec<Value> = serde_saphyr::from_multiple(&text).map_err(|err| Error::Manifest {
-        path: file.display().to_string(),
-        message: err.to_string(),
-    })?;
-    for mut configuration in configurations.into_iter().filter(|document| !document.is_null()) {
-        let name = format!(
-            "{name_prefix}{}",
-            configuration["metadata"]["name"].as_str().unwrap_or_default()
-        );
-        configuration["metadata"]["name"] = json!(name);
-        for webhook in configuration["webhooks"].as_array_mut().into_iter().flatten() {
-            let path = webhook["clientConfig"]["service"]["path"]
-                .as_str()
-                .unwrap_or("/")
-                .to_owned();
-            webhook["clientConfig"] = json!({"url": format!("{url}{path}"), "caBundle": ca_bundle});
+/// Points the provider's admission webhook configurations (those clusterctl labelled with
+/// `selector`) at its webhook server instead of its Service.
+async fn admit_through(client: &kube::Client, selector: &str, url: &str, ca_bundle: &str) -> Result<()> {
+    let kinds = [
+        ApiResource::erase::<ValidatingWebhookConfiguration>(&()),
+        ApiResource::erase::<MutatingWebhookConfiguration>(&()),
+    ];
+    for kind in &kinds {
+        let api = Api::<DynamicObject>::all_with(client.clone(), kind);
+        for mut configuration in api.list(&ListParams::default().labels(selector)).await? {
+            for webhook in configuration.data["webhooks"]
+                .as_array_mut()
+                .into_iter()
+                .flatten()
+            {
+                let path = webhook["clientConfig"]["service"]["path"]
+                    .as_str()
+                    .unwrap_or("/")
+                    .to_owned();
+                webhook["clientConfig"] = json!({"url": format!("{url}{path}"), "caBundle": ca_bundle});
+            }
+            let name = configuration.metadata.name.clone().unwrap_or_default();
+            api.replace(&name, &PostParams::default(), &configuration).await?;
         }
-        let object: DynamicObject = serde_json::from_value(configuration).map_err(|err| Error::Manifest {
-            path: file.display().to_string(),
-            message: err.to_string(),
-        })?;
-        crate::kit::apply(client, "", &object).await?;
     }
     Ok(())
 }

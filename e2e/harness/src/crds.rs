@@ -53,12 +53,19 @@ pub fn cluster_api_source() -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os("CAPZ_CAPI_SOURCE") {
         return Ok(PathBuf::from(dir));
     }
-    let failed = |message: String| Error::GoModule {
-        module: CLUSTER_API_MODULE,
-        message,
-    };
+    module_source(CLUSTER_API_MODULE, None)
+}
+
+/// Where the Go module cache holds `module`, at `version` or else at the version `e2e/capi`
+/// pins, downloading it the first time.
+///
+/// # Errors
+/// When `go` fails or does not name a directory.
+pub(crate) fn module_source(module: &'static str, version: Option<&str>) -> Result<PathBuf> {
+    let failed = |message: String| Error::GoModule { module, message };
+    let query = version.map_or_else(|| module.to_owned(), |version| format!("{module}@{version}"));
     let output = std::process::Command::new("go")
-        .args(["mod", "download", "-json", CLUSTER_API_MODULE])
+        .args(["mod", "download", "-json", &query])
         .current_dir(repository().join("e2e").join("capi"))
         .output()
         .map_err(|err| failed(format!("cannot run go: {err}")))?;
@@ -114,9 +121,12 @@ pub async fn install(client: &Client, paths: &[PathBuf]) -> Result<Vec<String>> 
     let crds = load(paths)?;
     let api = Api::<CustomResourceDefinition>::all(client.clone());
     let params = PatchParams::apply(FIELD_MANAGER).force();
-    for crd in &crds {
-        api.patch(name(crd), &params, &Patch::Apply(crd)).await?;
-    }
+    // All at once: each apply waits mostly on the API server building the CRD's schema.
+    futures_util::future::try_join_all(crds.iter().map(|crd| {
+        let (api, params) = (&api, &params);
+        async move { api.patch(name(crd), params, &Patch::Apply(crd)).await }
+    }))
+    .await?;
     let started = Instant::now();
     futures_util::future::try_join_all(crds.iter().map(|crd| wait_served(client, &api, crd, started)))
         .await?;

@@ -39,6 +39,9 @@ pub enum Error {
     /// The Go toolchain could not tell where a module's source is.
     #[error("cannot locate the source of {module}: {message}")]
     GoModule { module: &'static str, message: String },
+    /// A command the harness runs (clusterctl, kubectl) failed.
+    #[error("{command} failed: {problem}")]
+    Command { command: String, problem: String },
     /// The API server refused or failed a request.
     #[error(transparent)]
     Kube(#[from] kube::Error),

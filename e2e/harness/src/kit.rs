@@ -27,7 +27,8 @@ pub async fn with_temp_namespace<R>(client: &Client, test: impl AsyncFnOnce(Stri
         .await?
         .name_any();
     let outcome = AssertUnwindSafe(test(name.clone())).catch_unwind().await;
-    // Without a namespace controller the namespace stays Terminating; nothing else reads it.
+    // Deleted without waiting: on a plane without kube-controller-manager it stays Terminating,
+    // which nothing else minds.
     let _ = namespaces.delete(&name, &DeleteParams::default()).await;
     match outcome {
         Ok(result) => Ok(result),

@@ -17,6 +17,8 @@
 
 mod bins;
 pub mod cluster_api;
+pub mod clusterctl;
+mod controller_manager;
 pub mod crds;
 mod error;
 mod kit;
@@ -28,6 +30,7 @@ mod token;
 use std::sync::OnceLock;
 
 pub use bins::{KubeBinaries, cache_dir};
+pub use clusterctl::Clusterctl;
 pub use error::{Error, Result};
 pub use kit::{
     api_for, apply, apply_and_wait_for_condition, apply_yaml, has_condition, resource, wait_for,

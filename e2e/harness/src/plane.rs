@@ -224,7 +224,11 @@ impl Plane {
 
     /// Probes until `ready` holds, failing as soon as a process of the plane stops, or with
     /// `failure` (and where the logs are) after a minute.
-    async fn wait_until(&mut self, failure: &str, mut ready: impl AsyncFnMut() -> bool) -> Result<()> {
+    pub(crate) async fn wait_until(
+        &mut self,
+        failure: &str,
+        mut ready: impl AsyncFnMut() -> bool,
+    ) -> Result<()> {
         let started = Instant::now();
         while !ready().await {
             self.check_running()?;

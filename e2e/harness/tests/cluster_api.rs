@@ -1,9 +1,11 @@
-//! Cluster API's managers beside the plane: v1beta1 manifests, as CAPZ flavors are written, are
-//! admitted, converted, stored and reconciled.
+//! Cluster API installed by `clusterctl init` and its managers beside the plane: v1beta1
+//! manifests, as CAPZ flavors are written, are admitted, converted, stored and reconciled, and
+//! clusterctl works against the plane.
 
 use std::time::{Duration, Instant};
 
-use capz_harness::Plane;
+use capz_harness::{Clusterctl, Plane};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt as _;
 use kube::api::{Api, DynamicObject};
 
@@ -30,14 +32,41 @@ spec:
   resourceGroup: smoke
 ";
 
+/// A template as `clusterctl generate cluster --from` takes it.
+const TEMPLATE: &str = r#"
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata:
+  name: "${CLUSTER_NAME}"
+  namespace: "${NAMESPACE}"
+spec:
+  infrastructureRef:
+    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+    kind: AzureCluster
+    name: "${CLUSTER_NAME}"
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureCluster
+metadata:
+  name: "${CLUSTER_NAME}"
+  namespace: "${NAMESPACE}"
+spec:
+  location: "${AZURE_LOCATION:=westeurope}"
+  resourceGroup: "${CLUSTER_NAME}"
+"#;
+
+// One test, since each plane with Cluster API costs its own start-up.
 #[tokio::test]
-async fn a_v1beta1_cluster_is_converted_and_its_azure_cluster_gets_an_owner() {
+async fn cluster_api_installed_by_clusterctl_reconciles_v1beta1_manifests() {
     let mut plane = Plane::start().await.unwrap();
     let started = Instant::now();
-    plane.start_cluster_api().await.unwrap();
-    eprintln!("Cluster API's managers served in {:?}", started.elapsed());
+    let clusterctl = plane.start_cluster_api().await.unwrap();
+    eprintln!("Cluster API installed and served in {:?}", started.elapsed());
     let client = plane.client().await.unwrap();
-    capz_harness::with_temp_namespace(&client, async |namespace| {
+    the_inventory_lists_the_providers(&client, &clusterctl)
+        .await
+        .unwrap();
+    let namespace = capz_harness::with_temp_namespace(&client, async |namespace| {
         let applied = capz_harness::apply_yaml(&client, &namespace, CLUSTER)
             .await
             .unwrap();
@@ -99,7 +128,111 @@ async fn a_v1beta1_cluster_is_converted_and_its_azure_cluster_gets_an_owner() {
                 .map(String::as_str),
             Some("smoke")
         );
+        clusterctl_reads_the_cluster(&clusterctl, &namespace)
+            .await
+            .unwrap();
+        namespace
     })
     .await
     .unwrap();
+
+    // kube-controller-manager finishes the namespace's deletion, as in any cluster.
+    let namespaces = Api::<Namespace>::all(client.clone());
+    let deadline = Instant::now() + Duration::from_mins(1);
+    while namespaces.get_opt(&namespace).await.unwrap().is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "namespace {namespace} was not deleted in 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+type Outcome = Result<(), Box<dyn std::error::Error>>;
+
+async fn the_inventory_lists_the_providers(client: &kube::Client, clusterctl: &Clusterctl) -> Outcome {
+    let providers =
+        capz_harness::resource(client, "clusterctl.cluster.x-k8s.io", "v1alpha3", "Provider").await?;
+    let mut listed: Vec<(String, String, String, String)> =
+        Api::<DynamicObject>::all_with(client.clone(), &providers)
+            .list(&kube::api::ListParams::default())
+            .await?
+            .into_iter()
+            .map(|provider| {
+                let field = |name: &str| provider.data[name].as_str().unwrap_or_default().to_owned();
+                (
+                    provider.namespace().unwrap_or_default(),
+                    field("providerName"),
+                    field("type"),
+                    field("version"),
+                )
+            })
+            .collect();
+    listed.sort();
+    let version = capz_harness::cluster_api::version().to_owned();
+    let expected = [
+        ("capi-kubeadm-bootstrap-system", "kubeadm", "BootstrapProvider"),
+        (
+            "capi-kubeadm-control-plane-system",
+            "kubeadm",
+            "ControlPlaneProvider",
+        ),
+        ("capi-system", "cluster-api", "CoreProvider"),
+    ]
+    .map(|(namespace, name, kind)| {
+        (
+            namespace.to_owned(),
+            name.to_owned(),
+            kind.to_owned(),
+            version.clone(),
+        )
+    });
+    assert_eq!(listed, expected);
+
+    // The local repository holds no newer release, and clusterctl sees that from the inventory.
+    let plan = clusterctl.run(&["upgrade", "plan"]).await?.stdout;
+    assert_eq!(plan.matches("Already up to date").count(), 3, "{plan}");
+    Ok(())
+}
+
+async fn clusterctl_reads_the_cluster(clusterctl: &Clusterctl, namespace: &str) -> Outcome {
+    let described = clusterctl
+        .run(&["describe", "cluster", "smoke", "--namespace", namespace])
+        .await?
+        .stdout;
+    assert!(
+        described.contains(&format!("AzureCluster {namespace}/smoke")),
+        "{described}"
+    );
+
+    let template = std::env::temp_dir().join(format!("capz-template-{}.yaml", std::process::id()));
+    std::fs::write(&template, TEMPLATE)?;
+    let generated = clusterctl
+        .run(&[
+            "generate",
+            "cluster",
+            "generated",
+            "--target-namespace",
+            namespace,
+            "--from",
+            template.to_str().ok_or("the temporary directory is not UTF-8")?,
+        ])
+        .await;
+    std::fs::remove_file(&template)?;
+    let generated = generated?.stdout;
+    assert!(generated.contains("name: generated"), "{generated}");
+    assert!(
+        generated.contains(&format!("namespace: {namespace}")),
+        "{generated}"
+    );
+    assert!(generated.contains("location: westeurope"), "{generated}");
+
+    // A real move needs a provisioned cluster with an initialized control plane, which a
+    // kubeadm cluster never reaches without machines; the dry run walks the same object graph.
+    let moved = clusterctl
+        .run(&["move", "--dry-run", "--namespace", namespace])
+        .await?
+        .stderr;
+    assert!(moved.contains("Clusters=1"), "{moved}");
+    Ok(())
 }

@@ -40,6 +40,7 @@ struct State {
     emulator_ca: PathBuf,
     kube_bins: PathBuf,
     capi_bins: PathBuf,
+    clusterctl_config: PathBuf,
     processes: Vec<Running>,
 }
 
@@ -191,8 +192,9 @@ fn up(args: &Args) -> Result<(), String> {
 
 fn print_usage(state: &State) {
     let kubeconfig = state.kubeconfig.display();
+    let config = state.clusterctl_config.display();
     println!(
-        "\n  API server:   {}\n  ARM emulator: {} (CA: {})\n  logs:         {}\n\nUse it with:\n  export KUBECONFIG={kubeconfig} PATH=\"{}:{}:$PATH\"\n  kubectl get crds\n  clusterctl describe cluster <name>\n\nStop it with `just down`; `just status` shows what runs.",
+        "\n  API server:   {}\n  ARM emulator: {} (CA: {})\n  logs:         {}\n\nUse it with:\n  export KUBECONFIG={kubeconfig} PATH=\"{}:{}:$PATH\" CLUSTERCTL_DISABLE_VERSIONCHECK=true\n  kubectl get crds\n  kubectl get providers -A    # clusterctl's inventory\n  clusterctl describe cluster <name>\n  clusterctl generate cluster <name> --from <template> --config {config}\n  clusterctl upgrade plan --config {config}\n\nStop it with `just down`; `just status` shows what runs.",
         state.api_server,
         state.emulator,
         state.emulator_ca.display(),
@@ -265,9 +267,9 @@ fn serve(args: &Args) -> Result<(), String> {
             "capz-sandbox: etcd and kube-apiserver serve every CRD after {:.1} s",
             started.elapsed().as_secs_f64()
         );
-        plane.start_cluster_api().await.map_err(|err| err.to_string())?;
+        let clusterctl = plane.start_cluster_api().await.map_err(|err| err.to_string())?;
         eprintln!(
-            "capz-sandbox: Cluster API's managers serve after {:.1} s",
+            "capz-sandbox: clusterctl installed Cluster API, its managers serve after {:.1} s",
             started.elapsed().as_secs_f64()
         );
         let (emulator, emulator_ca) = start_emulator(&mut plane, args.emulator_port).await?;
@@ -281,6 +283,7 @@ fn serve(args: &Args) -> Result<(), String> {
                 .map(|bins| bins.dir().to_owned())
                 .map_err(|err| err.to_string())?,
             capi_bins: capz_harness::cluster_api::binaries().map_err(|err| err.to_string())?,
+            clusterctl_config: clusterctl.config().to_owned(),
             processes: plane
                 .processes()
                 .iter()
