@@ -1,0 +1,374 @@
+//! Credentials for Microsoft Entra ID: how a controller gets the bearer tokens ARM wants.
+//!
+//! Four kinds, matching CAPZ's `AzureClusterIdentity` types:
+//!
+//! | Kind | Constructor | Token source |
+//! |---|---|---|
+//! | client secret | [`Credential::client_secret`] | azure_identity's `ClientSecretCredential` |
+//! | client certificate | [`Credential::client_certificate`] | azure_identity's `ClientAssertionCredential`, with a JWT we sign (RS256) from a PEM or PKCS#12 certificate |
+//! | workload identity | [`Credential::workload_identity`] | `ClientAssertionCredential` with the federated token read from its file at every exchange |
+//! | managed identity | [`Credential::managed_identity`] | our IMDS client, with a configurable endpoint |
+//!
+//! Every credential sends its requests through the given [`HttpClient`] with no SDK retries, and
+//! sits behind a token cache: a token is reused until five minutes before it expires, and
+//! concurrent callers wait for a single refresh. Failures are [`CredentialError`]s that tell a
+//! rejected credential (terminal: a wrong secret stays wrong) from a transient failure.
+
+mod cache;
+mod certificate;
+mod managed_identity;
+mod workload_identity;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use azure_core::cloud::{CloudConfiguration, CustomConfiguration};
+use azure_core::credentials::{AccessToken, TokenCredential, TokenRequestOptions};
+use azure_core::error::ErrorKind;
+use azure_core::http::{ClientOptions, RetryOptions, Transport, Url};
+use azure_identity::{ClientAssertionCredential, ClientAssertionCredentialOptions};
+
+pub use certificate::ClientCertificate;
+pub use managed_identity::ManagedIdentityId;
+
+use crate::cloud::Cloud;
+use crate::http::HttpClient;
+
+/// Why a credential could not produce a token. Messages never contain secrets.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CredentialError {
+    /// The identity provider refused the credential: wrong secret, unknown client or tenant,
+    /// unregistered certificate, untrusted federated token. Retrying does not help; the
+    /// credential's configuration must change. The message carries Entra's `AADSTS` code.
+    #[error("the {kind} credential was rejected: {message}")]
+    Rejected {
+        /// The kind of credential.
+        kind: &'static str,
+        /// What the identity provider said.
+        message: String,
+    },
+    /// The identity provider could not be reached or failed; a later attempt may succeed.
+    #[error("the {kind} credential could not get a token: {message}")]
+    Transient {
+        /// The kind of credential.
+        kind: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+    /// The credential's own material is unusable: an unreadable token file, a certificate without
+    /// its key, a malformed tenant id.
+    #[error("the {kind} credential is misconfigured: {message}")]
+    Configuration {
+        /// The kind of credential.
+        kind: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl CredentialError {
+    /// Whether retrying without a configuration change is pointless.
+    #[must_use]
+    pub fn is_terminal(&self) -> bool {
+        !matches!(self, Self::Transient { .. })
+    }
+
+    fn configuration(kind: &'static str, message: impl Into<String>) -> Self {
+        Self::Configuration {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// A token credential with a cache in front. Cloning shares the cache.
+#[derive(Debug, Clone)]
+pub struct Credential(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    kind: &'static str,
+    principal: String,
+    source: Arc<dyn TokenCredential>,
+    cache: cache::TokenCache,
+}
+
+const CLIENT_SECRET: &str = "client secret";
+const CLIENT_CERTIFICATE: &str = "client certificate";
+const WORKLOAD_IDENTITY: &str = "workload identity";
+const MANAGED_IDENTITY: &str = "managed identity";
+
+impl Credential {
+    /// A service principal signing in with a client secret.
+    ///
+    /// # Errors
+    /// When the tenant id, client id or secret is empty or malformed.
+    pub fn client_secret(
+        cloud: &Cloud,
+        http: &HttpClient,
+        tenant_id: &str,
+        client_id: &str,
+        secret: &str,
+    ) -> Result<Self, CredentialError> {
+        let source = azure_identity::ClientSecretCredential::new(
+            tenant_id,
+            client_id.to_owned(),
+            secret.to_owned().into(),
+            Some(azure_identity::ClientSecretCredentialOptions {
+                client_options: client_options(cloud, http),
+            }),
+        )
+        .map_err(|err| CredentialError::configuration(CLIENT_SECRET, err.to_string()))?;
+        Ok(Self::new(CLIENT_SECRET, client_id, source))
+    }
+
+    /// A service principal signing in with a certificate: each token request carries a client
+    /// assertion JWT signed with the certificate's key.
+    ///
+    /// # Errors
+    /// When the tenant id or client id is empty or malformed.
+    pub fn client_certificate(
+        cloud: &Cloud,
+        http: &HttpClient,
+        tenant_id: &str,
+        client_id: &str,
+        certificate: ClientCertificate,
+    ) -> Result<Self, CredentialError> {
+        let audience = token_endpoint(cloud, tenant_id)
+            .map_err(|message| CredentialError::configuration(CLIENT_CERTIFICATE, message))?;
+        let assertion = certificate::Assertion::new(certificate, client_id.to_owned(), audience.to_string());
+        let source = assertion_credential(CLIENT_CERTIFICATE, cloud, http, tenant_id, client_id, assertion)?;
+        Ok(Self::new(CLIENT_CERTIFICATE, client_id, source))
+    }
+
+    /// A workload identity: the federated token in `token_file` (a Kubernetes service account
+    /// token, rotated by the kubelet) is exchanged for an Entra token. The file is read at every
+    /// exchange, so a rotated token is always picked up.
+    ///
+    /// # Errors
+    /// When the tenant id or client id is empty or malformed.
+    pub fn workload_identity(
+        cloud: &Cloud,
+        http: &HttpClient,
+        tenant_id: &str,
+        client_id: &str,
+        token_file: impl Into<PathBuf>,
+    ) -> Result<Self, CredentialError> {
+        let assertion = workload_identity::TokenFile::new(token_file.into());
+        let source = assertion_credential(WORKLOAD_IDENTITY, cloud, http, tenant_id, client_id, assertion)?;
+        Ok(Self::new(WORKLOAD_IDENTITY, client_id, source))
+    }
+
+    /// A managed identity of the machine, through the Instance Metadata Service at `endpoint`
+    /// ([`ManagedIdentityId::IMDS_ENDPOINT`] on Azure).
+    #[must_use]
+    pub fn managed_identity(http: &HttpClient, endpoint: Url, identity: ManagedIdentityId) -> Self {
+        let principal = identity.to_string();
+        let source = managed_identity::ManagedIdentity::new(http.clone(), endpoint, identity);
+        Self::new(MANAGED_IDENTITY, &principal, Arc::new(source))
+    }
+
+    fn new(kind: &'static str, principal: &str, source: Arc<dyn TokenCredential>) -> Self {
+        Self(Arc::new(Inner {
+            kind,
+            principal: principal.to_ascii_lowercase(),
+            source,
+            cache: cache::TokenCache::default(),
+        }))
+    }
+
+    /// Who the credential signs in as: the client id, or for a managed identity how it is picked
+    /// (`system-assigned`, a client id or a resource id). It keys the throttle gate.
+    #[must_use]
+    pub fn principal(&self) -> &str {
+        &self.0.principal
+    }
+
+    /// A token for `scopes`, from the cache when it is not about to expire.
+    ///
+    /// # Errors
+    /// When the identity provider rejects the credential or cannot be reached.
+    pub async fn token(&self, scopes: &[&str]) -> Result<AccessToken, CredentialError> {
+        let inner = &self.0;
+        inner
+            .cache
+            .get(scopes, || async {
+                inner
+                    .source
+                    .get_token(scopes, None)
+                    .await
+                    .map_err(|err| classify(inner.kind, &err))
+            })
+            .await
+    }
+}
+
+#[async_trait::async_trait]
+impl TokenCredential for Credential {
+    async fn get_token(
+        &self,
+        scopes: &[&str],
+        _options: Option<TokenRequestOptions<'_>>,
+    ) -> azure_core::Result<AccessToken> {
+        self.token(scopes)
+            .await
+            .map_err(|err| azure_core::Error::new(ErrorKind::Credential, err))
+    }
+}
+
+/// Client options for azure_identity's credentials: our transport, no retries, our authority.
+fn client_options(cloud: &Cloud, http: &HttpClient) -> ClientOptions {
+    let configuration = match cloud {
+        Cloud::AzurePublicCloud => CloudConfiguration::AzurePublic,
+        Cloud::AzureChinaCloud => CloudConfiguration::AzureChina,
+        Cloud::AzureUSGovernmentCloud => CloudConfiguration::AzureGovernment,
+        Cloud::Custom(_) => {
+            let mut custom = CustomConfiguration::default();
+            custom.authority_host = cloud.authority_host().to_string();
+            CloudConfiguration::Custom(custom)
+        }
+    };
+    ClientOptions {
+        transport: Some(Transport::new(Arc::new(http.clone()))),
+        retry: RetryOptions::none(),
+        cloud: Some(Arc::new(configuration)),
+        ..ClientOptions::default()
+    }
+}
+
+/// The v2.0 token endpoint of a tenant, as azure_identity builds it: the audience of client
+/// assertions must be exactly the URL they are posted to.
+fn token_endpoint(cloud: &Cloud, tenant_id: &str) -> Result<Url, String> {
+    cloud
+        .authority_host()
+        .join(&format!("/{tenant_id}/oauth2/v2.0/token"))
+        .map_err(|_| format!("'{tenant_id}' is not a valid tenant id"))
+}
+
+fn assertion_credential<A: azure_identity::ClientAssertion + 'static>(
+    kind: &'static str,
+    cloud: &Cloud,
+    http: &HttpClient,
+    tenant_id: &str,
+    client_id: &str,
+    assertion: A,
+) -> Result<Arc<dyn TokenCredential>, CredentialError> {
+    let credential = ClientAssertionCredential::new(
+        tenant_id.to_owned(),
+        client_id.to_owned(),
+        assertion,
+        Some(ClientAssertionCredentialOptions {
+            client_options: client_options(cloud, http),
+        }),
+    )
+    .map_err(|err| CredentialError::configuration(kind, err.to_string()))?;
+    Ok(credential)
+}
+
+/// Turns a token source's failure into a [`CredentialError`]: one of ours passes through; an HTTP
+/// answer from the identity provider is a rejection unless it is throttling or a server error;
+/// anything else (connection, timeout, garbled answer) is transient.
+fn classify(kind: &'static str, err: &azure_core::Error) -> CredentialError {
+    let mut status = None;
+    let mut message = None;
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(error) = current {
+        if let Some(ours) = error.downcast_ref::<CredentialError>() {
+            return ours.clone();
+        }
+        if let Some(azure) = error.downcast_ref::<azure_core::Error>() {
+            match azure.kind() {
+                ErrorKind::HttpResponse { status: found, .. } => {
+                    status = Some(u16::from(*found));
+                    message = Some(azure.to_string());
+                }
+                // azure_identity wraps every failure in a Credential error whose message adds only
+                // a troubleshooting link; the cause below it is what to report.
+                ErrorKind::Credential => {}
+                _ if message.is_none() => message = Some(chain(azure)),
+                _ => {}
+            }
+        }
+        current = error.source();
+    }
+    let message = message.unwrap_or_else(|| chain(err));
+    match status {
+        Some(status) if status != 429 && status < 500 => CredentialError::Rejected { kind, message },
+        _ => CredentialError::Transient { kind, message },
+    }
+}
+
+/// An error with its causes, `: `-separated, each once.
+pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = Some(err);
+    while let Some(error) = current {
+        let text = error.to_string();
+        if !parts.iter().any(|part| part.contains(&text)) {
+            parts.push(text);
+        }
+        current = error.source();
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use azure_core::error::{Error, ErrorKind};
+    use azure_core::http::StatusCode;
+
+    use super::{CredentialError, classify};
+
+    fn entra_answer(status: StatusCode) -> Error {
+        let answer = Error::with_message(
+            ErrorKind::HttpResponse {
+                status,
+                error_code: Some("7000215".into()),
+                raw_response: None,
+            },
+            "AADSTS7000215: Invalid client secret provided.",
+        );
+        Error::with_error(
+            ErrorKind::Credential,
+            answer,
+            "ClientSecretCredential authentication failed.",
+        )
+    }
+
+    #[test]
+    fn refusals_are_terminal_and_name_the_aadsts_code() {
+        let err = classify("client secret", &entra_answer(StatusCode::Unauthorized));
+        assert!(err.is_terminal());
+        assert_eq!(
+            err.to_string(),
+            "the client secret credential was rejected: AADSTS7000215: Invalid client secret provided."
+        );
+    }
+
+    #[test]
+    fn throttling_server_errors_and_transport_failures_are_transient() {
+        for status in [StatusCode::TooManyRequests, StatusCode::ServiceUnavailable] {
+            assert!(!classify("client secret", &entra_answer(status)).is_terminal());
+        }
+        let io = Error::with_error(
+            ErrorKind::Credential,
+            Error::with_message(ErrorKind::Connection, "POST login: request failed"),
+            "ClientSecretCredential authentication failed.",
+        );
+        let err = classify("client secret", &io);
+        assert!(matches!(err, CredentialError::Transient { .. }), "{err}");
+        assert!(err.to_string().contains("request failed"), "{err}");
+    }
+
+    #[test]
+    fn our_own_errors_pass_through() {
+        let ours = CredentialError::configuration("workload identity", "cannot read /token");
+        let wrapped = Error::with_error(
+            ErrorKind::Credential,
+            Error::new(ErrorKind::Credential, ours),
+            "WorkloadIdentityCredential authentication failed.",
+        );
+        let err = classify("workload identity", &wrapped);
+        assert!(matches!(err, CredentialError::Configuration { .. }), "{err}");
+    }
+}

@@ -1,0 +1,36 @@
+//! The Azure layer of capz-rs: everything a controller needs to talk to Azure Resource Manager,
+//! and nothing of Kubernetes.
+//!
+//! ```text
+//!   id          ResourceId, SubscriptionId, ResourceGroupName, Location, ApiVersion
+//!   cloud       Cloud: public, China, US Government, or custom (Azure Stack Hub, the emulator)
+//!     │
+//!   http        HttpClient: hyper + rustls (ring), pooled connections, per-request timeout
+//!     │
+//!   credential  Credential: client secret, client certificate, workload identity, managed
+//!     │         identity; a token cache in front of each
+//!     │
+//!   arm         ArmClient: get / put / patch / delete / list, one-step polling of operations
+//!               (OperationToken), ArmError with its Category, the process-wide throttle gate
+//! ```
+//!
+//! A controller builds one [`HttpClient`] per cloud, one [`Credential`] per identity and one
+//! [`ArmClient`] per (credential, controller), and shares them across reconciles. Resource models
+//! are plain serde types pinned to an [`ApiVersion`]; the client is generic over them.
+
+#![deny(missing_docs)]
+
+pub mod arm;
+pub mod cloud;
+pub mod credential;
+pub mod http;
+pub mod id;
+
+pub use arm::{
+    ArmClient, ArmError, Category, ErrorBody, InProgress, OperationMethod, OperationToken, Outcome, PollKind,
+    PollOutcome, RateLimitBudget, UnknownTokenError,
+};
+pub use cloud::{Cloud, CloudError, CustomCloud};
+pub use credential::{ClientCertificate, Credential, CredentialError, ManagedIdentityId};
+pub use http::HttpClient;
+pub use id::{ApiVersion, IdError, Location, ResourceGroupName, ResourceId, SubscriptionId};
