@@ -5,6 +5,13 @@
 
 #![deny(missing_docs)]
 
+pub mod apply;
+pub mod conditions;
+pub mod operations;
+pub mod policy;
+pub mod resource;
+pub mod tags;
+
 pub use capz_api as api;
 pub use capz_azure as azure;
 pub use k8s_openapi;

@@ -1,0 +1,225 @@
+//! Computing a controller's conditions from what it observed.
+//!
+//! A controller reports each of its condition types as an [`Observation`]; [`observe`] turns the
+//! observations into conditions, keeping `lastTransitionTime` of those whose status did not
+//! change, so that a reconcile that changes nothing writes nothing new.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use capz_api::common::conditions::{
+    Condition, ConditionSeverity, ConditionStatus, ConditionType, Conditions,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+
+/// Why a condition has its status: one CamelCase word users and tools match on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Reason(Cow<'static, str>);
+
+impl Reason {
+    /// A reason of the caller's own.
+    #[must_use]
+    pub const fn new(reason: &'static str) -> Self {
+        Self(Cow::Borrowed(reason))
+    }
+
+    /// The wire form.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+macro_rules! reasons {
+    ($($(#[$doc:meta])* $constant:ident = $wire:literal;)*) => {
+        impl Reason {
+            $($(#[$doc])* pub const $constant: Self = Self::new($wire);)*
+        }
+    };
+}
+
+reasons! {
+    /// An Azure resource is being created or updated.
+    CREATING = "Creating";
+    /// An Azure resource is being deleted.
+    DELETING = "Deleting";
+    /// Deleting an Azure resource failed.
+    DELETION_FAILED = "DeletionFailed";
+    /// An Azure operation failed.
+    FAILED = "Failed";
+    /// The spec asks for something Azure cannot do; it waits for a change.
+    INVALID_CONFIGURATION = "InvalidConfiguration";
+    /// Azure asked to slow down; the controller retries after the time it gave.
+    THROTTLED = "Throttled";
+    /// A resource by the wanted name exists but is not ours; it is left alone.
+    NOT_OWNED = "NotOwned";
+    /// The cluster is paused.
+    PAUSED = "Paused";
+    /// Another condition this one needs does not hold yet.
+    WAITING_FOR_DEPENDENCY = "WaitingForDependency";
+    /// The identity may not be used from the object's namespace.
+    NAMESPACE_NOT_ALLOWED_BY_IDENTITY = "NamespaceNotAllowedByIdentity";
+}
+
+/// What a controller observed about one of its condition types in one reconcile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observation {
+    /// The condition type.
+    pub type_: ConditionType,
+    /// Whether it holds.
+    pub status: ConditionStatus,
+    /// How serious it is when it does not hold.
+    pub severity: Option<ConditionSeverity>,
+    /// Why, when it does not hold.
+    pub reason: Option<Reason>,
+    /// A sentence for people.
+    pub message: Option<String>,
+}
+
+impl Observation {
+    /// The condition holds.
+    #[must_use]
+    pub fn holds(type_: ConditionType) -> Self {
+        Self {
+            type_,
+            status: ConditionStatus::True,
+            severity: None,
+            reason: None,
+            message: None,
+        }
+    }
+
+    /// The condition does not hold, for `reason`.
+    #[must_use]
+    pub fn fails(
+        type_: ConditionType,
+        reason: Reason,
+        severity: ConditionSeverity,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            type_,
+            status: ConditionStatus::False,
+            severity: Some(severity),
+            reason: Some(reason),
+            message: Some(message.into()),
+        }
+    }
+
+    /// Whether the condition holds cannot be told yet.
+    #[must_use]
+    pub fn unknown(type_: ConditionType, reason: Reason, message: impl Into<String>) -> Self {
+        Self {
+            type_,
+            status: ConditionStatus::Unknown,
+            severity: None,
+            reason: Some(reason),
+            message: Some(message.into()),
+        }
+    }
+}
+
+/// The conditions for `observations`, in their order, given the object's current `conditions`:
+/// a condition whose status is unchanged keeps its `lastTransitionTime`, others take `now`.
+#[must_use]
+pub fn observe(
+    conditions: Option<&Conditions>,
+    observations: impl IntoIterator<Item = Observation>,
+    now: Timestamp,
+) -> Vec<Condition> {
+    observations
+        .into_iter()
+        .map(|observed| {
+            let since = conditions
+                .and_then(|conditions| conditions.get(&observed.type_))
+                .filter(|previous| previous.status == observed.status)
+                .map_or(Time(now), |previous| previous.last_transition_time.clone());
+            Condition {
+                type_: observed.type_,
+                status: observed.status,
+                severity: observed.severity,
+                last_transition_time: since,
+                reason: observed.reason.map(|reason| reason.as_str().to_owned()),
+                message: observed.message,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_second(seconds).unwrap()
+    }
+
+    #[test]
+    fn an_unchanged_status_keeps_its_transition_time_and_a_changed_one_takes_now() {
+        let first = observe(
+            None,
+            [
+                Observation::holds(ConditionType::VNET_READY),
+                Observation::fails(
+                    ConditionType::SUBNETS_READY,
+                    Reason::CREATING,
+                    ConditionSeverity::Info,
+                    "creating subnet node",
+                ),
+            ],
+            at(100),
+        );
+        assert!(
+            first
+                .iter()
+                .all(|condition| condition.last_transition_time == Time(at(100)))
+        );
+
+        let current = Conditions(first);
+        let second = observe(
+            Some(&current),
+            [
+                Observation::holds(ConditionType::VNET_READY),
+                Observation::holds(ConditionType::SUBNETS_READY),
+            ],
+            at(200),
+        );
+        assert_eq!(second[0].last_transition_time, Time(at(100)));
+        assert_eq!(second[1].last_transition_time, Time(at(200)));
+        assert_eq!(second[1].reason, None);
+        assert_eq!(second[1].severity, None);
+    }
+
+    #[test]
+    fn a_new_reason_with_the_same_status_keeps_the_transition_time() {
+        let current = Conditions(observe(
+            None,
+            [Observation::fails(
+                ConditionType::VM_RUNNING,
+                Reason::CREATING,
+                ConditionSeverity::Info,
+                "creating",
+            )],
+            at(100),
+        ));
+        let later = observe(
+            Some(&current),
+            [Observation::fails(
+                ConditionType::VM_RUNNING,
+                Reason::FAILED,
+                ConditionSeverity::Error,
+                "failed",
+            )],
+            at(300),
+        );
+        assert_eq!(later[0].last_transition_time, Time(at(100)));
+        assert_eq!(later[0].reason.as_deref(), Some("Failed"));
+    }
+}

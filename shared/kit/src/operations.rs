@@ -1,0 +1,168 @@
+//! Long-running Azure operations kept in an object's `status.longRunningOperationStates`.
+//!
+//! A controller that starts an operation records its [`OperationToken`] there (through its
+//! status apply) and, on later reconciles — in the same process or after a restart — polls the
+//! recorded URL once per reconcile instead of writing again. Each entry is keyed by the write
+//! (`PUT`, `PATCH`, `DELETE`), the service (one per resource kind, owned by exactly one
+//! controller) and the resource's name. `data` holds the token in capz-rs's format; an entry whose
+//! data is not (CAPZ's own resume tokens, say) is dropped, and the resource is read afresh.
+
+use capz_api::common::operations::{Future, Futures};
+use capz_azure::{OperationMethod, OperationToken};
+
+/// The operations in flight of one controller on one object.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Operations {
+    services: Vec<&'static str>,
+    entries: Vec<Future>,
+}
+
+impl Operations {
+    /// The entries of `states` that belong to `services` (the controller's own).
+    #[must_use]
+    pub fn owned(states: Option<&Futures>, services: &[&'static str]) -> Self {
+        Self {
+            services: services.to_vec(),
+            entries: states
+                .map(|states| {
+                    states
+                        .0
+                        .iter()
+                        .filter(|entry| services.contains(&entry.service_name.as_str()))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Removes and returns the operation `method` of `service` on `name`. `Err` carries the
+    /// entry's data when it is not a token of ours; the entry is gone either way.
+    pub fn take(
+        &mut self,
+        service: &str,
+        name: &str,
+        method: OperationMethod,
+    ) -> Option<Result<OperationToken, String>> {
+        let wire = method_name(method);
+        let position = self
+            .entries
+            .iter()
+            .position(|entry| entry.service_name == service && entry.name == name && entry.type_ == wire)?;
+        let entry = self.entries.remove(position);
+        Some(OperationToken::decode(&entry.data).map_err(|_| entry.data))
+    }
+
+    /// Forgets every operation on `name` of `service`, whatever its method.
+    pub fn forget(&mut self, service: &str, name: &str) {
+        self.entries
+            .retain(|entry| !(entry.service_name == service && entry.name == name));
+    }
+
+    /// Records `token` as the operation of `service` on `name`, replacing an entry with the same
+    /// key.
+    ///
+    /// # Panics
+    /// In debug builds, when `service` is not one of this controller's.
+    pub fn record(&mut self, service: &'static str, name: &str, token: &OperationToken) {
+        debug_assert!(
+            self.services.contains(&service),
+            "{service} is not a service of this controller"
+        );
+        let wire = method_name(token.method);
+        self.entries
+            .retain(|entry| !(entry.service_name == service && entry.name == name && entry.type_ == wire));
+        self.entries.push(Future {
+            type_: wire.to_owned(),
+            resource_group: token.resource_id.resource_group_name().map(ToString::to_string),
+            service_name: service.to_owned(),
+            name: name.to_owned(),
+            data: token.encode(),
+        });
+    }
+
+    /// How many operations of `service` are recorded (for the operations-in-flight gauge).
+    #[must_use]
+    pub fn in_flight(&self, service: &str) -> usize {
+        self.entries
+            .iter()
+            .filter(|entry| entry.service_name == service)
+            .count()
+    }
+
+    /// The entries to apply: all of this controller's, since an entry left out of an apply is
+    /// removed.
+    #[must_use]
+    pub fn entries(&self) -> &[Future] {
+        &self.entries
+    }
+}
+
+fn method_name(method: OperationMethod) -> &'static str {
+    match method {
+        OperationMethod::Put => "PUT",
+        OperationMethod::Patch => "PATCH",
+        OperationMethod::Delete => "DELETE",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use capz_azure::{ApiVersion, PollKind};
+
+    use super::*;
+
+    fn token(method: OperationMethod) -> OperationToken {
+        OperationToken {
+            method,
+            poll_url: "https://management.azure.com/subscriptions/00000000-0000-0000-0000-000000000001/providers/Microsoft.Network/locations/westeurope/operations/1".into(),
+            poll_kind: PollKind::AsyncOperation,
+            resource_id: "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet"
+                .parse()
+                .unwrap(),
+            api_version: ApiVersion::new("2024-07-01"),
+        }
+    }
+
+    fn foreign(service: &str, data: &str) -> Future {
+        Future {
+            type_: "PUT".into(),
+            resource_group: None,
+            service_name: service.into(),
+            name: "vnet".into(),
+            data: data.into(),
+        }
+    }
+
+    #[test]
+    fn only_the_controllers_services_are_kept_and_tokens_round_trip() {
+        let states = Futures(vec![
+            foreign("loadbalancers", "x"),
+            foreign("virtualnetworks", "not ours"),
+        ]);
+        let mut operations = Operations::owned(Some(&states), &["virtualnetworks"]);
+        assert_eq!(operations.entries().len(), 1);
+        // CAPZ's token, or anything else that is not ours, is dropped with its entry.
+        assert_eq!(
+            operations.take("virtualnetworks", "vnet", OperationMethod::Put),
+            Some(Err("not ours".to_owned()))
+        );
+        assert!(operations.entries().is_empty());
+
+        operations.record("virtualnetworks", "vnet", &token(OperationMethod::Put));
+        operations.record("virtualnetworks", "vnet", &token(OperationMethod::Put));
+        assert_eq!(operations.entries().len(), 1);
+        assert_eq!(operations.entries()[0].type_, "PUT");
+        assert_eq!(operations.entries()[0].resource_group.as_deref(), Some("rg"));
+        assert_eq!(operations.in_flight("virtualnetworks"), 1);
+        assert_eq!(
+            operations.take("virtualnetworks", "vnet", OperationMethod::Delete),
+            None
+        );
+        assert_eq!(
+            operations.take("virtualnetworks", "vnet", OperationMethod::Put),
+            Some(Ok(token(OperationMethod::Put)))
+        );
+        assert_eq!(operations.in_flight("virtualnetworks"), 0);
+    }
+}

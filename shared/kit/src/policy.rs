@@ -1,0 +1,219 @@
+//! What the reconcile loop does after an error: every error a controller returns says which
+//! [`Category`] it falls in, and [`Backoff`] turns that into the next reconcile's time.
+//!
+//! - invalid input: nothing to do until the object changes (a watch event brings it back);
+//! - transient: again after an exponential backoff per object, reset by a success;
+//! - throttled: again once Azure's `Retry-After` has passed, not before;
+//! - terminal: the condition says why; again only after a long pause, so an outside fix (a role
+//!   assignment, a quota) is noticed without a retry storm.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use kube::runtime::controller::Action;
+
+use crate::conditions::Reason;
+
+/// How the reconcile loop treats an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Category {
+    /// The spec asks for something impossible; wait for it to change.
+    InvalidInput,
+    /// Worth retrying soon: server errors, timeouts, conflicts, a resource not there yet.
+    Transient,
+    /// Azure throttled the caller; retry after the time it gave.
+    Throttled,
+    /// Retrying will not help until something outside the object changes.
+    Terminal,
+}
+
+impl Category {
+    /// A stable name for metrics labels.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidInput => "invalid_input",
+            Self::Transient => "transient",
+            Self::Throttled => "throttled",
+            Self::Terminal => "terminal",
+        }
+    }
+}
+
+impl From<capz_azure::Category> for Category {
+    fn from(category: capz_azure::Category) -> Self {
+        use capz_azure::Category as Arm;
+        match category {
+            Arm::InvalidInput => Self::InvalidInput,
+            Arm::Throttled => Self::Throttled,
+            Arm::NotFound | Arm::Conflict | Arm::Transient => Self::Transient,
+            Arm::Unauthorized | Arm::Forbidden => Self::Terminal,
+        }
+    }
+}
+
+/// An error the reconcile loop can act on.
+pub trait Classify: std::error::Error {
+    /// How the loop treats it.
+    fn category(&self) -> Category;
+
+    /// For [`Category::Throttled`]: how long Azure asked to wait.
+    fn retry_after(&self) -> Option<Duration> {
+        None
+    }
+
+    /// The reason shown in conditions and events.
+    fn reason(&self) -> Reason;
+}
+
+impl Classify for capz_azure::ArmError {
+    fn category(&self) -> Category {
+        capz_azure::ArmError::category(self).into()
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        capz_azure::ArmError::retry_after(self)
+    }
+
+    fn reason(&self) -> Reason {
+        match capz_azure::ArmError::category(self) {
+            capz_azure::Category::Throttled => Reason::THROTTLED,
+            capz_azure::Category::InvalidInput => Reason::INVALID_CONFIGURATION,
+            _ => Reason::FAILED,
+        }
+    }
+}
+
+/// Per-object retry state and the timings of the policy.
+#[derive(Debug)]
+pub struct Backoff<Key> {
+    /// The first retry after a transient error.
+    pub initial: Duration,
+    /// The longest wait between transient retries.
+    pub max: Duration,
+    /// The wait after a terminal error.
+    pub terminal: Duration,
+    failures: Mutex<HashMap<Key, u32>>,
+}
+
+impl<Key: Eq + Hash> Default for Backoff<Key> {
+    fn default() -> Self {
+        Self::new(
+            Duration::from_secs(5),
+            Duration::from_mins(5),
+            Duration::from_mins(10),
+        )
+    }
+}
+
+impl<Key: Eq + Hash> Backoff<Key> {
+    /// A policy with these timings.
+    #[must_use]
+    pub fn new(initial: Duration, max: Duration, terminal: Duration) -> Self {
+        Self {
+            initial,
+            max,
+            terminal,
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The action after `error` on the object `key`.
+    pub fn on_error(&self, key: Key, error: &impl Classify) -> Action {
+        match error.category() {
+            Category::InvalidInput => Action::await_change(),
+            Category::Terminal => Action::requeue(self.terminal),
+            // A throttled call never reached Azure's work; it does not count as a failure.
+            Category::Throttled => Action::requeue(error.retry_after().unwrap_or(self.initial)),
+            Category::Transient => {
+                let failures = {
+                    let mut failures = self
+                        .failures
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let count = failures.entry(key).or_insert(0);
+                    *count = count.saturating_add(1);
+                    *count
+                };
+                let doubled = self
+                    .initial
+                    .saturating_mul(2_u32.saturating_pow(failures.saturating_sub(1).min(16)));
+                Action::requeue(doubled.min(self.max))
+            }
+        }
+    }
+
+    /// Forgets the failures of `key` after a successful reconcile.
+    pub fn on_success(&self, key: &Key) {
+        self.failures
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("test error")]
+    struct TestError(Category, Option<Duration>);
+
+    impl Classify for TestError {
+        fn category(&self) -> Category {
+            self.0
+        }
+        fn retry_after(&self) -> Option<Duration> {
+            self.1
+        }
+        fn reason(&self) -> Reason {
+            Reason::FAILED
+        }
+    }
+
+    #[test]
+    fn each_category_gets_its_action() {
+        let backoff = Backoff::<&str>::default();
+        assert_eq!(
+            backoff.on_error("a", &TestError(Category::InvalidInput, None)),
+            Action::await_change()
+        );
+        assert_eq!(
+            backoff.on_error("a", &TestError(Category::Terminal, None)),
+            Action::requeue(Duration::from_mins(10))
+        );
+        assert_eq!(
+            backoff.on_error("a", &TestError(Category::Throttled, Some(Duration::from_secs(7)))),
+            Action::requeue(Duration::from_secs(7))
+        );
+    }
+
+    #[test]
+    fn transient_errors_back_off_per_object_up_to_the_limit_and_reset_on_success() {
+        let backoff = Backoff::new(
+            Duration::from_secs(1),
+            Duration::from_secs(10),
+            Duration::from_mins(1),
+        );
+        let transient = TestError(Category::Transient, None);
+        let waits: Vec<Action> = (0..6).map(|_| backoff.on_error("a", &transient)).collect();
+        let expected: Vec<Action> = [1, 2, 4, 8, 10, 10]
+            .into_iter()
+            .map(|seconds| Action::requeue(Duration::from_secs(seconds)))
+            .collect();
+        assert_eq!(waits, expected);
+        // Another object has its own count.
+        assert_eq!(
+            backoff.on_error("b", &transient),
+            Action::requeue(Duration::from_secs(1))
+        );
+        backoff.on_success(&"a");
+        assert_eq!(
+            backoff.on_error("a", &transient),
+            Action::requeue(Duration::from_secs(1))
+        );
+    }
+}

@@ -1,0 +1,267 @@
+//! One Azure resource owned by a custom resource: the same reconcile and delete routine for every
+//! kind, so that a controller only says what it wants.
+//!
+//! A controller describes each resource with an [`AzureResource`]: its id, how to tell it is ours,
+//! and the body it wants given what exists. [`reconcile`] then resumes an operation in flight or
+//! reads the resource, and writes only when the wanted body differs (tags included), so a steady
+//! state costs one read and no write. [`delete`] removes the resource only when it is ours.
+//! Neither ever waits for a long-running operation: it is recorded in [`Operations`], and the
+//! next reconcile polls it once.
+
+use std::time::Duration;
+
+use capz_azure::{
+    ApiVersion, ArmClient, ArmError, Category as ArmCategory, OperationMethod, Outcome, PollOutcome,
+    ResourceId,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::conditions::Reason;
+use crate::operations::Operations;
+use crate::policy::{Category, Classify};
+use crate::tags::{self, Tags};
+
+/// How a controller knows that the resource at an id is its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ownership {
+    /// It carries the cluster's `owned` tag.
+    Tagged {
+        /// The cluster's name.
+        cluster: String,
+    },
+    /// It takes no tags; it is ours because its parent is (checked by the caller) and its name
+    /// is the one we derive.
+    OwnedParent,
+    /// It was brought by the user: read, never written or deleted.
+    Shared,
+}
+
+/// An Azure resource as a controller wants it.
+pub trait AzureResource: Sync {
+    /// The ARM body, as sent and as answered.
+    type Model: Serialize + DeserializeOwned + Send + Sync;
+
+    /// The service its operations are recorded under; one controller owns each service.
+    const SERVICE: &'static str;
+
+    /// The api-version its calls use.
+    const API_VERSION: ApiVersion;
+
+    /// Where it is.
+    fn id(&self) -> &ResourceId;
+
+    /// How to tell it is ours.
+    fn ownership(&self) -> Ownership;
+
+    /// The tags of an existing resource.
+    fn tags(model: &Self::Model) -> Option<&Tags>;
+
+    /// The body to write given what exists (`None`: nothing yet), or `None` when what exists is
+    /// already as wanted.
+    fn desired(&self, existing: Option<&Self::Model>) -> Option<Self::Model>;
+}
+
+/// Where a resource stands after one reconcile step.
+#[derive(Debug, PartialEq)]
+pub enum Progress<T> {
+    /// Done: the resource as Azure has it (nothing after a delete).
+    Done(T),
+    /// An operation runs; reconcile again after `retry_after` (Azure's hint) or a short wait.
+    InProgress {
+        /// Azure's hint for the next poll.
+        retry_after: Option<Duration>,
+    },
+}
+
+/// Why a resource could not be reconciled.
+#[derive(Debug, thiserror::Error)]
+pub enum ResourceError {
+    /// A call to Azure failed.
+    #[error("{action} {id}: {source}")]
+    Arm {
+        /// What the call was for.
+        action: &'static str,
+        /// The resource.
+        id: ResourceId,
+        /// ARM's error.
+        source: ArmError,
+    },
+    /// A resource exists where ours should be, without our tag; it is left alone.
+    #[error("{id} exists and is not owned by cluster {cluster}; give the resource another name or remove it")]
+    NotOwned {
+        /// The resource.
+        id: ResourceId,
+        /// The cluster whose tag it lacks.
+        cluster: String,
+    },
+    /// A resource the spec brings does not exist.
+    #[error("{id} does not exist; create it or correct the spec")]
+    Missing {
+        /// The resource.
+        id: ResourceId,
+    },
+}
+
+impl Classify for ResourceError {
+    fn category(&self) -> Category {
+        match self {
+            Self::Arm { source, .. } => Classify::category(source),
+            Self::NotOwned { .. } => Category::InvalidInput,
+            // Users create brought resources outside the object; a slow retry notices them.
+            Self::Missing { .. } => Category::Terminal,
+        }
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Arm { source, .. } => Classify::retry_after(source),
+            Self::NotOwned { .. } | Self::Missing { .. } => None,
+        }
+    }
+
+    fn reason(&self) -> Reason {
+        match self {
+            Self::Arm { source, .. } => Classify::reason(source),
+            Self::NotOwned { .. } => Reason::NOT_OWNED,
+            Self::Missing { .. } => Reason::new("NotFound"),
+        }
+    }
+}
+
+fn failed(action: &'static str, id: &ResourceId) -> impl FnOnce(ArmError) -> ResourceError {
+    let id = id.clone();
+    move |source| ResourceError::Arm { action, id, source }
+}
+
+/// Brings the resource to what `resource` wants: resumes a recorded operation, or reads it and
+/// writes when it differs. Never adopts a resource that is not ours.
+///
+/// # Errors
+/// A failed call or operation, a resource that is not ours, a brought resource that is missing.
+pub async fn reconcile<R: AzureResource>(
+    client: &ArmClient,
+    resource: &R,
+    operations: &mut Operations,
+) -> Result<Progress<R::Model>, ResourceError> {
+    let id = resource.id();
+    let name = id.name().into_owned();
+    // A write in flight: poll it once instead of writing again. A token we cannot read is
+    // dropped; the read below finds out where the resource stands.
+    for method in [OperationMethod::Put, OperationMethod::Patch] {
+        if let Some(Ok(token)) = operations.take(R::SERVICE, &name, method) {
+            match client
+                .poll::<R::Model>(&token)
+                .await
+                .map_err(failed("poll", id))?
+            {
+                PollOutcome::InProgress(progress) => {
+                    operations.record(R::SERVICE, &name, &progress.token);
+                    return Ok(Progress::InProgress {
+                        retry_after: progress.retry_after,
+                    });
+                }
+                PollOutcome::Succeeded(Some(model)) => return Ok(Progress::Done(model)),
+                PollOutcome::Succeeded(None) => {}
+                PollOutcome::Failed(error) => return Err(failed("finish writing", id)(error)),
+            }
+        }
+    }
+    let existing = match (read::<R>(client, id).await?, resource.ownership()) {
+        (None, Ownership::Shared) => return Err(ResourceError::Missing { id: id.clone() }),
+        (Some(model), Ownership::Shared) => return Ok(Progress::Done(model)),
+        (Some(model), Ownership::Tagged { cluster }) if !tags::is_owned(R::tags(&model), &cluster) => {
+            return Err(ResourceError::NotOwned {
+                id: id.clone(),
+                cluster,
+            });
+        }
+        (existing, _) => existing,
+    };
+    let Some(body) = resource.desired(existing.as_ref()) else {
+        return match existing {
+            Some(model) => Ok(Progress::Done(model)),
+            None => Err(ResourceError::Missing { id: id.clone() }),
+        };
+    };
+    match client
+        .put::<R::Model, R::Model>(id, &R::API_VERSION, &body)
+        .await
+        .map_err(failed("write", id))?
+    {
+        Outcome::Done(model) => Ok(Progress::Done(model)),
+        Outcome::InProgress(progress) => {
+            operations.record(R::SERVICE, &name, &progress.token);
+            Ok(Progress::InProgress {
+                retry_after: progress.retry_after,
+            })
+        }
+    }
+}
+
+/// Deletes the resource if it exists and is ours; a resource that is not ours is left as it is.
+///
+/// # Errors
+/// A failed call or operation.
+pub async fn delete<R: AzureResource>(
+    client: &ArmClient,
+    resource: &R,
+    operations: &mut Operations,
+) -> Result<Progress<()>, ResourceError> {
+    let id = resource.id();
+    let name = id.name().into_owned();
+    if let Some(Ok(token)) = operations.take(R::SERVICE, &name, OperationMethod::Delete) {
+        match client
+            .poll::<R::Model>(&token)
+            .await
+            .map_err(failed("poll", id))?
+        {
+            PollOutcome::InProgress(progress) => {
+                operations.record(R::SERVICE, &name, &progress.token);
+                return Ok(Progress::InProgress {
+                    retry_after: progress.retry_after,
+                });
+            }
+            PollOutcome::Succeeded(_) => return Ok(Progress::Done(())),
+            PollOutcome::Failed(error) => return Err(failed("finish deleting", id)(error)),
+        }
+    }
+    // A write still in flight is abandoned: the delete supersedes it.
+    operations.forget(R::SERVICE, &name);
+    let Some(existing) = read::<R>(client, id).await? else {
+        return Ok(Progress::Done(()));
+    };
+    let ours = match resource.ownership() {
+        Ownership::Tagged { cluster } => tags::is_owned(R::tags(&existing), &cluster),
+        Ownership::OwnedParent => true,
+        Ownership::Shared => false,
+    };
+    if !ours {
+        return Ok(Progress::Done(()));
+    }
+    match client
+        .delete(id, &R::API_VERSION)
+        .await
+        .map_err(failed("delete", id))?
+    {
+        Outcome::Done(()) => Ok(Progress::Done(())),
+        Outcome::InProgress(progress) => {
+            operations.record(R::SERVICE, &name, &progress.token);
+            Ok(Progress::InProgress {
+                retry_after: progress.retry_after,
+            })
+        }
+    }
+}
+
+/// The resource, or `None` when ARM says it does not exist.
+async fn read<R: AzureResource>(
+    client: &ArmClient,
+    id: &ResourceId,
+) -> Result<Option<R::Model>, ResourceError> {
+    match client.get::<R::Model>(id, &R::API_VERSION).await {
+        Ok(model) => Ok(Some(model)),
+        Err(error) if error.category() == ArmCategory::NotFound => Ok(None),
+        Err(error) => Err(failed("read", id)(error)),
+    }
+}
