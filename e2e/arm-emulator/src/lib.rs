@@ -267,6 +267,13 @@ impl Emulator {
         )
     }
 
+    /// The last requests answered (up to a thousand), oldest first: what `GET
+    /// /_emulator/requests` lists, for tests running the emulator in-process.
+    #[must_use]
+    pub fn requests(&self) -> Vec<LoggedRequest> {
+        self.state().log.iter().cloned().collect()
+    }
+
     /// How many requests with this method, resource type and status were answered.
     #[must_use]
     pub fn count(&self, method: &str, resource_type: &str, status: u16) -> u64 {

@@ -1,0 +1,281 @@
+//! The reconcile and delete routine against the ARM emulator: which calls reach Azure, and when.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
+use arm_emulator::{Config, Running};
+use azure_core::http::Url;
+use capz_kit::azure::{ApiVersion, ArmClient, Cloud, Credential, CustomCloud, HttpClient, ResourceId};
+use capz_kit::operations::Operations;
+use capz_kit::resource::{self, AzureResource, Ownership, Progress, ResourceError};
+use capz_kit::tags::{self, Role, Tags};
+use serde::{Deserialize, Serialize};
+
+type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+const CLUSTER: &str = "c1";
+
+/// What the tests need of a virtual network.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct VirtualNetwork {
+    location: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tags: Option<Tags>,
+    properties: VirtualNetworkProperties,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VirtualNetworkProperties {
+    address_space: AddressSpace,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AddressSpace {
+    address_prefixes: Vec<String>,
+}
+
+/// A virtual network as a test controller wants it.
+struct Network {
+    id: ResourceId,
+    prefix: &'static str,
+    ownership: Ownership,
+}
+
+impl AzureResource for Network {
+    type Model = VirtualNetwork;
+    const SERVICE: &'static str = "virtualnetworks";
+    const API_VERSION: ApiVersion = ApiVersion::new("2024-05-01");
+
+    fn id(&self) -> &ResourceId {
+        &self.id
+    }
+
+    fn ownership(&self) -> Ownership {
+        self.ownership.clone()
+    }
+
+    fn tags(model: &VirtualNetwork) -> Option<&Tags> {
+        model.tags.as_ref()
+    }
+
+    fn desired(&self, existing: Option<&VirtualNetwork>) -> Option<VirtualNetwork> {
+        let wanted = VirtualNetwork {
+            location: "westeurope".into(),
+            tags: Some(tags::owned(CLUSTER, Role::Common, None)),
+            properties: VirtualNetworkProperties {
+                address_space: AddressSpace {
+                    address_prefixes: vec![self.prefix.into()],
+                },
+            },
+        };
+        let unchanged = existing.is_some_and(|existing| {
+            existing.tags == wanted.tags
+                && existing.properties.address_space == wanted.properties.address_space
+        });
+        (!unchanged).then_some(wanted)
+    }
+}
+
+struct Azure {
+    running: Running,
+    cloud: Cloud,
+    http: HttpClient,
+}
+
+impl Azure {
+    async fn start(config: Config) -> TestResult<Self> {
+        let tls = arm_emulator::tls::Tls::generate(&[])?;
+        let running = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config, &tls).await?;
+        let base = Url::parse(&running.base_url())?;
+        let cloud = Cloud::Custom(Box::new(CustomCloud::new(
+            base.clone(),
+            base,
+            "https://management.azure.com/".to_owned(),
+            Some(tls.ca_pem.into_bytes()),
+        )?));
+        let http = HttpClient::for_cloud(&cloud, Duration::from_secs(10))?;
+        Ok(Self { running, cloud, http })
+    }
+
+    /// A new client, as a restarted controller would build.
+    fn client(&self) -> TestResult<ArmClient> {
+        let credential = Credential::client_secret(
+            &self.cloud,
+            &self.http,
+            DEFAULT_TENANT,
+            DEFAULT_CLIENT_ID,
+            DEFAULT_CLIENT_SECRET,
+        )?;
+        Ok(ArmClient::new(&self.cloud, credential, &self.http, "test"))
+    }
+
+    /// How many requests of `method` reached `path`.
+    fn calls(&self, method: &str, path: &str) -> usize {
+        self.running
+            .emulator
+            .requests()
+            .iter()
+            .filter(|request| request.method == method && request.path.eq_ignore_ascii_case(path))
+            .count()
+    }
+
+    async fn resource_group(&self, client: &ArmClient, name: &str) -> TestResult<ResourceId> {
+        let id = ResourceId::resource_group(DEFAULT_SUBSCRIPTION.parse()?, name.parse()?);
+        let body = serde_json::json!({"location": "westeurope"});
+        client
+            .put::<_, serde_json::Value>(&id, &ApiVersion::new("2024-03-01"), &body)
+            .await?;
+        Ok(id)
+    }
+}
+
+fn network(group: &ResourceId, name: &str, ownership: Ownership) -> TestResult<Network> {
+    Ok(Network {
+        id: group.provider("Microsoft.Network", "virtualNetworks", name)?,
+        prefix: "10.0.0.0/16",
+        ownership,
+    })
+}
+
+fn ours() -> Ownership {
+    Ownership::Tagged {
+        cluster: CLUSTER.into(),
+    }
+}
+
+#[tokio::test]
+async fn a_write_in_flight_is_resumed_by_a_new_client_and_the_steady_state_writes_nothing() -> TestResult {
+    let config = Config {
+        latencies: BTreeMap::from([(
+            "Microsoft.Network/virtualNetworks".to_owned(),
+            Duration::from_millis(400),
+        )]),
+        ..Config::default()
+    };
+    let azure = Azure::start(config).await?;
+    let group = azure.resource_group(&azure.client()?, "rg-resume").await?;
+    let vnet = network(&group, "vnet", ours())?;
+    let path = vnet.id.to_string();
+
+    let mut operations = Operations::owned(None, &["virtualnetworks"]);
+    let first = resource::reconcile(&azure.client()?, &vnet, &mut operations).await?;
+    assert!(matches!(first, Progress::InProgress { .. }), "{first:?}");
+    assert_eq!(operations.entries().len(), 1);
+
+    // What a restarted controller has: the entries from status, and a client of its own.
+    let stored = capz_kit::api::common::operations::Futures(operations.entries().to_vec());
+    let mut resumed = Operations::owned(Some(&stored), &["virtualnetworks"]);
+    let client = azure.client()?;
+    let done = loop {
+        match resource::reconcile(&client, &vnet, &mut resumed).await? {
+            Progress::InProgress { .. } => tokio::time::sleep(Duration::from_millis(100)).await,
+            Progress::Done(model) => break model,
+        }
+    };
+    assert_eq!(done.properties.address_space.address_prefixes, ["10.0.0.0/16"]);
+    assert!(resumed.entries().is_empty());
+    assert_eq!(azure.calls("PUT", &path), 1, "one write, however many reconciles");
+
+    let gets_before = azure.calls("GET", &path);
+    let steady = resource::reconcile(&client, &vnet, &mut resumed).await?;
+    assert_eq!(steady, Progress::Done(done));
+    assert_eq!(azure.calls("PUT", &path), 1, "the steady state writes nothing");
+    assert_eq!(azure.calls("GET", &path), gets_before + 1, "and reads once");
+
+    // A changed spec is written again.
+    let wider = Network {
+        prefix: "10.1.0.0/16",
+        ..network(&group, "vnet", ours())?
+    };
+    while resource::reconcile(&client, &wider, &mut resumed).await?
+        != Progress::Done(wider.desired(None).ok_or("no body")?)
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(azure.calls("PUT", &path), 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_resource_that_is_not_ours_is_neither_adopted_nor_deleted() -> TestResult {
+    let azure = Azure::start(Config::default()).await?;
+    let client = azure.client()?;
+    let group = azure.resource_group(&client, "rg-foreign").await?;
+    let foreign = network(&group, "theirs", ours())?;
+    let body = VirtualNetwork {
+        tags: Some(Tags::from([("team".to_owned(), "other".to_owned())])),
+        ..foreign.desired(None).ok_or("no body")?
+    };
+    client
+        .put::<_, VirtualNetwork>(&foreign.id, &Network::API_VERSION, &body)
+        .await?;
+    let path = foreign.id.to_string();
+    let puts = azure.calls("PUT", &path);
+
+    let mut operations = Operations::owned(None, &["virtualnetworks"]);
+    let refused = resource::reconcile(&client, &foreign, &mut operations).await;
+    assert!(
+        matches!(refused, Err(ResourceError::NotOwned { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(
+        azure.calls("PUT", &path),
+        puts,
+        "nothing written to a resource that is not ours"
+    );
+
+    assert_eq!(
+        resource::delete(&client, &foreign, &mut operations).await?,
+        Progress::Done(())
+    );
+    assert_eq!(
+        azure.calls("DELETE", &path),
+        0,
+        "nothing deleted that is not ours"
+    );
+
+    // A brought network is read and used as it is, never written or deleted.
+    let brought = network(&group, "theirs", Ownership::Shared)?;
+    assert!(matches!(
+        resource::reconcile(&client, &brought, &mut operations).await?,
+        Progress::Done(_)
+    ));
+    resource::delete(&client, &brought, &mut operations).await?;
+    assert_eq!(azure.calls("PUT", &path), puts);
+    assert_eq!(azure.calls("DELETE", &path), 0);
+
+    let missing = network(&group, "nowhere", Ownership::Shared)?;
+    assert!(matches!(
+        resource::reconcile(&client, &missing, &mut operations).await,
+        Err(ResourceError::Missing { .. })
+    ));
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_owned_resource_is_deleted_through_its_operation() -> TestResult {
+    let azure = Azure::start(Config::default()).await?;
+    let client = azure.client()?;
+    let group = azure.resource_group(&client, "rg-delete").await?;
+    let vnet = network(&group, "vnet", ours())?;
+    let mut operations = Operations::owned(None, &["virtualnetworks"]);
+    while !matches!(
+        resource::reconcile(&client, &vnet, &mut operations).await?,
+        Progress::Done(_)
+    ) {}
+    while resource::delete(&client, &vnet, &mut operations).await? != Progress::Done(()) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(operations.entries().is_empty());
+    assert_eq!(azure.calls("DELETE", &vnet.id.to_string()), 1);
+    // Gone: deleting again reads, finds nothing and sends nothing.
+    assert_eq!(
+        resource::delete(&client, &vnet, &mut operations).await?,
+        Progress::Done(())
+    );
+    assert_eq!(azure.calls("DELETE", &vnet.id.to_string()), 1);
+    Ok(())
+}
