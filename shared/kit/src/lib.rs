@@ -6,9 +6,13 @@
 #![deny(missing_docs)]
 
 pub mod apply;
+pub mod cluster;
 pub mod conditions;
+pub mod filter;
+pub mod finalizer;
 pub mod operations;
 pub mod policy;
+pub mod report;
 pub mod resource;
 pub mod tags;
 

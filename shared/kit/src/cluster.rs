@@ -1,0 +1,170 @@
+//! Where an object stands in Cluster API's world: its owning Cluster, Machine or MachinePool
+//! (read as v1beta2, the version Cluster API stores), whether it is paused, and whether its
+//! infrastructure is managed by someone else.
+
+use capz_api::capi::{Cluster, Machine, MachinePool};
+use kube::api::Api;
+use kube::{Client, Resource, ResourceExt as _};
+use serde::de::DeserializeOwned;
+
+/// The label Cluster API puts on every object of a cluster.
+pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+/// The annotation pausing one object.
+pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
+/// The annotation marking infrastructure whose owner is not the provider.
+pub const MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/managed-by";
+
+/// Whether reconciling `object` is paused: its Cluster says `spec.paused`, or the object carries
+/// the paused annotation.
+#[must_use]
+pub fn is_paused(cluster: Option<&Cluster>, object: &impl Resource) -> bool {
+    cluster.is_some_and(|cluster| cluster.spec.paused == Some(true))
+        || object.annotations().contains_key(PAUSED_ANNOTATION)
+}
+
+/// Whether `object` (an AzureCluster) is externally managed: the cluster-level controllers leave
+/// it alone and its owner sets its status.
+#[must_use]
+pub fn is_externally_managed(object: &impl Resource) -> bool {
+    object.annotations().contains_key(MANAGED_BY_ANNOTATION)
+}
+
+/// The name of `object`'s Cluster: the owner reference Cluster API sets, else the label.
+#[must_use]
+pub fn cluster_name(object: &impl Resource) -> Option<String> {
+    owner_named::<Cluster>(object).or_else(|| object.labels().get(CLUSTER_NAME_LABEL).cloned())
+}
+
+/// The Cluster `object` belongs to, `None` until Cluster API has linked them (or when it is gone).
+///
+/// # Errors
+/// When the API server cannot be read.
+pub async fn owner_cluster(client: &Client, object: &impl Resource) -> kube::Result<Option<Cluster>> {
+    match cluster_name(object) {
+        Some(name) => get_in_namespace(client, object, &name).await,
+        None => Ok(None),
+    }
+}
+
+/// The Machine owning `object` (an AzureMachine), `None` until Cluster API has set the owner
+/// reference.
+///
+/// # Errors
+/// When the API server cannot be read.
+pub async fn owner_machine(client: &Client, object: &impl Resource) -> kube::Result<Option<Machine>> {
+    match owner_named::<Machine>(object) {
+        Some(name) => get_in_namespace(client, object, &name).await,
+        None => Ok(None),
+    }
+}
+
+/// The MachinePool owning `object` (an AzureMachinePool or AzureManagedMachinePool).
+///
+/// # Errors
+/// When the API server cannot be read.
+pub async fn owner_machine_pool(
+    client: &Client,
+    object: &impl Resource,
+) -> kube::Result<Option<MachinePool>> {
+    match owner_named::<MachinePool>(object) {
+        Some(name) => get_in_namespace(client, object, &name).await,
+        None => Ok(None),
+    }
+}
+
+/// The name in `object`'s owner reference of kind `K`, in any version of `K`'s group.
+fn owner_named<K: Resource<DynamicType = ()>>(object: &impl Resource) -> Option<String> {
+    let group = K::group(&());
+    object
+        .owner_references()
+        .iter()
+        .find(|owner| {
+            owner.kind == K::kind(&())
+                && owner
+                    .api_version
+                    .split_once('/')
+                    .is_some_and(|(owner_group, _)| owner_group == group)
+        })
+        .map(|owner| owner.name.clone())
+}
+
+async fn get_in_namespace<K>(client: &Client, object: &impl Resource, name: &str) -> kube::Result<Option<K>>
+where
+    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
+{
+    let namespace = object.namespace().unwrap_or_default();
+    Api::<K>::namespaced(client.clone(), &namespace)
+        .get_opt(name)
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+
+    fn object(annotations: &[&str], labels: &[(&str, &str)], owners: &[(&str, &str, &str)]) -> ConfigMap {
+        let mut object = ConfigMap::default();
+        object.metadata.annotations = Some(
+            annotations
+                .iter()
+                .map(|key| ((*key).to_owned(), String::new()))
+                .collect(),
+        );
+        object.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect(),
+        );
+        object.metadata.owner_references = Some(
+            owners
+                .iter()
+                .map(|(api_version, kind, name)| OwnerReference {
+                    api_version: (*api_version).into(),
+                    kind: (*kind).into(),
+                    name: (*name).into(),
+                    uid: "u".into(),
+                    ..OwnerReference::default()
+                })
+                .collect(),
+        );
+        object
+    }
+
+    #[test]
+    fn the_cluster_comes_from_the_owner_reference_of_any_version_else_the_label() {
+        let owned = object(
+            &[],
+            &[(CLUSTER_NAME_LABEL, "from-label")],
+            &[("cluster.x-k8s.io/v1beta1", "Cluster", "owner")],
+        );
+        assert_eq!(cluster_name(&owned).as_deref(), Some("owner"));
+        let labelled = object(
+            &[],
+            &[(CLUSTER_NAME_LABEL, "from-label")],
+            &[("other.io/v1", "Cluster", "x")],
+        );
+        assert_eq!(cluster_name(&labelled).as_deref(), Some("from-label"));
+        assert_eq!(cluster_name(&object(&[], &[], &[])), None);
+        let machine = object(&[], &[], &[("cluster.x-k8s.io/v1beta2", "Machine", "m1")]);
+        assert_eq!(owner_named::<Machine>(&machine).as_deref(), Some("m1"));
+        assert_eq!(owner_named::<MachinePool>(&machine), None);
+    }
+
+    #[test]
+    fn pause_comes_from_the_cluster_or_the_annotation_and_managed_by_from_its_annotation() {
+        let mut cluster = Cluster::new("c", capz_api::capi::ClusterSpec::default());
+        assert!(!is_paused(Some(&cluster), &object(&[], &[], &[])));
+        assert!(is_paused(Some(&cluster), &object(&[PAUSED_ANNOTATION], &[], &[])));
+        assert!(is_paused(None, &object(&[PAUSED_ANNOTATION], &[], &[])));
+        cluster.spec.paused = Some(true);
+        assert!(is_paused(Some(&cluster), &object(&[], &[], &[])));
+        assert!(is_externally_managed(&object(&[MANAGED_BY_ANNOTATION], &[], &[])));
+        assert!(!is_externally_managed(&object(&[PAUSED_ANNOTATION], &[], &[])));
+    }
+}

@@ -1,0 +1,142 @@
+//! Which watch events wake a controller.
+//!
+//! [`changes`] gives a hash of exactly what a controller reacts to on an object: the spec
+//! generation, deletion and finalizers, owner references, the pause and managed-by annotations,
+//! and the type and status of the conditions it depends on. kube-runtime's `predicate_filter`
+//! drops every event whose hash did not change, so a peer's status write wakes the controllers
+//! that depend on the condition it changed, while a controller's own status writes (conditions it
+//! does not depend on, operation entries, status fields) do not wake it.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use capz_api::common::conditions::{ConditionType, Conditions};
+use capz_api::common::operations::Futures;
+use kube::{Resource, ResourceExt as _};
+
+use crate::cluster::{MANAGED_BY_ANNOTATION, PAUSED_ANNOTATION};
+
+/// A kind that reports conditions and long-running operations in its status.
+pub trait Reported: Resource {
+    /// Its conditions, if it has a status.
+    fn conditions(&self) -> Option<&Conditions>;
+    /// Its operations in flight, if it has a status.
+    fn operations(&self) -> Option<&Futures>;
+}
+
+macro_rules! reported {
+    ($($kind:ty),* $(,)?) => {$(
+        impl Reported for $kind {
+            fn conditions(&self) -> Option<&Conditions> {
+                self.status.as_ref().map(|status| &status.conditions)
+            }
+            fn operations(&self) -> Option<&Futures> {
+                self.status.as_ref().map(|status| &status.long_running_operation_states)
+            }
+        }
+    )*};
+}
+
+reported!(
+    capz_api::AzureCluster,
+    capz_api::AzureMachine,
+    capz_api::AzureMachinePool,
+    capz_api::AzureMachinePoolMachine,
+    capz_api::AzureManagedControlPlane,
+    capz_api::AzureManagedMachinePool,
+);
+
+/// A hash of what wakes a controller depending on the conditions `depends_on`: use it as the
+/// predicate of `predicate_filter`.
+pub fn changes<K: Reported>(depends_on: &'static [ConditionType]) -> impl Fn(&K) -> Option<u64> + Clone {
+    move |object: &K| {
+        let mut hasher = DefaultHasher::new();
+        object.meta().generation.hash(&mut hasher);
+        object.meta().deletion_timestamp.is_some().hash(&mut hasher);
+        object.finalizers().hash(&mut hasher);
+        for owner in object.owner_references() {
+            (&owner.uid, &owner.kind, &owner.name).hash(&mut hasher);
+        }
+        for annotation in [PAUSED_ANNOTATION, MANAGED_BY_ANNOTATION] {
+            object.annotations().get(annotation).hash(&mut hasher);
+        }
+        for type_ in depends_on {
+            let status = object
+                .conditions()
+                .and_then(|conditions| conditions.get(type_))
+                .map(|condition| format!("{:?}", condition.status));
+            status.hash(&mut hasher);
+        }
+        Some(hasher.finish())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use capz_api::common::conditions::{Condition, ConditionStatus};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    use super::*;
+
+    fn cluster(conditions: &[(ConditionType, ConditionStatus, &str)]) -> capz_api::AzureCluster {
+        let mut cluster: capz_api::AzureCluster = serde_json::from_value(serde_json::json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureCluster",
+            "metadata": {"name": "c", "namespace": "n", "generation": 1},
+            "spec": {"location": "westeurope", "resourceGroup": "c"},
+        }))
+        .unwrap();
+        let mut status = capz_api::azurecluster::AzureClusterStatus::default();
+        status.conditions = Conditions(
+            conditions
+                .iter()
+                .map(|(type_, status, reason)| Condition {
+                    type_: type_.clone(),
+                    status: *status,
+                    severity: None,
+                    last_transition_time: Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH),
+                    reason: Some((*reason).to_owned()),
+                    message: None,
+                })
+                .collect(),
+        );
+        cluster.status = Some(status);
+        cluster
+    }
+
+    #[test]
+    fn only_what_the_controller_depends_on_changes_the_hash() {
+        const DEPENDS_ON: &[ConditionType] = &[ConditionType::SUBNETS_READY];
+        let hash = changes::<capz_api::AzureCluster>(DEPENDS_ON);
+        let base = cluster(&[(ConditionType::SUBNETS_READY, ConditionStatus::False, "Creating")]);
+
+        // Its own condition, a new reason on a condition it depends on, status fields: no wake.
+        let own = cluster(&[
+            (ConditionType::SUBNETS_READY, ConditionStatus::False, "Creating"),
+            (ConditionType::LOAD_BALANCERS_READY, ConditionStatus::True, ""),
+        ]);
+        assert_eq!(hash(&base), hash(&own));
+        let reworded = cluster(&[(ConditionType::SUBNETS_READY, ConditionStatus::False, "Updating")]);
+        assert_eq!(hash(&base), hash(&reworded));
+        let mut ready = base.clone();
+        if let Some(status) = ready.status.as_mut() {
+            status.ready = Some(true);
+        }
+        assert_eq!(hash(&base), hash(&ready));
+
+        // What it depends on, the spec, deletion, finalizers and pausing: a wake.
+        let subnets = cluster(&[(ConditionType::SUBNETS_READY, ConditionStatus::True, "")]);
+        assert_ne!(hash(&base), hash(&subnets));
+        let mut spec = base.clone();
+        spec.metadata.generation = Some(2);
+        assert_ne!(hash(&base), hash(&spec));
+        let mut finalized = base.clone();
+        finalized.metadata.finalizers = Some(vec!["network.infrastructure.cluster.x-k8s.io".into()]);
+        assert_ne!(hash(&base), hash(&finalized));
+        let mut deleted = base.clone();
+        deleted.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH));
+        assert_ne!(hash(&base), hash(&deleted));
+        let mut paused = base.clone();
+        paused.metadata.annotations = Some([(PAUSED_ANNOTATION.to_owned(), String::new())].into());
+        assert_ne!(hash(&base), hash(&paused));
+    }
+}
