@@ -98,13 +98,16 @@ pub async fn api_for(client: &Client, object: &DynamicObject, namespace: &str) -
 ///
 /// # Errors
 /// When the time runs out (saying what was awaited) or a read fails other than by not finding it.
-pub async fn wait_for(
-    api: &Api<DynamicObject>,
+pub async fn wait_for<K>(
+    api: &Api<K>,
     name: &str,
     what: &str,
     timeout: Duration,
-    ready: impl Fn(&DynamicObject) -> bool,
-) -> Result<DynamicObject> {
+    ready: impl Fn(&K) -> bool,
+) -> Result<K>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
     let started = Instant::now();
     loop {
         if let Some(object) = api.get_opt(name).await?
