@@ -4,9 +4,11 @@
 //! owns — its conditions, its long-running-operation entries, its status fields — never a status
 //! it read. Because our CRDs declare `status.conditions` and `status.longRunningOperationStates`
 //! as map lists, every manager owns its own entries: an entry a controller stops applying is
-//! removed, the others' stay. Applies are not forced: two managers claiming the same field is a
-//! design error, and the API server reports it as a conflict instead of letting one overwrite the
-//! other.
+//! removed, the others' stay. Applies are not forced: two capz-rs controllers claiming the same
+//! field is a design error, and the API server reports it as a conflict instead of letting one
+//! overwrite the other. A conflict only with managers outside capz-rs — CAPZ's manager on an
+//! object it wrote before, or a person's `kubectl edit` — is resolved by applying again with
+//! force: those fields are ours to write.
 
 use std::borrow::Cow;
 
@@ -34,6 +36,41 @@ impl FieldManager {
 
     fn params(&self) -> PatchParams {
         PatchParams::apply(self.0)
+    }
+}
+
+/// The prefix of every capz-rs field manager.
+const OURS: &str = "capz-";
+
+/// Whether `error` is an apply conflict with field managers none of which is capz-rs's.
+fn conflicts_only_with_others(error: &kube::Error) -> bool {
+    let kube::Error::Api(status) = error else {
+        return false;
+    };
+    if status.code != 409 {
+        return false;
+    }
+    // The API server names each conflicting manager as `conflict with "<manager>"` (one field)
+    // or `conflicts with "<manager>"` (several).
+    let managers: Vec<&str> = status
+        .message
+        .split("with \"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    !managers.is_empty() && managers.iter().all(|manager| !manager.starts_with(OURS))
+}
+
+/// Applies `body` with `apply`, once more with force when the conflict is only with managers
+/// outside capz-rs.
+async fn apply_once_or_take_over<K, F, Fut>(manager: &FieldManager, apply: F) -> kube::Result<K>
+where
+    F: Fn(PatchParams) -> Fut,
+    Fut: Future<Output = kube::Result<K>>,
+{
+    match apply(manager.params()).await {
+        Err(error) if conflicts_only_with_others(&error) => apply(manager.params().force()).await,
+        outcome => outcome,
     }
 }
 
@@ -77,7 +114,7 @@ where
 /// status subresource under `manager`.
 ///
 /// # Errors
-/// The API server's refusal: a conflict when another manager owns one of the fields.
+/// The API server's refusal: a conflict when another capz-rs controller owns one of the fields.
 pub async fn apply_status<K, T>(
     api: &Api<K>,
     manager: &FieldManager,
@@ -89,29 +126,61 @@ where
     T: Serialize + std::fmt::Debug,
 {
     let body = partial::<K, (), T>(object, None, Some(status));
-    api.patch_status(&object.name_any(), &manager.params(), &Patch::Apply(&body))
-        .await
+    let name = object.name_any();
+    apply_once_or_take_over(manager, |params| {
+        let (name, body) = (&name, &body);
+        async move { api.patch_status(name, &params, &Patch::Apply(body)).await }
+    })
+    .await
 }
 
 /// Applies `spec` — a type holding only the spec fields the caller owns, such as the
 /// provider-written `controlPlaneEndpoint` or `providerID` — to `object` under `manager`.
 ///
 /// # Errors
-/// The API server's refusal: a conflict when another manager owns one of the fields.
+/// The API server's refusal: a conflict when another capz-rs controller owns one of the fields.
 pub async fn apply_spec<K, S>(api: &Api<K>, manager: &FieldManager, object: &K, spec: &S) -> kube::Result<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
     S: Serialize + std::fmt::Debug,
 {
     let body = partial::<K, S, ()>(object, Some(spec), None);
-    api.patch(&object.name_any(), &manager.params(), &Patch::Apply(&body))
-        .await
+    let name = object.name_any();
+    apply_once_or_take_over(manager, |params| {
+        let (name, body) = (&name, &body);
+        async move { api.patch(name, &params, &Patch::Apply(body)).await }
+    })
+    .await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use capz_api::AzureCluster;
+
+    fn conflict(message: &str) -> kube::Error {
+        kube::Error::Api(Box::new(kube::core::Status {
+            code: 409,
+            message: message.to_owned(),
+            ..kube::core::Status::default()
+        }))
+    }
+
+    #[test]
+    fn only_conflicts_with_managers_outside_capz_rs_are_taken_over() {
+        assert!(conflicts_only_with_others(&conflict(
+            r#"Apply failed with 1 conflict: conflict with "manager" using infrastructure.cluster.x-k8s.io/v1beta1: .status.conditions[type="Ready"].status"#
+        )));
+        assert!(!conflicts_only_with_others(&conflict(
+            r#"Apply failed with 1 conflict: conflict with "capz-network": .status.conditions[type="Ready"].status"#
+        )));
+        assert!(!conflicts_only_with_others(&conflict(
+            "Apply failed with 2 conflicts: conflicts with \"kubectl-edit\":\n- .status.ready\nconflicts with \"capz-compute\":\n- .spec.providerID"
+        )));
+        assert!(!conflicts_only_with_others(&conflict(
+            "the object has been modified"
+        )));
+    }
 
     #[derive(Debug, Serialize)]
     struct Owned {

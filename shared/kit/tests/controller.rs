@@ -187,6 +187,40 @@ async fn two_managers(client: &Client, namespace: &str) -> TestResult {
         conditions(&unchanged),
         pairs(&[("LoadBalancersReady", True), ("SubnetsReady", True)])
     );
+
+    foreign_fields_are_taken_over(&api, unchanged).await
+}
+
+async fn foreign_fields_are_taken_over(api: &Api<AzureCluster>, unchanged: AzureCluster) -> TestResult {
+    use ConditionStatus::{False, True};
+    // Fields last written by a manager outside capz-rs (CAPZ's, here with an update as it makes
+    // them) are taken over.
+    let mut foreign = unchanged;
+    if let Some(status) = foreign.status.as_mut() {
+        for condition in &mut status.conditions.0 {
+            condition.status = False;
+        }
+    }
+    let capz = PostParams {
+        field_manager: Some("manager".into()),
+        ..PostParams::default()
+    };
+    let foreign = api.replace_status("shared", &capz, &foreign).await?;
+    assert_eq!(
+        conditions(&foreign),
+        pairs(&[("LoadBalancersReady", False), ("SubnetsReady", False)])
+    );
+    let object = report(
+        api,
+        &NETWORK,
+        &foreign,
+        vec![Observation::holds(ConditionType::SUBNETS_READY)],
+    )
+    .await?;
+    assert_eq!(
+        conditions(&object),
+        pairs(&[("LoadBalancersReady", False), ("SubnetsReady", True)])
+    );
     Ok(())
 }
 
