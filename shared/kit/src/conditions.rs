@@ -153,6 +153,22 @@ pub fn observe(
         .collect()
 }
 
+/// Whether applying `computed` as the conditions of a controller owning the types `owned` would
+/// change `current`: a condition differs, or one of its types is there but no longer reported.
+/// When it would not, the controller skips its status apply and the steady state writes nothing.
+#[must_use]
+pub fn differ(current: Option<&Conditions>, owned: &[ConditionType], computed: &[Condition]) -> bool {
+    let stale = current.is_some_and(|current| {
+        current.0.iter().any(|condition| {
+            owned.contains(&condition.type_) && !computed.iter().any(|new| new.type_ == condition.type_)
+        })
+    });
+    stale
+        || computed
+            .iter()
+            .any(|new| current.and_then(|current| current.get(&new.type_)) != Some(new))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,6 +211,44 @@ mod tests {
         assert_eq!(second[1].last_transition_time, Time(at(200)));
         assert_eq!(second[1].reason, None);
         assert_eq!(second[1].severity, None);
+    }
+
+    #[test]
+    fn only_a_real_change_of_the_owned_conditions_differs() {
+        const OWNED: &[ConditionType] = &[ConditionType::VNET_READY, ConditionType::SUBNETS_READY];
+        let vnet = observe(None, [Observation::holds(ConditionType::VNET_READY)], at(1));
+        let peer = observe(
+            None,
+            [Observation::holds(ConditionType::LOAD_BALANCERS_READY)],
+            at(1),
+        );
+        let current = Conditions([vnet.clone(), peer].concat());
+        // The same observation later keeps its time: nothing to write.
+        let again = observe(
+            Some(&current),
+            [Observation::holds(ConditionType::VNET_READY)],
+            at(9),
+        );
+        assert!(!differ(Some(&current), OWNED, &again));
+        assert!(differ(None, OWNED, &again));
+        let failing = observe(
+            Some(&current),
+            [Observation::fails(
+                ConditionType::VNET_READY,
+                Reason::FAILED,
+                ConditionSeverity::Error,
+                "gone",
+            )],
+            at(9),
+        );
+        assert!(differ(Some(&current), OWNED, &failing));
+        // Dropping an owned type is a change; a peer's type is not ours to drop.
+        assert!(differ(Some(&current), OWNED, &[]));
+        assert!(!differ(
+            Some(&Conditions(vnet.clone())),
+            &[ConditionType::VNET_READY],
+            &vnet
+        ));
     }
 
     #[test]

@@ -15,25 +15,34 @@ use capz_azure::{OperationMethod, OperationToken};
 pub struct Operations {
     services: Vec<&'static str>,
     entries: Vec<Future>,
+    recorded: Vec<Future>,
 }
 
 impl Operations {
     /// The entries of `states` that belong to `services` (the controller's own).
     #[must_use]
     pub fn owned(states: Option<&Futures>, services: &[&'static str]) -> Self {
+        let recorded: Vec<Future> = states
+            .map(|states| {
+                states
+                    .0
+                    .iter()
+                    .filter(|entry| services.contains(&entry.service_name.as_str()))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
         Self {
             services: services.to_vec(),
-            entries: states
-                .map(|states| {
-                    states
-                        .0
-                        .iter()
-                        .filter(|entry| services.contains(&entry.service_name.as_str()))
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default(),
+            entries: recorded.clone(),
+            recorded,
         }
+    }
+
+    /// Whether the entries differ from those read from status, so they need applying.
+    #[must_use]
+    pub fn changed(&self) -> bool {
+        self.entries != self.recorded
     }
 
     /// Removes and returns the operation `method` of `service` on `name`. `Err` carries the
@@ -142,12 +151,14 @@ mod tests {
         ]);
         let mut operations = Operations::owned(Some(&states), &["virtualnetworks"]);
         assert_eq!(operations.entries().len(), 1);
+        assert!(!operations.changed());
         // CAPZ's token, or anything else that is not ours, is dropped with its entry.
         assert_eq!(
             operations.take("virtualnetworks", "vnet", OperationMethod::Put),
             Some(Err("not ours".to_owned()))
         );
         assert!(operations.entries().is_empty());
+        assert!(operations.changed());
 
         operations.record("virtualnetworks", "vnet", &token(OperationMethod::Put));
         operations.record("virtualnetworks", "vnet", &token(OperationMethod::Put));
