@@ -87,6 +87,10 @@ sdk-test *args:
 bench-emulator *args:
     cargo bench --locked -p arm-emulator --bench throughput -- {{args}}
 
+# Benchmark the reconcile kit (no-op reconciles per second and RSS), e.g. `just bench-kit --objects 1000`.
+bench-kit *args: kube-bins
+    cargo bench --locked -p capz-kit --bench noop -- {{args}}
+
 # Build the pinned kube-apiserver, kubectl and etcd for tests (once per version); print their directory.
 kube-bins:
     #!/usr/bin/env bash
