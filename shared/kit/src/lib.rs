@@ -1,5 +1,18 @@
 //! The reconcile kit and controller runtime of capz-rs: what every controller needs once.
 //!
+//! A reconcile built on the kit reads as a pipeline:
+//!
+//! ```text
+//!   watch event ── filter::changes ──> reconcile(object)
+//!     cluster::{owner_cluster, is_paused, is_externally_managed}   skip what is not ours to do
+//!     finalizer::finalized                                         Apply | Cleanup
+//!       operations::Operations::owned(status)                      operations in flight
+//!       resource::{reconcile, delete} per Azure resource           one read, a write if needed
+//!       conditions::observe(observations)                          keep lastTransitionTime
+//!       apply::apply_status(owned fields)  if conditions::differ or operations changed
+//!     policy::Backoff::on_error / report::Reporter::failed         requeue and tell users
+//! ```
+//!
 //! It re-exports kube, k8s-openapi and schemars, so that every controller builds against one
 //! version set and one import path.
 
