@@ -5,6 +5,8 @@
 
 #![deny(missing_docs)]
 
+pub mod identity;
+
 pub use capz_api as api;
 pub use capz_azure as azure;
 pub use k8s_openapi;
