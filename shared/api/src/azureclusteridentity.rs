@@ -42,7 +42,8 @@ pub struct AzureClusterIdentitySpec {
     pub client_id: String,
 
     /// The Secret holding the service principal's client secret (key `clientSecret`), or its
-    /// certificate for `ServicePrincipalCertificate` (key `certificate`, PEM or PFX).
+    /// certificate for `ServicePrincipalCertificate` (key `certificate`, PEM or PFX, and the PFX's
+    /// password under `password`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<SecretReference>,
 
@@ -55,8 +56,8 @@ pub struct AzureClusterIdentitySpec {
     #[serde(rename = "tenantID")]
     pub tenant_id: String,
 
-    /// The namespaces whose clusters may use this identity. Absent: only the identity's own
-    /// namespace. Present but empty (`{}`): no namespace at all.
+    /// The namespaces whose clusters may use this identity. Absent: no namespace, not even the
+    /// identity's own. Present but empty (`{}`): every namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_namespaces: Option<AllowedNamespaces>,
 

@@ -23,6 +23,7 @@ pub mod cluster;
 pub mod conditions;
 pub mod filter;
 pub mod finalizer;
+pub mod identity;
 pub mod operations;
 pub mod policy;
 pub mod report;

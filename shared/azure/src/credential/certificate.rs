@@ -1,5 +1,6 @@
-//! Client certificates: the certificate and RSA key of a service principal, and the client
-//! assertion JWT (RS256) signed with them for each token request.
+//! Client certificates: the certificate and RSA key of a service principal, read from PEM or from
+//! a PKCS#12 (PFX) archive, and the client assertion JWT (RS256) signed with them for each token
+//! request.
 //!
 //! The assertion's header carries the certificate's SHA-256 and SHA-1 thumbprints (`x5t#S256`,
 //! `x5t`); its claims are `aud` (the token endpoint the assertion is posted to), `iss` and `sub`
@@ -20,6 +21,8 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::json;
 
 use super::{CLIENT_CERTIFICATE, CredentialError};
+
+mod pkcs12;
 
 /// How long a signed assertion is valid; it is used at once.
 const ASSERTION_LIFETIME_SECONDS: u64 = 600;
@@ -43,41 +46,80 @@ impl fmt::Debug for ClientCertificate {
 }
 
 impl ClientCertificate {
-    /// Reads a certificate and its key, as CAPZ keeps them in an identity's secret: PEM with the
-    /// certificate (the first one is used, any others are its chain) and an RSA key (PKCS#8 or
-    /// PKCS#1). PKCS#12 (PFX) archives are recognised and refused with a clear error.
+    /// Reads a certificate and its key from PEM, or from a PKCS#12 (PFX) archive without a
+    /// password; see [`ClientCertificate::parse_with_password`].
     ///
     /// # Errors
-    /// When a part is missing, the key is not RSA, or the key does not belong to the certificate.
+    /// As [`ClientCertificate::parse_with_password`].
     pub fn parse(data: &[u8]) -> Result<Self, CredentialError> {
+        Self::parse_with_password(data, "")
+    }
+
+    /// Reads a certificate and its RSA key, in either form CAPZ users keep them:
+    ///
+    /// - PEM: certificates (the service principal's, possibly with its chain) and an unencrypted
+    ///   RSA key (PKCS#8 or PKCS#1); `password` is not used;
+    /// - PKCS#12 (PFX), as `openssl pkcs12 -export` (with or without `-legacy`) and Windows write
+    ///   it, protected by `password` (empty for none). Its MAC is checked first, so a wrong
+    ///   password is reported as such.
+    ///
+    /// The certificate used is the one the key belongs to; the others are its chain.
+    ///
+    /// # Errors
+    /// When a part is missing, the password is wrong, the key is not RSA, or no certificate
+    /// belongs to the key.
+    pub fn parse_with_password(data: &[u8], password: &str) -> Result<Self, CredentialError> {
         let invalid = |message: &str| CredentialError::configuration(CLIENT_CERTIFICATE, message);
-        if !data.windows(11).any(|window| window == b"-----BEGIN ") {
-            // A PKCS#12 archive is DER: a SEQUENCE, so its first byte is 0x30.
-            return Err(invalid(if data.first() == Some(&0x30) {
-                "PKCS#12 (PFX) certificates are not supported; convert it to PEM \
-                 (openssl pkcs12 -in cert.pfx -nodes -out cert.pem) and use that"
-            } else {
-                "expected a PEM certificate and private key"
-            }));
-        }
-        let certificate = CertificateDer::pem_slice_iter(data)
-            .next()
-            .and_then(Result::ok)
-            .ok_or_else(|| invalid("the PEM holds no certificate"))?;
-        let key =
-            match PrivateKeyDer::from_pem_slice(data).map_err(|_| invalid("the PEM holds no private key"))? {
+        let (certificates, key) = if data.windows(11).any(|window| window == b"-----BEGIN ") {
+            let certificates: Vec<CertificateDer<'_>> = CertificateDer::pem_slice_iter(data)
+                .filter_map(Result::ok)
+                .collect();
+            if certificates.is_empty() {
+                return Err(invalid("the PEM holds no certificate"));
+            }
+            let key = match PrivateKeyDer::from_pem_slice(data)
+                .map_err(|_| invalid("the PEM holds no private key"))?
+            {
                 PrivateKeyDer::Pkcs8(key) => RsaKeyPair::from_pkcs8(key.secret_pkcs8_der()),
                 PrivateKeyDer::Pkcs1(key) => RsaKeyPair::from_der(key.secret_pkcs1_der()),
-                _ => {
-                    return Err(invalid(
-                        "the private key must be an RSA key: Entra ID takes RSA certificates only",
-                    ));
-                }
+                _ => return Err(invalid(NOT_RSA)),
+            };
+            (certificates, key)
+        } else if data.first() == Some(&0x30) {
+            // DER starts with a SEQUENCE: a PKCS#12 archive.
+            let contents = pkcs12::read(data, password)
+                .map_err(|message| invalid(&format!("cannot read the PKCS#12 (PFX) archive: {message}")))?;
+            let key = contents
+                .keys
+                .first()
+                .ok_or_else(|| invalid("the PKCS#12 (PFX) archive holds no private key"))?;
+            let certificates: Vec<CertificateDer<'_>> = contents
+                .certificates
+                .into_iter()
+                .map(CertificateDer::from)
+                .collect();
+            if certificates.is_empty() {
+                return Err(invalid("the PKCS#12 (PFX) archive holds no certificate"));
             }
-            .map_err(|err| invalid(&format!("the private key is not a usable RSA key ({err})")))?;
-        let certificate = Self::new(key, &certificate);
-        certificate.check_key_matches(data)?;
-        Ok(certificate)
+            (certificates, RsaKeyPair::from_pkcs8(key))
+        } else {
+            return Err(invalid(
+                "expected a PEM certificate and private key, or a PKCS#12 (PFX) archive",
+            ));
+        };
+        let key = key.map_err(|err| {
+            let reason = err.to_string();
+            invalid(&if reason == "WrongAlgorithm" {
+                NOT_RSA.to_owned()
+            } else {
+                format!("the private key is not a usable RSA key ({reason})")
+            })
+        })?;
+        let certificate = certificates
+            .iter()
+            .find(|certificate| key_matches(&key, certificate))
+            .ok_or_else(|| invalid("the private key does not belong to the certificate"))?;
+        Ok(Self::new(key, certificate))
     }
 
     fn new(key: RsaKeyPair, certificate: &CertificateDer<'_>) -> Self {
@@ -89,34 +131,31 @@ impl ClientCertificate {
         }
     }
 
-    /// Signs a probe with the key and checks it against the certificate, so that a certificate
-    /// paired with the wrong key fails here, naming the problem, instead of at Entra.
-    fn check_key_matches(&self, data: &[u8]) -> Result<(), CredentialError> {
-        let mismatch = || {
-            CredentialError::configuration(
-                CLIENT_CERTIFICATE,
-                "the private key does not belong to the certificate",
-            )
-        };
-        let probe = b"capz-rs certificate check";
-        let signature = self.sign(probe).map_err(|_| mismatch())?;
-        let certificate = CertificateDer::pem_slice_iter(data)
-            .next()
-            .and_then(Result::ok)
-            .ok_or_else(mismatch)?;
-        webpki::EndEntityCert::try_from(&certificate)
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>, ring::error::Unspecified> {
+        sign(&self.key, message)
+    }
+}
+
+const NOT_RSA: &str = "the private key must be an RSA key: Entra ID takes RSA certificates only";
+
+fn sign(key: &RsaKeyPair, message: &[u8]) -> Result<Vec<u8>, ring::error::Unspecified> {
+    let mut signature = vec![0; key.public().modulus_len()];
+    key.sign(&RSA_PKCS1_SHA256, &SystemRandom::new(), message, &mut signature)?;
+    Ok(signature)
+}
+
+/// Whether `certificate` carries the public half of `key`: a probe signed with the key must verify
+/// with the certificate, so that a certificate paired with the wrong key fails here, naming the
+/// problem, instead of at Entra.
+fn key_matches(key: &RsaKeyPair, certificate: &CertificateDer<'_>) -> bool {
+    let probe = b"capz-rs certificate check";
+    sign(key, probe).is_ok_and(|signature| {
+        webpki::EndEntityCert::try_from(certificate)
             .and_then(|cert| {
                 cert.verify_signature(webpki::ring::RSA_PKCS1_2048_8192_SHA256, probe, &signature)
             })
-            .map_err(|_| mismatch())
-    }
-
-    fn sign(&self, message: &[u8]) -> Result<Vec<u8>, ring::error::Unspecified> {
-        let mut signature = vec![0; self.key.public().modulus_len()];
-        self.key
-            .sign(&RSA_PKCS1_SHA256, &SystemRandom::new(), message, &mut signature)?;
-        Ok(signature)
-    }
+            .is_ok()
+    })
 }
 
 /// Signs client assertions for one client and token endpoint.

@@ -23,8 +23,16 @@ pub(crate) type TestResult<T = ()> = Result<T, Box<dyn Error + Send + Sync>>;
 
 /// A PEM with an RSA certificate and its key, made with openssl for these tests.
 pub(crate) const CLIENT_CERTIFICATE_PEM: &[u8] = include_bytes!("../fixtures/client-certificate.pem");
-/// The same certificate and key as a PKCS#12 archive (password `test-password`).
+/// The same certificate and key as a PKCS#12 archive with OpenSSL 3's defaults (PBES2, AES-256,
+/// SHA-256 MAC; password `test-password`).
 pub(crate) const CLIENT_CERTIFICATE_PFX: &[u8] = include_bytes!("../fixtures/client-certificate.pfx");
+/// The same with `openssl pkcs12 -export -legacy` (3DES key, RC2-40 certificates, SHA-1 MAC), with a
+/// CA certificate placed beside it (password `test-password`).
+pub(crate) const CLIENT_CERTIFICATE_LEGACY_PFX: &[u8] =
+    include_bytes!("../fixtures/client-certificate-legacy.pfx");
+/// The same with OpenSSL 3's defaults and an empty password.
+pub(crate) const CLIENT_CERTIFICATE_EMPTY_PASSWORD_PFX: &[u8] =
+    include_bytes!("../fixtures/client-certificate-empty-password.pfx");
 
 pub(crate) const SUBSCRIPTION: &str = arm_emulator::config::DEFAULT_SUBSCRIPTION;
 pub(crate) const TENANT: &str = DEFAULT_TENANT;
