@@ -105,7 +105,8 @@ async fn get(url: &str, ca: Option<&str>) -> Result<Response<Incoming>, String> 
     let port = uri.port_u16().unwrap_or(if secure { 443 } else { 80 });
     let request = Request::get(uri.path_and_query().map_or("/", |path| path.as_str()))
         .header(header::HOST, authority.as_str())
-        .header(header::ACCEPT, "application/json")
+        // kube-apiserver serves its keys only as `application/jwk-set+json` (406 otherwise).
+        .header(header::ACCEPT, "application/json, application/jwk-set+json")
         .body(Body::empty())
         .map_err(|err| format!("cannot build the request for {url}: {err}"))?;
     let tcp = TcpStream::connect((host.as_str(), port))

@@ -14,7 +14,7 @@ use arm_emulator::config::{
     ManagedIdentity, Principal,
 };
 use arm_emulator::{Config, Running};
-use azure_core::http::{Method, Request, Url};
+use azure_core::http::Url;
 use capz_kit::api::azureclusteridentity::IdentityType;
 use capz_kit::api::{AzureCluster, AzureClusterIdentity};
 use capz_kit::azure::{HttpClient, ResourceId};
@@ -407,19 +407,16 @@ async fn a_workload_identity_exchanges_a_service_account_token_of_the_plane() ->
         Api::<ServiceAccount>::namespaced(test.client.clone(), &test.namespace)
             .create(&PostParams::default(), &account)
             .await?;
-        // The emulator would fetch the plane's keys itself (`ca` set, no `jwks`), but asks for them
-        // with `Accept: application/json`, which kube-apiserver answers with 406: it serves
-        // `application/jwk-set+json` only. Until the emulator asks for both, the keys are given
-        // inline, read the way the emulator would: anonymously, over HTTPS, from the discovery
-        // document's jwks_uri.
+        // The emulator fetches the plane's discovery document and keys itself, anonymously, over
+        // HTTPS trusting the plane's CA, as Entra does with a cluster's issuer.
         let mut config = Config::default();
         config.principals.push(Principal {
             federated: vec![FederatedCredential {
                 issuer: plane.url().to_owned(),
                 subject: format!("system:serviceaccount:{}:{SERVICE_ACCOUNT}", test.namespace),
                 audience: capz_harness::AZURE_AUDIENCE.to_owned(),
-                jwks: Some(issuer_keys(plane).await?),
-                ca: None,
+                jwks: None,
+                ca: Some(std::fs::read_to_string(plane.ca_file())?),
             }],
             ..principal(WORKLOAD_CLIENT)
         });
@@ -450,32 +447,6 @@ async fn a_workload_identity_exchanges_a_service_account_token_of_the_plane() ->
         Ok(())
     })
     .await
-}
-
-/// The plane's service-account signing keys, read without credentials as an OIDC relying party
-/// reads them.
-async fn issuer_keys(plane: &capz_harness::Plane) -> TestResult<Value> {
-    let http = HttpClient::new(Some(&std::fs::read(plane.ca_file())?), Duration::from_secs(10))?;
-    let get = async |url: &str, accept: &str| -> TestResult<Value> {
-        let mut request = Request::new(Url::parse(url)?, Method::Get);
-        request.insert_header("accept", accept.to_owned());
-        let response = azure_core::http::HttpClient::execute_request(&http, &request).await?;
-        let status = response.status();
-        let body = response.into_body().collect().await?;
-        if !status.is_success() {
-            return Err(format!("GET {url} answered {status}").into());
-        }
-        Ok(serde_json::from_slice(&body)?)
-    };
-    let discovery = get(
-        &format!("{}/.well-known/openid-configuration", plane.url()),
-        "application/json",
-    )
-    .await?;
-    let jwks_uri = discovery["jwks_uri"]
-        .as_str()
-        .ok_or("the discovery document names no jwks_uri")?;
-    get(jwks_uri, "application/jwk-set+json").await
 }
 
 #[tokio::test]
