@@ -5,6 +5,13 @@
 
 #![deny(missing_docs)]
 
+pub mod cli;
+pub mod leader;
+pub mod metrics;
+pub mod runner;
+pub mod server;
+pub mod telemetry;
+
 pub use capz_api as api;
 pub use capz_azure as azure;
 pub use k8s_openapi;
