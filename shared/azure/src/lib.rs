@@ -17,6 +17,9 @@
 //! A controller builds one [`HttpClient`] per cloud, one [`Credential`] per identity and one
 //! [`ArmClient`] per (credential, controller), and shares them across reconciles. Resource models
 //! are plain serde types pinned to an [`ApiVersion`]; the client is generic over them.
+//!
+//! Every ARM request, reported request budget and token refresh is recorded through the `metrics`
+//! facade ([`metrics`]), for whichever recorder the process installs.
 
 #![deny(missing_docs)]
 
@@ -25,6 +28,7 @@ pub mod cloud;
 pub mod credential;
 pub mod http;
 pub mod id;
+pub mod metrics;
 
 pub use arm::{
     ArmClient, ArmError, Category, ErrorBody, InProgress, OperationMethod, OperationToken, Outcome, PollKind,

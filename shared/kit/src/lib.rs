@@ -19,16 +19,22 @@
 #![deny(missing_docs)]
 
 pub mod apply;
+pub mod cli;
 pub mod cluster;
 pub mod conditions;
 pub mod filter;
 pub mod finalizer;
 pub mod identity;
+pub mod leader;
+pub mod metrics;
 pub mod operations;
 pub mod policy;
 pub mod report;
 pub mod resource;
+pub mod runner;
+pub mod server;
 pub mod tags;
+pub mod telemetry;
 
 pub use capz_api as api;
 pub use capz_azure as azure;

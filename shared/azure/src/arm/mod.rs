@@ -20,6 +20,7 @@ mod operation;
 mod throttle;
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use azure_core::error::ErrorKind;
 use azure_core::http::headers::{HeaderName, HeaderValue};
@@ -42,6 +43,7 @@ use crate::cloud::Cloud;
 use crate::credential::{Credential, CredentialError};
 use crate::http::HttpClient;
 use crate::id::{ApiVersion, ResourceId, SubscriptionId};
+use crate::metrics;
 
 /// A client of Azure Resource Manager for one cloud and credential. Cloning is cheap.
 #[derive(Debug, Clone)]
@@ -66,6 +68,39 @@ impl Policy for UserAgent {
                 ErrorKind::Other,
                 "the pipeline has no transport",
             )),
+        }
+    }
+}
+
+/// What a request does: its HTTP method and its `operation` label in metrics.
+#[derive(Debug, Clone, Copy)]
+enum Call {
+    Get,
+    List,
+    Poll,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Call {
+    fn method(self) -> Method {
+        match self {
+            Self::Get | Self::List | Self::Poll => Method::Get,
+            Self::Put => Method::Put,
+            Self::Patch => Method::Patch,
+            Self::Delete => Method::Delete,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Get => "get",
+            Self::List => "list",
+            Self::Poll => "poll",
+            Self::Put => "put",
+            Self::Patch => "patch",
+            Self::Delete => "delete",
         }
     }
 }
@@ -147,7 +182,8 @@ impl ArmClient {
     ) -> Result<T, ArmError> {
         let response = self
             .send(
-                Method::Get,
+                Call::Get,
+                &id.resource_type(),
                 self.url(&id.to_string(), api_version),
                 id.subscription(),
                 None,
@@ -193,7 +229,8 @@ impl ArmClient {
     pub async fn delete(&self, id: &ResourceId, api_version: &ApiVersion) -> Result<Outcome<()>, ArmError> {
         let response = self
             .send(
-                Method::Delete,
+                Call::Delete,
+                &id.resource_type(),
                 self.url(&id.to_string(), api_version),
                 id.subscription(),
                 None,
@@ -229,7 +266,9 @@ impl ArmClient {
         let mut url = self.url(&collection_path(scope, resource_type)?, api_version);
         let mut items = Vec::new();
         loop {
-            let response = self.send(Method::Get, url, scope.subscription(), None).await?;
+            let response = self
+                .send(Call::List, resource_type, url, scope.subscription(), None)
+                .await?;
             if u16::from(response.status()) != 200 {
                 return Err(error_from(&response));
             }
@@ -257,7 +296,13 @@ impl ArmClient {
     ) -> Result<PollOutcome<T>, ArmError> {
         let url = self.own_url(&token.poll_url, "poll URL")?;
         let response = self
-            .send(Method::Get, url, token.resource_id.subscription(), None)
+            .send(
+                Call::Poll,
+                &token.resource_id.resource_type(),
+                url,
+                token.resource_id.subscription(),
+                None,
+            )
             .await?;
         let status = u16::from(response.status());
         let still_running = || {
@@ -319,14 +364,15 @@ impl ArmClient {
     ) -> Result<Outcome<T>, ArmError> {
         let body = serde_json::to_vec(body)
             .map_err(|err| ArmError::InvalidRequest(format!("cannot serialise the body: {err}")))?;
-        let http_method = if method == OperationMethod::Patch {
-            Method::Patch
+        let call = if method == OperationMethod::Patch {
+            Call::Patch
         } else {
-            Method::Put
+            Call::Put
         };
         let response = self
             .send(
-                http_method,
+                call,
+                &id.resource_type(),
                 self.url(&id.to_string(), api_version),
                 id.subscription(),
                 Some(body),
@@ -348,10 +394,11 @@ impl ArmClient {
     }
 
     /// Sends one request through the pipeline, unless the throttle gate is closed; records what
-    /// the answer says about throttling.
+    /// the answer says about throttling, and the request's metrics (`resource_type` labels them).
     async fn send(
         &self,
-        method: Method,
+        call: Call,
+        resource_type: &str,
         url: Url,
         subscription: &SubscriptionId,
         body: Option<Vec<u8>>,
@@ -359,7 +406,7 @@ impl ArmClient {
         if let Some(retry_after) = throttle::wait(subscription, &self.principal) {
             return Err(ArmError::Throttled { retry_after });
         }
-        let mut request = Request::new(url, method);
+        let mut request = Request::new(url, call.method());
         let correlation_id = self
             .correlation_id
             .as_deref()
@@ -376,11 +423,21 @@ impl ArmClient {
             skip_checks: true,
             ..PipelineSendOptions::default()
         };
+        let started = Instant::now();
         let response = self
             .pipeline
             .send(&Context::new(), &mut request, Some(options))
-            .await
-            .map_err(|err| from_pipeline_error(&err))?;
+            .await;
+        metrics::arm_request(
+            call.label(),
+            resource_type,
+            response
+                .as_ref()
+                .ok()
+                .map(|response| u16::from(response.status())),
+            started.elapsed(),
+        );
+        let response = response.map_err(|err| from_pipeline_error(&err))?;
         throttle::record(
             subscription,
             &self.principal,

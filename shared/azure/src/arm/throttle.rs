@@ -14,6 +14,7 @@ use azure_core::http::headers::{HeaderName, Headers};
 use azure_core::time::OffsetDateTime;
 
 use crate::id::SubscriptionId;
+use crate::metrics;
 
 /// How long to hold calls back after a 429 that names no wait (CAPZ waits a minute too).
 const DEFAULT_WAIT: Duration = Duration::from_mins(1);
@@ -71,6 +72,14 @@ pub(super) fn record(subscription: &SubscriptionId, principal: &str, status: u16
         .get_optional_str(&HeaderName::from_static("x-ms-ratelimit-remaining-resource"))
         .map(str::to_owned);
     let closed_until = (status == 429).then(|| Instant::now() + retry_after(headers).unwrap_or(DEFAULT_WAIT));
+    for (kind, remaining) in [("reads", reads), ("writes", writes), ("deletes", deletes)] {
+        if let Some(remaining) = remaining {
+            metrics::ratelimit_remaining(kind, remaining);
+        }
+    }
+    if let Some(remaining) = resource.as_deref().and_then(lowest_resource_budget) {
+        metrics::ratelimit_remaining("resource", remaining);
+    }
     if reads.is_none()
         && writes.is_none()
         && deletes.is_none()
@@ -91,6 +100,15 @@ pub(super) fn record(subscription: &SubscriptionId, principal: &str, status: u16
             entry.closed_until = Some(entry.closed_until.map_or(until, |earlier| earlier.max(until)));
         }
     });
+}
+
+/// The smallest count of a resource provider's budget header, which lists policies with what is
+/// left of each: `Microsoft.Compute/HighCostGet3Min;107,Microsoft.Compute/HighCostGet30Min;517`.
+fn lowest_resource_budget(header: &str) -> Option<u64> {
+    header
+        .split(',')
+        .filter_map(|policy| policy.rsplit_once(';')?.1.trim().parse::<u64>().ok())
+        .min()
 }
 
 /// The budget last reported for `subscription` and `principal`.
@@ -130,7 +148,7 @@ mod tests {
     use azure_core::http::headers::Headers;
     use azure_core::time::{OffsetDateTime, to_rfc7231};
 
-    use super::{budget, record, retry_after, wait};
+    use super::{budget, lowest_resource_budget, record, retry_after, wait};
     use crate::id::SubscriptionId;
 
     fn headers(pairs: &[(&'static str, String)]) -> Headers {
@@ -166,6 +184,21 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(retry_after(&headers(&[("retry-after", "soon".into())])), None);
+    }
+
+    #[test]
+    fn the_resource_budget_is_its_lowest_policy() {
+        assert_eq!(
+            lowest_resource_budget(
+                "Microsoft.Compute/HighCostGet3Min;107,Microsoft.Compute/HighCostGet30Min;517"
+            ),
+            Some(107)
+        );
+        assert_eq!(
+            lowest_resource_budget("Microsoft.Compute/PutVMResource;11"),
+            Some(11)
+        );
+        assert_eq!(lowest_resource_budget("garbled"), None);
     }
 
     #[test]

@@ -193,11 +193,19 @@ impl Credential {
         inner
             .cache
             .get(scopes, || async {
-                inner
+                let token = inner
                     .source
                     .get_token(scopes, None)
                     .await
-                    .map_err(|err| classify(inner.kind, &err))
+                    .map_err(|err| classify(inner.kind, &err));
+                let outcome = match &token {
+                    Ok(_) => "success",
+                    Err(CredentialError::Rejected { .. }) => "rejected",
+                    Err(CredentialError::Transient { .. }) => "transient",
+                    Err(CredentialError::Configuration { .. }) => "misconfigured",
+                };
+                crate::metrics::token_refresh(metric_label(inner.kind), outcome);
+                token
             })
             .await
     }
@@ -213,6 +221,17 @@ impl TokenCredential for Credential {
         self.token(scopes)
             .await
             .map_err(|err| azure_core::Error::new(ErrorKind::Credential, err))
+    }
+}
+
+/// A credential kind as a metric label.
+fn metric_label(kind: &'static str) -> &'static str {
+    match kind {
+        CLIENT_SECRET => "client_secret",
+        CLIENT_CERTIFICATE => "client_certificate",
+        WORKLOAD_IDENTITY => "workload_identity",
+        MANAGED_IDENTITY => "managed_identity",
+        _ => "other",
     }
 }
 

@@ -1,0 +1,424 @@
+//! The controller `main`: parse the flags, set up telemetry, connect, serve the probes and
+//! metrics, wait for leadership, run the controller's kube-runtime `Controller`s, and shut down
+//! in order.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use capz_kit::k8s_openapi::api::core::v1::ConfigMap;
+//! use capz_kit::kube::runtime::controller::Action;
+//! use futures_util::StreamExt as _;
+//!
+//! async fn reconcile(_: Arc<ConfigMap>, _: Arc<()>) -> Result<Action, std::io::Error> {
+//!     Ok(Action::await_change())
+//! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     capz_kit::runner::main("example", |ctx| async move {
+//!         ctx.controller(ctx.api::<ConfigMap>())
+//!             .run(reconcile, |_, _, _| Action::await_change(), Arc::new(()))
+//!             .for_each(|_| async {})
+//!             .await;
+//!         Ok(())
+//!     })
+//! }
+//! ```
+//!
+//! What happens, in order:
+//!
+//! 1. The Prometheus recorder is installed, and the probe and metrics servers start: `/healthz`
+//!    answers at once, `/readyz` once the API server has answered and each controller's kind can
+//!    be listed.
+//! 2. A client is built from `--kubeconfig`, else `KUBECONFIG`, `~/.kube/config` or the Pod's
+//!    service account, and the API server is asked for its version.
+//! 3. With `--leader-elect`, the process waits until it holds the Lease.
+//! 4. The controller's closure gets a [`Context`] and builds its controllers; each controller made
+//!    by [`Context::controller`] watches `--namespace` (or all), only objects matching
+//!    `--watch-filter`, runs `--concurrency` reconciles at a time, reconciles every object again
+//!    every `--sync-period`, and drains when the shutdown signal comes.
+//! 5. On SIGTERM or SIGINT (one [`Shutdown`] shared by all parts) the controllers stop taking
+//!    work and finish the reconciles in flight, the leader keeps renewing meanwhile and then
+//!    releases the Lease, and last the servers stop. The process exits 0.
+//! 6. When leadership is lost, the controllers are stopped at once, without waiting for the
+//!    reconciles in flight (another replica may already be leading), and the process exits 1, as
+//!    Cluster API's managers do; Kubernetes restarts it as a candidate.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::Hash;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser as _;
+use futures_util::Stream;
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+use kube::core::NamespaceResourceScope;
+use kube::runtime::{Controller, controller, watcher};
+use kube::{Api, Client, Config, Resource};
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::Args;
+use crate::leader::{self, LeaderElector, LeaderError, Timing};
+use crate::server::{Readiness, Servers};
+use crate::telemetry::Telemetry;
+
+/// An error of a controller's own setup or run, as its closure returns it.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why the runner stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The kubeconfig could not be read.
+    #[error("cannot load the kubeconfig: {0}")]
+    Kubeconfig(#[from] KubeconfigError),
+    /// No client could be built or the API server did not answer.
+    #[error("cannot reach the Kubernetes API server: {0}")]
+    Connect(#[from] kube::Error),
+    /// The Prometheus recorder could not be installed.
+    #[error("cannot set up metrics: {0}")]
+    Metrics(#[from] metrics_exporter_prometheus::BuildError),
+    /// A server could not listen, or failed.
+    #[error("{0}")]
+    Serve(#[from] std::io::Error),
+    /// Leader election failed or leadership was lost.
+    #[error(transparent)]
+    Leader(#[from] LeaderError),
+    /// The controller's own closure failed or panicked.
+    #[error("the controller failed: {0}")]
+    Controller(BoxError),
+}
+
+/// The one shutdown signal of a process, shared by its controllers, servers and leader elector.
+/// Cloning shares it.
+#[derive(Debug, Clone, Default)]
+pub struct Shutdown(CancellationToken);
+
+impl Shutdown {
+    /// A signal not yet given.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Gives the signal: everything holding a clone starts shutting down.
+    pub fn trigger(&self) {
+        self.0.cancel();
+    }
+
+    /// Resolves once the signal is given.
+    pub fn triggered(&self) -> impl Future<Output = ()> + Send + Sync + 'static {
+        self.0.clone().cancelled_owned()
+    }
+
+    /// Gives the signal when the process receives SIGTERM or SIGINT.
+    ///
+    /// # Errors
+    /// When the signal handlers cannot be installed.
+    pub fn on_signals(&self) -> std::io::Result<()> {
+        let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        let token = self.0.clone();
+        tokio::spawn(async move {
+            let signal = tokio::select! {
+                _ = terminate.recv() => "SIGTERM",
+                _ = interrupt.recv() => "SIGINT",
+                () = token.cancelled() => return,
+            };
+            tracing::info!(signal, "shutting down");
+            token.cancel();
+        });
+        Ok(())
+    }
+}
+
+/// What a controller's closure gets to build its kube-runtime controllers with.
+#[derive(Clone)]
+pub struct Context {
+    name: &'static str,
+    client: Client,
+    args: Arc<Args>,
+    shutdown: Shutdown,
+    readiness: Readiness,
+}
+
+impl Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("name", &self.name)
+            .field("args", &self.args)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// The controller's name, such as `network`: the `controller` label of its metrics.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The Kubernetes client.
+    #[must_use]
+    pub fn client(&self) -> Client {
+        self.client.clone()
+    }
+
+    /// The parsed flags.
+    #[must_use]
+    pub fn args(&self) -> &Args {
+        &self.args
+    }
+
+    /// The process's shutdown signal, for work the controller runs besides its controllers.
+    #[must_use]
+    pub fn shutdown(&self) -> Shutdown {
+        self.shutdown.clone()
+    }
+
+    /// The API of a namespaced kind in the watched scope: `--namespace`, or all namespaces.
+    #[must_use]
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = NamespaceResourceScope>,
+        K::DynamicType: Default,
+    {
+        match self.args.namespace() {
+            Some(namespace) => Api::namespaced(self.client(), namespace),
+            None => Api::all(self.client()),
+        }
+    }
+
+    /// The watcher configuration of the reconciled kinds: `--watch-filter`'s label selector.
+    /// [`Self::controller`] applies it to the kind it reconciles; apply it to other watches of
+    /// Cluster API objects (a `Cluster` watch, say) so that they skip filtered-out clusters too.
+    #[must_use]
+    pub fn watcher_config(&self) -> watcher::Config {
+        let config = watcher::Config::default();
+        match self.args.watch_filter_selector() {
+            Some(selector) => config.labels(&selector),
+            None => config,
+        }
+    }
+
+    /// A controller of the kind of `api`, configured from the flags: the watch filter, the
+    /// kind's concurrency, a reconcile of every object each sync period, a graceful shutdown on
+    /// the process's signal, and readiness held back until the kind can be listed.
+    #[must_use]
+    pub fn controller<K>(&self, api: Api<K>) -> Controller<K>
+    where
+        K: Clone + Resource + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::DynamicType: Eq + Hash + Clone + Default,
+    {
+        let dynamic_type = K::DynamicType::default();
+        let kind = K::kind(&dynamic_type);
+        let config = self.watcher_config();
+        self.readiness
+            .wait_for_list(api.clone(), &config, self.shutdown.0.clone());
+        Controller::new(api, config)
+            .with_config(controller::Config::default().concurrency(self.args.concurrency_for(&kind)))
+            .reconcile_all_on(every(self.args.sync_period))
+            .graceful_shutdown_on(self.shutdown.triggered())
+    }
+}
+
+/// Ticks once per `period`, the first time one period from now.
+fn every(period: Duration) -> impl Stream<Item = ()> + Send + 'static {
+    let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    futures_util::stream::unfold(interval, |mut interval| async move {
+        interval.tick().await;
+        Some(((), interval))
+    })
+}
+
+/// The whole `main` of a controller named `name` (such as `network`): parses the flags, sets up
+/// telemetry, runs [`run`] on a multi-threaded runtime until SIGTERM or SIGINT, and turns the
+/// outcome into the exit code.
+pub fn main<F, Fut>(name: &'static str, build: F) -> ExitCode
+where
+    F: FnOnce(Context) -> Fut,
+    Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
+{
+    let args = Args::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("capz-{name}: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Telemetry starts inside the runtime, which trace export sends from; its guard is dropped
+    // before the runtime, so the last spans are flushed while the runtime still runs.
+    let telemetry = runtime.block_on(async {
+        Telemetry::new(&format!("capz-{name}"), args.log_format, &args.log_filter()).init()
+    });
+    let _telemetry = match telemetry {
+        Ok(guard) => guard,
+        Err(err) => {
+            eprintln!("capz-{name}: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        let shutdown = Shutdown::new();
+        shutdown.on_signals()?;
+        run(name, args, shutdown, build).await
+    });
+    match result {
+        Ok(()) => {
+            tracing::info!(controller = name, "stopped");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            tracing::error!(controller = name, error = %err, "stopped");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the controller named `name` with `args` until `shutdown` is triggered (then `Ok`), or
+/// until something fails, leadership included. `build` gets the [`Context`] once, after
+/// leadership is acquired, and returns the future that runs the controllers; that future must end
+/// when they have drained after the shutdown signal, as controllers from
+/// [`Context::controller`] do.
+///
+/// # Errors
+/// See [`RunError`].
+pub async fn run<F, Fut>(name: &'static str, args: Args, shutdown: Shutdown, build: F) -> Result<(), RunError>
+where
+    F: FnOnce(Context) -> Fut,
+    Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
+{
+    let prometheus = crate::metrics::install()?;
+    let readiness = Readiness::default();
+    let stop_servers = CancellationToken::new();
+    let servers = Servers::start(
+        &args.health_probe_bind_address,
+        &args.metrics_bind_address,
+        readiness.clone(),
+        prometheus,
+        stop_servers.clone(),
+    )
+    .await?;
+    tracing::info!(
+        controller = name,
+        health = ?servers.health_address(),
+        metrics = ?servers.metrics_address(),
+        "serving probes and metrics"
+    );
+    let result = run_controllers(name, args, shutdown, readiness, build).await;
+    // The probes keep answering until the controllers have drained and the lease is released.
+    stop_servers.cancel();
+    let served = servers.wait().await;
+    result?;
+    Ok(served?)
+}
+
+async fn run_controllers<F, Fut>(
+    name: &'static str,
+    args: Args,
+    shutdown: Shutdown,
+    readiness: Readiness,
+    build: F,
+) -> Result<(), RunError>
+where
+    F: FnOnce(Context) -> Fut,
+    Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
+{
+    // Bad timing flags fail before anything is contacted.
+    let timing = if args.leader_elect {
+        Some(Timing::new(
+            args.leader_elect_lease_duration,
+            args.leader_elect_renew_deadline,
+            args.leader_elect_retry_period,
+        )?)
+    } else {
+        None
+    };
+    let client = client(&args).await?;
+    let version = tokio::select! {
+        () = shutdown.triggered() => return Ok(()),
+        version = client.apiserver_version() => version?,
+    };
+    readiness.connected();
+    tracing::info!(controller = name, server = %version.git_version, "connected to the API server");
+
+    let mut elector = if let Some(timing) = timing {
+        let lease = args
+            .leader_election_id
+            .clone()
+            .unwrap_or_else(|| format!("capz-{name}"));
+        let namespace = args
+            .leader_election_namespace
+            .clone()
+            .unwrap_or_else(|| client.default_namespace().to_owned());
+        let mut elector = LeaderElector::new(
+            client.clone(),
+            &namespace,
+            &lease,
+            &leader::default_identity(),
+            timing,
+        );
+        tracing::info!(
+            controller = name,
+            %lease,
+            %namespace,
+            identity = elector.identity(),
+            "waiting for leadership"
+        );
+        if !elector.acquire(shutdown.triggered()).await {
+            return Ok(());
+        }
+        Some(elector)
+    } else {
+        None
+    };
+
+    let context = Context {
+        name,
+        client,
+        args: Arc::new(args),
+        shutdown,
+        readiness,
+    };
+    let mut controllers = tokio::spawn(build(context));
+    tracing::info!(controller = name, "controllers started");
+    let ended = match &mut elector {
+        None => (&mut controllers).await,
+        Some(elector) => {
+            tokio::select! {
+                ended = &mut controllers => ended,
+                lost = elector.hold() => {
+                    controllers.abort();
+                    return Err(lost.into());
+                }
+            }
+        }
+    };
+    if let Some(elector) = &mut elector
+        && let Err(err) = elector.release().await
+    {
+        // Others take over after the lease duration instead.
+        tracing::warn!(controller = name, error = %err, "the lease was not released");
+    }
+    match ended {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(err)) => Err(RunError::Controller(err)),
+        Err(join) => Err(RunError::Controller(Box::new(join))),
+    }
+}
+
+/// A client from `--kubeconfig`, else from what kube infers (KUBECONFIG, ~/.kube/config, the
+/// Pod's service account).
+async fn client(args: &Args) -> Result<Client, RunError> {
+    let config = match &args.kubeconfig {
+        Some(path) => {
+            Config::from_custom_kubeconfig(Kubeconfig::read_from(path)?, &KubeConfigOptions::default())
+                .await?
+        }
+        None => Config::infer().await.map_err(kube::Error::InferConfig)?,
+    };
+    Ok(Client::try_from(config)?)
+}
