@@ -7,21 +7,29 @@
 //! controller) and the resource's name. `data` holds the token in capz-rs's format; an entry whose
 //! data is not (CAPZ's own resume tokens, say) is dropped, and the resource is read afresh.
 
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
+
 use capz_api::common::operations::{Future, Futures};
 use capz_azure::{OperationMethod, OperationToken};
+
+/// The poll URLs of the operations this process follows, so the in-flight gauge counts each once
+/// however many reconciles poll it, resumed ones included.
+static FOLLOWED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
 /// The operations in flight of one controller on one object.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Operations {
+    controller: &'static str,
     services: Vec<&'static str>,
     entries: Vec<Future>,
     recorded: Vec<Future>,
 }
 
 impl Operations {
-    /// The entries of `states` that belong to `services` (the controller's own).
+    /// The entries of `states` that belong to `services`, the own services of `controller`.
     #[must_use]
-    pub fn owned(states: Option<&Futures>, services: &[&'static str]) -> Self {
+    pub fn owned(states: Option<&Futures>, controller: &'static str, services: &[&'static str]) -> Self {
         let recorded: Vec<Future> = states
             .map(|states| {
                 states
@@ -33,6 +41,7 @@ impl Operations {
             })
             .unwrap_or_default();
         Self {
+            controller,
             services: services.to_vec(),
             entries: recorded.clone(),
             recorded,
@@ -63,9 +72,16 @@ impl Operations {
     }
 
     /// Forgets every operation on `name` of `service`, whatever its method.
-    pub fn forget(&mut self, service: &str, name: &str) {
-        self.entries
-            .retain(|entry| !(entry.service_name == service && entry.name == name));
+    pub fn forget(&mut self, service: &'static str, name: &str) {
+        let (forgotten, kept) = std::mem::take(&mut self.entries)
+            .into_iter()
+            .partition(|entry| entry.service_name == service && entry.name == name);
+        self.entries = kept;
+        for entry in forgotten {
+            if let Ok(token) = OperationToken::decode(&entry.data) {
+                self.ended(service, &token);
+            }
+        }
     }
 
     /// Records `token` as the operation of `service` on `name`, replacing an entry with the same
@@ -88,6 +104,26 @@ impl Operations {
             name: name.to_owned(),
             data: token.encode(),
         });
+        if FOLLOWED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert_with(HashSet::new)
+            .insert(token.poll_url.clone())
+        {
+            crate::metrics::lro_started(self.controller, service);
+        }
+    }
+
+    /// Notes that the operation `token` of `service` has ended (its entry was taken already).
+    pub fn ended(&self, service: &'static str, token: &OperationToken) {
+        if FOLLOWED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+            .is_some_and(|followed| followed.remove(&token.poll_url))
+        {
+            crate::metrics::lro_finished(self.controller, service);
+        }
     }
 
     /// How many operations of `service` are recorded (for the operations-in-flight gauge).
@@ -149,7 +185,7 @@ mod tests {
             foreign("loadbalancers", "x"),
             foreign("virtualnetworks", "not ours"),
         ]);
-        let mut operations = Operations::owned(Some(&states), &["virtualnetworks"]);
+        let mut operations = Operations::owned(Some(&states), "test", &["virtualnetworks"]);
         assert_eq!(operations.entries().len(), 1);
         assert!(!operations.changed());
         // CAPZ's token, or anything else that is not ours, is dropped with its entry.

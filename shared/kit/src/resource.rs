@@ -161,9 +161,15 @@ pub async fn reconcile<R: AzureResource>(
                         retry_after: progress.retry_after,
                     });
                 }
-                PollOutcome::Succeeded(Some(model)) => return Ok(Progress::Done(model)),
-                PollOutcome::Succeeded(None) => {}
-                PollOutcome::Failed(error) => return Err(failed("finish writing", id)(error)),
+                PollOutcome::Succeeded(Some(model)) => {
+                    operations.ended(R::SERVICE, &token);
+                    return Ok(Progress::Done(model));
+                }
+                PollOutcome::Succeeded(None) => operations.ended(R::SERVICE, &token),
+                PollOutcome::Failed(error) => {
+                    operations.ended(R::SERVICE, &token);
+                    return Err(failed("finish writing", id)(error));
+                }
             }
         }
     }
@@ -222,8 +228,14 @@ pub async fn delete<R: AzureResource>(
                     retry_after: progress.retry_after,
                 });
             }
-            PollOutcome::Succeeded(_) => return Ok(Progress::Done(())),
-            PollOutcome::Failed(error) => return Err(failed("finish deleting", id)(error)),
+            PollOutcome::Succeeded(_) => {
+                operations.ended(R::SERVICE, &token);
+                return Ok(Progress::Done(()));
+            }
+            PollOutcome::Failed(error) => {
+                operations.ended(R::SERVICE, &token);
+                return Err(failed("finish deleting", id)(error));
+            }
         }
     }
     // A write still in flight is abandoned: the delete supersedes it.

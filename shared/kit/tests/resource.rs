@@ -160,14 +160,14 @@ async fn a_write_in_flight_is_resumed_by_a_new_client_and_the_steady_state_write
     let vnet = network(&group, "vnet", ours())?;
     let path = vnet.id.to_string();
 
-    let mut operations = Operations::owned(None, &["virtualnetworks"]);
+    let mut operations = Operations::owned(None, "test", &["virtualnetworks"]);
     let first = resource::reconcile(&azure.client()?, &vnet, &mut operations).await?;
     assert!(matches!(first, Progress::InProgress { .. }), "{first:?}");
     assert_eq!(operations.entries().len(), 1);
 
     // What a restarted controller has: the entries from status, and a client of its own.
     let stored = capz_kit::api::common::operations::Futures(operations.entries().to_vec());
-    let mut resumed = Operations::owned(Some(&stored), &["virtualnetworks"]);
+    let mut resumed = Operations::owned(Some(&stored), "test", &["virtualnetworks"]);
     let client = azure.client()?;
     let done = loop {
         match resource::reconcile(&client, &vnet, &mut resumed).await? {
@@ -215,7 +215,7 @@ async fn a_resource_that_is_not_ours_is_neither_adopted_nor_deleted() -> TestRes
     let path = foreign.id.to_string();
     let puts = azure.calls("PUT", &path);
 
-    let mut operations = Operations::owned(None, &["virtualnetworks"]);
+    let mut operations = Operations::owned(None, "test", &["virtualnetworks"]);
     let refused = resource::reconcile(&client, &foreign, &mut operations).await;
     assert!(
         matches!(refused, Err(ResourceError::NotOwned { .. })),
@@ -261,7 +261,7 @@ async fn an_owned_resource_is_deleted_through_its_operation() -> TestResult {
     let client = azure.client()?;
     let group = azure.resource_group(&client, "rg-delete").await?;
     let vnet = network(&group, "vnet", ours())?;
-    let mut operations = Operations::owned(None, &["virtualnetworks"]);
+    let mut operations = Operations::owned(None, "test", &["virtualnetworks"]);
     while !matches!(
         resource::reconcile(&client, &vnet, &mut operations).await?,
         Progress::Done(_)
