@@ -31,10 +31,12 @@ fmt:
 # Lint every target, warnings are errors.
 lint:
     cargo clippy --workspace --all-targets --locked -- -D warnings
+    cargo clippy --locked -p capz-kit --features otlp --all-targets -- -D warnings
 
 # Run the unit and integration tests.
 unit:
     cargo test --workspace --locked
+    cargo test --locked -p capz-kit --features otlp --test otlp
 
 # Fuzz the ARM emulator's request handling from a fresh seed for ARM_EMULATOR_FUZZ_SECONDS (default 60).
 fuzz:
