@@ -88,9 +88,9 @@
 //! - `GET /_emulator/health`: `ok` once the emulator serves;
 //! - `POST /_emulator/reset`: back to the start state (built-in roles and seeded resources), with no
 //!   operation, logged request or fault rule;
-//! - `GET /_emulator/requests`: the last requests (method, path, resource type, status, caller) and
-//!   the count of every request by method, resource type and status since the start or the last
-//!   reset;
+//! - `GET /_emulator/requests`: the last requests (method, path, resource type, status, caller),
+//!   sign-ins included (token requests, resource type `-`), and the count of every request by method,
+//!   resource type and status since the start or the last reset;
 //! - `GET|POST|DELETE /_emulator/faults`, `DELETE /_emulator/faults/{id}`: fault rules
 //!   ([`faults::Fault`]): fail the next N or a percentage of matching calls with a status and ARM
 //!   code, add latency, drop the connection, or make the operation a call starts end `Failed`;
@@ -238,7 +238,10 @@ impl Emulator {
     pub fn router(&self) -> Router {
         let routes = Router::new()
             .merge(admin::routes())
-            .merge(entra::routes())
+            .merge(entra::routes().route_layer(axum::middleware::from_fn_with_state(
+                self.clone(),
+                entra::log_sign_in,
+            )))
             .fallback(arm)
             .with_state(self.clone());
         // Clients that join a base URL ending in `/` with a path starting with one send `//`;

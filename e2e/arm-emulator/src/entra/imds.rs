@@ -159,7 +159,12 @@ impl Drop for RunningImds {
 pub async fn start_imds(address: SocketAddr, emulator: &Emulator) -> std::io::Result<RunningImds> {
     let listener = tokio::net::TcpListener::bind(address).await?;
     let address = listener.local_addr()?;
-    let router = routes().with_state(emulator.clone());
+    let router = routes()
+        .route_layer(axum::middleware::from_fn_with_state(
+            emulator.clone(),
+            super::log_sign_in,
+        ))
+        .with_state(emulator.clone());
     let server = tokio::spawn(async move {
         // The server ends only when the task is aborted; an accept error ends it early.
         let _ = axum::serve(listener, router).await;

@@ -236,6 +236,28 @@ fn public_base(emulator: &Emulator, headers: &HeaderMap) -> String {
         .map_or_else(|| base.clone(), |host| format!("{scheme}://{host}"))
 }
 
+/// Adds sign-ins (token requests to Entra and to IMDS) to the request log, so tests can count
+/// them as they count ARM calls; their resource type is `-`.
+pub(crate) async fn log_sign_in(
+    axum::extract::State(emulator): axum::extract::State<Emulator>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let method = request.method().as_str().to_owned();
+    let path = request.uri().path().to_owned();
+    let answer = next.run(request).await;
+    if path.ends_with("/token") {
+        emulator.state().record(crate::LoggedRequest {
+            method,
+            path,
+            resource_type: "-".to_owned(),
+            status: answer.status().as_u16(),
+            caller: None,
+        });
+    }
+    answer
+}
+
 /// The Entra, IMDS and cloud metadata routes, served beside ARM.
 pub(crate) fn routes() -> Router<Emulator> {
     Router::new()

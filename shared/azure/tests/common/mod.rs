@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_TENANT};
 use arm_emulator::{Config, Running};
-use azure_core::http::{Method, Request, Url};
+use azure_core::http::Url;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use capz_azure::{ArmClient, Cloud, Credential, CustomCloud, HttpClient};
@@ -16,7 +16,6 @@ use ring::rand::SystemRandom;
 use ring::signature::{RSA_PKCS1_SHA256, RsaKeyPair, RsaPublicKeyComponents};
 use rustls::pki_types::PrivatePkcs8KeyDer;
 use rustls::pki_types::pem::PemObject as _;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub(crate) type TestResult<T = ()> = Result<T, Box<dyn Error + Send + Sync>>;
@@ -68,21 +67,6 @@ pub(crate) async fn start(config: Config) -> TestResult<Azure> {
     })
 }
 
-/// The emulator's request log.
-#[derive(Deserialize)]
-struct Log {
-    requests: Vec<Logged>,
-}
-
-/// One request as the emulator logged it.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Logged {
-    pub(crate) method: String,
-    pub(crate) path: String,
-    pub(crate) status: u16,
-}
-
 impl Azure {
     /// The default principal, signing in with its secret.
     pub(crate) fn secret_credential(&self) -> TestResult<Credential> {
@@ -105,14 +89,14 @@ impl Azure {
         ))
     }
 
-    /// The ARM requests the emulator answered, oldest first (sign-in requests are not logged).
-    pub(crate) async fn requests(&self) -> TestResult<Vec<Logged>> {
-        let url = Url::parse(&format!("{}/_emulator/requests", self.running.base_url()))?;
-        let response =
-            azure_core::http::HttpClient::execute_request(&self.http, &Request::new(url, Method::Get))
-                .await?;
-        let body = response.into_body().collect().await?;
-        Ok(serde_json::from_slice::<Log>(&body)?.requests)
+    /// The ARM requests the emulator answered, oldest first, without sign-ins.
+    pub(crate) fn requests(&self) -> Vec<arm_emulator::LoggedRequest> {
+        self.running
+            .emulator
+            .requests()
+            .into_iter()
+            .filter(|request| !request.path.ends_with("/token"))
+            .collect()
     }
 }
 

@@ -1,13 +1,10 @@
 //! Cluster credentials end to end: AzureClusterIdentity and Secret objects in a real API server,
-//! tokens from the ARM emulator's Entra ID and IMDS (sign-ins counted by a proxy in front of it),
-//! and ARM calls made with them.
-
-mod proxy;
+//! tokens from the ARM emulator's Entra ID and IMDS (sign-ins counted in its request log), and
+//! ARM calls made with them.
 
 use std::collections::BTreeMap;
 use std::error::Error;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use arm_emulator::config::{
     DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT, FederatedCredential,
@@ -17,7 +14,7 @@ use arm_emulator::{Config, Running};
 use azure_core::http::Url;
 use capz_kit::api::azureclusteridentity::IdentityType;
 use capz_kit::api::{AzureCluster, AzureClusterIdentity};
-use capz_kit::azure::{HttpClient, ResourceId};
+use capz_kit::azure::ResourceId;
 use capz_kit::identity::{
     ClusterCredential, ClusterIdentityRef, CredentialSource, CustomCloudSettings, EnvironmentCredentials,
     Identities, IdentityError, IdentitySettings, Notice,
@@ -26,7 +23,6 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use proxy::CountingProxy;
 use serde_json::{Value, json};
 
 pub(crate) type TestResult<T = ()> = Result<T, Box<dyn Error + Send + Sync>>;
@@ -41,10 +37,9 @@ const WORKLOAD_CLIENT: &str = "33333333-3333-3333-3333-333333333333";
 const USER_IDENTITY: &str = "55555555-5555-5555-5555-555555555555";
 const SERVICE_ACCOUNT: &str = "capz-manager";
 
-/// The emulator over HTTPS, with the counting proxy as its authority host.
+/// The emulator over HTTPS.
 struct Azure {
     running: Running,
-    proxy: CountingProxy,
     ca_file: PathBuf,
 }
 
@@ -52,15 +47,19 @@ impl Azure {
     async fn start(config: Config, dir: &Path) -> TestResult<Self> {
         let tls = arm_emulator::tls::Tls::generate(&[])?;
         let running = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config, &tls).await?;
-        let http = HttpClient::new(Some(tls.ca_pem.as_bytes()), Duration::from_secs(10))?;
-        let proxy = CountingProxy::start(running.base_url(), http).await?;
         let ca_file = dir.join("ca.pem");
-        std::fs::write(&ca_file, format!("{}{}", tls.ca_pem, proxy.cert_pem))?;
-        Ok(Self {
-            running,
-            proxy,
-            ca_file,
-        })
+        std::fs::write(&ca_file, &tls.ca_pem)?;
+        Ok(Self { running, ca_file })
+    }
+
+    /// How many token requests reached Entra ID (IMDS's are not counted).
+    fn token_requests(&self) -> usize {
+        self.running
+            .emulator
+            .requests()
+            .iter()
+            .filter(|request| request.path.contains("/oauth2/") && !request.path.starts_with("/metadata/"))
+            .count()
     }
 
     /// The emulator as a custom cloud; the token audience is left to its default (the Resource
@@ -69,7 +68,7 @@ impl Azure {
         let mut settings = IdentitySettings::from_lookup(|_| None)?;
         settings.custom_cloud = Some(CustomCloudSettings {
             resource_manager: Url::parse(&self.running.base_url())?,
-            authority_host: Some(self.proxy.url.clone()),
+            authority_host: Some(Url::parse(&self.running.base_url())?),
             token_audience: None,
             ca_file: Some(self.ca_file.clone()),
         });
@@ -259,9 +258,9 @@ async fn service_principals_sign_in_with_the_secret_they_name_and_share_tokens()
             }
         );
         assert!(first.notices.is_empty(), "{:?}", first.notices);
-        assert_eq!(azure.proxy.token_requests(), 0, "building fetches no token");
+        assert_eq!(azure.token_requests(), 0, "building fetches no token");
         arm_accepts(&first).await?;
-        assert_eq!(azure.proxy.token_requests(), 1);
+        assert_eq!(azure.token_requests(), 1);
 
         // The next reconcile, and another cluster signing in the same way, reuse the credential
         // and its token.
@@ -270,7 +269,7 @@ async fn service_principals_sign_in_with_the_secret_they_name_and_share_tokens()
         assert_eq!(manual.notices, vec![Notice::ManualServicePrincipal]);
         assert_eq!(manual.notices[0].reason(), "DeprecatedIdentityType");
         arm_accepts(&manual).await?;
-        assert_eq!(azure.proxy.token_requests(), 1);
+        assert_eq!(azure.token_requests(), 1);
         Ok(())
     })
     .await
@@ -329,7 +328,7 @@ async fn certificates_from_secrets_and_files_pem_and_pfx_old_and_new_sign_in() -
         }
         // The cache keys on the material as given: the three PEM sources share a credential and
         // its token, each PFX has its own.
-        assert_eq!(azure.proxy.token_requests(), 3);
+        assert_eq!(azure.token_requests(), 3);
 
         let cluster = test
             .cluster("bad-password", test.identity_ref("bad-password"), None)
@@ -340,7 +339,7 @@ async fn certificates_from_secrets_and_files_pem_and_pfx_old_and_new_sign_in() -
         let message = err.to_string();
         assert!(message.contains("wrong password"), "{message}");
         assert!(!message.contains("guess"), "the password leaked: {message}");
-        assert_eq!(azure.proxy.token_requests(), 3);
+        assert_eq!(azure.token_requests(), 3);
         Ok(())
     })
     .await
@@ -392,7 +391,7 @@ async fn a_user_assigned_msi_gets_its_token_from_the_configured_imds() -> TestRe
         let by_resource_id = credential(&identities, &cluster).await?;
         assert_eq!(by_resource_id.notices, vec![Notice::ResourceId { used: true }]);
         arm_accepts(&by_resource_id).await?;
-        assert_eq!(azure.proxy.token_requests(), 0, "managed identities never ask Entra directly");
+        assert_eq!(azure.token_requests(), 0, "managed identities never ask Entra directly");
         Ok(())
     })
     .await
@@ -443,7 +442,7 @@ async fn a_workload_identity_exchanges_a_service_account_token_of_the_plane() ->
             .await?;
         let workload = credential(&identities, &cluster).await?;
         arm_accepts(&workload).await?;
-        assert_eq!(azure.proxy.token_requests(), 1);
+        assert_eq!(azure.token_requests(), 1);
         Ok(())
     })
     .await
@@ -478,12 +477,12 @@ async fn a_wrong_secret_is_refused_after_one_request_and_a_rotated_secret_takes_
             "{message}"
         );
         assert!(!message.contains(wrong), "the secret leaked: {message}");
-        assert_eq!(azure.proxy.token_requests(), 1, "one request, no retry");
+        assert_eq!(azure.token_requests(), 1, "one request, no retry");
 
         test.rotate("sp", "clientSecret", DEFAULT_CLIENT_SECRET).await?;
         let rotated = credential(&identities, &cluster).await?;
         arm_accepts(&rotated).await?;
-        assert_eq!(azure.proxy.token_requests(), 2);
+        assert_eq!(azure.token_requests(), 2);
 
         // Rotating again (here to a wrong value) takes effect as well.
         test.rotate("sp", "clientSecret", "another-wrong-one").await?;
@@ -493,7 +492,7 @@ async fn a_wrong_secret_is_refused_after_one_request_and_a_rotated_secret_takes_
             .await
             .unwrap_err();
         assert_eq!(err.reason(), "CredentialRejected");
-        assert_eq!(azure.proxy.token_requests(), 3);
+        assert_eq!(azure.token_requests(), 3);
         Ok(())
     })
     .await
@@ -529,7 +528,7 @@ async fn clusters_outside_allowed_namespaces_are_refused_before_any_token() -> T
             assert!(err.is_terminal());
             assert!(err.to_string().contains("spec.allowedNamespaces"), "{err}");
         }
-        assert_eq!(azure.proxy.token_requests(), 0);
+        assert_eq!(azure.token_requests(), 0);
 
         // Labelling the namespace brings it under the selector.
         Api::<Namespace>::all(test.client.clone())
@@ -547,7 +546,7 @@ async fn clusters_outside_allowed_namespaces_are_refused_before_any_token() -> T
             .cluster("everyone", test.identity_ref("everyone"), None)
             .await?;
         arm_accepts(&credential(&identities, &everyone).await?).await?;
-        assert_eq!(azure.proxy.token_requests(), 1);
+        assert_eq!(azure.token_requests(), 1);
         Ok(())
     })
     .await
@@ -640,7 +639,7 @@ async fn unsupported_missing_and_misconfigured_identities_are_reported() -> Test
         let mars = test.cluster("mars", test.identity_ref("sp"), Some("AzureMarsCloud")).await?;
         let err = credential(&identities, &mars).await.unwrap_err();
         assert_eq!(err.reason(), "InvalidAzureEnvironment");
-        assert_eq!(azure.proxy.token_requests(), 0);
+        assert_eq!(azure.token_requests(), 0);
         Ok(())
     })
     .await
