@@ -14,7 +14,7 @@ crd_coverage := justfile_directory() / ".." / "shared" / "tools" / "crd-coverage
 test:
     #!/usr/bin/env bash
     set -euo pipefail
-    for step in fmt-check lint kube-bins capi-bins unit fuzz crd-compat sdk-test sandbox-smoke; do
+    for step in fmt-check lint kube-bins capi-bins unit kit-steady-state fuzz crd-compat sdk-test sandbox-smoke; do
         start=$SECONDS
         "{{just_executable()}}" --justfile "{{justfile()}}" "$step"
         echo "<== $step: $((SECONDS - start)) s"
@@ -92,6 +92,10 @@ bench-emulator *args:
 # Benchmark the reconcile kit (no-op reconciles per second and RSS), e.g. `just bench-kit --objects 1000`.
 bench-kit *args: kube-bins
     cargo bench --locked -p capz-kit --bench noop -- {{args}}
+
+# The kit's benchmark as a check, unoptimised and smaller: a steady state that writes fails it.
+kit-steady-state:
+    cargo bench --locked --profile dev -p capz-kit --bench noop -- --objects 300 --passes 2
 
 # Build the pinned kube-apiserver, kubectl and etcd for tests (once per version); print their directory.
 kube-bins:

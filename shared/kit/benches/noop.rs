@@ -198,11 +198,14 @@ async fn main() -> Result {
     }
     rates.sort_by(f64::total_cmp);
     let (peak, now) = memory();
+    let writes = context.writes.load(Ordering::Relaxed) - writes_before;
     println!(
-        "median {:.0} no-op reconciles/s over {passes} passes; writes during them: {}; RSS peak {peak:.1} MiB, now {now:.1} MiB",
-        rates[rates.len() / 2],
-        context.writes.load(Ordering::Relaxed) - writes_before
+        "median {:.0} no-op reconciles/s over {passes} passes; writes during them: {writes}; RSS peak {peak:.1} MiB, now {now:.1} MiB",
+        rates.get(rates.len() / 2).copied().unwrap_or_default(),
     );
     controller.abort();
+    if writes > 0 {
+        return Err(format!("the steady state wrote {writes} times; it must write nothing").into());
+    }
     Ok(())
 }
