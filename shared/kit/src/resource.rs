@@ -149,28 +149,10 @@ pub async fn reconcile<R: AzureResource>(
     // A write in flight: poll it once instead of writing again. A token we cannot read is
     // dropped; the read below finds out where the resource stands.
     for method in [OperationMethod::Put, OperationMethod::Patch] {
-        if let Some(Ok(token)) = operations.take(R::SERVICE, &name, method) {
-            match client
-                .poll::<R::Model>(&token)
-                .await
-                .map_err(failed("poll", id))?
-            {
-                PollOutcome::InProgress(progress) => {
-                    operations.record(R::SERVICE, &name, &progress.token);
-                    return Ok(Progress::InProgress {
-                        retry_after: progress.retry_after,
-                    });
-                }
-                PollOutcome::Succeeded(Some(model)) => {
-                    operations.ended(R::SERVICE, &token);
-                    return Ok(Progress::Done(model));
-                }
-                PollOutcome::Succeeded(None) => operations.ended(R::SERVICE, &token),
-                PollOutcome::Failed(error) => {
-                    operations.ended(R::SERVICE, &token);
-                    return Err(failed("finish writing", id)(error));
-                }
-            }
+        match resume::<R>(client, operations, id, method, "finish writing").await? {
+            Some(Progress::Done(Some(model))) => return Ok(Progress::Done(model)),
+            Some(Progress::InProgress { retry_after }) => return Ok(Progress::InProgress { retry_after }),
+            Some(Progress::Done(None)) | None => {}
         }
     }
     let existing = match (read::<R>(client, id).await?, resource.ownership()) {
@@ -190,19 +172,11 @@ pub async fn reconcile<R: AzureResource>(
             None => Err(ResourceError::Missing { id: id.clone() }),
         };
     };
-    match client
+    let outcome = client
         .put::<R::Model, R::Model>(id, &R::API_VERSION, &body)
         .await
-        .map_err(failed("write", id))?
-    {
-        Outcome::Done(model) => Ok(Progress::Done(model)),
-        Outcome::InProgress(progress) => {
-            operations.record(R::SERVICE, &name, &progress.token);
-            Ok(Progress::InProgress {
-                retry_after: progress.retry_after,
-            })
-        }
-    }
+        .map_err(failed("write", id))?;
+    Ok(follow(outcome, operations, R::SERVICE, &name))
 }
 
 /// Deletes the resource if it exists and is ours; a resource that is not ours is left as it is.
@@ -216,27 +190,13 @@ pub async fn delete<R: AzureResource>(
 ) -> Result<Progress<()>, ResourceError> {
     let id = resource.id();
     let name = id.name().into_owned();
-    if let Some(Ok(token)) = operations.take(R::SERVICE, &name, OperationMethod::Delete) {
-        match client
-            .poll::<R::Model>(&token)
-            .await
-            .map_err(failed("poll", id))?
-        {
-            PollOutcome::InProgress(progress) => {
-                operations.record(R::SERVICE, &name, &progress.token);
-                return Ok(Progress::InProgress {
-                    retry_after: progress.retry_after,
-                });
-            }
-            PollOutcome::Succeeded(_) => {
-                operations.ended(R::SERVICE, &token);
-                return Ok(Progress::Done(()));
-            }
-            PollOutcome::Failed(error) => {
-                operations.ended(R::SERVICE, &token);
-                return Err(failed("finish deleting", id)(error));
-            }
-        }
+    if let Some(progress) =
+        resume::<R>(client, operations, id, OperationMethod::Delete, "finish deleting").await?
+    {
+        return Ok(match progress {
+            Progress::Done(_) => Progress::Done(()),
+            Progress::InProgress { retry_after } => Progress::InProgress { retry_after },
+        });
     }
     // A write still in flight is abandoned: the delete supersedes it.
     operations.forget(R::SERVICE, &name);
@@ -251,17 +211,62 @@ pub async fn delete<R: AzureResource>(
     if !ours {
         return Ok(Progress::Done(()));
     }
-    match client
+    let outcome = client
         .delete(id, &R::API_VERSION)
         .await
-        .map_err(failed("delete", id))?
-    {
-        Outcome::Done(()) => Ok(Progress::Done(())),
-        Outcome::InProgress(progress) => {
+        .map_err(failed("delete", id))?;
+    Ok(follow(outcome, operations, R::SERVICE, &name))
+}
+
+/// Polls the recorded operation `method` on the resource once, if there is one we can read:
+/// still running (recorded again), or ended (with the resource, when ARM answered it).
+async fn resume<R: AzureResource>(
+    client: &ArmClient,
+    operations: &mut Operations,
+    id: &ResourceId,
+    method: OperationMethod,
+    action: &'static str,
+) -> Result<Option<Progress<Option<R::Model>>>, ResourceError> {
+    let name = id.name().into_owned();
+    let Some(Ok(token)) = operations.take(R::SERVICE, &name, method) else {
+        return Ok(None);
+    };
+    let outcome = client
+        .poll::<R::Model>(&token)
+        .await
+        .map_err(failed("poll", id))?;
+    match outcome {
+        PollOutcome::InProgress(progress) => {
             operations.record(R::SERVICE, &name, &progress.token);
-            Ok(Progress::InProgress {
+            Ok(Some(Progress::InProgress {
                 retry_after: progress.retry_after,
-            })
+            }))
+        }
+        PollOutcome::Succeeded(model) => {
+            operations.ended(R::SERVICE, &token);
+            Ok(Some(Progress::Done(model)))
+        }
+        PollOutcome::Failed(error) => {
+            operations.ended(R::SERVICE, &token);
+            Err(failed(action, id)(error))
+        }
+    }
+}
+
+/// What a write's answer means for the reconcile: done, or an operation to record and poll later.
+fn follow<T>(
+    outcome: Outcome<T>,
+    operations: &mut Operations,
+    service: &'static str,
+    name: &str,
+) -> Progress<T> {
+    match outcome {
+        Outcome::Done(model) => Progress::Done(model),
+        Outcome::InProgress(progress) => {
+            operations.record(service, name, &progress.token);
+            Progress::InProgress {
+                retry_after: progress.retry_after,
+            }
         }
     }
 }
