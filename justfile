@@ -238,7 +238,8 @@ sandbox-smoke:
     sandbox="$CARGO_TARGET_DIR/debug/capz-sandbox"
     trap '"$sandbox" down --dir "$dir/sandbox" > /dev/null; rm -rf "$dir"' EXIT
     "{{just_executable()}}" --justfile "{{justfile()}}" up "${args[@]}" > "$dir/up.txt"
-    "$sandbox" up "${args[@]}" | grep -q "already runs"
+    # grep reads to the end: quitting at the first match would break the pipe under the sandbox.
+    "$sandbox" up "${args[@]}" | grep "already runs" > /dev/null
     export KUBECONFIG="$dir/sandbox/kubeconfig" CLUSTERCTL_DISABLE_VERSIONCHECK=true
     export PATH="$("{{just_executable()}}" --justfile "{{justfile()}}" kube-bins):$("{{just_executable()}}" --justfile "{{justfile()}}" capi-bins):$PATH"
     # Exactly our CRDs, Cluster API's, clusterctl's inventory and the cert-manager API clusterctl
@@ -264,7 +265,7 @@ sandbox-smoke:
     spec: {location: westeurope, resourceGroup: smoke}
     EOF
     kubectl wait azurecluster/smoke --for jsonpath='{.metadata.ownerReferences[0].kind}'=Cluster --timeout 30s
-    clusterctl describe cluster smoke | grep -q "AzureCluster default/smoke"
+    clusterctl describe cluster smoke | grep "AzureCluster default/smoke" > /dev/null
     # clusterctl init recorded Cluster API's three providers in its inventory.
     providers=$(kubectl get providers -A -o jsonpath='{range .items[*]}{.type}/{.providerName}{"\n"}{end}' | sort | tr '\n' ' ')
     [ "$providers" = "BootstrapProvider/kubeadm ControlPlaneProvider/kubeadm CoreProvider/cluster-api " ] \
