@@ -125,6 +125,28 @@ where
     }
 }
 
+/// The status and body of `GET path` at `address`, over a plain HTTP/1.0 exchange: enough to probe
+/// the health and metrics endpoints of a controller under test.
+///
+/// # Errors
+/// When nothing answers, or the answer is not HTTP.
+pub async fn http_get(address: std::net::SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(address).await?;
+    stream
+        .write_all(format!("GET {path} HTTP/1.0\r\nHost: test\r\n\r\n").as_bytes())
+        .await?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await?;
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|status| status.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {response}")))?;
+    let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_owned());
+    Ok((status, body.unwrap_or_default()))
+}
+
 /// Whether `object`'s `status.conditions` has `type_` with `status`.
 #[must_use]
 pub fn has_condition(object: &DynamicObject, type_: &str, status: &str) -> bool {

@@ -33,7 +33,7 @@ pub use bins::{KubeBinaries, cache_dir};
 pub use clusterctl::Clusterctl;
 pub use error::{Error, Result};
 pub use kit::{
-    api_for, apply, apply_and_wait_for_condition, apply_yaml, has_condition, resource, wait_for,
+    api_for, apply, apply_and_wait_for_condition, apply_yaml, has_condition, http_get, resource, wait_for,
     with_temp_namespace,
 };
 pub use pki::{Authority, KeyAndCert};

@@ -161,8 +161,8 @@ async fn an_unknown_client_and_an_unreachable_authority_are_told_apart() -> Test
     Ok(())
 }
 
-#[tokio::test]
-async fn a_pem_certificate_signs_assertions_entra_accepts() -> TestResult {
+/// An emulator where `CERT_CLIENT` signs in with the fixture's certificate.
+async fn with_certificate_principal() -> TestResult<Azure> {
     let pem = std::str::from_utf8(common::CLIENT_CERTIFICATE_PEM)?;
     let certificate_only = pem
         .split_inclusive("-----END CERTIFICATE-----\n")
@@ -173,7 +173,12 @@ async fn a_pem_certificate_signs_assertions_entra_accepts() -> TestResult {
         certificate: Some(certificate_only.to_owned()),
         ..principal(CERT_CLIENT)
     });
-    let azure = start(config).await?;
+    start(config).await
+}
+
+#[tokio::test]
+async fn a_pem_certificate_signs_assertions_entra_accepts() -> TestResult {
+    let azure = with_certificate_principal().await?;
     let certificate = ClientCertificate::parse(common::CLIENT_CERTIFICATE_PEM)?;
     let credential =
         Credential::client_certificate(&azure.cloud, &azure.http, TENANT, CERT_CLIENT, certificate)?;
@@ -196,17 +201,7 @@ async fn a_pem_certificate_signs_assertions_entra_accepts() -> TestResult {
 
 #[tokio::test]
 async fn pfx_archives_old_and_new_sign_assertions_entra_accepts() -> TestResult {
-    let pem = std::str::from_utf8(common::CLIENT_CERTIFICATE_PEM)?;
-    let certificate_only = pem
-        .split_inclusive("-----END CERTIFICATE-----\n")
-        .next()
-        .ok_or("no certificate")?;
-    let mut config = Config::default();
-    config.principals.push(Principal {
-        certificate: Some(certificate_only.to_owned()),
-        ..principal(CERT_CLIENT)
-    });
-    let azure = start(config).await?;
+    let azure = with_certificate_principal().await?;
     let from_pem = format!("{:?}", ClientCertificate::parse(common::CLIENT_CERTIFICATE_PEM)?);
     let archives = [
         (common::CLIENT_CERTIFICATE_PFX, "test-password"),

@@ -60,11 +60,11 @@ pub fn changes<K: Reported>(depends_on: &'static [ConditionType]) -> impl Fn(&K)
             object.annotations().get(annotation).hash(&mut hasher);
         }
         for type_ in depends_on {
-            let status = object
+            object
                 .conditions()
                 .and_then(|conditions| conditions.get(type_))
-                .map(|condition| format!("{:?}", condition.status));
-            status.hash(&mut hasher);
+                .map(|condition| condition.status)
+                .hash(&mut hasher);
         }
         Some(hasher.finish())
     }

@@ -217,31 +217,12 @@ async fn render(State(prometheus): State<PrometheusHandle>) -> impl IntoResponse
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use std::net::SocketAddr;
-
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+mod tests {
+    use capz_harness::http_get as get;
     use tokio_util::sync::CancellationToken;
 
     use super::{Readiness, Servers};
     use crate::cli::BindAddress;
-
-    /// The status and body of `GET path`, over a plain HTTP/1.0 exchange.
-    pub(crate) async fn get(address: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
-        let mut stream = tokio::net::TcpStream::connect(address).await?;
-        stream
-            .write_all(format!("GET {path} HTTP/1.0\r\nHost: test\r\n\r\n").as_bytes())
-            .await?;
-        let mut response = String::new();
-        stream.read_to_string(&mut response).await?;
-        let status = response
-            .split(' ')
-            .nth(1)
-            .and_then(|status| status.parse().ok())
-            .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {response}")))?;
-        let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_owned());
-        Ok((status, body.unwrap_or_default()))
-    }
 
     fn local(port: u16) -> BindAddress {
         BindAddress::Address(format!("127.0.0.1:{port}"))

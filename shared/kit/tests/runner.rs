@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use capz_harness::http_get as get;
 use capz_kit::cli::Args;
 use capz_kit::k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use capz_kit::k8s_openapi::api::core::v1::ConfigMap;
@@ -23,7 +24,6 @@ use capz_kit::runner::{self, RunError, Shutdown};
 use capz_kit::telemetry::reconcile_span;
 use clap::Parser as _;
 use futures_util::StreamExt as _;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::task::JoinHandle;
 use tokio::time::{sleep, timeout};
 use tracing::Instrument as _;
@@ -140,23 +140,6 @@ impl Replica {
         }
         Ok(())
     }
-}
-
-/// The status and body of `GET path`.
-async fn get(address: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
-    let mut stream = tokio::net::TcpStream::connect(address).await?;
-    stream
-        .write_all(format!("GET {path} HTTP/1.0\r\nHost: test\r\n\r\n").as_bytes())
-        .await?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await?;
-    let status = response
-        .split(' ')
-        .nth(1)
-        .and_then(|status| status.parse().ok())
-        .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {response}")))?;
-    let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_owned());
-    Ok((status, body.unwrap_or_default()))
 }
 
 async fn config_map(client: &Client, namespace: &str, name: &str, filter: Option<&str>) -> TestResult {
