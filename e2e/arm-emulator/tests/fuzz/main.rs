@@ -312,12 +312,15 @@ impl Req {
 
     /// The request target. A generated path may lack its leading slash (a scope spliced in
     /// whole); on the wire every origin-form target has one, so it is added.
+    /// The request target as an HTTP client sends it: a leading slash, and every character a URI
+    /// may not hold percent-encoded.
     fn uri(&self) -> String {
         let slash = if self.path.starts_with('/') { "" } else { "/" };
-        if self.query.is_empty() {
-            format!("{slash}{}", self.path)
+        let (path, query) = (escape_uri(&self.path), escape_uri(&self.query));
+        if query.is_empty() {
+            format!("{slash}{path}")
         } else {
-            format!("{slash}{}?{}", self.path, self.query)
+            format!("{slash}{path}?{query}")
         }
     }
 
@@ -344,6 +347,23 @@ impl Req {
         }
         text
     }
+}
+
+/// Percent-encodes what cannot stand in a URI (spaces, controls, non-ASCII, `"#<>\\^`{|}`), as
+/// HTTP clients do before sending; everything else, `%` included, goes as it is.
+fn escape_uri(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii_graphic() && !matches!(c, '"' | '#' | '<' | '>' | '\\' | '^' | '`' | '{' | '|' | '}') {
+            escaped.push(c);
+        } else {
+            let mut bytes = [0; 4];
+            for byte in c.encode_utf8(&mut bytes).bytes() {
+                let _ = write!(escaped, "%{byte:02X}");
+            }
+        }
+    }
+    escaped
 }
 
 fn shorten(text: &str, limit: usize) -> String {
