@@ -1,0 +1,124 @@
+//! The admission rules of the CAPZ kinds: what a manifest means once defaulted, what it may
+//! not say, and what may not change after creation.
+//!
+//! Every rule is a pure function of the object (and, for updates, its previous version), so the
+//! webhook server applies them at admission and the controllers reuse the same defaults (names of
+//! derived resources, CIDRs) when they build what Azure should hold. Nothing here talks to the
+//! API server or Azure; what a rule needs from elsewhere (the subscription of a machine's
+//! cluster, the enabled feature gates, randomness) comes in through [`Context`].
+//!
+//! ```text
+//!   field       FieldPath, FieldError, Verdict: errors as the API server words them
+//!   cidr        Cidr: containment and overlap of address ranges
+//!   features    Features: the CAPZ feature gates admission consults
+//!   <kind>      one module per kind: its Rules (default, validate_create, validate_update)
+//! ```
+//!
+//! Values that must be random (an SSH key, a role-assignment name) are generated only when an
+//! object is created for real ([`Context::may_generate`]): never for templates, never on dry-run.
+
+#![deny(missing_docs)]
+
+pub mod cidr;
+pub mod features;
+pub mod field;
+mod immutable;
+mod ssh;
+
+use kube::Resource;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub use cidr::Cidr;
+pub use features::Features;
+pub use field::{ErrorKind, FieldError, FieldPath, Verdict};
+
+/// The annotation Cluster API's topology controller puts on the objects it dry-runs; template
+/// immutability lets such a request through when it changes nothing.
+pub const TOPOLOGY_DRY_RUN_ANNOTATION: &str = "topology.cluster.x-k8s.io/dry-run";
+
+/// The admission operation being decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// The object is being created.
+    Create,
+    /// The object exists and is being changed.
+    Update,
+    /// The object is being deleted.
+    Delete,
+}
+
+/// A source of the random values defaulting fills in.
+pub trait Entropy: Sync {
+    /// A new SSH public key, base64 of its `authorized_keys` line.
+    ///
+    /// # Errors
+    /// When the system's random source fails.
+    fn ssh_public_key(&self) -> Result<String, String>;
+
+    /// A new random UUID in its canonical lower-case form.
+    fn uuid(&self) -> String;
+}
+
+/// Randomness from the operating system.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemEntropy;
+
+impl Entropy for SystemEntropy {
+    fn ssh_public_key(&self) -> Result<String, String> {
+        ssh::generate_encoded().map_err(|_| "the system random source failed to make an SSH key".to_owned())
+    }
+
+    fn uuid(&self) -> String {
+        uuid::Uuid::new_v4().to_string()
+    }
+}
+
+/// What a rule may know besides the object itself.
+pub struct Context<'a> {
+    /// Create, update or delete.
+    pub operation: Operation,
+    /// Whether the request only tries what would happen (nothing is stored).
+    pub dry_run: bool,
+    /// The enabled feature gates.
+    pub features: Features,
+    /// Where random values come from.
+    pub entropy: &'a dyn Entropy,
+    /// The subscription of the AzureCluster a machine belongs to, when the caller could find it;
+    /// the default scope of a machine's system-assigned identity role.
+    pub cluster_subscription_id: Option<String>,
+}
+
+impl Context<'_> {
+    /// Whether defaulting may generate random values: only for a real create.
+    #[must_use]
+    pub fn may_generate(&self) -> bool {
+        self.operation == Operation::Create && !self.dry_run
+    }
+
+    /// Whether this is Cluster API's topology controller dry-running `object`.
+    #[must_use]
+    pub fn is_topology_dry_run(&self, object: &impl Resource) -> bool {
+        self.dry_run
+            && object
+                .meta()
+                .annotations
+                .as_ref()
+                .is_some_and(|annotations| annotations.contains_key(TOPOLOGY_DRY_RUN_ANNOTATION))
+    }
+}
+
+/// The admission rules of one kind.
+pub trait Rules: Resource<DynamicType = ()> + Clone + Serialize + DeserializeOwned {
+    /// Fills in what the user left out.
+    ///
+    /// # Errors
+    /// When a value could not be made (the random source failed); nothing is stored then.
+    fn default(&mut self, ctx: &Context<'_>) -> Result<(), FieldError>;
+
+    /// Decides whether a new object is acceptable.
+    fn validate_create(&self, ctx: &Context<'_>) -> Verdict;
+
+    /// Decides whether a change from `old` is acceptable.
+    fn validate_update(&self, old: &Self, ctx: &Context<'_>) -> Verdict;
+}
