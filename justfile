@@ -93,6 +93,18 @@ bench-emulator *args:
 bench-kit *args: kube-bins
     cargo bench --locked -p capz-kit --bench noop -- {{args}}
 
+# Benchmark admission reviews in-process (p50/p99 latency), e.g. `just bench-webhooks --reviews 100000`.
+bench-webhooks *args:
+    cargo bench --locked -p capz-webhooks --bench admission -- {{args}}
+
+# Regenerate deploy/webhooks/webhook-configurations.yaml from the webhook server's route table.
+webhook-manifests: kube-bins
+    CAPZ_WRITE_MANIFESTS=1 cargo test --locked -p capz-webhooks --test deploy
+
+# Serve the admission webhooks locally, e.g. `just webhooks --cert-dir DIR --kubeconfig FILE`.
+webhooks *args:
+    cargo run --locked --quiet -p capz-webhooks -- {{args}}
+
 # The kit's benchmark as a check, unoptimised and smaller: a steady state that writes fails it.
 kit-steady-state:
     cargo bench --locked --profile dev -p capz-kit --bench noop -- --objects 300 --passes 2

@@ -42,6 +42,9 @@ pub enum Error {
     /// A command the harness runs (clusterctl, kubectl) failed.
     #[error("{command} failed: {problem}")]
     Command { command: String, problem: String },
+    /// capz-rs's webhook server could not start.
+    #[error("the webhook server did not start: {0}")]
+    Webhooks(String),
     /// The API server refused or failed a request.
     #[error(transparent)]
     Kube(#[from] kube::Error),

@@ -26,6 +26,7 @@ mod pki;
 mod plane;
 mod process;
 mod token;
+pub mod webhooks;
 
 use std::sync::OnceLock;
 
@@ -40,6 +41,7 @@ pub use pki::{Authority, KeyAndCert};
 pub use plane::{FIELD_MANAGER, Options, Plane, free_ports};
 pub use process::{Process, tail};
 pub use token::{AZURE_AUDIENCE, ProjectedToken, TokenOptions};
+pub use webhooks::{WebhookOptions, Webhooks};
 
 /// The plane every test of this process shares, started by the first caller. It stops when the
 /// process exits: the plane's watchdog sees its pipe close and stops etcd and the API server.

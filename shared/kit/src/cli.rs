@@ -170,8 +170,12 @@ fn parse_kind_concurrency(text: &str) -> Result<KindConcurrency, String> {
 }
 
 /// A duration in Go's notation: one or more numbers, each with a unit of `h`, `m`, `s` or `ms`.
-/// Zero is refused: every duration flag is a period or a timeout.
-fn parse_duration(text: &str) -> Result<Duration, String> {
+/// Zero is refused: every duration flag is a period or a timeout. Other binaries' duration flags
+/// parse with it too.
+///
+/// # Errors
+/// When the text is not such a duration, saying what is expected.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let invalid =
         || format!("'{text}' is not a duration: use a number with a unit, such as 90s, 10m or 1h30m");
     let mut rest = text.trim();
@@ -200,7 +204,12 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(total)
 }
 
-fn parse_bind_address(text: &str) -> Result<BindAddress, String> {
+/// A bind address flag: `host:port`, `:port` (every interface) or `0` (disabled). Other binaries'
+/// address flags parse with it too.
+///
+/// # Errors
+/// When the text is none of these, saying what is expected.
+pub fn parse_bind_address(text: &str) -> Result<BindAddress, String> {
     if text == "0" {
         return Ok(BindAddress::Disabled);
     }

@@ -11,8 +11,12 @@
 //! | `capz_arm_request_duration_seconds` | histogram | `operation`, `resource_type` |
 //! | `capz_arm_ratelimit_remaining` | gauge | `kind` |
 //! | `capz_token_refreshes_total` | counter | `credential_type`, `outcome` |
+//! | `capz_admission_requests_total` | counter | `kind`, `webhook`, `operation`, `result` |
+//! | `capz_admission_duration_seconds` | histogram | `kind`, `webhook` |
 //!
-//! The ARM and token metrics are recorded by capz-azure ([`capz_azure::metrics`]); this module
+//! The ARM and token metrics are recorded by capz-azure ([`capz_azure::metrics`]), the admission
+//! metrics by the webhook server (`webhook` is `mutate` or `validate`, `result` is `allowed`,
+//! `denied` or `error`); this module
 //! installs the recorder that receives all of them and renders them for `/metrics`. The labels
 //! recorded here take `&'static str`: a controller's name, a kind, an error category, a service
 //! name — never an object's name or an error's text, which would make every object a new series.
@@ -38,6 +42,18 @@ pub const RECONCILES_IN_FLIGHT: &str = "capz_reconciles_in_flight";
 /// Azure long-running operations this process is following, by controller and service.
 pub const LRO_IN_FLIGHT: &str = "capz_lro_in_flight";
 
+/// Admission reviews answered, by kind, webhook (`mutate` or `validate`), operation and result
+/// (`allowed`, `denied`, `error`).
+pub const ADMISSION_REQUESTS_TOTAL: &str = "capz_admission_requests_total";
+/// How long answering an admission review took, by kind and webhook.
+pub const ADMISSION_DURATION_SECONDS: &str = "capz_admission_duration_seconds";
+
+/// Histogram buckets in seconds of an admission review: in-memory work, or one or two reads
+/// from the API server for a machine's cluster.
+const ADMISSION_BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+];
+
 /// Histogram buckets in seconds, from a fast cached read to a slow Azure write.
 const DURATION_BUCKETS: &[f64] = &[
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
@@ -62,6 +78,10 @@ pub fn install() -> Result<PrometheusHandle, BuildError> {
         .set_buckets_for_metric(
             Matcher::Full(ARM_REQUEST_DURATION_SECONDS.to_owned()),
             DURATION_BUCKETS,
+        )?
+        .set_buckets_for_metric(
+            Matcher::Full(ADMISSION_DURATION_SECONDS.to_owned()),
+            ADMISSION_BUCKETS,
         )?
         .install_recorder()?;
     describe();
@@ -90,6 +110,16 @@ fn describe() {
         RECONCILES_IN_FLIGHT,
         Unit::Count,
         "Reconciles running now, by controller and kind."
+    );
+    describe_counter!(
+        ADMISSION_REQUESTS_TOTAL,
+        Unit::Count,
+        "Admission reviews answered, by kind, webhook, operation and result."
+    );
+    describe_histogram!(
+        ADMISSION_DURATION_SECONDS,
+        Unit::Seconds,
+        "How long answering an admission review took, by kind and webhook."
     );
     describe_gauge!(
         LRO_IN_FLIGHT,

@@ -337,7 +337,7 @@ where
     } else {
         None
     };
-    let client = client(&args).await?;
+    let client = client(args.kubeconfig.as_deref()).await?;
     let version = tokio::select! {
         () = shutdown.triggered() => return Ok(()),
         version = client.apiserver_version() => version?,
@@ -410,10 +410,13 @@ where
     }
 }
 
-/// A client from `--kubeconfig`, else from what kube infers (KUBECONFIG, ~/.kube/config, the
-/// Pod's service account).
-async fn client(args: &Args) -> Result<Client, RunError> {
-    let config = match &args.kubeconfig {
+/// A client from the kubeconfig file `kubeconfig` (`--kubeconfig`), else from what kube infers
+/// (KUBECONFIG, ~/.kube/config, the Pod's service account).
+///
+/// # Errors
+/// When the kubeconfig cannot be read or names no usable cluster.
+pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<Client, RunError> {
+    let config = match kubeconfig {
         Some(path) => {
             Config::from_custom_kubeconfig(Kubeconfig::read_from(path)?, &KubeConfigOptions::default())
                 .await?

@@ -60,8 +60,10 @@ impl Readiness {
         }
     }
 
-    /// Records that the API server answered.
-    pub(crate) fn connected(&self) {
+    /// Records that the API server answered: what `/readyz` waits for besides the watched kinds.
+    /// The runner calls it; a server without controllers (the webhook server) calls it once it
+    /// serves and the API server has answered.
+    pub fn connected(&self) {
         self.0.connected.store(true, Ordering::Release);
     }
 

@@ -11,6 +11,7 @@
 //!   field       FieldPath, FieldError, Verdict: errors as the API server words them
 //!   cidr        Cidr: containment and overlap of address ranges
 //!   features    Features: the CAPZ feature gates admission consults
+//!   meta        Kubernetes names, label keys and values, label selectors
 //!   <kind>      one module per kind: its Rules (default, validate_create, validate_update)
 //! ```
 //!
@@ -19,10 +20,15 @@
 
 #![deny(missing_docs)]
 
+mod azureclusteridentity;
 pub mod cidr;
 pub mod features;
 pub mod field;
+// Parts of these serve the AzureCluster and AzureMachine rules only.
+#[allow(dead_code)]
 mod immutable;
+pub mod meta;
+#[allow(dead_code)]
 mod ssh;
 
 use kube::Resource;

@@ -1,0 +1,57 @@
+//! What defaulting needs from the API server: the subscription of the AzureCluster a machine
+//! belongs to, the default scope of its system-assigned identity's role, as CAPZ finds it.
+//!
+//! The path is the machine's label `cluster.x-k8s.io/cluster-name` → the Cluster of that name in
+//! the machine's namespace (read as `cluster.x-k8s.io/v1beta2`, the version Cluster API stores) →
+//! its `spec.infrastructureRef` when it names an AzureCluster → that AzureCluster's
+//! `spec.subscriptionID`. A missing piece anywhere (no label, no Cluster yet, another
+//! infrastructure kind, no subscription set) means no subscription, not an error: the rules then
+//! leave what depends on it to the controllers. Failing reads (the API server unreachable, access
+//! denied) are errors, so that a default is never computed from a guess.
+
+use std::collections::BTreeMap;
+
+use capz_api::AzureCluster;
+use capz_api::capi::Cluster;
+use capz_kit::cluster::CLUSTER_NAME_LABEL;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::{Client, Resource as _};
+
+/// The subscription of the AzureCluster of the Cluster that an object in `namespace` labelled
+/// `labels` belongs to; `None` when any piece of the way is missing.
+///
+/// # Errors
+/// When the API server cannot be read.
+pub async fn cluster_subscription_id(
+    client: &Client,
+    namespace: &str,
+    labels: &BTreeMap<String, String>,
+) -> kube::Result<Option<String>> {
+    let Some(cluster_name) = labels.get(CLUSTER_NAME_LABEL).filter(|name| !name.is_empty()) else {
+        return Ok(None);
+    };
+    let Some(cluster) = Api::<Cluster>::namespaced(client.clone(), namespace)
+        .get_opt(cluster_name)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let Some(reference) = cluster.spec.infrastructure_ref.as_ref() else {
+        return Ok(None);
+    };
+    if !reference.is(&AzureCluster::group(&()), &AzureCluster::kind(&())) || reference.name.is_empty() {
+        return Ok(None);
+    }
+    // Read without the typed AzureCluster: only one field matters, whatever else it holds.
+    let resource = ApiResource::erase::<AzureCluster>(&());
+    let Some(azure_cluster) = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource)
+        .get_opt(&reference.name)
+        .await?
+    else {
+        return Ok(None);
+    };
+    Ok(azure_cluster.data["spec"]["subscriptionID"]
+        .as_str()
+        .filter(|subscription| !subscription.is_empty())
+        .map(str::to_owned))
+}

@@ -1,0 +1,255 @@
+//! The route table: which kinds the server admits, under which paths, and what each needs.
+//!
+//! It is the one source of truth for both sides of a webhook: the server routes requests by it
+//! ([`crate::server`]), and the webhook configurations the API server calls through are generated
+//! from it ([`crate::configuration`]), so a path can never be served without being registered, or
+//! registered without being served.
+//!
+//! Paths are CAPZ's (kubebuilder's): `/mutate-<group with dashes>-<version>-<lowercase kind>` and
+//! `/validate-...`, so configurations written for CAPZ keep working.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use capz_api::AzureClusterIdentity;
+use capz_rules::Rules;
+
+use crate::review::{self, Admission, Answer};
+
+/// What a kind's defaulting needs looked up in the API server before it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// Nothing: the object alone says everything.
+    Nothing,
+    /// The subscription of the AzureCluster the object's Cluster points at
+    /// ([`crate::lookup::cluster_subscription_id`]), for machines' default role scope.
+    ClusterSubscription,
+}
+
+/// Which of a kind's two webhooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Hook {
+    /// Defaulting: answers with a JSON patch.
+    Mutate,
+    /// Validation: admits or denies.
+    Validate,
+}
+
+impl Hook {
+    /// The first word of the path, also the `webhook` label of the metrics.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Mutate => "mutate",
+            Self::Validate => "validate",
+        }
+    }
+}
+
+/// A handler: one review of a kind, from the request body to the answer.
+pub(crate) type Handler =
+    Arc<dyn Fn(Arc<Admission>, Bytes) -> Pin<Box<dyn Future<Output = Answer> + Send>> + Send + Sync>;
+
+/// One admitted kind: its names, its two paths and its handlers.
+#[derive(Clone)]
+pub struct Route {
+    kind: String,
+    group: String,
+    version: String,
+    plural: String,
+    lookup: Lookup,
+    pub(crate) mutate: Handler,
+    pub(crate) validate: Handler,
+}
+
+impl fmt::Debug for Route {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Route")
+            .field("kind", &self.kind)
+            .field("group", &self.group)
+            .field("version", &self.version)
+            .field("plural", &self.plural)
+            .field("lookup", &self.lookup)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Route {
+    fn of<K>(lookup: Lookup) -> Self
+    where
+        K: Rules + Send + Sync + 'static,
+    {
+        let mutate: Handler = Arc::new(move |admission, body| {
+            Box::pin(async move { review::mutate::<K>(&admission, lookup, &body).await })
+        });
+        let validate: Handler =
+            Arc::new(|admission, body| Box::pin(async move { review::validate::<K>(&admission, &body) }));
+        Self {
+            kind: K::kind(&()).into_owned(),
+            group: K::group(&()).into_owned(),
+            version: K::version(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+            lookup,
+            mutate,
+            validate,
+        }
+    }
+
+    /// The kind, such as `AzureClusterIdentity`.
+    #[must_use]
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The API group.
+    #[must_use]
+    pub fn group(&self) -> &str {
+        &self.group
+    }
+
+    /// The API version admitted.
+    #[must_use]
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The resource name, such as `azureclusteridentities`.
+    #[must_use]
+    pub fn plural(&self) -> &str {
+        &self.plural
+    }
+
+    /// What defaulting looks up first.
+    #[must_use]
+    pub fn lookup(&self) -> Lookup {
+        self.lookup
+    }
+
+    /// The path of `hook`, such as
+    /// `/validate-infrastructure-cluster-x-k8s-io-v1beta1-azureclusteridentity`.
+    #[must_use]
+    pub fn path(&self, hook: Hook) -> String {
+        format!(
+            "/{}-{}-{}-{}",
+            hook.as_str(),
+            self.group.replace('.', "-"),
+            self.version,
+            self.kind.to_ascii_lowercase()
+        )
+    }
+
+    /// The webhook's name in its configuration, CAPZ's: `default.<lowercase kind>.<group>` for
+    /// defaulting, `validation.<lowercase kind>.<group>` for validation.
+    #[must_use]
+    pub fn webhook_name(&self, hook: Hook) -> String {
+        let prefix = match hook {
+            Hook::Mutate => "default",
+            Hook::Validate => "validation",
+        };
+        format!("{prefix}.{}.{}", self.kind.to_ascii_lowercase(), self.group)
+    }
+
+    /// Answers one review of `hook` whose request body is `body`: the generic handler every
+    /// path of the server calls, without HTTP around it.
+    pub fn review(
+        &self,
+        hook: Hook,
+        admission: Arc<Admission>,
+        body: Bytes,
+    ) -> Pin<Box<dyn Future<Output = Answer> + Send>> {
+        (self.handler(hook))(admission, body)
+    }
+
+    pub(crate) fn handler(&self, hook: Hook) -> &Handler {
+        match hook {
+            Hook::Mutate => &self.mutate,
+            Hook::Validate => &self.validate,
+        }
+    }
+}
+
+/// The kinds a server admits, in registration order.
+#[derive(Clone, Debug, Default)]
+pub struct Routes(Vec<Route>);
+
+impl Routes {
+    /// No kinds.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Admits `K` too: defaulting and validation by its [`Rules`], defaulting after `lookup`.
+    #[must_use]
+    pub fn kind<K>(mut self, lookup: Lookup) -> Self
+    where
+        K: Rules + Send + Sync + 'static,
+    {
+        self.0.push(Route::of::<K>(lookup));
+        self
+    }
+
+    /// The routes, in registration order.
+    pub fn iter(&self) -> impl Iterator<Item = &Route> {
+        self.0.iter()
+    }
+
+    /// Every path served, with its route and hook.
+    pub fn paths(&self) -> impl Iterator<Item = (String, &Route, Hook)> {
+        self.0
+            .iter()
+            .flat_map(|route| [Hook::Mutate, Hook::Validate].map(|hook| (route.path(hook), route, hook)))
+    }
+
+    /// Whether no kind is admitted.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Every kind capz-rs admits: what the server serves and the configurations register.
+///
+/// Registering a kind is one line here, once `capz_rules` has its `impl Rules`.
+#[must_use]
+pub fn all() -> Routes {
+    Routes::new().kind::<AzureClusterIdentity>(Lookup::Nothing)
+    // ---- The other kinds of CAPZ's webhooks join here as their rules land in capz-rules: ----
+    //  .kind::<capz_api::AzureCluster>(Lookup::Nothing)
+    //  .kind::<capz_api::AzureClusterTemplate>(Lookup::Nothing)
+    //  .kind::<capz_api::AzureMachine>(Lookup::ClusterSubscription)
+    //  .kind::<capz_api::AzureMachineTemplate>(Lookup::Nothing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_names_are_capzs() {
+        let routes = all();
+        let identity = routes.iter().next().unwrap();
+        assert_eq!(identity.kind(), "AzureClusterIdentity");
+        assert_eq!(identity.plural(), "azureclusteridentities");
+        assert_eq!(
+            identity.path(Hook::Mutate),
+            "/mutate-infrastructure-cluster-x-k8s-io-v1beta1-azureclusteridentity"
+        );
+        assert_eq!(
+            identity.path(Hook::Validate),
+            "/validate-infrastructure-cluster-x-k8s-io-v1beta1-azureclusteridentity"
+        );
+        assert_eq!(
+            identity.webhook_name(Hook::Validate),
+            "validation.azureclusteridentity.infrastructure.cluster.x-k8s.io"
+        );
+        assert_eq!(
+            identity.webhook_name(Hook::Mutate),
+            "default.azureclusteridentity.infrastructure.cluster.x-k8s.io"
+        );
+        assert_eq!(routes.paths().count(), 2 * routes.iter().count());
+    }
+}
