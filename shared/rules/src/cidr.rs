@@ -35,7 +35,11 @@ fn mask(prefix: u8, width: u8) -> u128 {
     if prefix == 0 {
         0
     } else {
-        let all = if width == 128 { u128::MAX } else { (1u128 << width) - 1 };
+        let all = if width == 128 {
+            u128::MAX
+        } else {
+            (1u128 << width) - 1
+        };
         all & !((1u128 << (width - prefix)) - 1)
     }
 }
@@ -57,6 +61,30 @@ impl Cidr {
     #[must_use]
     pub fn network(&self) -> IpAddr {
         self.network
+    }
+
+    /// The `index`th range of prefix length `prefix` inside this one, if there is one.
+    #[must_use]
+    pub fn subrange(&self, prefix: u8, index: u128) -> Option<Cidr> {
+        let (net, width) = bits(self.network);
+        if prefix < self.prefix || prefix > width || index >> (prefix - self.prefix) != 0 {
+            return None;
+        }
+        let start = net | index.checked_shl(u32::from(width - prefix))?;
+        let network = match self.network {
+            IpAddr::V4(_) => IpAddr::V4(u32::try_from(start).ok()?.into()),
+            IpAddr::V6(_) => IpAddr::V6(start.into()),
+        };
+        Some(Self { network, prefix })
+    }
+
+    /// How many ranges of prefix length `prefix` this one holds (0 when `prefix` is shorter).
+    #[must_use]
+    pub fn count(&self, prefix: u8) -> u128 {
+        prefix
+            .checked_sub(self.prefix)
+            .and_then(|bits| 1u128.checked_shl(u32::from(bits)))
+            .unwrap_or(0)
     }
 
     /// Whether `addr` lies in the range.
@@ -89,7 +117,11 @@ impl FromStr for Cidr {
     /// Parses `address/prefix`. Host bits may be set (as Go's parser allows); the range starts at
     /// the masked address.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let invalid = || CidrError(format!("{text:?} is not an address range in CIDR notation (for example 10.0.0.0/16)"));
+        let invalid = || {
+            CidrError(format!(
+                "{text:?} is not an address range in CIDR notation (for example 10.0.0.0/16)"
+            ))
+        };
         let (addr, prefix) = text.split_once('/').ok_or_else(invalid)?;
         let addr: IpAddr = addr.parse().map_err(|_| invalid())?;
         if prefix.is_empty() || !prefix.bytes().all(|b| b.is_ascii_digit()) {
@@ -142,10 +174,36 @@ mod tests {
     }
 
     #[test]
+    fn subranges() {
+        let vnet = cidr("10.0.0.0/8");
+        assert_eq!(vnet.subrange(16, 3), Some(cidr("10.3.0.0/16")));
+        assert_eq!(
+            vnet.subrange(27, vnet.count(27) - 1),
+            Some(cidr("10.255.255.224/27"))
+        );
+        assert_eq!(vnet.subrange(16, 256), None);
+        assert_eq!(vnet.subrange(7, 0), None);
+        assert_eq!(
+            cidr("2001:db8::/56").subrange(64, 2),
+            Some(cidr("2001:db8:0:2::/64"))
+        );
+        assert_eq!(vnet.count(6), 0);
+    }
+
+    #[test]
     fn host_bits_are_masked_and_junk_rejected() {
         assert_eq!(cidr("10.0.0.1/16").to_string(), "10.0.0.0/16");
         assert_eq!(cidr("2001:db8::1/32").to_string(), "2001:db8::/32");
-        for bad in ["10.0.0.0", "10.0.0.0/33", "10.0.0.0/-1", "10.0.0/8", "10.0.0.0/", "x/8", "::/129", "10.0.0.0/+8"] {
+        for bad in [
+            "10.0.0.0",
+            "10.0.0.0/33",
+            "10.0.0.0/-1",
+            "10.0.0/8",
+            "10.0.0.0/",
+            "x/8",
+            "::/129",
+            "10.0.0.0/+8",
+        ] {
             assert!(bad.parse::<Cidr>().is_err(), "{bad}");
         }
     }

@@ -111,38 +111,65 @@ impl FieldError {
     /// A field that must be set.
     #[must_use]
     pub fn required(path: FieldPath, detail: impl Into<String>) -> Self {
-        Self { path, kind: ErrorKind::Required, detail: detail.into() }
+        Self {
+            path,
+            kind: ErrorKind::Required,
+            detail: detail.into(),
+        }
     }
 
     /// A field whose value is wrong.
     #[must_use]
     pub fn invalid(path: FieldPath, value: &impl Serialize, detail: impl Into<String>) -> Self {
-        Self { path, kind: ErrorKind::Invalid(shown(value)), detail: detail.into() }
+        Self {
+            path,
+            kind: ErrorKind::Invalid(shown(value)),
+            detail: detail.into(),
+        }
     }
 
     /// A field that must not be set here.
     #[must_use]
     pub fn forbidden(path: FieldPath, detail: impl Into<String>) -> Self {
-        Self { path, kind: ErrorKind::Forbidden, detail: detail.into() }
+        Self {
+            path,
+            kind: ErrorKind::Forbidden,
+            detail: detail.into(),
+        }
     }
 
     /// A value a sibling already uses.
     #[must_use]
     pub fn duplicate(path: FieldPath, value: &impl Serialize) -> Self {
-        Self { path, kind: ErrorKind::Duplicate(shown(value)), detail: String::new() }
+        Self {
+            path,
+            kind: ErrorKind::Duplicate(shown(value)),
+            detail: String::new(),
+        }
     }
 
     /// A value outside a closed set.
     #[must_use]
     pub fn not_supported(path: FieldPath, value: &impl Serialize, supported: &[&str]) -> Self {
         let supported = supported.iter().map(|s| (*s).to_owned()).collect();
-        Self { path, kind: ErrorKind::NotSupported { value: shown(value), supported }, detail: String::new() }
+        Self {
+            path,
+            kind: ErrorKind::NotSupported {
+                value: shown(value),
+                supported,
+            },
+            detail: String::new(),
+        }
     }
 
     /// A value longer than `max` bytes.
     #[must_use]
     pub fn too_long(path: FieldPath, max: usize) -> Self {
-        Self { path, kind: ErrorKind::TooLong { max }, detail: String::new() }
+        Self {
+            path,
+            kind: ErrorKind::TooLong { max },
+            detail: String::new(),
+        }
     }
 
     /// The message without the path, as the API server puts it in a Status cause.
@@ -150,7 +177,11 @@ impl FieldError {
     pub fn body(&self) -> String {
         let value = |v: &Value| v.to_string();
         let with_detail = |head: String| {
-            if self.detail.is_empty() { head } else { format!("{head}: {}", self.detail) }
+            if self.detail.is_empty() {
+                head
+            } else {
+                format!("{head}: {}", self.detail)
+            }
         };
         match &self.kind {
             ErrorKind::Required => with_detail("Required value".to_owned()),
@@ -159,7 +190,11 @@ impl FieldError {
             ErrorKind::Duplicate(v) => with_detail(format!("Duplicate value: {}", value(v))),
             ErrorKind::NotSupported { value: v, supported } => {
                 let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
-                with_detail(format!("Unsupported value: {}: supported values: {}", value(v), list.join(", ")))
+                with_detail(format!(
+                    "Unsupported value: {}: supported values: {}",
+                    value(v),
+                    list.join(", ")
+                ))
             }
             ErrorKind::TooLong { max } => with_detail(format!("Too long: may not be more than {max} bytes")),
         }
@@ -210,7 +245,11 @@ impl Verdict {
     #[must_use]
     pub fn message(&self, kind: &str, group: &str, name: &str) -> String {
         let errors: Vec<String> = self.errors.iter().map(ToString::to_string).collect();
-        let list = if errors.len() == 1 { errors.join("") } else { format!("[{}]", errors.join(", ")) };
+        let list = if errors.len() == 1 {
+            errors.join("")
+        } else {
+            format!("[{}]", errors.join(", "))
+        };
         format!("{kind}.{group} {name:?} is invalid: {list}")
     }
 }
@@ -236,21 +275,33 @@ mod tests {
             FieldError::not_supported(spec.child("type"), &"Basic", &["Standard"]).to_string(),
             r#"spec.type: Unsupported value: "Basic": supported values: "Standard""#
         );
-        assert_eq!(FieldError::too_long(FieldPath::root("metadata").child("name"), 44).to_string(),
-            "metadata.name: Too long: may not be more than 44 bytes");
-        assert_eq!(FieldError::duplicate(spec.key("x"), &3).to_string(), "spec[x]: Duplicate value: 3");
+        assert_eq!(
+            FieldError::too_long(FieldPath::root("metadata").child("name"), 44).to_string(),
+            "metadata.name: Too long: may not be more than 44 bytes"
+        );
+        assert_eq!(
+            FieldError::duplicate(spec.key("x"), &3).to_string(),
+            "spec[x]: Duplicate value: 3"
+        );
     }
 
     #[test]
     fn one_error_is_shown_bare_and_several_in_brackets() {
         let mut verdict = Verdict::default();
-        verdict.reject(FieldError::forbidden(FieldPath::root("spec").child("a"), "not with b"));
+        verdict.reject(FieldError::forbidden(
+            FieldPath::root("spec").child("a"),
+            "not with b",
+        ));
         assert_eq!(
             verdict.message("AzureCluster", "infrastructure.cluster.x-k8s.io", "c1"),
             r#"AzureCluster.infrastructure.cluster.x-k8s.io "c1" is invalid: spec.a: Forbidden: not with b"#
         );
         verdict.reject(FieldError::required(FieldPath::root("spec").child("b"), "set it"));
-        assert!(verdict.message("K", "g", "n").ends_with("[spec.a: Forbidden: not with b, spec.b: Required value: set it]"));
+        assert!(
+            verdict
+                .message("K", "g", "n")
+                .ends_with("[spec.a: Forbidden: not with b, spec.b: Required value: set it]")
+        );
         assert!(!verdict.allowed());
     }
 }

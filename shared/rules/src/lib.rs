@@ -11,6 +11,7 @@
 //!   field       FieldPath, FieldError, Verdict: errors as the API server words them
 //!   cidr        Cidr: containment and overlap of address ranges
 //!   features    Features: the CAPZ feature gates admission consults
+//!   names       the names of the Azure resources derived from a cluster's name
 //!   <kind>      one module per kind: its Rules (default, validate_create, validate_update)
 //! ```
 //!
@@ -19,12 +20,16 @@
 
 #![deny(missing_docs)]
 
+pub mod azurecluster;
+mod checks;
 pub mod cidr;
 pub mod features;
 pub mod field;
 mod immutable;
+pub mod names;
 mod ssh;
 
+use capz_api::capi::TOPOLOGY_DRY_RUN_ANNOTATION;
 use kube::Resource;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -32,10 +37,6 @@ use serde::de::DeserializeOwned;
 pub use cidr::Cidr;
 pub use features::Features;
 pub use field::{ErrorKind, FieldError, FieldPath, Verdict};
-
-/// The annotation Cluster API's topology controller puts on the objects it dry-runs; template
-/// immutability lets such a request through when it changes nothing.
-pub const TOPOLOGY_DRY_RUN_ANNOTATION: &str = "topology.cluster.x-k8s.io/dry-run";
 
 /// The admission operation being decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,7 +97,8 @@ impl Context<'_> {
         self.operation == Operation::Create && !self.dry_run
     }
 
-    /// Whether this is Cluster API's topology controller dry-running `object`.
+    /// Whether this is Cluster API's topology controller dry-running `object`; template
+    /// immutability lets such a request through.
     #[must_use]
     pub fn is_topology_dry_run(&self, object: &impl Resource) -> bool {
         self.dry_run
