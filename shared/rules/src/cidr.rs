@@ -35,7 +35,11 @@ fn mask(prefix: u8, width: u8) -> u128 {
     if prefix == 0 {
         0
     } else {
-        let all = if width == 128 { u128::MAX } else { (1u128 << width) - 1 };
+        let all = if width == 128 {
+            u128::MAX
+        } else {
+            (1u128 << width) - 1
+        };
         all & !((1u128 << (width - prefix)) - 1)
     }
 }
@@ -89,7 +93,11 @@ impl FromStr for Cidr {
     /// Parses `address/prefix`. Host bits may be set (as Go's parser allows); the range starts at
     /// the masked address.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let invalid = || CidrError(format!("{text:?} is not an address range in CIDR notation (for example 10.0.0.0/16)"));
+        let invalid = || {
+            CidrError(format!(
+                "{text:?} is not an address range in CIDR notation (for example 10.0.0.0/16)"
+            ))
+        };
         let (addr, prefix) = text.split_once('/').ok_or_else(invalid)?;
         let addr: IpAddr = addr.parse().map_err(|_| invalid())?;
         if prefix.is_empty() || !prefix.bytes().all(|b| b.is_ascii_digit()) {
@@ -145,7 +153,16 @@ mod tests {
     fn host_bits_are_masked_and_junk_rejected() {
         assert_eq!(cidr("10.0.0.1/16").to_string(), "10.0.0.0/16");
         assert_eq!(cidr("2001:db8::1/32").to_string(), "2001:db8::/32");
-        for bad in ["10.0.0.0", "10.0.0.0/33", "10.0.0.0/-1", "10.0.0/8", "10.0.0.0/", "x/8", "::/129", "10.0.0.0/+8"] {
+        for bad in [
+            "10.0.0.0",
+            "10.0.0.0/33",
+            "10.0.0.0/-1",
+            "10.0.0/8",
+            "10.0.0.0/",
+            "x/8",
+            "::/129",
+            "10.0.0.0/+8",
+        ] {
             assert!(bad.parse::<Cidr>().is_err(), "{bad}");
         }
     }

@@ -50,7 +50,11 @@ impl FromStr for Features {
             let on = match value.trim() {
                 "true" => true,
                 "false" => false,
-                other => return Err(FeaturesError(format!("feature gate {name}: {other:?} is neither true nor false"))),
+                other => {
+                    return Err(FeaturesError(format!(
+                        "feature gate {name}: {other:?} is neither true nor false"
+                    )));
+                }
             };
             match name.trim() {
                 "APIServerILB" => features.api_server_ilb = on,
@@ -74,10 +78,24 @@ mod tests {
 
     #[test]
     fn reads_capz_flag_values() {
-        let features: Features = "MachinePool=true,APIServerILB=true, EdgeZone=false".parse().unwrap();
-        assert_eq!(features, Features { api_server_ilb: true, edge_zone: false });
+        let features: Features = "MachinePool=true,APIServerILB=true, EdgeZone=false"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            features,
+            Features {
+                api_server_ilb: true,
+                edge_zone: false
+            }
+        );
         assert_eq!("".parse::<Features>().unwrap(), Features::default());
-        assert!("Nope=true".parse::<Features>().unwrap_err().to_string().contains("unknown feature gate \"Nope\""));
+        assert!(
+            "Nope=true"
+                .parse::<Features>()
+                .unwrap_err()
+                .to_string()
+                .contains("unknown feature gate \"Nope\"")
+        );
         assert!("EdgeZone".parse::<Features>().is_err());
         assert!("EdgeZone=yes".parse::<Features>().is_err());
     }

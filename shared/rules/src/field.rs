@@ -111,38 +111,65 @@ impl FieldError {
     /// A field that must be set.
     #[must_use]
     pub fn required(path: FieldPath, detail: impl Into<String>) -> Self {
-        Self { path, kind: ErrorKind::Required, detail: detail.into() }
+        Self {
+            path,
+            kind: ErrorKind::Required,
+            detail: detail.into(),
+        }
     }
 
     /// A field whose value is wrong.
     #[must_use]
     pub fn invalid(path: FieldPath, value: &impl Serialize, detail: impl Into<String>) -> Self {
-        Self { path, kind: ErrorKind::Invalid(shown(value)), detail: detail.into() }
+        Self {
+            path,
+            kind: ErrorKind::Invalid(shown(value)),
+            detail: detail.into(),
+        }
     }
 
     /// A field that must not be set here.
     #[must_use]
     pub fn forbidden(path: FieldPath, detail: impl Into<String>) -> Self {
-        Self { path, kind: ErrorKind::Forbidden, detail: detail.into() }
+        Self {
+            path,
+            kind: ErrorKind::Forbidden,
+            detail: detail.into(),
+        }
     }
 
     /// A value a sibling already uses.
     #[must_use]
     pub fn duplicate(path: FieldPath, value: &impl Serialize) -> Self {
-        Self { path, kind: ErrorKind::Duplicate(shown(value)), detail: String::new() }
+        Self {
+            path,
+            kind: ErrorKind::Duplicate(shown(value)),
+            detail: String::new(),
+        }
     }
 
     /// A value outside a closed set.
     #[must_use]
     pub fn not_supported(path: FieldPath, value: &impl Serialize, supported: &[&str]) -> Self {
         let supported = supported.iter().map(|s| (*s).to_owned()).collect();
-        Self { path, kind: ErrorKind::NotSupported { value: shown(value), supported }, detail: String::new() }
+        Self {
+            path,
+            kind: ErrorKind::NotSupported {
+                value: shown(value),
+                supported,
+            },
+            detail: String::new(),
+        }
     }
 
     /// A value longer than `max` bytes.
     #[must_use]
     pub fn too_long(path: FieldPath, max: usize) -> Self {
-        Self { path, kind: ErrorKind::TooLong { max }, detail: String::new() }
+        Self {
+            path,
+            kind: ErrorKind::TooLong { max },
+            detail: String::new(),
+        }
     }
 
     /// The message without the path, as the API server puts it in a Status cause.
@@ -150,7 +177,11 @@ impl FieldError {
     pub fn body(&self) -> String {
         let value = |v: &Value| v.to_string();
         let with_detail = |head: String| {
-            if self.detail.is_empty() { head } else { format!("{head}: {}", self.detail) }
+            if self.detail.is_empty() {
+                head
+            } else {
+                format!("{head}: {}", self.detail)
+            }
         };
         match &self.kind {
             ErrorKind::Required => with_detail("Required value".to_owned()),
@@ -159,7 +190,11 @@ impl FieldError {
             ErrorKind::Duplicate(v) => with_detail(format!("Duplicate value: {}", value(v))),
             ErrorKind::NotSupported { value: v, supported } => {
                 let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
-                with_detail(format!("Unsupported value: {}: supported values: {}", value(v), list.join(", ")))
+                with_detail(format!(
+                    "Unsupported value: {}: supported values: {}",
+                    value(v),
+                    list.join(", ")
+                ))
             }
             ErrorKind::TooLong { max } => with_detail(format!("Too long: may not be more than {max} bytes")),
         }
@@ -210,9 +245,97 @@ impl Verdict {
     #[must_use]
     pub fn message(&self, kind: &str, group: &str, name: &str) -> String {
         let errors: Vec<String> = self.errors.iter().map(ToString::to_string).collect();
-        let list = if errors.len() == 1 { errors.join("") } else { format!("[{}]", errors.join(", ")) };
+        let list = if errors.len() == 1 {
+            errors.join("")
+        } else {
+            format!("[{}]", errors.join(", "))
+        };
         format!("{kind}.{group} {name:?} is invalid: {list}")
     }
+}
+
+/// The resource type of an Azure resource ID such as
+/// `/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Compute/virtualMachineScaleSets/<name>`
+/// (here `Microsoft.Compute/virtualMachineScaleSets`), read as Azure reads IDs: segment names are
+/// case-insensitive, empty segments are skipped, and an `azure://` prefix (as in provider IDs) is
+/// dropped. Subscription- and resource-group IDs have the types `Microsoft.Resources/subscriptions`
+/// and `Microsoft.Resources/resourceGroups`.
+///
+/// # Errors
+/// Why the text is not a resource ID; the text completes "the ID ...".
+pub(crate) fn resource_type_of(text: &str) -> Result<String, String> {
+    /// How far down the ID's hierarchy the segments read so far reach.
+    #[derive(PartialEq)]
+    enum Level {
+        Tenant,
+        Subscription,
+        ResourceGroup,
+        Resource,
+    }
+    const EXAMPLE: &str =
+        "/subscriptions/<subscription>/resourceGroups/<group>/providers/<namespace>/<type>/<name>";
+    let id = text.strip_prefix("azure://").unwrap_or(text);
+    if id.is_empty() {
+        return Err(format!("is empty; give an Azure resource ID such as {EXAMPLE}"));
+    }
+    if !id.starts_with('/') {
+        return Err(format!("must start with \"/\", as in {EXAMPLE}"));
+    }
+    let parts: Vec<&str> = id.split('/').filter(|part| !part.is_empty()).collect();
+    let is = |part: &str, key: &str| part.eq_ignore_ascii_case(key);
+    let malformed = || format!("is not a well-formed Azure resource ID; expected the shape {EXAMPLE}");
+    match parts.first() {
+        Some(first) if parts.len() >= 2 && (is(first, "subscriptions") || is(first, "providers")) => {}
+        _ => return Err(malformed()),
+    }
+
+    let mut level = Level::Tenant;
+    let mut resource_type = String::new();
+    let mut rest = parts.as_slice();
+    while let Some(&key) = rest.first() {
+        match rest {
+            [_] => {
+                // A type without a name, such as a provider's resource-type listing.
+                let names_missing = (is(key, "subscriptions") && level == Level::Tenant)
+                    || (is(key, "resourceGroups") && level == Level::Subscription);
+                if names_missing || level == Level::ResourceGroup {
+                    return Err(malformed());
+                }
+                resource_type = format!("{resource_type}/{key}");
+                rest = &[];
+            }
+            [_, _namespace, more @ ..]
+                if is(key, "providers") && more.first().is_none_or(|next| is(next, "providers")) =>
+            {
+                if !matches!(level, Level::Tenant | Level::Subscription) {
+                    return Err(malformed());
+                }
+                "Microsoft.Resources/providers".clone_into(&mut resource_type);
+                level = Level::Resource;
+                rest = more;
+            }
+            [_, namespace, kind, _name, more @ ..] if is(key, "providers") => {
+                resource_type = format!("{namespace}/{kind}");
+                level = Level::Resource;
+                rest = more;
+            }
+            [_, _name, more @ ..] if !is(key, "providers") => {
+                if is(key, "subscriptions") {
+                    "Microsoft.Resources/subscriptions".clone_into(&mut resource_type);
+                    level = Level::Subscription;
+                } else if is(key, "resourceGroups") {
+                    "Microsoft.Resources/resourceGroups".clone_into(&mut resource_type);
+                    level = Level::ResourceGroup;
+                } else {
+                    resource_type = format!("{resource_type}/{key}");
+                    level = Level::Resource;
+                }
+                rest = more;
+            }
+            _ => return Err(malformed()),
+        }
+    }
+    Ok(resource_type)
 }
 
 #[cfg(test)]
@@ -236,21 +359,77 @@ mod tests {
             FieldError::not_supported(spec.child("type"), &"Basic", &["Standard"]).to_string(),
             r#"spec.type: Unsupported value: "Basic": supported values: "Standard""#
         );
-        assert_eq!(FieldError::too_long(FieldPath::root("metadata").child("name"), 44).to_string(),
-            "metadata.name: Too long: may not be more than 44 bytes");
-        assert_eq!(FieldError::duplicate(spec.key("x"), &3).to_string(), "spec[x]: Duplicate value: 3");
+        assert_eq!(
+            FieldError::too_long(FieldPath::root("metadata").child("name"), 44).to_string(),
+            "metadata.name: Too long: may not be more than 44 bytes"
+        );
+        assert_eq!(
+            FieldError::duplicate(spec.key("x"), &3).to_string(),
+            "spec[x]: Duplicate value: 3"
+        );
     }
 
     #[test]
     fn one_error_is_shown_bare_and_several_in_brackets() {
         let mut verdict = Verdict::default();
-        verdict.reject(FieldError::forbidden(FieldPath::root("spec").child("a"), "not with b"));
+        verdict.reject(FieldError::forbidden(
+            FieldPath::root("spec").child("a"),
+            "not with b",
+        ));
         assert_eq!(
             verdict.message("AzureCluster", "infrastructure.cluster.x-k8s.io", "c1"),
             r#"AzureCluster.infrastructure.cluster.x-k8s.io "c1" is invalid: spec.a: Forbidden: not with b"#
         );
         verdict.reject(FieldError::required(FieldPath::root("spec").child("b"), "set it"));
-        assert!(verdict.message("K", "g", "n").ends_with("[spec.a: Forbidden: not with b, spec.b: Required value: set it]"));
+        assert!(
+            verdict
+                .message("K", "g", "n")
+                .ends_with("[spec.a: Forbidden: not with b, spec.b: Required value: set it]")
+        );
         assert!(!verdict.allowed());
+    }
+
+    #[test]
+    fn resource_ids_are_read_as_azure_reads_them() {
+        let vmss =
+            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/pool";
+        assert_eq!(
+            resource_type_of(vmss).unwrap(),
+            "Microsoft.Compute/virtualMachineScaleSets"
+        );
+        assert_eq!(
+            resource_type_of(&format!("azure://{vmss}")).unwrap(),
+            "Microsoft.Compute/virtualMachineScaleSets"
+        );
+        assert_eq!(
+            resource_type_of("/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/galleries/g/images/i/versions/1.0.0")
+                .unwrap(),
+            "Microsoft.Compute/galleries/images/versions"
+        );
+        assert_eq!(
+            resource_type_of("/subscriptions/s").unwrap(),
+            "Microsoft.Resources/subscriptions"
+        );
+        assert_eq!(
+            resource_type_of("/SUBSCRIPTIONS/s/resourcegroups/rg").unwrap(),
+            "Microsoft.Resources/resourceGroups"
+        );
+        assert_eq!(
+            resource_type_of("/subscriptions/s/providers/Microsoft.Compute").unwrap(),
+            "Microsoft.Resources/providers"
+        );
+        for bad in [
+            "",
+            "subscriptions/s",
+            "/subscriptions",
+            "/resourceGroups/rg",
+            "/subscriptions/s/resourceGroups",
+            "/subscriptions/s/resourceGroups/rg/vm",
+            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines",
+            "just-a-name",
+        ] {
+            assert!(resource_type_of(bad).is_err(), "{bad:?} was accepted");
+        }
+        assert!(resource_type_of("x").unwrap_err().contains("must start with"));
     }
 }

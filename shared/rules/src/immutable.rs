@@ -5,15 +5,23 @@ use serde::Serialize;
 use crate::field::{FieldError, FieldPath};
 
 /// Rejects any change of an optional field: setting, clearing or changing it.
-pub(crate) fn unchanged<T: PartialEq + Serialize>(path: FieldPath, old: Option<&T>, new: Option<&T>) -> Option<FieldError> {
+pub(crate) fn unchanged<T: PartialEq + Serialize>(
+    path: FieldPath,
+    old: Option<&T>,
+    new: Option<&T>,
+) -> Option<FieldError> {
     match (old, new) {
         (old, new) if old == new => None,
-        (None, Some(new)) => {
-            Some(FieldError::invalid(path, new, "field is immutable, unable to assign a value if it was already empty"))
-        }
-        (Some(_), None) => {
-            Some(FieldError::invalid(path, &(), "field is immutable, unable to set an empty value if it was already set"))
-        }
+        (None, Some(new)) => Some(FieldError::invalid(
+            path,
+            new,
+            "field is immutable, unable to assign a value if it was already empty",
+        )),
+        (Some(_), None) => Some(FieldError::invalid(
+            path,
+            &(),
+            "field is immutable, unable to set an empty value if it was already set",
+        )),
         (_, new) => Some(FieldError::invalid(path, &new, "field is immutable")),
     }
 }
@@ -24,7 +32,11 @@ pub(crate) fn unchanged_once_set<T: PartialEq + Serialize>(
     old: Option<&T>,
     new: Option<&T>,
 ) -> Option<FieldError> {
-    if old.is_none() { None } else { unchanged(path, old, new) }
+    if old.is_none() {
+        None
+    } else {
+        unchanged(path, old, new)
+    }
 }
 
 #[cfg(test)]
@@ -37,8 +49,18 @@ mod tests {
         let (a, b) = ("westeurope".to_owned(), "northeurope".to_owned());
         assert_eq!(unchanged(path(), Some(&a), Some(&a)), None);
         assert_eq!(unchanged::<String>(path(), None, None), None);
-        assert!(unchanged(path(), None, Some(&a)).unwrap().to_string().ends_with("unable to assign a value if it was already empty"));
-        assert!(unchanged(path(), Some(&a), None).unwrap().to_string().ends_with("unable to set an empty value if it was already set"));
+        assert!(
+            unchanged(path(), None, Some(&a))
+                .unwrap()
+                .to_string()
+                .ends_with("unable to assign a value if it was already empty")
+        );
+        assert!(
+            unchanged(path(), Some(&a), None)
+                .unwrap()
+                .to_string()
+                .ends_with("unable to set an empty value if it was already set")
+        );
         assert_eq!(
             unchanged(path(), Some(&a), Some(&b)).unwrap().to_string(),
             r#"spec.location: Invalid value: "northeurope": field is immutable"#

@@ -12,6 +12,7 @@
 //!   cidr        Cidr: containment and overlap of address ranges
 //!   features    Features: the CAPZ feature gates admission consults
 //!   <kind>      one module per kind: its Rules (default, validate_create, validate_update)
+//!     azuremachine   AzureMachine and AzureMachineTemplate: VM spec defaults, checks, immutability
 //! ```
 //!
 //! Values that must be random (an SSH key, a role-assignment name) are generated only when an
@@ -19,6 +20,7 @@
 
 #![deny(missing_docs)]
 
+pub mod azuremachine;
 pub mod cidr;
 pub mod features;
 pub mod field;
