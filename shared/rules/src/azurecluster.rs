@@ -885,7 +885,15 @@ fn check_private_endpoints(
                         "give the resource ID of the service to connect to",
                     ));
                 }
-                Some(id) => errors.extend(checks::resource_id(id_path, id, None)),
+                Some(id) => {
+                    if let Err(reason) = checks::resource_type_of(id) {
+                        errors.push(FieldError::invalid(
+                            id_path,
+                            &id,
+                            format!("the resource ID of a private link service {reason}"),
+                        ));
+                    }
+                }
             }
         }
         for (j, ip) in endpoint.private_ip_addresses.iter().flatten().enumerate() {

@@ -86,32 +86,88 @@ pub(crate) fn public_ip_dns_name(path: FieldPath, name: &str) -> Option<FieldErr
     })
 }
 
-/// A resource ID such as `/subscriptions/<id>/resourceGroups/<group>/providers/<namespace>/<type>/<name>`;
-/// `kind` (for example `Microsoft.Compute/virtualMachineScaleSets`) narrows the accepted type.
-pub(crate) fn resource_id(path: FieldPath, id: &str, kind: Option<&str>) -> Option<FieldError> {
-    let segments: Vec<&str> = id.split('/').collect();
-    let shaped = segments.len() >= 9
-        && segments.len() % 2 == 1
-        && segments[0].is_empty()
-        && segments[1].eq_ignore_ascii_case("subscriptions")
-        && segments[3].eq_ignore_ascii_case("resourceGroups")
-        && segments[5].eq_ignore_ascii_case("providers")
-        && segments[1..].iter().all(|s| !s.is_empty());
-    let example = kind.unwrap_or("<namespace>/<type>");
-    if !shaped {
-        return Some(FieldError::invalid(
-            path,
-            &id,
-            format!(
-                "must be an Azure resource ID: /subscriptions/<id>/resourceGroups/<group>/providers/{example}/<name>"
-            ),
-        ));
+/// The resource type of an Azure resource ID such as
+/// `/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Compute/virtualMachineScaleSets/<name>`
+/// (here `Microsoft.Compute/virtualMachineScaleSets`), read as Azure reads IDs: segment names are
+/// case-insensitive, empty segments are skipped, and an `azure://` prefix (as in provider IDs) is
+/// dropped. Subscription- and resource-group IDs have the types `Microsoft.Resources/subscriptions`
+/// and `Microsoft.Resources/resourceGroups`.
+///
+/// # Errors
+/// Why the text is not a resource ID; the text completes "the ID ...".
+pub(crate) fn resource_type_of(text: &str) -> Result<String, String> {
+    /// How far down the ID's hierarchy the segments read so far reach.
+    #[derive(PartialEq)]
+    enum Level {
+        Tenant,
+        Subscription,
+        ResourceGroup,
+        Resource,
     }
-    let type_matches = kind.is_none_or(|kind| {
-        let (namespace, ty) = kind.split_once('/').unwrap_or((kind, ""));
-        segments[6].eq_ignore_ascii_case(namespace) && segments[7].eq_ignore_ascii_case(ty)
-    });
-    (!type_matches).then(|| FieldError::invalid(path, &id, format!("must be the ID of a {example}")))
+    const EXAMPLE: &str =
+        "/subscriptions/<subscription>/resourceGroups/<group>/providers/<namespace>/<type>/<name>";
+    let id = text.strip_prefix("azure://").unwrap_or(text);
+    if id.is_empty() {
+        return Err(format!("is empty; give an Azure resource ID such as {EXAMPLE}"));
+    }
+    if !id.starts_with('/') {
+        return Err(format!("must start with \"/\", as in {EXAMPLE}"));
+    }
+    let parts: Vec<&str> = id.split('/').filter(|part| !part.is_empty()).collect();
+    let is = |part: &str, key: &str| part.eq_ignore_ascii_case(key);
+    let malformed = || format!("is not a well-formed Azure resource ID; expected the shape {EXAMPLE}");
+    match parts.first() {
+        Some(first) if parts.len() >= 2 && (is(first, "subscriptions") || is(first, "providers")) => {}
+        _ => return Err(malformed()),
+    }
+
+    let mut level = Level::Tenant;
+    let mut resource_type = String::new();
+    let mut rest = parts.as_slice();
+    while let Some(&key) = rest.first() {
+        match rest {
+            [_] => {
+                // A type without a name, such as a provider's resource-type listing.
+                let names_missing = (is(key, "subscriptions") && level == Level::Tenant)
+                    || (is(key, "resourceGroups") && level == Level::Subscription);
+                if names_missing || level == Level::ResourceGroup {
+                    return Err(malformed());
+                }
+                resource_type = format!("{resource_type}/{key}");
+                rest = &[];
+            }
+            [_, _namespace, more @ ..]
+                if is(key, "providers") && more.first().is_none_or(|next| is(next, "providers")) =>
+            {
+                if !matches!(level, Level::Tenant | Level::Subscription) {
+                    return Err(malformed());
+                }
+                "Microsoft.Resources/providers".clone_into(&mut resource_type);
+                level = Level::Resource;
+                rest = more;
+            }
+            [_, namespace, kind, _name, more @ ..] if is(key, "providers") => {
+                resource_type = format!("{namespace}/{kind}");
+                level = Level::Resource;
+                rest = more;
+            }
+            [_, _name, more @ ..] if !is(key, "providers") => {
+                if is(key, "subscriptions") {
+                    "Microsoft.Resources/subscriptions".clone_into(&mut resource_type);
+                    level = Level::Subscription;
+                } else if is(key, "resourceGroups") {
+                    "Microsoft.Resources/resourceGroups".clone_into(&mut resource_type);
+                    level = Level::ResourceGroup;
+                } else {
+                    resource_type = format!("{resource_type}/{key}");
+                    level = Level::Resource;
+                }
+                rest = more;
+            }
+            _ => return Err(malformed()),
+        }
+    }
+    Ok(resource_type)
 }
 
 /// Azure allows 50 tags per resource; capz-rs adds up to three of its own (ownership, role, and
@@ -192,26 +248,47 @@ mod tests {
     }
 
     #[test]
-    fn resource_ids() {
+    fn resource_ids_are_read_as_azure_reads_them() {
         let vmss =
-            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/ss";
-        assert!(resource_id(path(), vmss, None).is_none());
-        assert!(resource_id(path(), vmss, Some("Microsoft.Compute/virtualMachineScaleSets")).is_none());
-        assert!(
-            resource_id(path(), vmss, Some("Microsoft.Network/virtualNetworks"))
-                .unwrap()
-                .to_string()
-                .contains("must be the ID of a Microsoft.Network/virtualNetworks")
+            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/pool";
+        assert_eq!(
+            resource_type_of(vmss).unwrap(),
+            "Microsoft.Compute/virtualMachineScaleSets"
         );
-        assert!(resource_id(path(), "/subscriptions/s/resourceGroups/rg", None).is_some());
-        assert!(
-            resource_id(
-                path(),
-                "subscriptions/s/resourceGroups/rg/providers/A.B/c/d",
-                None
-            )
-            .is_some()
+        assert_eq!(
+            resource_type_of(&format!("azure://{vmss}")).unwrap(),
+            "Microsoft.Compute/virtualMachineScaleSets"
         );
+        assert_eq!(
+            resource_type_of("/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/galleries/g/images/i/versions/1.0.0")
+                .unwrap(),
+            "Microsoft.Compute/galleries/images/versions"
+        );
+        assert_eq!(
+            resource_type_of("/subscriptions/s").unwrap(),
+            "Microsoft.Resources/subscriptions"
+        );
+        assert_eq!(
+            resource_type_of("/SUBSCRIPTIONS/s/resourcegroups/rg").unwrap(),
+            "Microsoft.Resources/resourceGroups"
+        );
+        assert_eq!(
+            resource_type_of("/subscriptions/s/providers/Microsoft.Compute").unwrap(),
+            "Microsoft.Resources/providers"
+        );
+        for bad in [
+            "",
+            "subscriptions/s",
+            "/subscriptions",
+            "/resourceGroups/rg",
+            "/subscriptions/s/resourceGroups",
+            "/subscriptions/s/resourceGroups/rg/vm",
+            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines",
+            "just-a-name",
+        ] {
+            assert!(resource_type_of(bad).is_err(), "{bad:?} was accepted");
+        }
+        assert!(resource_type_of("x").unwrap_err().contains("must start with"));
     }
 
     #[test]

@@ -12,7 +12,10 @@
 //!   cidr        Cidr: containment and overlap of address ranges
 //!   features    Features: the CAPZ feature gates admission consults
 //!   names       the names of the Azure resources derived from a cluster's name
+//!   checks      Azure's naming rules, DNS names, resource IDs, tag limits
 //!   <kind>      one module per kind: its Rules (default, validate_create, validate_update)
+//!     azurecluster   AzureCluster and AzureClusterTemplate: the network, load balancers, bastion
+//!     azuremachine   AzureMachine and AzureMachineTemplate: VM spec defaults, checks, immutability
 //! ```
 //!
 //! Values that must be random (an SSH key, a role-assignment name) are generated only when an
@@ -21,6 +24,7 @@
 #![deny(missing_docs)]
 
 pub mod azurecluster;
+pub mod azuremachine;
 mod checks;
 pub mod cidr;
 pub mod features;
