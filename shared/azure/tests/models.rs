@@ -10,9 +10,6 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use arm_emulator::Config;
-use azure_core::credentials::TokenCredential as _;
-use azure_core::http::headers::HeaderName;
-use azure_core::http::{HttpClient as _, Method, Request};
 use capz_azure::models::compute::{
     AssignedIdentity, AvailabilitySet, AvailabilitySetProperties, AvailabilitySetSkuName, BillingProfile,
     BootDiagnostics, CachingType, CreationData, DataDisk, DeleteOption, DiagnosticsProfile, DiffDiskOption,
@@ -39,7 +36,7 @@ use capz_azure::models::{
     RoleAssignmentProperties, Secret, Sku, SubResource, Tags, UserAssignedIdentity,
 };
 use capz_azure::{ArmClient, OperationToken, Outcome, PollOutcome, ResourceId};
-use common::{Azure, LOCATION, SUBSCRIPTION, TestResult, start};
+use common::{LOCATION, SUBSCRIPTION, TestResult, start};
 
 const CLUSTER_TAG: &str = "sigs.k8s.io_cluster-api-provider-azure_cluster_capz";
 const CONTRIBUTOR: &str = "b24988ac-6180-42a0-ab88-20f7382dd24c";
@@ -955,40 +952,6 @@ fn spot_worker(parts: &MachineParts) -> TestResult<VirtualMachine> {
     })
 }
 
-/// Reads a machine with `$expand=instanceView`, which [`ArmClient::get`] cannot ask for: one GET
-/// with a token of the same credential, parsed as the model.
-async fn machine_with_instance_view(azure: &Azure, id: &ResourceId) -> TestResult<VirtualMachine> {
-    let token = azure
-        .secret_credential()?
-        .get_token(&[&azure.cloud.arm_scope()], None)
-        .await?;
-    let mut url = azure.cloud.resource_manager();
-    url.set_path(&id.to_string());
-    url.query_pairs_mut()
-        .append_pair("api-version", VirtualMachine::API_VERSION.as_str())
-        .append_pair("$expand", "instanceView");
-    let mut request = Request::new(url, Method::Get);
-    request.insert_header(
-        HeaderName::from_static("authorization"),
-        format!("Bearer {}", token.token.secret()),
-    );
-    let response = azure
-        .http
-        .execute_request(&request)
-        .await?
-        .try_into_raw_response()
-        .await?;
-    if u16::from(response.status()) != 200 {
-        return Err(format!(
-            "{}: {}",
-            u16::from(response.status()),
-            String::from_utf8_lossy(response.body())
-        )
-        .into());
-    }
-    Ok(serde_json::from_slice(response.body())?)
-}
-
 /// The control-plane machine, created and checked; returns it as read.
 async fn control_plane(
     client: &ArmClient,
@@ -1115,7 +1078,9 @@ async fn machines_with_their_disks_identities_and_availability_set() -> TestResu
     let vm_id = compute_id(&parts.group, "virtualMachines", "capz-cp-0")?;
     let machine = control_plane(&client, &parts, &vm_id).await?;
 
-    let expanded = machine_with_instance_view(&azure, &vm_id).await?;
+    let expanded: VirtualMachine = client
+        .get_expanded(&vm_id, &VirtualMachine::API_VERSION, "instanceView")
+        .await?;
     let view = expanded
         .properties
         .and_then(|properties| properties.instance_view);
