@@ -216,12 +216,12 @@ impl Routes {
 /// Registering a kind is one line here, once `capz_rules` has its `impl Rules`.
 #[must_use]
 pub fn all() -> Routes {
-    Routes::new().kind::<AzureClusterIdentity>(Lookup::Nothing)
-    // ---- The other kinds of CAPZ's webhooks join here as their rules land in capz-rules: ----
-    //  .kind::<capz_api::AzureCluster>(Lookup::Nothing)
-    //  .kind::<capz_api::AzureClusterTemplate>(Lookup::Nothing)
-    //  .kind::<capz_api::AzureMachine>(Lookup::ClusterSubscription)
-    //  .kind::<capz_api::AzureMachineTemplate>(Lookup::Nothing)
+    Routes::new()
+        .kind::<AzureClusterIdentity>(Lookup::Nothing)
+        .kind::<capz_api::AzureCluster>(Lookup::Nothing)
+        .kind::<capz_api::AzureClusterTemplate>(Lookup::Nothing)
+        .kind::<capz_api::AzureMachine>(Lookup::ClusterSubscription)
+        .kind::<capz_api::AzureMachineTemplate>(Lookup::Nothing)
 }
 
 #[cfg(test)]

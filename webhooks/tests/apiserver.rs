@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use capz_api::AzureClusterIdentity;
+use capz_api::{AzureCluster, AzureClusterIdentity, AzureClusterTemplate};
 use capz_harness::{Plane, WebhookOptions};
 use capz_rules::{Context, FieldError, FieldPath, Rules, Verdict};
 use capz_webhooks::lookup::cluster_subscription_id;
@@ -123,6 +123,68 @@ async fn identities_are_admitted_or_refused_through_the_api_server() -> TestResu
 
         // bad, good, bad (dry run), tried, the type change and the relabel.
         assert!(webhooks.server().answered(Hook::Validate) >= answered + 6);
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn clusters_are_stored_defaulted_and_keep_what_identifies_them() -> TestResult {
+    let plane = capz_harness::shared();
+    let _side_by_side = plane.namespaced().await;
+    with_webhooks(plane, WebhookOptions::in_namespace, async |client, namespace, _webhooks| {
+        let clusters = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
+        let manifest = |name: &str, spec: Value| -> TestResult<AzureCluster> {
+            let mut base = json!({"location": "westeurope",
+                "identityRef": {"kind": "AzureClusterIdentity", "name": "identity"}});
+            if let (Some(base), Value::Object(extra)) = (base.as_object_mut(), spec) {
+                base.extend(extra);
+            }
+            Ok(serde_json::from_value(json!({
+                "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "AzureCluster",
+                "metadata": {"name": name}, "spec": base,
+            }))?)
+        };
+
+        // A minimal manifest is stored with CAPZ's network filled in.
+        let stored = clusters.create(&PostParams::default(), &manifest("c1", json!({}))?).await?;
+        let spec = serde_json::to_value(&stored.spec)?;
+        assert_eq!(spec["resourceGroup"], "c1");
+        assert_eq!(spec["networkSpec"]["vnet"]["cidrBlocks"], json!(["10.0.0.0/8"]));
+        assert_eq!(spec["networkSpec"]["subnets"][1]["natGateway"]["ip"]["name"], "pip-c1-node-natgw");
+        assert_eq!(spec["networkSpec"]["apiServerLB"]["frontendIPs"][0]["publicIP"]["name"], "pip-c1-apiserver");
+
+        // An invalid one is refused with the field and the fix.
+        let bad = manifest("c2", json!({"networkSpec": {"apiServerLB": {"sku": "Basic"}}}))?;
+        let status = refusal(clusters.create(&PostParams::default(), &bad).await)?;
+        assert_eq!(status.code, 422);
+        assert!(
+            status.message.contains(r#"spec.networkSpec.apiServerLB.sku: Unsupported value: "Basic": supported values: "Standard""#),
+            "{}",
+            status.message
+        );
+
+        // What identifies the cluster in Azure never changes.
+        let moved = Patch::Merge(json!({"spec": {"location": "northeurope"}}));
+        let status = refusal(clusters.patch("c1", &PatchParams::default(), &moved).await)?;
+        assert!(status.message.contains(r#"spec.location: Invalid value: "northeurope": field is immutable"#), "{}", status.message);
+
+        // A template is immutable, except for the topology controller's dry-run.
+        let templates = Api::<AzureClusterTemplate>::namespaced(client, &namespace);
+        let template: AzureClusterTemplate = serde_json::from_value(json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "AzureClusterTemplate",
+            "metadata": {"name": "t1"},
+            "spec": {"template": {"spec": {"location": "westeurope",
+                "identityRef": {"kind": "AzureClusterIdentity", "name": "identity"}}}},
+        }))?;
+        templates.create(&PostParams::default(), &template).await?;
+        let change = json!({"spec": {"template": {"spec": {"location": "northeurope"}}}});
+        let status = refusal(templates.patch("t1", &PatchParams::default(), &Patch::Merge(change.clone())).await)?;
+        assert!(status.message.contains("spec.template.spec: Forbidden"), "{}", status.message);
+        let mut dry_change = change;
+        dry_change["metadata"] = json!({"annotations": {"topology.cluster.x-k8s.io/dry-run": ""}});
+        let dry_run = PatchParams { dry_run: true, ..PatchParams::default() };
+        templates.patch("t1", &dry_run, &Patch::Merge(dry_change)).await?;
         Ok(())
     })
     .await

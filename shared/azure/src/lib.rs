@@ -3,6 +3,8 @@
 //!
 //! ```text
 //!   id          ResourceId, SubscriptionId, ResourceGroupName, Location, ApiVersion
+//!   models      typed ARM bodies on top of id, each pinned to its api-version (ArmModel): resource
+//!               group, networking, load balancer, interface, machine, disk, identity, role assignment
 //!   cloud       Cloud: public, China, US Government, or custom (Azure Stack Hub, the emulator)
 //!     │
 //!   http        HttpClient: hyper + rustls (ring), pooled connections, per-request timeout
@@ -16,7 +18,7 @@
 //!
 //! A controller builds one [`HttpClient`] per cloud, one [`Credential`] per identity and one
 //! [`ArmClient`] per (credential, controller), and shares them across reconciles. Resource models
-//! are plain serde types pinned to an [`ApiVersion`]; the client is generic over them.
+//! are plain serde types pinned to an [`ApiVersion`] ([`models`]); the client is generic over them.
 //!
 //! Every ARM request, reported request budget and token refresh is recorded through the `metrics`
 //! facade ([`metrics`]), for whichever recorder the process installs.
@@ -29,6 +31,7 @@ pub mod credential;
 pub mod http;
 pub mod id;
 pub mod metrics;
+pub mod models;
 
 pub use arm::{
     ArmClient, ArmError, Category, ErrorBody, InProgress, OperationMethod, OperationToken, Outcome, PollKind,

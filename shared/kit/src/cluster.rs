@@ -7,12 +7,7 @@ use kube::api::Api;
 use kube::{Client, Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
 
-/// The label Cluster API puts on every object of a cluster.
-pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
-/// The annotation pausing one object.
-pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
-/// The annotation marking infrastructure whose owner is not the provider.
-pub const MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/managed-by";
+pub use capz_api::capi::{CLUSTER_NAME_LABEL, MANAGED_BY_ANNOTATION, PAUSED_ANNOTATION};
 
 /// Whether reconciling `object` is paused: its Cluster says `spec.paused`, or the object carries
 /// the paused annotation.

@@ -63,6 +63,30 @@ impl Cidr {
         self.network
     }
 
+    /// The `index`th range of prefix length `prefix` inside this one, if there is one.
+    #[must_use]
+    pub fn subrange(&self, prefix: u8, index: u128) -> Option<Cidr> {
+        let (net, width) = bits(self.network);
+        if prefix < self.prefix || prefix > width || index >> (prefix - self.prefix) != 0 {
+            return None;
+        }
+        let start = net | index.checked_shl(u32::from(width - prefix))?;
+        let network = match self.network {
+            IpAddr::V4(_) => IpAddr::V4(u32::try_from(start).ok()?.into()),
+            IpAddr::V6(_) => IpAddr::V6(start.into()),
+        };
+        Some(Self { network, prefix })
+    }
+
+    /// How many ranges of prefix length `prefix` this one holds (0 when `prefix` is shorter).
+    #[must_use]
+    pub fn count(&self, prefix: u8) -> u128 {
+        prefix
+            .checked_sub(self.prefix)
+            .and_then(|bits| 1u128.checked_shl(u32::from(bits)))
+            .unwrap_or(0)
+    }
+
     /// Whether `addr` lies in the range.
     #[must_use]
     pub fn contains_ip(&self, addr: IpAddr) -> bool {
@@ -147,6 +171,23 @@ mod tests {
         assert!(v6.contains(&cidr("2001:1234:5678:9a01::/64")));
         assert!(!v6.contains(&cidr("10.0.0.0/24")));
         assert!(cidr("::/0").contains(&v6));
+    }
+
+    #[test]
+    fn subranges() {
+        let vnet = cidr("10.0.0.0/8");
+        assert_eq!(vnet.subrange(16, 3), Some(cidr("10.3.0.0/16")));
+        assert_eq!(
+            vnet.subrange(27, vnet.count(27) - 1),
+            Some(cidr("10.255.255.224/27"))
+        );
+        assert_eq!(vnet.subrange(16, 256), None);
+        assert_eq!(vnet.subrange(7, 0), None);
+        assert_eq!(
+            cidr("2001:db8::/56").subrange(64, 2),
+            Some(cidr("2001:db8:0:2::/64"))
+        );
+        assert_eq!(vnet.count(6), 0);
     }
 
     #[test]

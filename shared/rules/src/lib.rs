@@ -12,7 +12,12 @@
 //!   cidr        Cidr: containment and overlap of address ranges
 //!   features    Features: the CAPZ feature gates admission consults
 //!   meta        Kubernetes names, label keys and values, label selectors
+//!   names       the names of the Azure resources derived from a cluster's name
+//!   checks      Azure's naming rules, DNS names, resource IDs, tag limits
 //!   <kind>      one module per kind: its Rules (default, validate_create, validate_update)
+//!     azureclusteridentity   AzureClusterIdentity: what each identity type needs
+//!     azurecluster   AzureCluster and AzureClusterTemplate: the network, load balancers, bastion
+//!     azuremachine   AzureMachine and AzureMachineTemplate: VM spec defaults, checks, immutability
 //! ```
 //!
 //! Values that must be random (an SSH key, a role-assignment name) are generated only when an
@@ -20,17 +25,19 @@
 
 #![deny(missing_docs)]
 
+pub mod azurecluster;
 mod azureclusteridentity;
+pub mod azuremachine;
+mod checks;
 pub mod cidr;
 pub mod features;
 pub mod field;
-// Parts of these serve the AzureCluster and AzureMachine rules only.
-#[allow(dead_code)]
 mod immutable;
 pub mod meta;
-#[allow(dead_code)]
+pub mod names;
 mod ssh;
 
+use capz_api::capi::TOPOLOGY_DRY_RUN_ANNOTATION;
 use kube::Resource;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -38,10 +45,6 @@ use serde::de::DeserializeOwned;
 pub use cidr::Cidr;
 pub use features::Features;
 pub use field::{ErrorKind, FieldError, FieldPath, Verdict};
-
-/// The annotation Cluster API's topology controller puts on the objects it dry-runs; template
-/// immutability lets such a request through when it changes nothing.
-pub const TOPOLOGY_DRY_RUN_ANNOTATION: &str = "topology.cluster.x-k8s.io/dry-run";
 
 /// The admission operation being decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,7 +105,8 @@ impl Context<'_> {
         self.operation == Operation::Create && !self.dry_run
     }
 
-    /// Whether this is Cluster API's topology controller dry-running `object`.
+    /// Whether this is Cluster API's topology controller dry-running `object`; template
+    /// immutability lets such a request through.
     #[must_use]
     pub fn is_topology_dry_run(&self, object: &impl Resource) -> bool {
         self.dry_run

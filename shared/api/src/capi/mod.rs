@@ -23,6 +23,15 @@ pub const GROUP: &str = "cluster.x-k8s.io";
 /// The version of Cluster API's kinds read by capz-rs.
 pub const VERSION: &str = "v1beta2";
 
+/// The label Cluster API puts on every object of a cluster, naming the cluster.
+pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+/// The annotation pausing one object.
+pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
+/// The annotation marking infrastructure whose owner is not the provider.
+pub const MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/managed-by";
+/// The annotation Cluster API's topology controller puts on the objects it dry-runs.
+pub const TOPOLOGY_DRY_RUN_ANNOTATION: &str = "topology.cluster.x-k8s.io/dry-run";
+
 /// A reference to a provider object, as Cluster API v1beta2 writes it (API group without version).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -180,14 +180,28 @@ impl ArmClient {
         id: &ResourceId,
         api_version: &ApiVersion,
     ) -> Result<T, ArmError> {
+        self.read(id, self.url(&id.to_string(), api_version)).await
+    }
+
+    /// Reads a resource with `$expand` (for example a virtual machine's `instanceView`, which
+    /// holds its power state).
+    ///
+    /// # Errors
+    /// As [`Self::get`].
+    pub async fn get_expanded<T: DeserializeOwned>(
+        &self,
+        id: &ResourceId,
+        api_version: &ApiVersion,
+        expand: &str,
+    ) -> Result<T, ArmError> {
+        let mut url = self.url(&id.to_string(), api_version);
+        url.query_pairs_mut().append_pair("$expand", expand);
+        self.read(id, url).await
+    }
+
+    async fn read<T: DeserializeOwned>(&self, id: &ResourceId, url: Url) -> Result<T, ArmError> {
         let response = self
-            .send(
-                Call::Get,
-                &id.resource_type(),
-                self.url(&id.to_string(), api_version),
-                id.subscription(),
-                None,
-            )
+            .send(Call::Get, &id.resource_type(), url, id.subscription(), None)
             .await?;
         match u16::from(response.status()) {
             200 => parse(&response),

@@ -1,0 +1,28 @@
+//! Microsoft.Compute: virtual machines, their managed disks, and availability sets.
+//!
+//! Virtual machines and availability sets follow the compute api-version [`API_VERSION`]; managed
+//! disks are versioned on their own (see [`Disk`]).
+
+mod availability_set;
+mod disk;
+mod virtual_machine;
+
+pub use availability_set::{AvailabilitySet, AvailabilitySetProperties, AvailabilitySetSkuName};
+pub use disk::{
+    CreationData, Disk, DiskCreateOption, DiskProperties, DiskState, HyperVGeneration, OperatingSystemType,
+    StorageAccountType,
+};
+pub use virtual_machine::{
+    AssignedIdentity, BillingProfile, BootDiagnostics, CachingType, DataDisk, DeleteOption,
+    DiagnosticsProfile, DiffDiskOption, DiffDiskPlacement, DiffDiskSettings, EvictionPolicy, HardwareProfile,
+    IdentityType, ImageReference, InstanceView, InstanceViewStatus, LinuxConfiguration,
+    ManagedDiskParameters, ManagedServiceIdentity, NetworkInterfaceReference,
+    NetworkInterfaceReferenceProperties, NetworkProfile, OsDisk, OsProfile, Plan, Priority, SecurityProfile,
+    SecurityType, SshConfiguration, SshPublicKey, StorageProfile, UefiSettings, VirtualMachine,
+    VirtualMachineProperties,
+};
+
+use crate::id::ApiVersion;
+
+/// The api-version of virtual machines and availability sets.
+pub const API_VERSION: ApiVersion = ApiVersion::new("2024-07-01");

@@ -1,0 +1,2207 @@
+//! AzureMachine and AzureMachineTemplate: the defaults, checks and immutability of a virtual
+//! machine's spec.
+//!
+//! Both kinds carry the same [`AzureMachineSpec`] (a template under `spec.template.spec`), so the
+//! spec checks are written once against a base path. What differs:
+//!
+//! ```text
+//!                      AzureMachine                      AzureMachineTemplate
+//!   defaults           SSH key, role assignment, spot,   data disks, network interfaces
+//!                      diagnostics, data disks, NICs
+//!   create checks      spec checks + role name is GUID   spec checks + no role-assignment name
+//!   update checks      field by field (CAPZ's list)      whole spec.template.spec frozen
+//! ```
+//!
+//! Random values (the SSH key, the role-assignment name) are generated only for a real create of
+//! an AzureMachine: a template would hand the same value to every machine made from it.
+
+use std::collections::BTreeSet;
+
+use capz_api::common::compute::{
+    BootDiagnostics, BootDiagnosticsStorageAccountType, CachingType, DataDisk, Diagnostics, Image,
+    ManagedDiskParameters, NetworkInterface, OsDisk, SecurityEncryptionType, SecurityType,
+    SpotEvictionPolicy, VmIdentity, VmIdentityProfile,
+};
+use capz_api::{AzureMachine, AzureMachineSpec, AzureMachineTemplate};
+
+use crate::checks::resource_type_of;
+use crate::field::{FieldError, FieldPath, Verdict};
+use crate::immutable::{unchanged, unchanged_once_set};
+use crate::{Context, Rules, ssh};
+
+/// The built-in Azure role `Contributor`, given to a system-assigned identity by default.
+const CONTRIBUTOR_ROLE_ID: &str = "b24988ac-6180-42a0-ab88-20f7382dd24c";
+
+/// The disk type that only data disks may use and that supports no host caching.
+const ULTRA_SSD: &str = "UltraSSD_LRS";
+
+/// The storage types Azure accepts for managed disks.
+const STORAGE_ACCOUNT_TYPES: &[&str] = &[
+    "Premium_LRS",
+    "Premium_ZRS",
+    "PremiumV2_LRS",
+    "StandardSSD_LRS",
+    "StandardSSD_ZRS",
+    "Standard_LRS",
+    "UltraSSD_LRS",
+];
+
+/// The resource type `virtualMachineScaleSetID` must name.
+const SCALE_SET_TYPE: &str = "Microsoft.Compute/virtualMachineScaleSets";
+
+/// How to change what an AzureMachine cannot change in place.
+const REPLACE_MACHINE: &str = "the VM is built from it once: replace the machine instead, for example by rolling out a new AzureMachineTemplate";
+
+/// Where Cluster API explains how to change the machines of a template.
+const UPDATING_TEMPLATES: &str = "https://cluster-api.sigs.k8s.io/tasks/updating-machine-templates";
+
+/// A text field's value when it is set to something; CAPZ's Go types do not tell an empty string
+/// from an absent one.
+fn text(value: Option<&String>) -> Option<&String> {
+    value.filter(|v| !v.is_empty())
+}
+
+/// A list field's value when it has elements.
+fn list<T>(value: Option<&Vec<T>>) -> Option<&Vec<T>> {
+    value.filter(|v| !v.is_empty())
+}
+
+/// A flag that CAPZ keeps as a plain bool: false and absent are the same.
+fn flag(value: Option<bool>) -> Option<bool> {
+    value.filter(|on| *on)
+}
+
+/// The identity type; the schema defaults an absent one to `None`.
+fn identity_of(identities: &VmIdentityProfile) -> VmIdentity {
+    identities.identity.unwrap_or_default()
+}
+
+fn is_ultra_ssd(managed_disk: Option<&ManagedDiskParameters>) -> bool {
+    managed_disk.and_then(|disk| disk.storage_account_type.as_deref()) == Some(ULTRA_SSD)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Defaulting
+// ---------------------------------------------------------------------------------------------
+
+/// A new SSH key for a machine created without one.
+fn default_ssh_key(spec: &mut AzureMachineSpec, ctx: &Context<'_>) -> Result<(), FieldError> {
+    if text(spec.vm.ssh_public_key.as_ref()).is_none() && ctx.may_generate() {
+        let key = ctx.entropy.ssh_public_key().map_err(|err| {
+            FieldError::required(
+                FieldPath::root("spec").child("sshPublicKey"),
+                format!("no key was given and none could be generated ({err}); set a base64-encoded OpenSSH public key"),
+            )
+        })?;
+        spec.vm.ssh_public_key = Some(key);
+    }
+    Ok(())
+}
+
+/// Each data disk without a LUN gets the lowest free one; host caching defaults to ReadWrite, or
+/// None for Ultra SSDs, which support no caching.
+fn default_data_disks(spec: &mut AzureMachineSpec) {
+    let Some(disks) = spec.vm.data_disks.as_mut() else {
+        return;
+    };
+    let mut taken: BTreeSet<i32> = disks.iter().filter_map(|disk| disk.lun).collect();
+    for disk in disks.iter_mut() {
+        if disk.lun.is_none() {
+            // At most len-1 other disks hold a LUN, so one of 0..len is free.
+            if let Some(lun) = (0..=i32::MAX).find(|lun| !taken.contains(lun)) {
+                taken.insert(lun);
+                disk.lun = Some(lun);
+            }
+        }
+        if disk.caching_type.is_none() {
+            let ultra = is_ultra_ssd(disk.managed_disk.as_ref());
+            disk.caching_type = Some(if ultra {
+                CachingType::None
+            } else {
+                CachingType::ReadWrite
+            });
+        }
+    }
+}
+
+/// The role assignment of a system-assigned identity: a generated name (or the deprecated
+/// `roleAssignmentName`), and Contributor on the cluster's subscription.
+fn default_identity_role(identities: &mut VmIdentityProfile, ctx: &Context<'_>) {
+    let deprecated_name = text(identities.role_assignment_name.as_ref()).is_some();
+    let role_name = identities
+        .system_assigned_identity_role
+        .as_ref()
+        .and_then(|role| text(role.name.as_ref()));
+    if deprecated_name && role_name.is_some() {
+        // Both names given: left alone for validation to reject.
+        return;
+    }
+    if identity_of(identities) != VmIdentity::SystemAssigned {
+        return;
+    }
+    let role = identities
+        .system_assigned_identity_role
+        .get_or_insert_with(Default::default);
+    if deprecated_name {
+        role.name = identities.role_assignment_name.take();
+    } else if text(role.name.as_ref()).is_none() && ctx.may_generate() {
+        role.name = Some(ctx.entropy.uuid());
+    }
+    if let Some(subscription) = text(ctx.cluster_subscription_id.as_ref()) {
+        if text(role.scope.as_ref()).is_none() {
+            role.scope = Some(format!("/subscriptions/{subscription}/"));
+        }
+        if text(role.definition_id.as_ref()).is_none() {
+            role.definition_id = Some(format!(
+                "/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{CONTRIBUTOR_ROLE_ID}"
+            ));
+        }
+    }
+}
+
+/// Spot VMs are deallocated on eviction, except with an ephemeral OS disk, which cannot be kept.
+fn default_spot_eviction_policy(spec: &mut AzureMachineSpec) {
+    let ephemeral = spec.vm.os_disk.diff_disk_settings.is_some();
+    if let Some(spot) = spec.vm.spot_vm_options.as_mut() {
+        spot.eviction_policy.get_or_insert(if ephemeral {
+            SpotEvictionPolicy::Delete
+        } else {
+            SpotEvictionPolicy::Deallocate
+        });
+    }
+}
+
+/// Boot diagnostics go to Azure-managed storage unless told otherwise.
+fn default_diagnostics(spec: &mut AzureMachineSpec) {
+    let diagnostics = spec.vm.diagnostics.get_or_insert_with(Diagnostics::default);
+    diagnostics.boot.get_or_insert(BootDiagnostics {
+        storage_account_type: BootDiagnosticsStorageAccountType::Managed,
+        user_managed: None,
+    });
+}
+
+/// Moves the deprecated `subnetName` / `acceleratedNetworking` into a single interface when none
+/// is listed, and gives every interface one private IP by default.
+fn default_network_interfaces(spec: &mut AzureMachineSpec) {
+    let vm = &mut spec.vm;
+    let interfaces_given = list(vm.network_interfaces.as_ref()).is_some();
+    let deprecated_given = text(vm.subnet_name.as_ref()).is_some() || vm.accelerated_networking.is_some();
+    if interfaces_given && deprecated_given {
+        // Both forms given: left alone for validation to reject.
+        return;
+    }
+    if !interfaces_given {
+        vm.network_interfaces = Some(vec![NetworkInterface {
+            subnet_name: vm.subnet_name.take().filter(|name| !name.is_empty()),
+            private_ip_configs: None,
+            accelerated_networking: vm.accelerated_networking.take(),
+        }]);
+    }
+    for interface in vm.network_interfaces.iter_mut().flatten() {
+        if interface.private_ip_configs.is_none_or(|count| count == 0) {
+            interface.private_ip_configs = Some(1);
+        }
+    }
+}
+
+/// What CAPZ defaults in a template: nothing random, nothing that depends on the cluster.
+fn default_template_spec(spec: &mut AzureMachineSpec) {
+    default_data_disks(spec);
+    default_network_interfaces(spec);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation of a spec, shared by both kinds
+// ---------------------------------------------------------------------------------------------
+
+/// Every check of a machine spec found at `base` (`spec` or `spec.template.spec`).
+fn check_spec(spec: &AzureMachineSpec, base: &FieldPath, verdict: &mut Verdict) {
+    check_image(spec.vm.image.as_ref(), &base.child("image"), verdict);
+    check_os_disk(&spec.vm.os_disk, &base.child("osDisk"), verdict);
+    check_confidential_vm(spec, base, verdict);
+    if let Some(key) = text(spec.vm.ssh_public_key.as_ref())
+        && let Err(reason) = ssh::check_encoded(key)
+    {
+        verdict.reject(FieldError::invalid(base.child("sshPublicKey"), key, reason));
+    }
+    check_user_assigned_identities(&spec.identities, &base.child("userAssignedIdentities"), verdict);
+    if let Some(disks) = spec.vm.data_disks.as_ref() {
+        check_data_disks(disks, &base.child("dataDisks"), verdict);
+    }
+    check_diagnostics(spec.vm.diagnostics.as_ref(), &base.child("diagnostics"), verdict);
+    check_network_interfaces(spec, base, verdict);
+    check_identity_role(&spec.identities, base, verdict);
+    check_placement_ids(spec, base, verdict);
+    let extensions = list(spec.vm.vm_extensions.as_ref()).is_some();
+    if extensions && spec.disable_extension_operations == Some(true) {
+        verdict.reject(FieldError::forbidden(
+            base.child("vmExtensions"),
+            "no extension can be installed while disableExtensionOperations is true; remove the extensions or that setting",
+        ));
+    }
+}
+
+/// Exactly one image source, each with what it needs. No image at all is fine: the controller
+/// picks a reference image for the Kubernetes version.
+fn check_image(image: Option<&Image>, path: &FieldPath, verdict: &mut Verdict) {
+    let Some(image) = image else { return };
+    let sources = [
+        ("id", image.id.is_some()),
+        ("marketplace", image.marketplace.is_some()),
+        ("sharedGallery", image.shared_gallery.is_some()),
+        ("computeGallery", image.compute_gallery.is_some()),
+    ];
+    let mut given = sources.iter().filter(|(_, set)| *set).map(|(name, _)| *name);
+    match given.next() {
+        None => verdict.reject(FieldError::required(
+            path.clone(),
+            "set one of id, marketplace, sharedGallery or computeGallery, or leave image out to use the reference image",
+        )),
+        Some(first) => {
+            for extra in given {
+                verdict.reject(FieldError::forbidden(
+                    path.child(extra),
+                    format!("the image is already given by {first}; set only one of id, marketplace, sharedGallery, computeGallery"),
+                ));
+            }
+        }
+    }
+
+    if image.id.as_ref().is_some_and(String::is_empty) {
+        verdict.reject(FieldError::required(
+            path.child("id"),
+            "give the resource ID of a managed image or gallery image version",
+        ));
+    }
+    if let Some(marketplace) = &image.marketplace {
+        let path = path.child("marketplace");
+        let fields = [
+            ("publisher", &marketplace.plan.publisher),
+            ("offer", &marketplace.plan.offer),
+            ("sku", &marketplace.plan.sku),
+            ("version", &marketplace.version),
+        ];
+        require_all(&path, &fields, "a Marketplace image", verdict);
+    }
+    if let Some(gallery) = &image.shared_gallery {
+        let path = path.child("sharedGallery");
+        let fields = [
+            ("subscriptionID", &gallery.subscription_id),
+            ("resourceGroup", &gallery.resource_group),
+            ("gallery", &gallery.gallery),
+            ("name", &gallery.name),
+            ("version", &gallery.version),
+        ];
+        require_all(&path, &fields, "a shared gallery image", verdict);
+    }
+    if let Some(gallery) = &image.compute_gallery {
+        let path = path.child("computeGallery");
+        let subscription = text(gallery.subscription_id.as_ref()).is_some();
+        let group = text(gallery.resource_group.as_ref()).is_some();
+        let why =
+            "a private gallery needs both subscriptionID and resourceGroup; a community gallery neither";
+        if subscription && !group {
+            verdict.reject(FieldError::required(path.child("resourceGroup"), why));
+        } else if group && !subscription {
+            verdict.reject(FieldError::required(path.child("subscriptionID"), why));
+        }
+    }
+}
+
+/// Rejects each empty field of `fields` (children of `path`), all needed by `what`.
+fn require_all(path: &FieldPath, fields: &[(&str, &String)], what: &str, verdict: &mut Verdict) {
+    for (name, value) in fields {
+        if value.is_empty() {
+            verdict.reject(FieldError::required(
+                path.child(name),
+                format!("{what} needs {name}"),
+            ));
+        }
+    }
+}
+
+fn check_os_disk(disk: &OsDisk, path: &FieldPath, verdict: &mut Verdict) {
+    if disk.os_type.is_empty() {
+        verdict.reject(FieldError::required(path.child("osType"), "set Linux or Windows"));
+    }
+    if let Some(size) = disk.disk_size_gb
+        && !(1..=2048).contains(&size)
+    {
+        verdict.reject(FieldError::invalid(
+            path.child("diskSizeGB"),
+            &size,
+            "an OS disk holds between 1 and 2048 GiB; leave it out for the image's size",
+        ));
+    }
+    check_caching(disk.caching_type, disk.managed_disk.as_ref(), path, verdict);
+    if let Some(managed) = &disk.managed_disk {
+        let managed_path = path.child("managedDisk");
+        check_managed_disk(managed, &managed_path, true, verdict);
+        if disk.diff_disk_settings.is_some() && managed.disk_encryption_set.is_some() {
+            verdict.reject(FieldError::forbidden(
+                managed_path.child("diskEncryptionSet"),
+                "an ephemeral OS disk (diffDiskSettings) cannot use a disk encryption set; remove one of the two",
+            ));
+        }
+    }
+    // `diffDiskSettings.placement` needs option Local: the type admits no other option.
+}
+
+/// The storage type of a managed disk, and the guest-state encryption set of an OS disk.
+fn check_managed_disk(disk: &ManagedDiskParameters, path: &FieldPath, os_disk: bool, verdict: &mut Verdict) {
+    let type_path = path.child("storageAccountType");
+    match text(disk.storage_account_type.as_ref()) {
+        None => verdict.reject(FieldError::required(
+            type_path,
+            format!(
+                "set the disk's storage type ({}), or leave managedDisk out",
+                STORAGE_ACCOUNT_TYPES.join(", ")
+            ),
+        )),
+        Some(kind) if os_disk && kind == ULTRA_SSD => verdict.reject(FieldError::invalid(
+            type_path,
+            kind,
+            "Ultra SSDs can only be data disks; choose another type for the OS disk, such as Premium_LRS",
+        )),
+        Some(kind) if !STORAGE_ACCOUNT_TYPES.contains(&kind.as_str()) => {
+            verdict.reject(FieldError::not_supported(type_path, kind, STORAGE_ACCOUNT_TYPES));
+        }
+        Some(_) => {}
+    }
+    if let Some(security) = disk.security_profile.as_ref().filter(|_| os_disk) {
+        let full_disk =
+            security.security_encryption_type == Some(SecurityEncryptionType::DiskWithVMGuestState);
+        if security.disk_encryption_set.is_some() && !full_disk {
+            verdict.reject(FieldError::forbidden(
+                path.child("securityProfile").child("diskEncryptionSet"),
+                "a disk encryption set is only used with securityEncryptionType DiskWithVMGuestState; set that or remove it",
+            ));
+        }
+    }
+}
+
+/// Ultra SSDs support no host caching.
+fn check_caching(
+    caching: Option<CachingType>,
+    managed_disk: Option<&ManagedDiskParameters>,
+    path: &FieldPath,
+    verdict: &mut Verdict,
+) {
+    if let Some(caching) = caching.filter(|c| *c != CachingType::None)
+        && is_ultra_ssd(managed_disk)
+    {
+        verdict.reject(FieldError::invalid(
+            path.child("cachingType"),
+            &caching,
+            "an UltraSSD_LRS disk supports no host caching; set cachingType None or leave it out",
+        ));
+    }
+}
+
+fn check_data_disks(disks: &[DataDisk], path: &FieldPath, verdict: &mut Verdict) {
+    let mut names = BTreeSet::new();
+    let mut luns = BTreeSet::new();
+    for (index, disk) in disks.iter().enumerate() {
+        let path = path.index(index);
+        if !(4..=32767).contains(&disk.disk_size_gb) {
+            verdict.reject(FieldError::invalid(
+                path.child("diskSizeGB"),
+                &disk.disk_size_gb,
+                "a data disk holds between 4 and 32767 GiB",
+            ));
+        }
+        if disk.name_suffix.is_empty() {
+            verdict.reject(FieldError::required(
+                path.child("nameSuffix"),
+                "the disk is named <machine>_<nameSuffix>; set a suffix of its own",
+            ));
+        } else if !names.insert(disk.name_suffix.as_str()) {
+            verdict.reject(FieldError {
+                detail: "each data disk needs a nameSuffix of its own".to_owned(),
+                ..FieldError::duplicate(path.child("nameSuffix"), &disk.name_suffix)
+            });
+        }
+        if let Some(managed) = &disk.managed_disk {
+            check_managed_disk(managed, &path.child("managedDisk"), false, verdict);
+        }
+        match disk.lun {
+            None => verdict.reject(FieldError::required(
+                path.child("lun"),
+                "set a logical unit number from 0 to 63",
+            )),
+            Some(lun) if !(0..=63).contains(&lun) => verdict.reject(FieldError::invalid(
+                path.child("lun"),
+                &lun,
+                "a logical unit number is between 0 and 63",
+            )),
+            Some(lun) if !luns.insert(lun) => verdict.reject(FieldError {
+                detail: "each data disk needs a LUN of its own; leave lun out to get a free one".to_owned(),
+                ..FieldError::duplicate(path.child("lun"), &lun)
+            }),
+            Some(_) => {}
+        }
+        check_caching(disk.caching_type, disk.managed_disk.as_ref(), &path, verdict);
+    }
+}
+
+/// User-assigned identities go with identity UserAssigned, both ways, and are resource IDs.
+fn check_user_assigned_identities(identities: &VmIdentityProfile, path: &FieldPath, verdict: &mut Verdict) {
+    let listed = list(identities.user_assigned_identities.as_ref());
+    if identity_of(identities) != VmIdentity::UserAssigned {
+        if listed.is_some() {
+            verdict.reject(FieldError::forbidden(
+                path.clone(),
+                "user-assigned identities are only given to the VM with identity UserAssigned; set that identity or remove the list",
+            ));
+        }
+        return;
+    }
+    let Some(listed) = listed else {
+        verdict.reject(FieldError::required(
+            path.clone(),
+            "identity UserAssigned needs at least one entry: the providerID (resource ID) of each identity",
+        ));
+        return;
+    };
+    for (index, identity) in listed.iter().enumerate() {
+        if let Err(reason) = resource_type_of(&identity.provider_id) {
+            verdict.reject(FieldError::invalid(
+                path.index(index).child("providerID"),
+                &identity.provider_id,
+                format!("the resource ID of a user-assigned identity {reason}"),
+            ));
+        }
+    }
+}
+
+/// A system-assigned identity's role assignment: named once, complete, and only with that identity.
+fn check_identity_role(identities: &VmIdentityProfile, base: &FieldPath, verdict: &mut Verdict) {
+    let path = base.child("systemAssignedIdentityRole");
+    let Some(role) = &identities.system_assigned_identity_role else {
+        return;
+    };
+    if let Some(name) = text(role.name.as_ref())
+        && text(identities.role_assignment_name.as_ref()).is_some()
+    {
+        verdict.reject(FieldError::invalid(
+            path.child("name"),
+            name,
+            "the deprecated roleAssignmentName names the role assignment too; remove roleAssignmentName",
+        ));
+    }
+    if identity_of(identities) != VmIdentity::SystemAssigned {
+        verdict.reject(FieldError::forbidden(
+            path,
+            "a role is only assigned to a system-assigned identity; set identity SystemAssigned or remove systemAssignedIdentityRole",
+        ));
+        return;
+    }
+    if text(role.definition_id.as_ref()).is_none() {
+        verdict.reject(FieldError::required(
+            path.child("definitionID"),
+            "set the role definition's resource ID, such as /subscriptions/<subscription>/providers/Microsoft.Authorization/roleDefinitions/<role>; AzureMachines of a known cluster get Contributor by default",
+        ));
+    }
+    if text(role.scope.as_ref()).is_none() {
+        verdict.reject(FieldError::required(
+            path.child("scope"),
+            "set the scope of the role assignment, such as /subscriptions/<subscription>/; AzureMachines of a known cluster get their cluster's subscription by default",
+        ));
+    }
+}
+
+/// The deprecated single-interface fields are not mixed with `networkInterfaces`; each interface
+/// has at least one private IP.
+fn check_network_interfaces(spec: &AzureMachineSpec, base: &FieldPath, verdict: &mut Verdict) {
+    let Some(interfaces) = list(spec.vm.network_interfaces.as_ref()) else {
+        return;
+    };
+    if text(spec.vm.subnet_name.as_ref()).is_some() {
+        verdict.reject(FieldError::forbidden(
+            base.child("subnetName"),
+            "deprecated and not allowed with networkInterfaces; set networkInterfaces[0].subnetName instead",
+        ));
+    }
+    if spec.vm.accelerated_networking.is_some() {
+        verdict.reject(FieldError::forbidden(
+            base.child("acceleratedNetworking"),
+            "deprecated and not allowed with networkInterfaces; set networkInterfaces[].acceleratedNetworking instead",
+        ));
+    }
+    for (index, interface) in interfaces.iter().enumerate() {
+        if let Some(count) = interface.private_ip_configs.filter(|count| *count < 1) {
+            verdict.reject(FieldError::invalid(
+                base.child("networkInterfaces")
+                    .index(index)
+                    .child("privateIPConfigs"),
+                &count,
+                "an interface has at least 1 private IP configuration; leave it out for 1",
+            ));
+        }
+    }
+}
+
+/// The capacity reservation group and the scale set a VM is placed in are resource IDs.
+fn check_placement_ids(spec: &AzureMachineSpec, base: &FieldPath, verdict: &mut Verdict) {
+    if let Some(id) = &spec.capacity_reservation_group_id
+        && let Err(reason) = resource_type_of(id)
+    {
+        verdict.reject(FieldError::invalid(
+            base.child("capacityReservationGroupID"),
+            id,
+            format!("the resource ID of a capacity reservation group {reason}"),
+        ));
+    }
+    if let Some(id) = &spec.virtual_machine_scale_set_id {
+        let path = base.child("virtualMachineScaleSetID");
+        match resource_type_of(id) {
+            Err(reason) => {
+                verdict.reject(FieldError::invalid(
+                    path,
+                    id,
+                    format!("the resource ID of a scale set {reason}"),
+                ));
+            }
+            Ok(kind) if !kind.eq_ignore_ascii_case(SCALE_SET_TYPE) => verdict.reject(FieldError::invalid(
+                path,
+                id,
+                format!(
+                    "names a {kind}; give the resource ID of a virtual machine scale set ({SCALE_SET_TYPE})"
+                ),
+            )),
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Confidential VMs (a managed OS disk with a security encryption type) need the ConfidentialVM
+/// security type and a virtual TPM; encrypting the whole disk also needs secure boot and rules
+/// out encryption at host.
+fn check_confidential_vm(spec: &AzureMachineSpec, base: &FieldPath, verdict: &mut Verdict) {
+    let encryption = spec
+        .vm
+        .os_disk
+        .managed_disk
+        .as_ref()
+        .and_then(|disk| disk.security_profile.as_ref())
+        .and_then(|profile| profile.security_encryption_type);
+    let Some(encryption) = encryption else { return };
+    let full_disk = encryption == SecurityEncryptionType::DiskWithVMGuestState;
+    let path = base.child("securityProfile");
+    let Some(profile) = &spec.vm.security_profile else {
+        verdict.reject(FieldError::required(
+            path,
+            format!(
+                "osDisk.managedDisk.securityProfile.securityEncryptionType {encryption:?} makes a confidential VM; set securityType ConfidentialVM and uefiSettings.vTpmEnabled true"
+            ),
+        ));
+        return;
+    };
+    if profile.security_type != Some(SecurityType::ConfidentialVM) {
+        verdict.reject(FieldError::invalid(
+            path.child("securityType"),
+            &profile.security_type,
+            "must be ConfidentialVM when osDisk.managedDisk.securityProfile.securityEncryptionType is set",
+        ));
+    }
+    let uefi_path = path.child("uefiSettings");
+    match &profile.uefi_settings {
+        None => verdict.reject(FieldError::required(
+            uefi_path,
+            "a confidential VM needs uefiSettings with vTpmEnabled true",
+        )),
+        Some(uefi) => {
+            if uefi.v_tpm_enabled != Some(true) {
+                verdict.reject(FieldError::invalid(
+                    uefi_path.child("vTpmEnabled"),
+                    &uefi.v_tpm_enabled,
+                    "must be true for a confidential VM",
+                ));
+            }
+            if full_disk && uefi.secure_boot_enabled != Some(true) {
+                verdict.reject(FieldError::invalid(
+                    uefi_path.child("secureBootEnabled"),
+                    &uefi.secure_boot_enabled,
+                    "must be true with securityEncryptionType DiskWithVMGuestState",
+                ));
+            }
+        }
+    }
+    if full_disk && profile.encryption_at_host == Some(true) {
+        verdict.reject(FieldError::invalid(
+            path.child("encryptionAtHost"),
+            &true,
+            "cannot be true with securityEncryptionType DiskWithVMGuestState; set it false or use VMGuestStateOnly",
+        ));
+    }
+}
+
+/// A user-managed storage account for boot diagnostics is given exactly with `UserManaged`.
+fn check_diagnostics(diagnostics: Option<&Diagnostics>, path: &FieldPath, verdict: &mut Verdict) {
+    let Some(boot) = diagnostics.and_then(|d| d.boot.as_ref()) else {
+        return;
+    };
+    let path = path.child("boot");
+    let user_path = path.child("userManaged");
+    match (boot.storage_account_type, &boot.user_managed) {
+        (BootDiagnosticsStorageAccountType::UserManaged, None) => verdict.reject(FieldError::required(
+            user_path,
+            "storageAccountType UserManaged needs userManaged.storageAccountURI, the blob endpoint of your storage account",
+        )),
+        (BootDiagnosticsStorageAccountType::UserManaged, Some(user)) if user.storage_account_uri.is_empty() => {
+            verdict.reject(FieldError::required(
+                user_path.child("storageAccountURI"),
+                "storageAccountType UserManaged needs the blob endpoint of your storage account",
+            ));
+        }
+        (kind @ (BootDiagnosticsStorageAccountType::Managed | BootDiagnosticsStorageAccountType::Disabled), Some(user))
+            if !user.storage_account_uri.is_empty() =>
+        {
+            verdict.reject(FieldError::invalid(
+                user_path.child("storageAccountURI"),
+                &user.storage_account_uri,
+                format!("is only used with storageAccountType UserManaged, not {kind:?}; remove userManaged or set UserManaged"),
+            ));
+        }
+        _ => {}
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks of an AzureMachine only
+// ---------------------------------------------------------------------------------------------
+
+/// What a real AzureMachine needs beyond its spec checks: a key, and a GUID naming the role
+/// assignment of a system-assigned identity. On dry-run both may still be empty: they are
+/// generated only when the machine is created for real.
+fn check_machine_create(spec: &AzureMachineSpec, ctx: &Context<'_>, verdict: &mut Verdict) {
+    let base = FieldPath::root("spec");
+    if text(spec.vm.ssh_public_key.as_ref()).is_none() && ctx.may_generate() {
+        verdict.reject(FieldError::required(
+            base.child("sshPublicKey"),
+            "set a base64-encoded OpenSSH public key, or leave it to defaulting to generate one",
+        ));
+    }
+    if identity_of(&spec.identities) != VmIdentity::SystemAssigned {
+        return;
+    }
+    let path = base.child("systemAssignedIdentityRole").child("name");
+    let name = spec
+        .identities
+        .system_assigned_identity_role
+        .as_ref()
+        .and_then(|role| text(role.name.as_ref()));
+    match name {
+        Some(name) if uuid::Uuid::try_parse(name).is_err() => verdict.reject(FieldError::invalid(
+            path,
+            name,
+            "must be a GUID such as 6f1c2a43-5b1e-4d8e-9a0b-3c2d1e0f4a5b; leave it out to have one generated",
+        )),
+        None if ctx.may_generate() => verdict.reject(FieldError::required(
+            path,
+            "the role assignment needs a GUID name; leave it to defaulting to generate one, or set one",
+        )),
+        _ => {}
+    }
+}
+
+/// The fields of an AzureMachine that cannot change once it exists (CAPZ's list).
+fn check_machine_update(old: &AzureMachineSpec, new: &AzureMachineSpec, verdict: &mut Verdict) {
+    let spec = FieldPath::root("spec");
+    let errors = [
+        unchanged(spec.child("image"), old.vm.image.as_ref(), new.vm.image.as_ref()),
+        unchanged(
+            spec.child("identity"),
+            Some(&identity_of(&old.identities)),
+            Some(&identity_of(&new.identities)),
+        ),
+        unchanged(
+            spec.child("systemAssignedIdentityRole"),
+            old.identities.system_assigned_identity_role.as_ref(),
+            new.identities.system_assigned_identity_role.as_ref(),
+        ),
+        unchanged(
+            spec.child("userAssignedIdentities"),
+            list(old.identities.user_assigned_identities.as_ref()),
+            list(new.identities.user_assigned_identities.as_ref()),
+        ),
+        unchanged(
+            spec.child("roleAssignmentName"),
+            text(old.identities.role_assignment_name.as_ref()),
+            text(new.identities.role_assignment_name.as_ref()),
+        ),
+        unchanged(spec.child("osDisk"), Some(&old.vm.os_disk), Some(&new.vm.os_disk)),
+        unchanged(
+            spec.child("dataDisks"),
+            list(old.vm.data_disks.as_ref()),
+            list(new.vm.data_disks.as_ref()),
+        ),
+        unchanged(
+            spec.child("sshPublicKey"),
+            text(old.vm.ssh_public_key.as_ref()),
+            text(new.vm.ssh_public_key.as_ref()),
+        ),
+        unchanged(
+            spec.child("allocatePublicIP"),
+            flag(old.allocate_public_ip).as_ref(),
+            flag(new.allocate_public_ip).as_ref(),
+        ),
+        unchanged(
+            spec.child("enableIPForwarding"),
+            flag(old.enable_ip_forwarding).as_ref(),
+            flag(new.enable_ip_forwarding).as_ref(),
+        ),
+        // The deprecated field may be cleared (defaulting moves it into networkInterfaces).
+        new.vm.accelerated_networking.and_then(|_| {
+            unchanged(
+                spec.child("acceleratedNetworking"),
+                old.vm.accelerated_networking.as_ref(),
+                new.vm.accelerated_networking.as_ref(),
+            )
+        }),
+        unchanged(
+            spec.child("spotVMOptions"),
+            old.vm.spot_vm_options.as_ref(),
+            new.vm.spot_vm_options.as_ref(),
+        ),
+        unchanged(
+            spec.child("securityProfile"),
+            old.vm.security_profile.as_ref(),
+            new.vm.security_profile.as_ref(),
+        ),
+        unchanged_once_set(
+            spec.child("diagnostics"),
+            old.vm.diagnostics.as_ref(),
+            new.vm.diagnostics.as_ref(),
+        ),
+        check_network_interfaces_update(old, new, &spec),
+        unchanged(
+            spec.child("capacityReservationGroupID"),
+            old.capacity_reservation_group_id.as_ref(),
+            new.capacity_reservation_group_id.as_ref(),
+        ),
+        unchanged(
+            spec.child("virtualMachineScaleSetID"),
+            old.virtual_machine_scale_set_id.as_ref(),
+            new.virtual_machine_scale_set_id.as_ref(),
+        ),
+        unchanged(
+            spec.child("disableExtensionOperations"),
+            old.disable_extension_operations.as_ref(),
+            new.disable_extension_operations.as_ref(),
+        ),
+        // Explicitly set values stay; an absent one may be set (machines made before its default).
+        unchanged_once_set(
+            spec.child("disableVMBootstrapExtension"),
+            old.vm.disable_vm_bootstrap_extension.as_ref(),
+            new.vm.disable_vm_bootstrap_extension.as_ref(),
+        ),
+    ];
+    for mut error in errors.into_iter().flatten() {
+        error.detail = format!("{}; {REPLACE_MACHINE}", error.detail);
+        verdict.reject(error);
+    }
+}
+
+/// The interfaces as compared for immutability: an empty subnet name is no subnet name.
+fn comparable(interfaces: Option<&Vec<NetworkInterface>>) -> Vec<NetworkInterface> {
+    interfaces
+        .into_iter()
+        .flatten()
+        .map(|interface| NetworkInterface {
+            subnet_name: text(interface.subnet_name.as_ref()).cloned(),
+            private_ip_configs: interface.private_ip_configs.filter(|count| *count != 0),
+            accelerated_networking: interface.accelerated_networking,
+        })
+        .collect()
+}
+
+/// Network interfaces are immutable, but the old object may predate the move of the deprecated
+/// fields into them, and the controller fills in the first interface's subnet when it was empty.
+fn check_network_interfaces_update(
+    old: &AzureMachineSpec,
+    new: &AzureMachineSpec,
+    spec: &FieldPath,
+) -> Option<FieldError> {
+    let new_interfaces = comparable(new.vm.network_interfaces.as_ref());
+    if comparable(old.vm.network_interfaces.as_ref()) == new_interfaces {
+        return None;
+    }
+    let mut migrated = old.clone();
+    default_network_interfaces(&mut migrated);
+    let mut old_interfaces = comparable(migrated.vm.network_interfaces.as_ref());
+    if let (Some(first_old), Some(first_new)) = (old_interfaces.first_mut(), new_interfaces.first())
+        && first_old.subnet_name.is_none()
+    {
+        first_old.subnet_name.clone_from(&first_new.subnet_name);
+    }
+    (old_interfaces != new_interfaces).then(|| {
+        FieldError::invalid(
+            spec.child("networkInterfaces"),
+            &new.vm.network_interfaces,
+            "field is immutable; only an empty subnetName of the first interface may be filled in",
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The two kinds
+// ---------------------------------------------------------------------------------------------
+
+impl Rules for AzureMachine {
+    fn default(&mut self, ctx: &Context<'_>) -> Result<(), FieldError> {
+        let spec = &mut self.spec;
+        default_ssh_key(spec, ctx)?;
+        default_data_disks(spec);
+        default_identity_role(&mut spec.identities, ctx);
+        default_spot_eviction_policy(spec);
+        default_diagnostics(spec);
+        default_network_interfaces(spec);
+        Ok(())
+    }
+
+    fn validate_create(&self, ctx: &Context<'_>) -> Verdict {
+        let mut verdict = Verdict::default();
+        check_spec(&self.spec, &FieldPath::root("spec"), &mut verdict);
+        check_machine_create(&self.spec, ctx, &mut verdict);
+        verdict
+    }
+
+    fn validate_update(&self, old: &Self, _ctx: &Context<'_>) -> Verdict {
+        let mut verdict = Verdict::default();
+        check_machine_update(&old.spec, &self.spec, &mut verdict);
+        verdict
+    }
+}
+
+impl Rules for AzureMachineTemplate {
+    fn default(&mut self, _ctx: &Context<'_>) -> Result<(), FieldError> {
+        default_template_spec(&mut self.spec.template.spec);
+        Ok(())
+    }
+
+    fn validate_create(&self, _ctx: &Context<'_>) -> Verdict {
+        let mut verdict = Verdict::default();
+        let spec = &self.spec.template.spec;
+        let base = FieldPath::root("spec").child("template").child("spec");
+        check_spec(spec, &base, &mut verdict);
+        let shared = "every machine made from the template would reuse it; remove it and each AzureMachine gets a generated name";
+        if text(spec.identities.role_assignment_name.as_ref()).is_some() {
+            verdict.reject(FieldError::forbidden(
+                base.child("roleAssignmentName"),
+                format!("a template cannot name the role assignment: {shared}"),
+            ));
+        }
+        if spec
+            .identities
+            .system_assigned_identity_role
+            .as_ref()
+            .and_then(|role| text(role.name.as_ref()))
+            .is_some()
+        {
+            verdict.reject(FieldError::forbidden(
+                base.child("systemAssignedIdentityRole").child("name"),
+                format!("a template cannot name the role assignment: {shared}"),
+            ));
+        }
+        verdict
+    }
+
+    fn validate_update(&self, old: &Self, ctx: &Context<'_>) -> Verdict {
+        let mut verdict = Verdict::default();
+        let new_spec = &self.spec.template.spec;
+        if ctx.is_topology_dry_run(self) || *new_spec == old.spec.template.spec {
+            return verdict;
+        }
+        // The old object may have been stored before today's defaults: compare it defaulted. Its
+        // key is taken from the new object when it had none, as CAPZ does.
+        let mut old_spec = old.spec.template.spec.clone();
+        if text(old_spec.vm.ssh_public_key.as_ref()).is_none() {
+            old_spec.vm.ssh_public_key.clone_from(&new_spec.vm.ssh_public_key);
+        }
+        default_template_spec(&mut old_spec);
+        if *new_spec != old_spec {
+            verdict.reject(FieldError::invalid(
+                FieldPath::root("spec").child("template").child("spec"),
+                new_spec,
+                format!(
+                    "field is immutable; create a new AzureMachineTemplate and point the MachineDeployment or KubeadmControlPlane at it ({UPDATING_TEMPLATES})"
+                ),
+            ));
+        }
+        verdict
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::{Entropy, Features, Operation};
+
+    const SUBSCRIPTION: &str = "0a1b2c3d-0000-4000-8000-000000000001";
+    const GENERATED_NAME: &str = "5c0a3f1e-8d2b-4c6a-9e7f-1b2c3d4e5f60";
+    const GUID: &str = "9f8e7d6c-5b4a-4321-8fed-cba987654321";
+
+    /// A fixed Ed25519 key line (all-7 key bytes), base64-encoded as the spec stores it.
+    fn test_key(fill: u8) -> String {
+        let mut blob = Vec::new();
+        for part in [b"ssh-ed25519".as_slice(), &[fill; 32]] {
+            blob.extend_from_slice(&u32::try_from(part.len()).unwrap_or(u32::MAX).to_be_bytes());
+            blob.extend_from_slice(part);
+        }
+        STANDARD.encode(format!("ssh-ed25519 {} test@capz-rs", STANDARD.encode(blob)))
+    }
+
+    /// Deterministic randomness.
+    struct TestEntropy;
+
+    impl Entropy for TestEntropy {
+        fn ssh_public_key(&self) -> Result<String, String> {
+            Ok(test_key(7))
+        }
+
+        fn uuid(&self) -> String {
+            GENERATED_NAME.to_owned()
+        }
+    }
+
+    /// A random source that fails.
+    struct BrokenEntropy;
+
+    impl Entropy for BrokenEntropy {
+        fn ssh_public_key(&self) -> Result<String, String> {
+            Err("no entropy".to_owned())
+        }
+
+        fn uuid(&self) -> String {
+            GENERATED_NAME.to_owned()
+        }
+    }
+
+    fn context(operation: Operation, dry_run: bool, subscription: Option<&str>) -> Context<'static> {
+        Context {
+            operation,
+            dry_run,
+            features: Features::default(),
+            entropy: &TestEntropy,
+            cluster_subscription_id: subscription.map(str::to_owned),
+        }
+    }
+
+    /// A real create of a machine whose cluster is known.
+    fn create() -> Context<'static> {
+        context(Operation::Create, false, Some(SUBSCRIPTION))
+    }
+
+    /// A dry-run create: nothing random is generated, so the checks of generated values rest.
+    fn dry_run() -> Context<'static> {
+        context(Operation::Create, true, Some(SUBSCRIPTION))
+    }
+
+    fn update() -> Context<'static> {
+        context(Operation::Update, false, Some(SUBSCRIPTION))
+    }
+
+    /// `patch` merged into `base` as a JSON merge patch: null removes a field.
+    fn merge(base: &mut Value, patch: &Value) {
+        match (base, patch) {
+            (Value::Object(base), Value::Object(patch)) => {
+                for (key, value) in patch {
+                    if value.is_null() {
+                        base.remove(key);
+                    } else {
+                        merge(base.entry(key.clone()).or_insert(Value::Null), value);
+                    }
+                }
+            }
+            (base, patch) => *base = patch.clone(),
+        }
+    }
+
+    /// A minimal valid spec with `patch` (JSON text) merged in.
+    fn spec(patch: &str) -> Result<Value, String> {
+        let mut spec = json!({ "vmSize": "Standard_D2s_v3", "osDisk": { "osType": "Linux" }, "sshPublicKey": test_key(1) });
+        merge(
+            &mut spec,
+            &serde_json::from_str(patch).map_err(|err| format!("patch {patch}: {err}"))?,
+        );
+        Ok(spec)
+    }
+
+    fn machine(patch: &str) -> Result<AzureMachine, String> {
+        let object = json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureMachine",
+            "metadata": { "name": "m", "namespace": "default" },
+            "spec": spec(patch)?,
+        });
+        serde_json::from_value(object).map_err(|err| format!("patch {patch}: {err}"))
+    }
+
+    fn template(patch: &str) -> Result<AzureMachineTemplate, String> {
+        let object = json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureMachineTemplate",
+            "metadata": { "name": "t", "namespace": "default" },
+            "spec": { "template": { "spec": spec(patch)? } },
+        });
+        serde_json::from_value(object).map_err(|err| format!("patch {patch}: {err}"))
+    }
+
+    /// One rejected manifest: the patch applied to a valid spec, the path of the one error it
+    /// causes (relative to the spec) and words its message must hold.
+    struct Case {
+        rule: &'static str,
+        patch: &'static str,
+        path: &'static str,
+        message: &'static str,
+    }
+
+    /// Why `verdict` is not exactly one error at `path` holding `message`, if it is not.
+    fn mismatch(verdict: &Verdict, path: &str, message: &str) -> Option<String> {
+        match verdict.errors.as_slice() {
+            [only] if only.path.as_str() == path && only.to_string().contains(message) => None,
+            errors => {
+                let found: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                Some(format!(
+                    "expected one error at {path} saying {message:?}, got {found:?}"
+                ))
+            }
+        }
+    }
+
+    /// The cases that `verdict_of` does not decide as they expect, with `base` the spec's path.
+    fn failures(
+        cases: &[Case],
+        base: &str,
+        verdict_of: impl Fn(&str) -> Result<Verdict, String>,
+    ) -> Vec<String> {
+        cases
+            .iter()
+            .filter_map(|case| {
+                let path = if case.path.is_empty() {
+                    base.to_owned()
+                } else {
+                    format!("{base}.{}", case.path)
+                };
+                let problem = match verdict_of(case.patch) {
+                    Ok(verdict) => mismatch(&verdict, &path, case.message)?,
+                    Err(err) => err,
+                };
+                Some(format!("{} ({base}): {problem}", case.rule))
+            })
+            .collect()
+    }
+
+    /// The valid manifests that `verdict_of` rejects.
+    fn rejected(cases: &[(&str, &str)], verdict_of: impl Fn(&str) -> Result<Verdict, String>) -> Vec<String> {
+        cases
+            .iter()
+            .filter_map(|(rule, patch)| match verdict_of(patch) {
+                Ok(verdict) if verdict.allowed() => None,
+                Ok(verdict) => Some(format!("{rule}: {}", verdict.message("AzureMachine", "g", "m"))),
+                Err(err) => Some(format!("{rule}: {err}")),
+            })
+            .collect()
+    }
+
+    const CONFIDENTIAL_DISK: &str = r#"{"osDisk": {"managedDisk": {"storageAccountType": "Premium_LRS",
+        "securityProfile": {"securityEncryptionType": "DiskWithVMGuestState"}}}}"#;
+
+    /// Manifests both kinds accept (checked without defaulting, on dry-run).
+    const VALID: &[(&str, &str)] = &[
+        ("no image: the reference image", "{}"),
+        (
+            "image by ID",
+            r#"{"image": {"id": "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/images/i"}}"#,
+        ),
+        (
+            "marketplace image",
+            r#"{"image": {"marketplace": {"publisher": "p", "offer": "o", "sku": "s", "version": "latest"}}}"#,
+        ),
+        (
+            "shared gallery image",
+            r#"{"image": {"sharedGallery": {"subscriptionID": "s", "resourceGroup": "rg", "gallery": "g", "name": "n", "version": "1"}}}"#,
+        ),
+        (
+            "community gallery image",
+            r#"{"image": {"computeGallery": {"gallery": "g", "name": "n", "version": "1"}}}"#,
+        ),
+        (
+            "private gallery image",
+            r#"{"image": {"computeGallery": {"gallery": "g", "name": "n", "version": "1", "subscriptionID": "s", "resourceGroup": "rg"}}}"#,
+        ),
+        (
+            "OS disk at its largest",
+            r#"{"osDisk": {"diskSizeGB": 2048, "managedDisk": {"storageAccountType": "Premium_LRS"}}}"#,
+        ),
+        (
+            "ephemeral OS disk",
+            r#"{"osDisk": {"diffDiskSettings": {"option": "Local", "placement": "ResourceDisk"}, "cachingType": "ReadOnly"}}"#,
+        ),
+        (
+            "data disks",
+            r#"{"dataDisks": [{"nameSuffix": "etcd", "diskSizeGB": 256, "lun": 0, "managedDisk": {"storageAccountType": "Standard_LRS"}},
+                              {"nameSuffix": "data", "diskSizeGB": 4, "lun": 63, "cachingType": "ReadOnly"}]}"#,
+        ),
+        (
+            "ultra disk without caching",
+            r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 32767, "lun": 0, "cachingType": "None", "managedDisk": {"storageAccountType": "UltraSSD_LRS"}},
+                              {"nameSuffix": "b", "diskSizeGB": 8, "lun": 1, "managedDisk": {"storageAccountType": "UltraSSD_LRS"}}]}"#,
+        ),
+        (
+            "user-assigned identity with provider prefix",
+            r#"{"identity": "UserAssigned", "userAssignedIdentities": [{"providerID":
+                "azure:///subscriptions/s/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id"}]}"#,
+        ),
+        (
+            "system-assigned identity, role by default",
+            r#"{"identity": "SystemAssigned"}"#,
+        ),
+        (
+            "system-assigned identity with its role",
+            r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"scope": "/subscriptions/s/resourceGroups/rg",
+                "definitionID": "/subscriptions/s/providers/Microsoft.Authorization/roleDefinitions/8e3af657-a8ff-443c-a75c-2fe8c4bcb635"}}"#,
+        ),
+        (
+            "confidential VM, whole disk",
+            r#"{"osDisk": {"managedDisk": {"storageAccountType": "Premium_LRS", "securityProfile": {"securityEncryptionType": "DiskWithVMGuestState",
+                "diskEncryptionSet": {"id": "des"}}}}, "securityProfile": {"securityType": "ConfidentialVM", "encryptionAtHost": false,
+                "uefiSettings": {"vTpmEnabled": true, "secureBootEnabled": true}}}"#,
+        ),
+        (
+            "confidential VM, guest state only",
+            r#"{"osDisk": {"managedDisk": {"storageAccountType": "Premium_LRS", "securityProfile": {"securityEncryptionType": "VMGuestStateOnly"}}},
+                "securityProfile": {"securityType": "ConfidentialVM", "encryptionAtHost": true, "uefiSettings": {"vTpmEnabled": true}}}"#,
+        ),
+        (
+            "trusted launch",
+            r#"{"securityProfile": {"securityType": "TrustedLaunch", "uefiSettings": {"secureBootEnabled": true}}}"#,
+        ),
+        (
+            "user-managed boot diagnostics",
+            r#"{"diagnostics": {"boot": {"storageAccountType": "UserManaged", "userManaged": {"storageAccountURI": "https://a.blob.core.windows.net/"}}}}"#,
+        ),
+        (
+            "disabled boot diagnostics",
+            r#"{"diagnostics": {"boot": {"storageAccountType": "Disabled"}}}"#,
+        ),
+        (
+            "deprecated network fields alone",
+            r#"{"subnetName": "node", "acceleratedNetworking": true}"#,
+        ),
+        (
+            "two network interfaces",
+            r#"{"networkInterfaces": [{"subnetName": "a", "privateIPConfigs": 2}, {"subnetName": "b", "acceleratedNetworking": false}]}"#,
+        ),
+        (
+            "placement IDs",
+            r#"{"capacityReservationGroupID": "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/capacityReservationGroups/c",
+                "virtualMachineScaleSetID": "/subscriptions/s/resourceGroups/rg/providers/microsoft.compute/VirtualMachineScaleSets/v"}"#,
+        ),
+        (
+            "extensions disabled, none listed",
+            r#"{"disableExtensionOperations": true}"#,
+        ),
+        (
+            "extensions enabled",
+            r#"{"disableExtensionOperations": false, "vmExtensions": [{"name": "n", "publisher": "p", "version": "1"}]}"#,
+        ),
+    ];
+
+    /// One case per spec rule (§6 items 37-46), rejected by both kinds at the same relative path.
+    const INVALID: &[Case] = &[
+        Case {
+            rule: "37 image without source",
+            patch: r#"{"image": {}}"#,
+            path: "image",
+            message: "Required value: set one of id",
+        },
+        Case {
+            rule: "37 image with two sources",
+            patch: r#"{"image": {"id": "/i", "marketplace": {"publisher": "p", "offer": "o", "sku": "s", "version": "v"}}}"#,
+            path: "image.marketplace",
+            message: "already given by id",
+        },
+        Case {
+            rule: "37 empty image ID",
+            patch: r#"{"image": {"id": ""}}"#,
+            path: "image.id",
+            message: "managed image",
+        },
+        Case {
+            rule: "37 marketplace without sku",
+            patch: r#"{"image": {"marketplace": {"publisher": "p", "offer": "o", "sku": "", "version": "v"}}}"#,
+            path: "image.marketplace.sku",
+            message: "a Marketplace image needs sku",
+        },
+        Case {
+            rule: "37 shared gallery without resource group",
+            patch: r#"{"image": {"sharedGallery": {"subscriptionID": "s", "resourceGroup": "", "gallery": "g", "name": "n", "version": "1"}}}"#,
+            path: "image.sharedGallery.resourceGroup",
+            message: "needs resourceGroup",
+        },
+        Case {
+            rule: "37 compute gallery subscription without group",
+            patch: r#"{"image": {"computeGallery": {"gallery": "g", "name": "n", "version": "1", "subscriptionID": "s"}}}"#,
+            path: "image.computeGallery.resourceGroup",
+            message: "both subscriptionID and resourceGroup",
+        },
+        Case {
+            rule: "37 compute gallery group without subscription",
+            patch: r#"{"image": {"computeGallery": {"gallery": "g", "name": "n", "version": "1", "resourceGroup": "rg"}}}"#,
+            path: "image.computeGallery.subscriptionID",
+            message: "both subscriptionID and resourceGroup",
+        },
+        Case {
+            rule: "38 OS type",
+            patch: r#"{"osDisk": {"osType": ""}}"#,
+            path: "osDisk.osType",
+            message: "set Linux or Windows",
+        },
+        Case {
+            rule: "38 OS disk too small",
+            patch: r#"{"osDisk": {"diskSizeGB": 0}}"#,
+            path: "osDisk.diskSizeGB",
+            message: "between 1 and 2048",
+        },
+        Case {
+            rule: "38 OS disk too big",
+            patch: r#"{"osDisk": {"diskSizeGB": 2049}}"#,
+            path: "osDisk.diskSizeGB",
+            message: "2049",
+        },
+        Case {
+            rule: "38 OS disk without storage type",
+            patch: r#"{"osDisk": {"managedDisk": {}}}"#,
+            path: "osDisk.managedDisk.storageAccountType",
+            message: "set the disk's storage type",
+        },
+        Case {
+            rule: "38 Ultra SSD OS disk",
+            patch: r#"{"osDisk": {"managedDisk": {"storageAccountType": "UltraSSD_LRS"}}}"#,
+            path: "osDisk.managedDisk.storageAccountType",
+            message: "only be data disks",
+        },
+        Case {
+            rule: "38 unknown storage type",
+            patch: r#"{"osDisk": {"managedDisk": {"storageAccountType": "StandardSSDLRS"}}}"#,
+            path: "osDisk.managedDisk.storageAccountType",
+            message: r#"Unsupported value: "StandardSSDLRS": supported values: "Premium_LRS""#,
+        },
+        Case {
+            rule: "38 ephemeral OS disk with encryption set",
+            patch: r#"{"osDisk": {"diffDiskSettings": {"option": "Local"},
+                "managedDisk": {"storageAccountType": "Standard_LRS", "diskEncryptionSet": {"id": "des"}}}}"#,
+            path: "osDisk.managedDisk.diskEncryptionSet",
+            message: "ephemeral OS disk",
+        },
+        Case {
+            rule: "38 guest-state encryption set without full-disk encryption",
+            patch: r#"{"osDisk": {"managedDisk": {"storageAccountType": "Premium_LRS", "securityProfile": {"securityEncryptionType": "VMGuestStateOnly",
+                "diskEncryptionSet": {"id": "des"}}}}, "securityProfile": {"securityType": "ConfidentialVM", "uefiSettings": {"vTpmEnabled": true}}}"#,
+            path: "osDisk.managedDisk.securityProfile.diskEncryptionSet",
+            message: "only used with securityEncryptionType DiskWithVMGuestState",
+        },
+        Case {
+            rule: "39 data disk too small",
+            patch: r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 3, "lun": 0}]}"#,
+            path: "dataDisks[0].diskSizeGB",
+            message: "between 4 and 32767",
+        },
+        Case {
+            rule: "39 data disk too big",
+            patch: r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 32768, "lun": 0}]}"#,
+            path: "dataDisks[0].diskSizeGB",
+            message: "between 4 and 32767",
+        },
+        Case {
+            rule: "39 data disk without name suffix",
+            patch: r#"{"dataDisks": [{"nameSuffix": "", "diskSizeGB": 8, "lun": 0}]}"#,
+            path: "dataDisks[0].nameSuffix",
+            message: "Required value",
+        },
+        Case {
+            rule: "39 repeated name suffix",
+            patch: r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8, "lun": 0}, {"nameSuffix": "a", "diskSizeGB": 8, "lun": 1}]}"#,
+            path: "dataDisks[1].nameSuffix",
+            message: r#"Duplicate value: "a""#,
+        },
+        Case {
+            rule: "39 data disk without LUN",
+            patch: r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8}]}"#,
+            path: "dataDisks[0].lun",
+            message: "from 0 to 63",
+        },
+        Case {
+            rule: "39 LUN out of range",
+            patch: r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8, "lun": 64}]}"#,
+            path: "dataDisks[0].lun",
+            message: "between 0 and 63",
+        },
+        Case {
+            rule: "39 negative LUN",
+            patch: r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8, "lun": -1}]}"#,
+            path: "dataDisks[0].lun",
+            message: "between 0 and 63",
+        },
+        Case {
+            rule: "39 repeated LUN",
+            patch: r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8, "lun": 0}, {"nameSuffix": "b", "diskSizeGB": 8, "lun": 0}]}"#,
+            path: "dataDisks[1].lun",
+            message: "Duplicate value: 0",
+        },
+        Case {
+            rule: "39 caching of an Ultra SSD",
+            patch: r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8, "lun": 0, "cachingType": "ReadWrite",
+                "managedDisk": {"storageAccountType": "UltraSSD_LRS"}}]}"#,
+            path: "dataDisks[0].cachingType",
+            message: "supports no host caching",
+        },
+        Case {
+            rule: "39 data disk storage type",
+            patch: r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8, "lun": 0, "managedDisk": {"storageAccountType": "Fast"}}]}"#,
+            path: "dataDisks[0].managedDisk.storageAccountType",
+            message: "Unsupported value",
+        },
+        Case {
+            rule: "40 SSH key not base64",
+            patch: r#"{"sshPublicKey": "not base64!"}"#,
+            path: "sshPublicKey",
+            message: "base64",
+        },
+        Case {
+            rule: "40 SSH key of an unknown type",
+            patch: r#"{"sshPublicKey": "c3NoLWRzcyBBQUFB"}"#,
+            path: "sshPublicKey",
+            message: "ssh-dss",
+        },
+        Case {
+            rule: "41 user-assigned identities without that identity",
+            patch: r#"{"userAssignedIdentities": [{"providerID": "/subscriptions/s"}]}"#,
+            path: "userAssignedIdentities",
+            message: "set that identity or remove the list",
+        },
+        Case {
+            rule: "41 identity UserAssigned without identities",
+            patch: r#"{"identity": "UserAssigned"}"#,
+            path: "userAssignedIdentities",
+            message: "at least one entry",
+        },
+        Case {
+            rule: "41 identity that is no resource ID",
+            patch: r#"{"identity": "UserAssigned", "userAssignedIdentities": [{"providerID": "my-identity"}]}"#,
+            path: "userAssignedIdentities[0].providerID",
+            message: "must start with",
+        },
+        Case {
+            rule: "42 role without system-assigned identity",
+            patch: r#"{"systemAssignedIdentityRole": {"scope": "/subscriptions/s/", "definitionID": "/d"}}"#,
+            path: "systemAssignedIdentityRole",
+            message: "set identity SystemAssigned",
+        },
+        Case {
+            rule: "42 role without definition",
+            patch: r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"scope": "/subscriptions/s/"}}"#,
+            path: "systemAssignedIdentityRole.definitionID",
+            message: "role definition's resource ID",
+        },
+        Case {
+            rule: "42 role without scope",
+            patch: r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"definitionID": "/d"}}"#,
+            path: "systemAssignedIdentityRole.scope",
+            message: "scope of the role assignment",
+        },
+        Case {
+            rule: "43 confidential disk without security profile",
+            patch: CONFIDENTIAL_DISK,
+            path: "securityProfile",
+            message: "confidential VM",
+        },
+        Case {
+            rule: "43 confidential disk on trusted launch",
+            patch: r#"{"osDisk": {"managedDisk": {"storageAccountType": "Premium_LRS", "securityProfile": {"securityEncryptionType": "VMGuestStateOnly"}}},
+                "securityProfile": {"securityType": "TrustedLaunch", "uefiSettings": {"vTpmEnabled": true}}}"#,
+            path: "securityProfile.securityType",
+            message: "must be ConfidentialVM",
+        },
+        Case {
+            rule: "43 confidential VM without UEFI settings",
+            patch: r#"{"osDisk": {"managedDisk": {"storageAccountType": "Premium_LRS", "securityProfile": {"securityEncryptionType": "VMGuestStateOnly"}}},
+                "securityProfile": {"securityType": "ConfidentialVM"}}"#,
+            path: "securityProfile.uefiSettings",
+            message: "vTpmEnabled true",
+        },
+        Case {
+            rule: "43 confidential VM without vTPM",
+            patch: r#"{"osDisk": {"managedDisk": {"storageAccountType": "Premium_LRS", "securityProfile": {"securityEncryptionType": "VMGuestStateOnly"}}},
+                "securityProfile": {"securityType": "ConfidentialVM", "uefiSettings": {"vTpmEnabled": false}}}"#,
+            path: "securityProfile.uefiSettings.vTpmEnabled",
+            message: "must be true",
+        },
+        Case {
+            rule: "43 full-disk confidential VM without secure boot",
+            patch: r#"{"osDisk": {"managedDisk": {"storageAccountType": "Premium_LRS", "securityProfile": {"securityEncryptionType": "DiskWithVMGuestState"}}},
+                "securityProfile": {"securityType": "ConfidentialVM", "uefiSettings": {"vTpmEnabled": true}}}"#,
+            path: "securityProfile.uefiSettings.secureBootEnabled",
+            message: "must be true with securityEncryptionType DiskWithVMGuestState",
+        },
+        Case {
+            rule: "43 full-disk confidential VM with encryption at host",
+            patch: r#"{"osDisk": {"managedDisk": {"storageAccountType": "Premium_LRS", "securityProfile": {"securityEncryptionType": "DiskWithVMGuestState"}}},
+                "securityProfile": {"securityType": "ConfidentialVM", "encryptionAtHost": true, "uefiSettings": {"vTpmEnabled": true, "secureBootEnabled": true}}}"#,
+            path: "securityProfile.encryptionAtHost",
+            message: "use VMGuestStateOnly",
+        },
+        Case {
+            rule: "44 user-managed diagnostics without account",
+            patch: r#"{"diagnostics": {"boot": {"storageAccountType": "UserManaged"}}}"#,
+            path: "diagnostics.boot.userManaged",
+            message: "needs userManaged.storageAccountURI",
+        },
+        Case {
+            rule: "44 user-managed diagnostics with empty URI",
+            patch: r#"{"diagnostics": {"boot": {"storageAccountType": "UserManaged", "userManaged": {"storageAccountURI": ""}}}}"#,
+            path: "diagnostics.boot.userManaged.storageAccountURI",
+            message: "blob endpoint",
+        },
+        Case {
+            rule: "44 managed diagnostics with an account",
+            patch: r#"{"diagnostics": {"boot": {"storageAccountType": "Managed", "userManaged": {"storageAccountURI": "https://a"}}}}"#,
+            path: "diagnostics.boot.userManaged.storageAccountURI",
+            message: "not Managed",
+        },
+        Case {
+            rule: "44 disabled diagnostics with an account",
+            patch: r#"{"diagnostics": {"boot": {"storageAccountType": "Disabled", "userManaged": {"storageAccountURI": "https://a"}}}}"#,
+            path: "diagnostics.boot.userManaged.storageAccountURI",
+            message: "not Disabled",
+        },
+        Case {
+            rule: "45 interfaces with the deprecated subnet",
+            patch: r#"{"subnetName": "node", "networkInterfaces": [{"subnetName": "node"}]}"#,
+            path: "subnetName",
+            message: "set networkInterfaces[0].subnetName instead",
+        },
+        Case {
+            rule: "45 interfaces with deprecated accelerated networking",
+            patch: r#"{"acceleratedNetworking": false, "networkInterfaces": [{"subnetName": "node"}]}"#,
+            path: "acceleratedNetworking",
+            message: "networkInterfaces[].acceleratedNetworking",
+        },
+        Case {
+            rule: "45 interface without private IP",
+            patch: r#"{"networkInterfaces": [{"subnetName": "node", "privateIPConfigs": 1}, {"privateIPConfigs": -1}]}"#,
+            path: "networkInterfaces[1].privateIPConfigs",
+            message: "at least 1",
+        },
+        Case {
+            rule: "46 capacity reservation group",
+            patch: r#"{"capacityReservationGroupID": "crg"}"#,
+            path: "capacityReservationGroupID",
+            message: "capacity reservation group must start with",
+        },
+        Case {
+            rule: "46 scale set ID malformed",
+            patch: r#"{"virtualMachineScaleSetID": "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute"}"#,
+            path: "virtualMachineScaleSetID",
+            message: "not a well-formed",
+        },
+        Case {
+            rule: "46 scale set ID of another type",
+            patch: r#"{"virtualMachineScaleSetID": "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm"}"#,
+            path: "virtualMachineScaleSetID",
+            message: "names a Microsoft.Compute/virtualMachines",
+        },
+        Case {
+            rule: "46 extensions while extension operations are disabled",
+            patch: r#"{"disableExtensionOperations": true, "vmExtensions": [{"name": "n", "publisher": "p", "version": "1"}]}"#,
+            path: "vmExtensions",
+            message: "Forbidden: no extension can be installed",
+        },
+    ];
+
+    #[test]
+    fn both_kinds_accept_valid_specs() {
+        let ctx = dry_run();
+        let mut problems = rejected(VALID, |patch| Ok(machine(patch)?.validate_create(&ctx)));
+        problems.extend(rejected(
+            VALID,
+            |patch| Ok(template(patch)?.validate_create(&ctx)),
+        ));
+        assert!(
+            problems.is_empty(),
+            "valid specs rejected:\n{}",
+            problems.join("\n")
+        );
+    }
+
+    #[test]
+    fn both_kinds_reject_each_invalid_spec_at_its_path() {
+        let ctx = dry_run();
+        let mut problems = failures(INVALID, "spec", |patch| Ok(machine(patch)?.validate_create(&ctx)));
+        problems.extend(failures(INVALID, "spec.template.spec", |patch| {
+            Ok(template(patch)?.validate_create(&ctx))
+        }));
+        assert!(
+            problems.is_empty(),
+            "{} mismatches:\n{}",
+            problems.len(),
+            problems.join("\n")
+        );
+    }
+
+    /// Rules of a real AzureMachine create only.
+    const MACHINE_INVALID: &[Case] = &[
+        Case {
+            rule: "10 key missing after defaulting",
+            patch: r#"{"sshPublicKey": ""}"#,
+            path: "sshPublicKey",
+            message: "OpenSSH public key",
+        },
+        Case {
+            rule: "42 role name that is no GUID",
+            patch: r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"name": "my-role", "scope": "/s", "definitionID": "/d"}}"#,
+            path: "systemAssignedIdentityRole.name",
+            message: "must be a GUID",
+        },
+        Case {
+            rule: "42 role name missing after defaulting",
+            patch: r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"scope": "/s", "definitionID": "/d"}}"#,
+            path: "systemAssignedIdentityRole.name",
+            message: "needs a GUID name",
+        },
+        Case {
+            rule: "42 role named twice",
+            patch: r#"{"identity": "SystemAssigned", "roleAssignmentName": "9f8e7d6c-5b4a-4321-8fed-cba987654321",
+                "systemAssignedIdentityRole": {"name": "9f8e7d6c-5b4a-4321-8fed-cba987654321", "scope": "/s", "definitionID": "/d"}}"#,
+            path: "systemAssignedIdentityRole.name",
+            message: "remove roleAssignmentName",
+        },
+    ];
+
+    /// Rules of a template create only.
+    const TEMPLATE_INVALID: &[Case] = &[
+        Case {
+            rule: "48 template names the role assignment (deprecated field)",
+            patch: r#"{"identity": "SystemAssigned", "roleAssignmentName": "9f8e7d6c-5b4a-4321-8fed-cba987654321"}"#,
+            path: "roleAssignmentName",
+            message: "a template cannot name the role assignment",
+        },
+        Case {
+            rule: "48 template names the role assignment",
+            patch: r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"name": "9f8e7d6c-5b4a-4321-8fed-cba987654321", "scope": "/s", "definitionID": "/d"}}"#,
+            path: "systemAssignedIdentityRole.name",
+            message: "every machine made from the template would reuse it",
+        },
+    ];
+
+    #[test]
+    fn a_real_machine_create_needs_its_generated_values() {
+        let ctx = create();
+        let problems = failures(MACHINE_INVALID, "spec", |patch| {
+            Ok(machine(patch)?.validate_create(&ctx))
+        });
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+
+        // On dry-run nothing is generated, so nothing generated is required.
+        let dry = dry_run();
+        let pending = [
+            r#"{"sshPublicKey": null}"#,
+            r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"scope": "/s", "definitionID": "/d"}}"#,
+        ];
+        assert!(
+            rejected(&pending.map(|patch| ("dry-run", patch)), |patch| Ok(machine(
+                patch
+            )?
+            .validate_create(&dry)))
+            .is_empty()
+        );
+        let named = format!(
+            r#"{{"identity": "SystemAssigned", "systemAssignedIdentityRole": {{"name": "{GUID}", "scope": "/s", "definitionID": "/d"}}}}"#
+        );
+        assert!(machine(&named).unwrap().validate_create(&ctx).allowed());
+    }
+
+    #[test]
+    fn a_template_names_no_role_assignment_and_needs_no_key() {
+        let ctx = create();
+        let problems = failures(TEMPLATE_INVALID, "spec.template.spec", |patch| {
+            Ok(template(patch)?.validate_create(&ctx))
+        });
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        assert!(
+            template(r#"{"sshPublicKey": null, "identity": "SystemAssigned"}"#)
+                .unwrap()
+                .validate_create(&ctx)
+                .allowed()
+        );
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Defaulting
+    // -----------------------------------------------------------------------------------------
+
+    fn defaulted(patch: &str, ctx: &Context<'_>) -> Result<AzureMachineSpec, String> {
+        let mut machine = machine(patch)?;
+        machine.default(ctx).map_err(|err| err.to_string())?;
+        Ok(machine.spec)
+    }
+
+    #[test]
+    fn the_ssh_key_is_generated_on_a_real_create_only() {
+        let keyless = r#"{"sshPublicKey": null}"#;
+        let created = defaulted(keyless, &create()).unwrap();
+        assert_eq!(created.vm.ssh_public_key, Some(test_key(7)));
+        assert!(
+            machine(keyless)
+                .map(|mut m| {
+                    m.spec = created;
+                    m
+                })
+                .unwrap()
+                .validate_create(&create())
+                .allowed()
+        );
+
+        assert_eq!(defaulted(keyless, &dry_run()).unwrap().vm.ssh_public_key, None);
+        assert_eq!(defaulted(keyless, &update()).unwrap().vm.ssh_public_key, None);
+        assert_eq!(
+            defaulted(r#"{"sshPublicKey": ""}"#, &create())
+                .unwrap()
+                .vm
+                .ssh_public_key,
+            Some(test_key(7))
+        );
+        // A given key is kept.
+        assert_eq!(
+            defaulted("{}", &create()).unwrap().vm.ssh_public_key,
+            Some(test_key(1))
+        );
+
+        let mut template = template(keyless).unwrap();
+        template.default(&create()).unwrap();
+        assert_eq!(template.spec.template.spec.vm.ssh_public_key, None);
+    }
+
+    #[test]
+    fn a_failing_random_source_fails_defaulting() {
+        let ctx = Context {
+            entropy: &BrokenEntropy,
+            ..create()
+        };
+        let err = machine(r#"{"sshPublicKey": null}"#)
+            .unwrap()
+            .default(&ctx)
+            .unwrap_err();
+        assert_eq!(err.path.as_str(), "spec.sshPublicKey");
+        assert!(err.to_string().contains("no entropy"), "{err}");
+    }
+
+    #[test]
+    fn data_disks_get_the_lowest_free_lun_and_a_caching_type() {
+        let spec = defaulted(
+            r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8}, {"nameSuffix": "b", "diskSizeGB": 8, "lun": 0},
+                {"nameSuffix": "c", "diskSizeGB": 8, "managedDisk": {"storageAccountType": "UltraSSD_LRS"}},
+                {"nameSuffix": "d", "diskSizeGB": 8, "lun": 2, "cachingType": "ReadOnly"}]}"#,
+            &create(),
+        )
+        .unwrap();
+        let disks = spec.vm.data_disks.unwrap();
+        let luns: Vec<Option<i32>> = disks.iter().map(|disk| disk.lun).collect();
+        assert_eq!(luns, [Some(1), Some(0), Some(3), Some(2)]);
+        let caching: Vec<Option<CachingType>> = disks.iter().map(|disk| disk.caching_type).collect();
+        assert_eq!(
+            caching,
+            [
+                Some(CachingType::ReadWrite),
+                Some(CachingType::ReadWrite),
+                Some(CachingType::None),
+                Some(CachingType::ReadOnly)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_system_assigned_identity_gets_contributor_on_the_cluster_subscription() {
+        let role = defaulted(r#"{"identity": "SystemAssigned"}"#, &create())
+            .unwrap()
+            .identities
+            .system_assigned_identity_role
+            .unwrap();
+        assert_eq!(role.name.as_deref(), Some(GENERATED_NAME));
+        assert_eq!(role.scope, Some(format!("/subscriptions/{SUBSCRIPTION}/")));
+        assert_eq!(
+            role.definition_id,
+            Some(format!(
+                "/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c"
+            ))
+        );
+
+        // Without the cluster's subscription only the name is filled in; validation asks for the rest.
+        let unknown = context(Operation::Create, false, None);
+        let mut orphan = machine(r#"{"identity": "SystemAssigned"}"#).unwrap();
+        orphan.default(&unknown).unwrap();
+        let role = orphan
+            .spec
+            .identities
+            .system_assigned_identity_role
+            .clone()
+            .unwrap();
+        assert_eq!(
+            (role.name.as_deref(), role.scope, role.definition_id),
+            (Some(GENERATED_NAME), None, None)
+        );
+        let paths: Vec<String> = orphan
+            .validate_create(&unknown)
+            .errors
+            .iter()
+            .map(|e| e.path.to_string())
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "spec.systemAssignedIdentityRole.definitionID",
+                "spec.systemAssignedIdentityRole.scope"
+            ]
+        );
+
+        // On dry-run no name is generated; what the user set is kept.
+        let role = defaulted(
+            r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"scope": "/subscriptions/x/resourceGroups/rg"}}"#,
+            &dry_run(),
+        )
+        .unwrap()
+        .identities
+        .system_assigned_identity_role
+        .unwrap();
+        assert_eq!(role.name, None);
+        assert_eq!(role.scope.as_deref(), Some("/subscriptions/x/resourceGroups/rg"));
+
+        // Other identities get no role.
+        assert_eq!(
+            defaulted("{}", &create())
+                .unwrap()
+                .identities
+                .system_assigned_identity_role,
+            None
+        );
+    }
+
+    #[test]
+    fn the_deprecated_role_assignment_name_moves_into_the_role() {
+        let patch = format!(r#"{{"identity": "SystemAssigned", "roleAssignmentName": "{GUID}"}}"#);
+        let identities = defaulted(&patch, &create()).unwrap().identities;
+        assert_eq!(identities.role_assignment_name, None);
+        assert_eq!(
+            identities.system_assigned_identity_role.unwrap().name.as_deref(),
+            Some(GUID)
+        );
+
+        // Both names set: left as they are, for validation to reject.
+        let both = format!(
+            r#"{{"identity": "SystemAssigned", "roleAssignmentName": "{GUID}", "systemAssignedIdentityRole": {{"name": "{GENERATED_NAME}"}}}}"#
+        );
+        let identities = defaulted(&both, &create()).unwrap().identities;
+        assert_eq!(identities.role_assignment_name.as_deref(), Some(GUID));
+        assert_eq!(identities.system_assigned_identity_role.unwrap().scope, None);
+    }
+
+    #[test]
+    fn spot_vms_are_deallocated_unless_their_os_disk_is_ephemeral() {
+        let policy = |patch: &str| {
+            defaulted(patch, &create())
+                .unwrap()
+                .vm
+                .spot_vm_options
+                .and_then(|spot| spot.eviction_policy)
+        };
+        assert_eq!(
+            policy(r#"{"spotVMOptions": {}}"#),
+            Some(SpotEvictionPolicy::Deallocate)
+        );
+        assert_eq!(
+            policy(r#"{"spotVMOptions": {}, "osDisk": {"diffDiskSettings": {"option": "Local"}}}"#),
+            Some(SpotEvictionPolicy::Delete)
+        );
+        assert_eq!(
+            policy(r#"{"spotVMOptions": {"evictionPolicy": "Delete"}}"#),
+            Some(SpotEvictionPolicy::Delete)
+        );
+        assert_eq!(policy("{}"), None);
+    }
+
+    #[test]
+    fn boot_diagnostics_default_to_managed_storage() {
+        let boot = |patch: &str| {
+            defaulted(patch, &create())
+                .unwrap()
+                .vm
+                .diagnostics
+                .and_then(|d| d.boot)
+        };
+        let managed = BootDiagnostics {
+            storage_account_type: BootDiagnosticsStorageAccountType::Managed,
+            user_managed: None,
+        };
+        assert_eq!(boot("{}"), Some(managed.clone()));
+        assert_eq!(boot(r#"{"diagnostics": {}}"#), Some(managed));
+        assert_eq!(
+            boot(r#"{"diagnostics": {"boot": {"storageAccountType": "Disabled"}}}"#)
+                .map(|b| b.storage_account_type),
+            Some(BootDiagnosticsStorageAccountType::Disabled)
+        );
+    }
+
+    #[test]
+    fn deprecated_network_fields_move_into_one_interface() {
+        let interfaces = |patch: &str| defaulted(patch, &create()).unwrap().vm;
+        let vm = interfaces(r#"{"subnetName": "node", "acceleratedNetworking": true}"#);
+        assert_eq!((vm.subnet_name, vm.accelerated_networking), (None, None));
+        assert_eq!(
+            vm.network_interfaces,
+            Some(vec![NetworkInterface {
+                subnet_name: Some("node".to_owned()),
+                private_ip_configs: Some(1),
+                accelerated_networking: Some(true)
+            }])
+        );
+        let vm = interfaces("{}");
+        assert_eq!(
+            vm.network_interfaces,
+            Some(vec![NetworkInterface {
+                subnet_name: None,
+                private_ip_configs: Some(1),
+                accelerated_networking: None
+            }])
+        );
+        let vm = interfaces(
+            r#"{"networkInterfaces": [{"subnetName": "a", "privateIPConfigs": 3}, {"subnetName": "b", "privateIPConfigs": 0}]}"#,
+        );
+        let counts: Vec<Option<i64>> = vm
+            .network_interfaces
+            .unwrap()
+            .iter()
+            .map(|nic| nic.private_ip_configs)
+            .collect();
+        assert_eq!(counts, [Some(3), Some(1)]);
+        // Both forms: left for validation to reject.
+        let vm = interfaces(r#"{"subnetName": "node", "networkInterfaces": [{"subnetName": "other"}]}"#);
+        assert_eq!(vm.subnet_name.as_deref(), Some("node"));
+        assert_eq!(vm.network_interfaces.unwrap()[0].private_ip_configs, None);
+    }
+
+    #[test]
+    fn templates_default_disks_and_interfaces_only() {
+        let mut template = template(
+            r#"{"sshPublicKey": null, "identity": "SystemAssigned", "spotVMOptions": {}, "subnetName": "node",
+                "dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8}]}"#,
+        )
+        .unwrap();
+        template.default(&create()).unwrap();
+        let spec = template.spec.template.spec;
+        assert_eq!(spec.vm.ssh_public_key, None);
+        assert_eq!(spec.identities.system_assigned_identity_role, None);
+        assert_eq!(spec.vm.spot_vm_options.unwrap().eviction_policy, None);
+        assert_eq!(spec.vm.diagnostics, None);
+        assert_eq!(spec.vm.data_disks.unwrap()[0].lun, Some(0));
+        assert_eq!(
+            spec.vm.network_interfaces.unwrap()[0].subnet_name.as_deref(),
+            Some("node")
+        );
+    }
+
+    #[test]
+    fn defaulting_twice_changes_nothing_more() {
+        let patch = r#"{"sshPublicKey": null, "identity": "SystemAssigned", "spotVMOptions": {}, "subnetName": "node",
+            "dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8}, {"nameSuffix": "b", "diskSizeGB": 8}]}"#;
+        let mut machine = machine(patch).unwrap();
+        machine.default(&create()).unwrap();
+        let once = machine.clone();
+        machine.default(&update()).unwrap();
+        assert_eq!(machine.spec, once.spec);
+        assert!(
+            once.validate_create(&create()).allowed(),
+            "{:?}",
+            once.validate_create(&create())
+        );
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Immutability
+    // -----------------------------------------------------------------------------------------
+
+    /// A change of an existing AzureMachine: the patches of the old and the new object, and where
+    /// a rejection points (empty: allowed).
+    struct Change {
+        rule: &'static str,
+        old: &'static str,
+        new: &'static str,
+        path: &'static str,
+    }
+
+    const CHANGES: &[Change] = &[
+        Change {
+            rule: "image set",
+            old: "{}",
+            new: r#"{"image": {"id": "/i"}}"#,
+            path: "image",
+        },
+        Change {
+            rule: "identity",
+            old: "{}",
+            new: r#"{"identity": "SystemAssigned"}"#,
+            path: "identity",
+        },
+        Change {
+            rule: "role",
+            old: r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"scope": "/a"}}"#,
+            new: r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"scope": "/b"}}"#,
+            path: "systemAssignedIdentityRole",
+        },
+        Change {
+            rule: "user-assigned identities",
+            old: r#"{"userAssignedIdentities": [{"providerID": "/a"}]}"#,
+            new: r#"{"userAssignedIdentities": [{"providerID": "/b"}]}"#,
+            path: "userAssignedIdentities",
+        },
+        Change {
+            rule: "role assignment name",
+            old: "{}",
+            new: r#"{"roleAssignmentName": "x"}"#,
+            path: "roleAssignmentName",
+        },
+        Change {
+            rule: "OS disk",
+            old: "{}",
+            new: r#"{"osDisk": {"diskSizeGB": 64}}"#,
+            path: "osDisk",
+        },
+        Change {
+            rule: "data disks",
+            old: "{}",
+            new: r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8, "lun": 0}]}"#,
+            path: "dataDisks",
+        },
+        Change {
+            rule: "SSH key",
+            old: "{}",
+            new: r#"{"sshPublicKey": "c3NoLWVkMjU1MTkgQUFBQQ=="}"#,
+            path: "sshPublicKey",
+        },
+        Change {
+            rule: "public IP",
+            old: "{}",
+            new: r#"{"allocatePublicIP": true}"#,
+            path: "allocatePublicIP",
+        },
+        Change {
+            rule: "IP forwarding",
+            old: r#"{"enableIPForwarding": true}"#,
+            new: "{}",
+            path: "enableIPForwarding",
+        },
+        Change {
+            rule: "accelerated networking changed",
+            old: r#"{"acceleratedNetworking": false}"#,
+            new: r#"{"acceleratedNetworking": true}"#,
+            path: "acceleratedNetworking",
+        },
+        Change {
+            rule: "accelerated networking set",
+            old: "{}",
+            new: r#"{"acceleratedNetworking": true}"#,
+            path: "acceleratedNetworking",
+        },
+        Change {
+            rule: "spot",
+            old: "{}",
+            new: r#"{"spotVMOptions": {}}"#,
+            path: "spotVMOptions",
+        },
+        Change {
+            rule: "security profile",
+            old: r#"{"securityProfile": {"encryptionAtHost": true}}"#,
+            new: "{}",
+            path: "securityProfile",
+        },
+        Change {
+            rule: "diagnostics once set",
+            old: r#"{"diagnostics": {"boot": {"storageAccountType": "Managed"}}}"#,
+            new: r#"{"diagnostics": {"boot": {"storageAccountType": "Disabled"}}}"#,
+            path: "diagnostics",
+        },
+        Change {
+            rule: "interfaces",
+            old: r#"{"networkInterfaces": [{"subnetName": "a", "privateIPConfigs": 1}]}"#,
+            new: r#"{"networkInterfaces": [{"subnetName": "a", "privateIPConfigs": 2}]}"#,
+            path: "networkInterfaces",
+        },
+        Change {
+            rule: "subnet of the first interface changed",
+            old: r#"{"networkInterfaces": [{"subnetName": "a", "privateIPConfigs": 1}]}"#,
+            new: r#"{"networkInterfaces": [{"subnetName": "b", "privateIPConfigs": 1}]}"#,
+            path: "networkInterfaces",
+        },
+        Change {
+            rule: "capacity reservation",
+            old: "{}",
+            new: r#"{"capacityReservationGroupID": "/c"}"#,
+            path: "capacityReservationGroupID",
+        },
+        Change {
+            rule: "scale set",
+            old: r#"{"virtualMachineScaleSetID": "/a"}"#,
+            new: "{}",
+            path: "virtualMachineScaleSetID",
+        },
+        Change {
+            rule: "extension operations",
+            old: "{}",
+            new: r#"{"disableExtensionOperations": false}"#,
+            path: "disableExtensionOperations",
+        },
+        Change {
+            rule: "bootstrap extension once set",
+            old: r#"{"disableVMBootstrapExtension": true}"#,
+            new: r#"{"disableVMBootstrapExtension": false}"#,
+            path: "disableVMBootstrapExtension",
+        },
+        // Allowed changes.
+        Change {
+            rule: "nothing",
+            old: "{}",
+            new: "{}",
+            path: "",
+        },
+        Change {
+            rule: "tags and size",
+            old: "{}",
+            new: r#"{"additionalTags": {"a": "b"}, "vmSize": "Standard_D4s_v3"}"#,
+            path: "",
+        },
+        Change {
+            rule: "diagnostics first set",
+            old: "{}",
+            new: r#"{"diagnostics": {"boot": {"storageAccountType": "Managed"}}}"#,
+            path: "",
+        },
+        Change {
+            rule: "bootstrap extension first set",
+            old: "{}",
+            new: r#"{"disableVMBootstrapExtension": true}"#,
+            path: "",
+        },
+        Change {
+            rule: "accelerated networking cleared",
+            old: r#"{"acceleratedNetworking": true}"#,
+            new: "{}",
+            path: "",
+        },
+        Change {
+            rule: "false is unset",
+            old: "{}",
+            new: r#"{"allocatePublicIP": false, "enableIPForwarding": false}"#,
+            path: "",
+        },
+        Change {
+            rule: "empty lists are unset",
+            old: "{}",
+            new: r#"{"dataDisks": [], "userAssignedIdentities": []}"#,
+            path: "",
+        },
+        Change {
+            rule: "first subnet filled in",
+            old: r#"{"networkInterfaces": [{"privateIPConfigs": 1}]}"#,
+            new: r#"{"networkInterfaces": [{"subnetName": "node", "privateIPConfigs": 1}]}"#,
+            path: "",
+        },
+        Change {
+            rule: "deprecated fields migrated",
+            old: r#"{"subnetName": "node", "acceleratedNetworking": true}"#,
+            new: r#"{"networkInterfaces": [{"subnetName": "node", "acceleratedNetworking": true, "privateIPConfigs": 1}]}"#,
+            path: "",
+        },
+    ];
+
+    #[test]
+    fn machine_fields_are_immutable_as_capz_lists_them() {
+        let ctx = update();
+        let mut problems = Vec::new();
+        for change in CHANGES {
+            let verdict = match (machine(change.old), machine(change.new)) {
+                (Ok(old), Ok(new)) => new.validate_update(&old, &ctx),
+                (Err(err), _) | (_, Err(err)) => {
+                    problems.push(format!("{}: {err}", change.rule));
+                    continue;
+                }
+            };
+            let problem = if change.path.is_empty() {
+                (!verdict.allowed()).then(|| format!("rejected: {:?}", verdict.errors))
+            } else {
+                mismatch(&verdict, &format!("spec.{}", change.path), "field is immutable")
+            };
+            problems.extend(problem.map(|problem| format!("{}: {problem}", change.rule)));
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn template_specs_are_frozen() {
+        let ctx = update();
+        let old = template(r#"{"dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8, "lun": 0}]}"#).unwrap();
+        assert!(old.validate_update(&old, &ctx).allowed());
+        // Metadata may change.
+        let mut relabelled = old.clone();
+        relabelled.metadata.labels = Some([("a".to_owned(), "b".to_owned())].into());
+        assert!(relabelled.validate_update(&old, &ctx).allowed());
+
+        let resized = template(
+            r#"{"vmSize": "Standard_D8s_v3", "dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8, "lun": 0}]}"#,
+        )
+        .unwrap();
+        let verdict = resized.validate_update(&old, &ctx);
+        assert!(
+            mismatch(
+                &verdict,
+                "spec.template.spec",
+                "field is immutable; create a new AzureMachineTemplate"
+            )
+            .is_none(),
+            "{verdict:?}"
+        );
+
+        // Cluster API's topology controller dry-runs changes; those pass.
+        let mut dry = resized.clone();
+        dry.metadata.annotations =
+            Some([(crate::TOPOLOGY_DRY_RUN_ANNOTATION.to_owned(), String::new())].into());
+        assert!(dry.validate_update(&old, &dry_run()).allowed());
+        assert!(
+            !dry.validate_update(&old, &ctx).allowed(),
+            "the annotation alone is no dry-run"
+        );
+    }
+
+    #[test]
+    fn a_template_is_compared_with_its_old_self_defaulted() {
+        let ctx = update();
+        // Stored before defaulting: no LUN, deprecated subnet, no key.
+        let old = template(r#"{"sshPublicKey": null, "subnetName": "node", "dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8}]}"#).unwrap();
+        let mut new = old.clone();
+        new.default(&ctx).unwrap();
+        assert_ne!(new.spec, old.spec);
+        assert!(new.validate_update(&old, &ctx).allowed());
+        // A key may be added to a template that had none, as CAPZ allows.
+        let mut keyed = new.clone();
+        keyed.spec.template.spec.vm.ssh_public_key = Some(test_key(3));
+        assert!(keyed.validate_update(&old, &ctx).allowed());
+        // Anything else is still frozen.
+        let mut moved = new.clone();
+        moved.spec.template.spec.vm.data_disks = None;
+        assert!(!moved.validate_update(&old, &ctx).allowed());
+    }
+}
