@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::id::ResourceId;
+use crate::id::{Location, ResourceId};
 
 /// The tags of a resource. Ordered, so that two sets of tags compare and print the same way.
 pub type Tags = BTreeMap<String, String>;
@@ -24,6 +24,34 @@ impl From<ResourceId> for SubResource {
     fn from(id: ResourceId) -> Self {
         Self { id }
     }
+}
+
+/// A top-level resource with a region and tags: the envelope ARM puts around every such
+/// resource's properties. Resources with more at the top (a SKU, zones, an identity) have models
+/// of their own.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrackedResource<Properties> {
+    /// The resource's id (read-only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<ResourceId>,
+    /// The resource's name (read-only: the id names it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The resource's full type, such as `Microsoft.Network/routeTables` (read-only).
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub resource_type: Option<String>,
+    /// Changes with every write (read-only; not every type has one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// The resource's region.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+    /// The resource's tags.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Tags>,
+    /// What the resource is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<Properties>,
 }
 
 /// A child resource, written inside its parent's body or on its own: a subnet, a security rule, a

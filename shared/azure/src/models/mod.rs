@@ -101,7 +101,7 @@ mod resource_group;
 mod role_assignment;
 mod user_assigned_identity;
 
-pub use common::{ChildResource, ProvisioningState, Secret, Sku, SubResource, Tags};
+pub use common::{ChildResource, ProvisioningState, Secret, Sku, SubResource, Tags, TrackedResource};
 pub use resource_group::{ResourceGroup, ResourceGroupProperties};
 pub use role_assignment::{PrincipalType, RoleAssignment, RoleAssignmentProperties};
 pub use user_assigned_identity::{UserAssignedIdentity, UserAssignedIdentityProperties};

@@ -2,33 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ArmModel, ProvisioningState, Tags};
-use crate::id::{ApiVersion, Location, ResourceId};
+use super::{ArmModel, ProvisioningState, TrackedResource};
+use crate::id::ApiVersion;
 
 /// A resource group (`Microsoft.Resources/resourceGroups`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceGroup {
-    /// The group's id (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<ResourceId>,
-    /// The group's name (read-only: the id names it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// `Microsoft.Resources/resourceGroups` (read-only).
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub resource_type: Option<String>,
-    /// Where the group's metadata is kept; its resources may be elsewhere.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
-    /// The group's tags; the cluster's ownership tag tells whether deleting the cluster deletes
-    /// the group.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Tags>,
-    /// The group's properties (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub properties: Option<ResourceGroupProperties>,
-}
+pub type ResourceGroup = TrackedResource<ResourceGroupProperties>;
 
 /// What Azure reports about a resource group.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

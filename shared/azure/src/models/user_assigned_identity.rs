@@ -3,33 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ArmModel, Tags};
-use crate::id::{ApiVersion, Location, ResourceId};
+use super::{ArmModel, TrackedResource};
+use crate::id::ApiVersion;
 
 /// A user-assigned identity (`Microsoft.ManagedIdentity/userAssignedIdentities`). Its body is
 /// almost all read-only: Azure creates the service principal and reports its ids.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UserAssignedIdentity {
-    /// The identity's id (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<ResourceId>,
-    /// The identity's name (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// `Microsoft.ManagedIdentity/userAssignedIdentities` (read-only).
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub resource_type: Option<String>,
-    /// The identity's region.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
-    /// The identity's tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Tags>,
-    /// The ids of its service principal (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub properties: Option<UserAssignedIdentityProperties>,
-}
+pub type UserAssignedIdentity = TrackedResource<UserAssignedIdentityProperties>;
 
 /// The ids Azure gives a user-assigned identity.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

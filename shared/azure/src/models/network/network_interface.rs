@@ -3,35 +3,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::{API_VERSION, IpAllocationMethod, IpVersion};
-use crate::id::{ApiVersion, Location, ResourceId};
-use crate::models::{ArmModel, ChildResource, ProvisioningState, SubResource, Tags};
+use crate::id::ApiVersion;
+use crate::models::{ArmModel, ChildResource, ProvisioningState, SubResource, TrackedResource};
 
 /// A network interface (`Microsoft.Network/networkInterfaces`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NetworkInterface {
-    /// The interface's id (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<ResourceId>,
-    /// The interface's name (read-only: the id names it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// `Microsoft.Network/networkInterfaces` (read-only).
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub resource_type: Option<String>,
-    /// Changes with every write (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub etag: Option<String>,
-    /// The interface's region; its machine's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
-    /// The interface's tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Tags>,
-    /// The interface's addresses and settings.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub properties: Option<NetworkInterfaceProperties>,
-}
+pub type NetworkInterface = TrackedResource<NetworkInterfaceProperties>;
 
 /// The addresses and settings of an interface.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -3,35 +3,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::API_VERSION;
-use crate::id::{ApiVersion, Location, ResourceId};
-use crate::models::{ArmModel, ChildResource, ProvisioningState, SubResource, Tags};
+use crate::id::ApiVersion;
+use crate::models::{ArmModel, ChildResource, ProvisioningState, SubResource, TrackedResource};
 
 /// A route table (`Microsoft.Network/routeTables`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RouteTable {
-    /// The table's id (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<ResourceId>,
-    /// The table's name (read-only: the id names it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// `Microsoft.Network/routeTables` (read-only).
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub resource_type: Option<String>,
-    /// Changes with every write (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub etag: Option<String>,
-    /// The table's region.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
-    /// The table's tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Tags>,
-    /// The table's routes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub properties: Option<RouteTableProperties>,
-}
+pub type RouteTable = TrackedResource<RouteTableProperties>;
 
 /// The routes of a table and where it is attached.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

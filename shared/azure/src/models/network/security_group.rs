@@ -3,35 +3,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::API_VERSION;
-use crate::id::{ApiVersion, Location, ResourceId};
-use crate::models::{ArmModel, ChildResource, ProvisioningState, SubResource, Tags};
+use crate::id::ApiVersion;
+use crate::models::{ArmModel, ChildResource, ProvisioningState, SubResource, TrackedResource};
 
 /// A network security group (`Microsoft.Network/networkSecurityGroups`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NetworkSecurityGroup {
-    /// The group's id (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<ResourceId>,
-    /// The group's name (read-only: the id names it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// `Microsoft.Network/networkSecurityGroups` (read-only).
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub resource_type: Option<String>,
-    /// Changes with every write (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub etag: Option<String>,
-    /// The group's region.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
-    /// The group's tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Tags>,
-    /// The group's rules.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub properties: Option<NetworkSecurityGroupProperties>,
-}
+pub type NetworkSecurityGroup = TrackedResource<NetworkSecurityGroupProperties>;
 
 /// The rules of a security group and where it is attached.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -3,36 +3,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::API_VERSION;
-use crate::id::{ApiVersion, Location, ResourceId};
-use crate::models::{ArmModel, ChildResource, ProvisioningState, SubResource, Tags};
+use crate::id::ApiVersion;
+use crate::models::{ArmModel, ChildResource, ProvisioningState, SubResource, TrackedResource};
 
 /// A virtual network (`Microsoft.Network/virtualNetworks`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct VirtualNetwork {
-    /// The network's id (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<ResourceId>,
-    /// The network's name (read-only: the id names it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// `Microsoft.Network/virtualNetworks` (read-only).
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub resource_type: Option<String>,
-    /// Changes with every write; a write with `If-Match` fails if someone wrote in between
-    /// (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub etag: Option<String>,
-    /// The network's region.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
-    /// The network's tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Tags>,
-    /// The network's address space and subnets.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub properties: Option<VirtualNetworkProperties>,
-}
+pub type VirtualNetwork = TrackedResource<VirtualNetworkProperties>;
 
 /// The address space and subnets of a virtual network.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
