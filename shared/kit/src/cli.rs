@@ -8,9 +8,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use capz_rules::Features;
 use clap::Parser;
 
 use crate::telemetry::LogFormat;
+
+fn parse_features(text: &str) -> Result<Features, String> {
+    text.parse()
+        .map_err(|err: capz_rules::features::FeaturesError| err.to_string())
+}
 
 /// The label Cluster API's `--watch-filter` selects on.
 pub const WATCH_FILTER_LABEL: &str = "cluster.x-k8s.io/watch-filter";
@@ -81,6 +87,11 @@ pub struct Args {
     /// Where /healthz and /readyz are served (plain HTTP); `0` turns it off.
     #[arg(long, value_name = "ADDRESS", default_value = ":9440", value_parser = parse_bind_address)]
     pub health_probe_bind_address: BindAddress,
+
+    /// CAPZ's feature gates, as `Gate=true,Other=false` (the value CAPZ's manager takes); the
+    /// gates that change what a controller builds (such as `APIServerILB`) are read from here.
+    #[arg(long, value_name = "GATES", default_value = "", value_parser = parse_features)]
+    pub feature_gates: Features,
 
     /// The format of log lines.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]

@@ -32,6 +32,7 @@ pub mod policy;
 pub mod report;
 pub mod resource;
 pub mod runner;
+pub mod scope;
 pub mod server;
 pub mod tags;
 pub mod telemetry;

@@ -3,6 +3,9 @@
 
 use capz_azure::CredentialError;
 
+use crate::conditions::Reason;
+use crate::policy::{Category, Classify};
+
 /// The condition reason of an identity the cluster's namespace may not use (CAPZ's).
 pub const NAMESPACE_NOT_ALLOWED_BY_IDENTITY: &str = "NamespaceNotAllowedByIdentity";
 
@@ -135,6 +138,20 @@ impl IdentityError {
             Self::Credential(err) => err.is_terminal(),
             _ => true,
         }
+    }
+}
+
+impl Classify for IdentityError {
+    fn category(&self) -> Category {
+        match self {
+            Self::Credential(CredentialError::Transient { .. }) => Category::Transient,
+            _ if self.is_terminal() => Category::Terminal,
+            _ => Category::Transient,
+        }
+    }
+
+    fn reason(&self) -> Reason {
+        Reason::new(IdentityError::reason(self))
     }
 }
 

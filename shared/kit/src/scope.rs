@@ -1,0 +1,288 @@
+//! An AzureCluster as every controller reads it: its defaults filled in, and the names and ids of
+//! the Azure resources it describes.
+//!
+//! The admission webhook stores defaults, but an object written before the webhook ran (or with
+//! it switched off) still holds only what the user wrote. Defaulting is deterministic for an
+//! AzureCluster, so every controller applies it again in memory and they all see the same spec.
+
+use capz_api::AzureCluster;
+use capz_api::azurecluster::AzureClusterSpec;
+use capz_api::common::network::{SubnetSpec, VnetSpec};
+use capz_azure::{IdError, Location, ResourceGroupName, ResourceId, SubscriptionId};
+use capz_rules::Features;
+use kube::ResourceExt as _;
+
+use crate::conditions::Reason;
+use crate::policy::{Category, Classify};
+use crate::tags::{self, Role, Tags};
+
+/// The Azure provider namespace of networking resources.
+pub const NETWORK: &str = "Microsoft.Network";
+/// The Azure provider namespace of compute resources.
+pub const COMPUTE: &str = "Microsoft.Compute";
+
+/// Why an AzureCluster cannot be turned into Azure resource ids.
+#[derive(Debug, thiserror::Error)]
+pub enum ScopeError {
+    /// Neither the spec nor the controller's environment names a subscription.
+    #[error(
+        "spec.subscriptionID: Required value: name the Azure subscription, or run the controller with AZURE_SUBSCRIPTION_ID"
+    )]
+    NoSubscription,
+    /// A spec field does not hold a valid Azure name or id.
+    #[error("{field}: Invalid value: {value:?}: {source}")]
+    Invalid {
+        /// The field path.
+        field: &'static str,
+        /// What it holds.
+        value: String,
+        /// Why it is not valid.
+        source: IdError,
+    },
+}
+
+impl Classify for ScopeError {
+    fn category(&self) -> Category {
+        Category::InvalidInput
+    }
+
+    fn reason(&self) -> Reason {
+        Reason::INVALID_CONFIGURATION
+    }
+}
+
+fn parse<T: std::str::FromStr<Err = IdError>>(field: &'static str, value: &str) -> Result<T, ScopeError> {
+    value.parse().map_err(|source| ScopeError::Invalid {
+        field,
+        value: value.to_owned(),
+        source,
+    })
+}
+
+/// An AzureCluster with its defaults, and where its resources live.
+#[derive(Debug, Clone)]
+pub struct ClusterScope {
+    /// The Cluster API cluster's name: the `<cluster>` of tags and derived names.
+    pub name: String,
+    /// The namespace of the AzureCluster.
+    pub namespace: String,
+    /// The subscription everything is created in.
+    pub subscription: SubscriptionId,
+    /// The cluster's resource group.
+    pub resource_group: ResourceGroupName,
+    /// The region.
+    pub location: Location,
+    /// The defaulted spec.
+    pub spec: AzureClusterSpec,
+}
+
+impl ClusterScope {
+    /// Reads `cluster` with its defaults. `fallback_subscription` is the controller's
+    /// `AZURE_SUBSCRIPTION_ID`, used when the spec names none.
+    ///
+    /// # Errors
+    /// When no subscription is known, or the subscription, resource group or location is not a
+    /// valid Azure value.
+    pub fn new(
+        cluster: &AzureCluster,
+        features: Features,
+        fallback_subscription: Option<&str>,
+    ) -> Result<Self, ScopeError> {
+        let mut defaulted = cluster.clone();
+        capz_rules::azurecluster::default_cluster(&mut defaulted, features);
+        let spec = defaulted.spec;
+        let subscription = match spec.class.subscription_id.as_deref().filter(|id| !id.is_empty()) {
+            Some(id) => parse("spec.subscriptionID", id)?,
+            None => parse(
+                "spec.subscriptionID",
+                fallback_subscription
+                    .filter(|id| !id.is_empty())
+                    .ok_or(ScopeError::NoSubscription)?,
+            )?,
+        };
+        let group = spec.resource_group.clone().unwrap_or_else(|| cluster.name_any());
+        Ok(Self {
+            name: crate::cluster::cluster_name(cluster).unwrap_or_else(|| cluster.name_any()),
+            namespace: cluster.namespace().unwrap_or_default(),
+            subscription,
+            resource_group: parse("spec.resourceGroup", &group)?,
+            location: parse("spec.location", &spec.class.location)?,
+            spec,
+        })
+    }
+
+    /// The cluster's resource group.
+    #[must_use]
+    pub fn group_id(&self) -> ResourceId {
+        ResourceId::resource_group(self.subscription, self.resource_group.clone())
+    }
+
+    /// A resource of `namespace`/`resource_type` named `name` in the cluster's resource group.
+    ///
+    /// # Errors
+    /// When `name` is not a valid resource name.
+    pub fn resource_id(
+        &self,
+        namespace: &str,
+        resource_type: &str,
+        name: &str,
+    ) -> Result<ResourceId, IdError> {
+        self.group_id().provider(namespace, resource_type, name)
+    }
+
+    /// The virtual network's spec (an empty one when the spec has no network).
+    #[must_use]
+    pub fn vnet(&self) -> VnetSpec {
+        self.spec
+            .network_spec
+            .as_ref()
+            .and_then(|network| network.vnet.clone())
+            .unwrap_or_default()
+    }
+
+    /// The virtual network's id; it may live in another resource group than the cluster.
+    ///
+    /// # Errors
+    /// When the vnet's group or name is not valid.
+    pub fn vnet_id(&self) -> Result<ResourceId, ScopeError> {
+        let vnet = self.vnet();
+        let group = match vnet.resource_group.as_deref().filter(|group| !group.is_empty()) {
+            Some(group) => parse("spec.networkSpec.vnet.resourceGroup", group)?,
+            None => self.resource_group.clone(),
+        };
+        let name = if vnet.name.is_empty() {
+            capz_rules::names::vnet(&self.name)
+        } else {
+            vnet.name
+        };
+        ResourceId::resource_group(self.subscription, group)
+            .provider(NETWORK, "virtualNetworks", &name)
+            .map_err(|source| ScopeError::Invalid {
+                field: "spec.networkSpec.vnet.name",
+                value: name,
+                source,
+            })
+    }
+
+    /// The id of the subnet named `name` in the cluster's virtual network.
+    ///
+    /// # Errors
+    /// When the vnet or the subnet name is not valid.
+    pub fn subnet_id(&self, name: &str) -> Result<ResourceId, ScopeError> {
+        self.vnet_id()?
+            .child("subnets", name)
+            .map_err(|source| ScopeError::Invalid {
+                field: "spec.networkSpec.subnets[].name",
+                value: name.to_owned(),
+                source,
+            })
+    }
+
+    /// The subnets of the spec, defaulted.
+    #[must_use]
+    pub fn subnets(&self) -> &[SubnetSpec] {
+        self.spec
+            .network_spec
+            .as_ref()
+            .and_then(|network| network.subnets.as_ref())
+            .map_or(&[], |subnets| subnets.0.as_slice())
+    }
+
+    /// The tags of a resource this cluster creates in `role`, with the spec's `additionalTags`.
+    #[must_use]
+    pub fn owned_tags(&self, role: Role) -> Tags {
+        tags::owned(&self.name, role, self.spec.class.additional_tags.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SUBSCRIPTION: &str = "00000000-0000-0000-0000-000000000001";
+
+    fn cluster(spec: &serde_json::Value) -> AzureCluster {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureCluster",
+            "metadata": {"name": "az", "namespace": "ns", "labels": {"cluster.x-k8s.io/cluster-name": "c1"}},
+            "spec": spec,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn defaults_give_the_derived_names_and_the_environment_subscription() {
+        // Like CAPZ, network names derive from the AzureCluster's name; group and tags from the Cluster's.
+        let scope = ClusterScope::new(
+            &cluster(&serde_json::json!({"location": "westeurope"})),
+            Features::default(),
+            Some(SUBSCRIPTION),
+        )
+        .unwrap();
+        assert_eq!(scope.name, "c1");
+        assert_eq!(scope.resource_group.as_str(), "c1");
+        assert_eq!(
+            scope.subnet_id("az-node-subnet").unwrap().to_string(),
+            format!(
+                "/subscriptions/{SUBSCRIPTION}/resourceGroups/c1/providers/Microsoft.Network/virtualNetworks/az-vnet/subnets/az-node-subnet"
+            )
+        );
+        let names: Vec<_> = scope
+            .subnets()
+            .iter()
+            .map(|subnet| subnet.class.name.clone())
+            .collect();
+        assert_eq!(names, ["az-controlplane-subnet", "az-node-subnet"]);
+        assert_eq!(
+            scope.owned_tags(Role::Common)["sigs.k8s.io_cluster-api-provider-azure_cluster_c1"],
+            "owned"
+        );
+    }
+
+    #[test]
+    fn a_brought_vnet_keeps_its_own_group_and_the_spec_subscription_wins() {
+        let other = "00000000-0000-0000-0000-000000000002";
+        let scope = ClusterScope::new(
+            &cluster(&serde_json::json!({
+                "location": "westeurope",
+                "subscriptionID": other,
+                "resourceGroup": "rg",
+                "networkSpec": {"vnet": {"name": "shared-vnet", "resourceGroup": "net-rg"}},
+            })),
+            Features::default(),
+            Some(SUBSCRIPTION),
+        )
+        .unwrap();
+        assert_eq!(
+            scope.vnet_id().unwrap().to_string(),
+            format!(
+                "/subscriptions/{other}/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/shared-vnet"
+            )
+        );
+        assert_eq!(
+            scope.group_id().to_string(),
+            format!("/subscriptions/{other}/resourceGroups/rg")
+        );
+    }
+
+    #[test]
+    fn a_missing_or_malformed_subscription_names_the_field() {
+        let plain = cluster(&serde_json::json!({"location": "westeurope"}));
+        let missing = ClusterScope::new(&plain, Features::default(), None).unwrap_err();
+        assert!(
+            missing
+                .to_string()
+                .starts_with("spec.subscriptionID: Required value"),
+            "{missing}"
+        );
+        let malformed = ClusterScope::new(&plain, Features::default(), Some("not-a-uuid")).unwrap_err();
+        assert!(
+            malformed
+                .to_string()
+                .starts_with("spec.subscriptionID: Invalid value: \"not-a-uuid\""),
+            "{malformed}"
+        );
+        assert_eq!(malformed.category(), Category::InvalidInput);
+    }
+}
