@@ -97,7 +97,7 @@ bench-kit *args: kube-bins
 bench-webhooks *args:
     cargo bench --locked -p capz-webhooks --bench admission -- {{args}}
 
-# Regenerate deploy/webhooks/webhook-configurations.yaml from the webhook server's route table.
+# Regenerate deploy/components/webhooks/webhook-configurations.yaml from the webhook server's route table.
 webhook-manifests: kube-bins
     CAPZ_WRITE_MANIFESTS=1 cargo test --locked -p capz-webhooks --test deploy
 
@@ -290,6 +290,17 @@ sandbox-smoke:
         fi
     done
     echo "sandbox-smoke: up, CRDs, owner reference, clusterctl describe, the inventory and down all work"
+
+# Write what a release publishes for clusterctl into DIR: infrastructure-components.yaml (the
+# `deploy/all` overlay rendered), metadata.yaml and the flavors' cluster-template*.yaml.
+release-artifacts dir="out":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bins=$("{{just_executable()}}" --justfile "{{justfile()}}" kube-bins)
+    mkdir -p "{{dir}}"
+    "$bins/kubectl" kustomize deploy/all > "{{dir}}/infrastructure-components.yaml"
+    cp deploy/metadata.yaml deploy/templates/cluster-template*.yaml "{{dir}}/"
+    echo "release-artifacts: wrote $(ls "{{dir}}" | wc -l) files to {{dir}}"
 
 # Regenerate deploy/crds from the API types.
 crds:

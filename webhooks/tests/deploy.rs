@@ -1,4 +1,4 @@
-//! `deploy/webhooks` against the server: its webhook configurations are generated from the route
+//! `deploy/webhooks` (the overlay deploying `deploy/components/webhooks`) against the server: its webhook configurations are generated from the route
 //! table (`just webhook-manifests` writes them), and what `kubectl kustomize` renders hangs
 //! together — every path served is registered, the Service reaches the container's webhook port,
 //! cert-manager's certificate names the Service and lands where the server reads it, the probes
@@ -17,8 +17,14 @@ const SERVICE: &str = "capz-webhook-service";
 const CERTIFICATE: &str = "capz-serving-cert";
 const GENERATED: &str = "webhook-configurations.yaml";
 
+/// The overlay that deploys the webhook server alone.
 fn deploy_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/webhooks")
+}
+
+/// Where the webhook server's own manifests are.
+fn component_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/components/webhooks")
 }
 
 /// The configurations as deployed: the Service as endpoint, the CA injected by cert-manager.
@@ -51,7 +57,7 @@ fn generated() -> TestResult<String> {
 #[test]
 fn the_deployed_configurations_are_generated_from_the_route_table() -> TestResult {
     let expected = generated()?;
-    let file = deploy_dir().join(GENERATED);
+    let file = component_dir().join(GENERATED);
     if std::env::var_os("CAPZ_WRITE_MANIFESTS").is_some() {
         std::fs::write(&file, &expected)?;
     }
@@ -81,7 +87,24 @@ fn render() -> TestResult<Vec<Value>> {
 }
 
 fn find<'a>(objects: &'a [Value], kind: &str) -> TestResult<&'a Value> {
-    let mut found = objects.iter().filter(|object| object["kind"] == kind);
+    find_where(objects, kind, |_| true)
+}
+
+/// The one object of `kind` named `capz-webhooks`; the base beside it holds others of its kind.
+fn ours<'a>(objects: &'a [Value], kind: &str) -> TestResult<&'a Value> {
+    find_where(objects, kind, |object| {
+        object["metadata"]["name"] == "capz-webhooks"
+    })
+}
+
+fn find_where<'a>(
+    objects: &'a [Value],
+    kind: &str,
+    filter: impl Fn(&Value) -> bool,
+) -> TestResult<&'a Value> {
+    let mut found = objects
+        .iter()
+        .filter(|object| object["kind"] == kind && filter(object));
     let object = found.next().ok_or_else(|| format!("no {kind} rendered"))?;
     assert!(found.next().is_none(), "more than one {kind}");
     Ok(object)
@@ -213,7 +236,7 @@ fn the_service_account_may_read_clusters_and_azure_clusters_only() -> TestResult
     let objects = render()?;
     let pod = &find(&objects, "Deployment")?["spec"]["template"];
     // Least privilege: reading Clusters and AzureClusters, bound to the Pods' ServiceAccount.
-    let role = find(&objects, "ClusterRole")?;
+    let role = ours(&objects, "ClusterRole")?;
     let rules = role["rules"].as_array().ok_or("no rules")?;
     assert_eq!(rules.len(), 2, "{rules:?}");
     for (group, resource) in [
@@ -227,12 +250,12 @@ fn the_service_account_may_read_clusters_and_azure_clusters_only() -> TestResult
             "{group}/{resource}: {rules:?}"
         );
     }
-    let binding = find(&objects, "ClusterRoleBinding")?;
+    let binding = ours(&objects, "ClusterRoleBinding")?;
     assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
     assert_eq!(binding["subjects"][0]["name"], pod["spec"]["serviceAccountName"]);
     assert_eq!(binding["subjects"][0]["namespace"], NAMESPACE);
     assert_eq!(
-        find(&objects, "ServiceAccount")?["metadata"]["name"],
+        ours(&objects, "ServiceAccount")?["metadata"]["name"],
         pod["spec"]["serviceAccountName"]
     );
     Ok(())

@@ -47,7 +47,7 @@ impl Clusterctl {
         std::fs::create_dir_all(home).map_err(Error::io("create", home))?;
         Ok(Self {
             binary: binaries.join("clusterctl"),
-            config: repository(binaries)?,
+            config: with_capz(&repository(binaries)?, home)?,
             home: home.to_owned(),
             kubeconfig: kubeconfig.to_owned(),
         })
@@ -81,8 +81,16 @@ impl Clusterctl {
     /// # Errors
     /// When it cannot start or fails, with what it wrote.
     pub async fn run(&self, args: &[&str]) -> Result<Output> {
+        self.run_with_env(args, &[]).await
+    }
+
+    /// Runs clusterctl with `args` and the variables `env` (the values templates take).
+    ///
+    /// # Errors
+    /// When it cannot start or fails, with what it wrote.
+    pub async fn run_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Result<Output> {
         let mut command = self.command();
-        command.args(args);
+        command.args(args).envs(env.iter().copied());
         let shown = format!("clusterctl {}", args.join(" "));
         let output = tokio::task::spawn_blocking(move || command.output())
             .await
@@ -155,6 +163,51 @@ pub fn cert_manager_crds() -> Result<PathBuf> {
     Ok(crds::module_source(CERT_MANAGER_MODULE, Some(version))?.join("deploy/crds"))
 }
 
+/// capz-rs's provider name for clusterctl (`--infrastructure azure`), as CAPZ's.
+pub const PROVIDER: &str = "azure";
+
+/// The version capz-rs's provider has in the local repository.
+#[must_use]
+pub fn provider_version() -> String {
+    format!("v{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// A `clusterctl.yaml` under `home` naming Cluster API's providers (from `capi_config`) and
+/// capz-rs as the `azure` infrastructure provider, rendered from this clone's `deploy/` into
+/// `home/repository` as a release would publish it: `infrastructure-components.yaml` (the `all`
+/// overlay), `metadata.yaml` and the flavors' `cluster-template*.yaml`. It is rendered again for
+/// every clusterctl, so it always matches the clone.
+fn with_capz(capi_config: &Path, home: &Path) -> Result<PathBuf> {
+    let deploy = crds::repository().join("deploy");
+    let release = home
+        .join("repository")
+        .join(format!("infrastructure-{PROVIDER}"))
+        .join(provider_version());
+    std::fs::create_dir_all(&release).map_err(Error::io("create", &release))?;
+    let kubectl = KubeBinaries::locate()?.binary("kubectl");
+    let components = kustomize(&kubectl, &deploy.join("all"))?;
+    let file = release.join("infrastructure-components.yaml");
+    std::fs::write(&file, components).map_err(Error::io("write", &file))?;
+    let mut copies = vec![deploy.join("metadata.yaml")];
+    let templates = deploy.join("templates");
+    for entry in std::fs::read_dir(&templates).map_err(Error::io("read", &templates))? {
+        copies.push(entry.map_err(Error::io("read", &templates))?.path());
+    }
+    for source in copies {
+        let target = release.join(source.file_name().unwrap_or_default());
+        std::fs::copy(&source, &target).map_err(Error::io("copy", &source))?;
+    }
+    let mut config = std::fs::read_to_string(capi_config).map_err(Error::io("read", capi_config))?;
+    let _ = write!(
+        config,
+        "  - name: {PROVIDER}\n    type: InfrastructureProvider\n    url: {}\n",
+        file.display()
+    );
+    let path = home.join("clusterctl.yaml");
+    std::fs::write(&path, config).map_err(Error::io("write", &path))?;
+    Ok(path)
+}
+
 /// The local repository of the pinned release's providers, rendered into the cache on first use;
 /// returns its `clusterctl.yaml`.
 fn repository(binaries: &Path) -> Result<PathBuf> {
@@ -205,25 +258,34 @@ fn repository(binaries: &Path) -> Result<PathBuf> {
     }
 }
 
-/// A provider's components as its release publishes them: the kustomize base rendered, with the
-/// release's image and pull policy.
-fn render(kubectl: &Path, base: &Path, manager: &Manager) -> Result<String> {
+/// What `kubectl kustomize dir` renders.
+fn kustomize(kubectl: &Path, dir: &Path) -> Result<String> {
     let output = Command::new(kubectl)
         .arg("kustomize")
-        .arg(base)
+        .arg(dir)
         .output()
         .map_err(Error::io("start", kubectl))?;
     if !output.status.success() {
         return Err(Error::Command {
-            command: format!("kubectl kustomize {}", base.display()),
+            command: format!("kubectl kustomize {}", dir.display()),
             problem: String::from_utf8_lossy(&output.stderr).into_owned(),
         });
     }
+    String::from_utf8(output.stdout).map_err(|err| Error::Command {
+        command: format!("kubectl kustomize {}", dir.display()),
+        problem: format!("wrote no UTF-8: {err}"),
+    })
+}
+
+/// A provider's components as its release publishes them: the kustomize base rendered, with the
+/// release's image and pull policy.
+fn render(kubectl: &Path, base: &Path, manager: &Manager) -> Result<String> {
+    let rendered = kustomize(kubectl, base)?;
     let suffix = format!("/{}:main", manager.image);
     let image = format!("registry.k8s.io/cluster-api/{}:{}", manager.image, version());
     let mut components = String::new();
     let mut images = 0;
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
+    for line in rendered.lines() {
         let indent = &line[..line.len() - line.trim_start().len()];
         let field = line.trim_start();
         components.push_str(indent);

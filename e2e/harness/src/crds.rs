@@ -92,6 +92,8 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<CustomResourceDefinition>> {
                 .map_err(Error::io("read", path))?
                 .filter_map(|entry| entry.ok().map(|entry| entry.path()))
                 .filter(|file| file.extension().is_some_and(|ext| ext == "yaml"))
+                // A directory of CRDs may also hold the kustomization that lists them.
+                .filter(|file| !file.ends_with("kustomization.yaml"))
                 .collect();
             files.sort();
             files

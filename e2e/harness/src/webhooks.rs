@@ -5,7 +5,7 @@
 //! CA as `caBundle`.
 //!
 //! In a cluster the server runs as a Pod behind a Service, its certificate from cert-manager
-//! (`deploy/webhooks`). Running it in-process instead of as the built binary costs no process
+//! (`deploy/webhooks`, see docs/webhooks.md). Running it in-process instead of as the built binary costs no process
 //! start and lets a test read what it answered.
 //!
 //! The configurations can be limited to one namespace, so that tests each with a server of their

@@ -131,6 +131,9 @@ async fn cluster_api_installed_by_clusterctl_reconciles_v1beta1_manifests() {
         clusterctl_reads_the_cluster(&clusterctl, &namespace)
             .await
             .unwrap();
+        the_default_flavor_is_generated_and_applied(&client, &clusterctl, &namespace)
+            .await
+            .unwrap();
         namespace
     })
     .await
@@ -149,6 +152,72 @@ async fn cluster_api_installed_by_clusterctl_reconciles_v1beta1_manifests() {
 }
 
 type Outcome = Result<(), Box<dyn std::error::Error>>;
+
+/// capz-rs's default flavor, from the provider repository clusterctl reads, with the variables
+/// the book tells users to set: every object it holds is accepted by the API server (our CRDs'
+/// schemas, Cluster API's webhooks).
+async fn the_default_flavor_is_generated_and_applied(
+    client: &kube::Client,
+    clusterctl: &Clusterctl,
+    namespace: &str,
+) -> Outcome {
+    let provider = format!(
+        "{}:{}",
+        capz_harness::clusterctl::PROVIDER,
+        capz_harness::clusterctl::provider_version()
+    );
+    let variables = [
+        ("AZURE_LOCATION", "westeurope"),
+        ("AZURE_SUBSCRIPTION_ID", "00000000-0000-0000-0000-000000000001"),
+        ("AZURE_TENANT_ID", "00000000-0000-0000-0000-0000000000aa"),
+        ("AZURE_CLIENT_ID", "00000000-0000-0000-0000-0000000000bb"),
+        ("AZURE_CONTROL_PLANE_MACHINE_TYPE", "Standard_D2s_v3"),
+        ("AZURE_NODE_MACHINE_TYPE", "Standard_D2s_v3"),
+        ("CLUSTER_IDENTITY_NAME", "cluster-identity"),
+        ("AZURE_CLUSTER_IDENTITY_SECRET_NAME", "cluster-identity-secret"),
+        ("AZURE_CLUSTER_IDENTITY_SECRET_NAMESPACE", namespace),
+    ];
+    let generated = clusterctl
+        .run_with_env(
+            &[
+                "generate",
+                "cluster",
+                "flavored",
+                "--infrastructure",
+                &provider,
+                "--kubernetes-version",
+                "v1.33.0",
+                "--target-namespace",
+                namespace,
+            ],
+            &variables,
+        )
+        .await?
+        .stdout;
+    assert!(
+        generated.contains("name: flavored-control-plane-azure-json"),
+        "{generated}"
+    );
+    let applied = capz_harness::apply_yaml(client, namespace, &generated).await?;
+    let kinds: Vec<&str> = applied
+        .iter()
+        .filter_map(|object| object.types.as_ref().map(|types| types.kind.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "Cluster",
+            "AzureCluster",
+            "KubeadmControlPlane",
+            "AzureMachineTemplate",
+            "MachineDeployment",
+            "AzureMachineTemplate",
+            "KubeadmConfigTemplate",
+            "AzureClusterIdentity"
+        ]
+    );
+    Ok(())
+}
 
 async fn the_inventory_lists_the_providers(client: &kube::Client, clusterctl: &Clusterctl) -> Outcome {
     let providers =

@@ -60,6 +60,25 @@ pub fn to_yaml(crd: &CustomResourceDefinition) -> Result<String, RenderError> {
     Ok(serde_saphyr::to_string(&value)?)
 }
 
+/// The name of the kustomization that lists the CRD files, so that `deploy/` overlays can include
+/// the directory.
+pub const KUSTOMIZATION: &str = "kustomization.yaml";
+
+/// The kustomization listing `files`.
+#[must_use]
+pub fn kustomization(files: &[CrdFile]) -> String {
+    let mut text = String::from(
+        "# Generated with the CRDs by `just crds`; do not edit.\n\
+         apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n",
+    );
+    for file in files {
+        text.push_str("- ");
+        text.push_str(&file.file_name);
+        text.push('\n');
+    }
+    text
+}
+
 /// Why a CRD could not be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {

@@ -26,5 +26,8 @@ fn write_all(dir: &std::path::Path) -> Result<usize, String> {
             .map_err(|err| format!("cannot render {}: {err}", file.file_name))?;
         std::fs::write(&path, yaml).map_err(|err| format!("cannot write {}: {err}", path.display()))?;
     }
+    let path = dir.join(capz_api::crd::KUSTOMIZATION);
+    std::fs::write(&path, capz_api::crd::kustomization(&files))
+        .map_err(|err| format!("cannot write {}: {err}", path.display()))?;
     Ok(files.len())
 }
