@@ -12,4 +12,5 @@
 
 #![deny(missing_docs)]
 
+pub mod load_balancer;
 pub mod public_ip;

@@ -22,6 +22,7 @@ pub struct PublicIp {
     dns_label: Option<String>,
     ipv6: bool,
     zones: Option<Vec<String>>,
+    brought: bool,
 }
 
 impl PublicIp {
@@ -44,6 +45,7 @@ impl PublicIp {
             dns_label: dns_label.map(str::to_owned),
             ipv6: false,
             zones: None,
+            brought: false,
         })
     }
 
@@ -59,6 +61,14 @@ impl PublicIp {
     #[must_use]
     pub fn zones(mut self, zones: Vec<String>) -> Self {
         self.zones = (!zones.is_empty()).then_some(zones);
+        self
+    }
+
+    /// The same address as one the user brought: it is read and used as it is, never written or
+    /// deleted (a user-named API server IP that exists without our tag, as CAPZ treats it).
+    #[must_use]
+    pub fn brought(mut self) -> Self {
+        self.brought = true;
         self
     }
 
@@ -81,8 +91,12 @@ impl AzureResource for PublicIp {
     }
 
     fn ownership(&self) -> Ownership {
-        Ownership::Tagged {
-            cluster: self.cluster.clone(),
+        if self.brought {
+            Ownership::Shared
+        } else {
+            Ownership::Tagged {
+                cluster: self.cluster.clone(),
+            }
         }
     }
 

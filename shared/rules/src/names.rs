@@ -129,6 +129,39 @@ pub fn backend_pool(lb: &str) -> String {
     format!("{lb}-backendPool")
 }
 
+/// The internal load balancer beside the public API server load balancer `lb` (feature gate
+/// `APIServerILB`): machines of the cluster reach the API server through it without leaving the
+/// virtual network.
+#[must_use]
+pub fn internal_api_server_load_balancer(lb: &str) -> String {
+    format!("{lb}-internal")
+}
+
+/// The backend pool of the internal load balancer beside the public API server pool `pool`.
+#[must_use]
+pub fn internal_backend_pool(pool: &str) -> String {
+    format!("{pool}-internal")
+}
+
+/// The DNS label CAPZ gives the API server's public IP `ip` when the spec names no DNS name:
+/// `<cluster>-<hash>`, the hash (32-bit FNV-1a, in hex) of `<subscription>/<group>/<ip>`, so that
+/// it is stable for the cluster and unique across subscriptions and groups. The IP's DNS name is
+/// then `<label>.<region>.cloudapp.azure.com` (or the sovereign cloud's suffix).
+#[must_use]
+pub fn api_server_dns_label(cluster: &str, subscription: &str, group: &str, ip: &str) -> String {
+    let hash = fnv1a32(format!("{subscription}/{group}/{ip}").as_bytes());
+    format!("{cluster}-{hash:x}").to_lowercase()
+}
+
+/// 32-bit FNV-1a, the hash Go's `hash/fnv` gives CAPZ.
+fn fnv1a32(bytes: &[u8]) -> u32 {
+    const OFFSET: u32 = 0x811c_9dc5;
+    const PRIME: u32 = 0x0100_0193;
+    bytes
+        .iter()
+        .fold(OFFSET, |hash, byte| (hash ^ u32::from(*byte)).wrapping_mul(PRIME))
+}
+
 /// The backend pool of an outbound load balancer `lb`.
 #[must_use]
 pub fn outbound_backend_pool(lb: &str) -> String {
@@ -151,4 +184,24 @@ pub fn bastion_ip(c: &str) -> String {
 #[must_use]
 pub fn indexed(base: &str, n: usize) -> String {
     format!("{base}-{n}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dns_label_hash_is_fnv1a_as_capz_computes_it() {
+        // Reference values of 32-bit FNV-1a.
+        assert_eq!(fnv1a32(b""), 0x811c_9dc5);
+        assert_eq!(fnv1a32(b"a"), 0xe40c_292c);
+        assert_eq!(fnv1a32(b"foobar"), 0xbf9c_f968);
+        let label = api_server_dns_label("My-Cluster", "sub", "rg", "pip-my-cluster-apiserver");
+        let hash = fnv1a32(b"sub/rg/pip-my-cluster-apiserver");
+        assert_eq!(label, format!("my-cluster-{hash:x}"));
+        assert_ne!(
+            label,
+            api_server_dns_label("My-Cluster", "sub", "other-rg", "pip-my-cluster-apiserver")
+        );
+    }
 }

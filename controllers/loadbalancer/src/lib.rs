@@ -1,0 +1,196 @@
+//! The loadbalancer controller of capz-rs.
+//!
+//! For each AzureCluster (not externally managed, not paused, once its Cluster exists) it keeps
+//! the load balancers the spec asks for — the API server's, public or internal (and with
+//! `--feature-gates=APIServerILB=true` an internal one beside a public one), the node outbound and
+//! the control-plane outbound ones — and the public IPs of their frontends, reports them as
+//! `PublicIPsReady` and `LoadBalancersReady`, and sets `spec.controlPlaneEndpoint` once while it
+//! is empty.
+//!
+//! ```text
+//!   AzureCluster ── ResourceGroupReady (and SubnetsReady for a private frontend) ──▶ wait
+//!     │ public IPs, in spec order                 PublicIPsReady
+//!     │ load balancers, once their IPs exist      LoadBalancersReady
+//!     ▼ spec.controlPlaneEndpoint (while empty)   the API server IP's DNS name, or the private address
+//! ```
+//!
+//! Deletion removes the load balancers, then their public IPs, each only when it carries the
+//! cluster's `owned` tag, and then the finalizer.
+
+mod pipeline;
+
+use std::sync::Arc;
+
+use capz_kit::api::AzureCluster;
+use capz_kit::api::capi::Cluster;
+use capz_kit::api::common::conditions::ConditionType;
+use capz_kit::apply::FieldManager;
+use capz_kit::cluster::{is_externally_managed, is_paused, owner_cluster};
+use capz_kit::conditions::Reason;
+use capz_kit::finalizer::{FinalizerError, finalized};
+use capz_kit::identity::{Identities, IdentityError, IdentitySettings};
+use capz_kit::kube::runtime::controller::Action;
+use capz_kit::kube::runtime::finalizer::Event;
+use capz_kit::kube::runtime::reflector::ObjectRef;
+use capz_kit::kube::{Api, Client, ResourceExt as _};
+use capz_kit::policy::{Backoff, Category, Classify};
+use capz_kit::report::Reporter;
+use capz_kit::resource::ResourceError;
+use capz_kit::runner::{self, BoxError};
+use capz_resources::load_balancer::PlanError;
+use capz_rules::Features;
+use futures_util::StreamExt as _;
+
+/// The controller's name: `capz-loadbalancer` names its binary, field manager and lease.
+pub const NAME: &str = "loadbalancer";
+/// The field manager of everything it writes.
+pub const FIELD_MANAGER: FieldManager = FieldManager::new("capz-loadbalancer");
+/// Its finalizer on AzureClusters.
+pub const FINALIZER: &str = "loadbalancer.infrastructure.cluster.x-k8s.io";
+/// The condition types it owns.
+pub const OWNED: &[ConditionType] = &[
+    ConditionType::PUBLIC_IPS_READY,
+    ConditionType::LOAD_BALANCERS_READY,
+];
+
+/// Why a reconcile failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The API server failed a read or write.
+    #[error("Kubernetes API: {0}")]
+    Kube(#[from] capz_kit::kube::Error),
+    /// The finalizer could not be changed.
+    #[error(transparent)]
+    Finalizer(#[from] FinalizerError),
+    /// The cluster's Azure credentials cannot be had.
+    #[error(transparent)]
+    Identity(#[from] IdentityError),
+    /// The spec asks for something Azure would refuse.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// An Azure resource could not be brought to what the spec asks.
+    #[error(transparent)]
+    Resource(Box<ResourceError>),
+    /// Not a failure: deletes are still running. The finalizer stays until they end, and only
+    /// an error keeps kube-runtime from removing it, so cleanup reports this one.
+    #[error("deleting the load balancers and their public IPs")]
+    StillDeleting {
+        /// When to look again.
+        retry_after: std::time::Duration,
+    },
+}
+
+impl From<ResourceError> for Error {
+    fn from(error: ResourceError) -> Self {
+        Self::Resource(Box::new(error))
+    }
+}
+
+impl Classify for Error {
+    fn category(&self) -> Category {
+        match self {
+            Self::Kube(_) => Category::Transient,
+            Self::Finalizer(error) => error.category(),
+            Self::Identity(error) => error.category(),
+            Self::Plan(error) => error.category(),
+            Self::Resource(error) => error.category(),
+            // A wait for a known time that counts as no failure, as throttling does.
+            Self::StillDeleting { .. } => Category::Throttled,
+        }
+    }
+
+    fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            Self::Resource(error) => error.retry_after(),
+            Self::StillDeleting { retry_after } => Some(*retry_after),
+            _ => None,
+        }
+    }
+
+    fn reason(&self) -> Reason {
+        match self {
+            Self::Kube(_) => Reason::new("KubernetesApiError"),
+            Self::Finalizer(error) => error.reason(),
+            Self::Identity(error) => Classify::reason(error),
+            Self::Plan(error) => error.reason(),
+            Self::Resource(error) => error.reason(),
+            Self::StillDeleting { .. } => Reason::DELETING,
+        }
+    }
+}
+
+/// What every reconcile shares.
+struct State {
+    client: Client,
+    identities: Identities,
+    features: Features,
+    /// `AZURE_SUBSCRIPTION_ID`, for clusters that name no subscription.
+    subscription: Option<String>,
+    reporter: Reporter,
+    backoff: Backoff<ObjectRef<AzureCluster>>,
+}
+
+/// Runs the controller until the runner's shutdown signal.
+///
+/// # Errors
+/// When the identity settings (a custom cloud) cannot be resolved.
+pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(), BoxError> {
+    let subscription = settings.environment.subscription_id.clone();
+    let state = Arc::new(State {
+        client: ctx.client(),
+        identities: Identities::new(ctx.client(), settings).await?,
+        features: ctx.args().feature_gates,
+        subscription,
+        reporter: Reporter::new(ctx.client(), FIELD_MANAGER.as_str()),
+        backoff: Backoff::default(),
+    });
+    ctx.controller(ctx.api::<AzureCluster>())
+        // Pause and the API server port live on the Cluster.
+        .watches(ctx.api::<Cluster>(), ctx.watcher_config(), |cluster: Cluster| {
+            let namespace = cluster.namespace()?;
+            cluster
+                .spec
+                .infrastructure_ref
+                .filter(|reference| reference.is("infrastructure.cluster.x-k8s.io", "AzureCluster"))
+                .map(|reference| ObjectRef::new(&reference.name).within(&namespace))
+        })
+        .run(reconcile, error_policy, state)
+        .for_each(|_| async {})
+        .await;
+    Ok(())
+}
+
+async fn reconcile(object: Arc<AzureCluster>, state: Arc<State>) -> Result<Action, Error> {
+    let result = reconcile_cluster(object.clone(), &state).await;
+    match &result {
+        Ok(_) => state.backoff.on_success(&ObjectRef::from(&*object)),
+        Err(Error::StillDeleting { .. }) => {}
+        Err(error) => state.reporter.failed(&*object, "Reconcile", error).await,
+    }
+    result
+}
+
+#[expect(clippy::needless_pass_by_value, reason = "the signature kube-runtime calls")]
+fn error_policy(object: Arc<AzureCluster>, error: &Error, state: Arc<State>) -> Action {
+    state.backoff.on_error(ObjectRef::from(&*object), error)
+}
+
+async fn reconcile_cluster(object: Arc<AzureCluster>, state: &State) -> Result<Action, Error> {
+    // Its owner writes an externally managed cluster's status; nothing here is ours to do.
+    if is_externally_managed(&*object) {
+        return Ok(Action::await_change());
+    }
+    let cluster = owner_cluster(&state.client, &*object).await?;
+    let deleting = object.metadata.deletion_timestamp.is_some();
+    // Before Cluster API links the Cluster there is no API server port and no pause to honour;
+    // the Cluster watch brings the object back. A cluster being deleted is cleaned up anyway.
+    if (cluster.is_none() && !deleting) || is_paused(cluster.as_ref(), &*object) {
+        return Ok(Action::await_change());
+    }
+    let api = Api::<AzureCluster>::namespaced(state.client.clone(), &object.namespace().unwrap_or_default());
+    finalized(&api, FINALIZER, object, async |event| match event {
+        Event::Apply(object) => pipeline::apply(state, &api, cluster.as_ref(), &object).await,
+        Event::Cleanup(object) => pipeline::cleanup(state, &api, cluster.as_ref(), &object).await,
+    })
+    .await
+}

@@ -1,0 +1,580 @@
+//! The loadbalancer controller in-process against a real API server and the ARM emulator: it
+//! waits for the network controller's conditions (applied here by the test under a field manager
+//! of its own), builds the load balancers and public IPs CAPZ builds, sets the control plane
+//! endpoint, writes nothing on a resync, leaves foreign resources alone and cleans up on delete.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use arm_emulator::config::{
+    DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT, SeedResource,
+};
+use arm_emulator::{Config, Running};
+use capz_kit::api::AzureCluster;
+use capz_kit::api::common::conditions::{ConditionStatus, ConditionType};
+use capz_kit::apply::{FieldManager, apply_status};
+use capz_kit::azure::models::network::LoadBalancer;
+use capz_kit::azure::models::{ArmModel as _, network::PublicIpAddress};
+use capz_kit::azure::{ApiVersion, ArmClient, Cloud, Credential, CustomCloud, HttpClient, ResourceId};
+use capz_kit::cli::Args;
+use capz_kit::conditions::{Observation, observe};
+use capz_kit::identity::IdentitySettings;
+use capz_kit::k8s_openapi::jiff::Timestamp;
+use capz_kit::kube::api::{Api, DeleteParams};
+use capz_kit::kube::{Client, ResourceExt as _};
+use capz_kit::runner::{self, Shutdown};
+use clap::Parser as _;
+use serde_json::{Value, json};
+
+type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// The network controller, as the test plays it.
+const NETWORK: FieldManager = FieldManager::new("capz-test-network");
+const WAIT: Duration = Duration::from_mins(1);
+
+fn group_id(group: &str) -> String {
+    format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/{group}")
+}
+
+fn network_id(group: &str, kind: &str, name: &str) -> String {
+    format!("{}/providers/Microsoft.Network/{kind}/{name}", group_id(group))
+}
+
+/// The emulator with the cluster's group and virtual network already there, as the network
+/// controller leaves them, plus `extra` seeded resources.
+struct Azure {
+    running: Running,
+    ca_file: PathBuf,
+    client: ArmClient,
+}
+
+impl Azure {
+    async fn start(cluster: &str, extra: Vec<SeedResource>) -> TestResult<Self> {
+        let mut resources = vec![
+            SeedResource {
+                id: group_id(cluster),
+                body: json!({"location": "westeurope"}),
+            },
+            SeedResource {
+                id: network_id(cluster, "virtualNetworks", &format!("{cluster}-vnet")),
+                body: json!({"location": "westeurope", "properties": {
+                    "addressSpace": {"addressPrefixes": ["10.0.0.0/8"]},
+                    "subnets": [
+                        {"name": format!("{cluster}-controlplane-subnet"), "properties": {"addressPrefix": "10.0.0.0/16"}},
+                        {"name": format!("{cluster}-node-subnet"), "properties": {"addressPrefix": "10.1.0.0/16"}}
+                    ]
+                }}),
+            },
+        ];
+        resources.extend(extra);
+        let config = Config {
+            resources,
+            ..Config::default()
+        };
+        let tls = arm_emulator::tls::Tls::generate(&[])?;
+        let running = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config, &tls).await?;
+        let ca_file = std::env::temp_dir().join(format!("capz-loadbalancer-test-{cluster}-ca.pem"));
+        std::fs::write(&ca_file, &tls.ca_pem)?;
+        let base = azure_core::http::Url::parse(&running.base_url())?;
+        let cloud = Cloud::Custom(Box::new(CustomCloud::new(
+            base.clone(),
+            base,
+            "https://management.azure.com/".to_owned(),
+            Some(tls.ca_pem.into_bytes()),
+        )?));
+        let http = HttpClient::for_cloud(&cloud, Duration::from_secs(10))?;
+        let credential = Credential::client_secret(
+            &cloud,
+            &http,
+            DEFAULT_TENANT,
+            DEFAULT_CLIENT_ID,
+            DEFAULT_CLIENT_SECRET,
+        )?;
+        let client = ArmClient::new(&cloud, credential, &http, "test");
+        Ok(Self {
+            running,
+            ca_file,
+            client,
+        })
+    }
+
+    /// The controller's settings: the emulator as a custom cloud, the default principal as the
+    /// controller's own credentials (the clusters name no identity).
+    fn settings(&self) -> TestResult<IdentitySettings> {
+        let base = self.running.base_url();
+        let ca = self.ca_file.to_string_lossy().into_owned();
+        Ok(IdentitySettings::from_lookup(|name| {
+            match name {
+                "AZURE_TENANT_ID" => Some(DEFAULT_TENANT),
+                "AZURE_CLIENT_ID" => Some(DEFAULT_CLIENT_ID),
+                "AZURE_CLIENT_SECRET" => Some(DEFAULT_CLIENT_SECRET),
+                capz_kit::identity::CUSTOM_CLOUD_RESOURCE_MANAGER_VAR
+                | capz_kit::identity::CUSTOM_CLOUD_AUTHORITY_HOST_VAR => Some(base.as_str()),
+                capz_kit::identity::CUSTOM_CLOUD_CA_FILE_VAR => Some(ca.as_str()),
+                _ => None,
+            }
+            .map(str::to_owned)
+        })?)
+    }
+
+    /// Requests that reached ARM (sign-ins left out), as `METHOD path`.
+    fn arm_calls(&self) -> Vec<String> {
+        self.running
+            .emulator
+            .requests()
+            .into_iter()
+            .filter(|request| request.path.starts_with("/subscriptions/"))
+            .map(|request| format!("{} {}", request.method, request.path))
+            .collect()
+    }
+
+    fn writes(&self) -> Vec<String> {
+        self.arm_calls()
+            .into_iter()
+            .filter(|call| !call.starts_with("GET "))
+            .collect()
+    }
+
+    async fn get<T: serde::de::DeserializeOwned>(
+        &self,
+        id: &str,
+        api_version: &ApiVersion,
+    ) -> TestResult<Option<T>> {
+        let id: ResourceId = id.parse()?;
+        match self.client.get::<T>(&id, api_version).await {
+            Ok(found) => Ok(Some(found)),
+            Err(error) if error.category() == capz_kit::azure::Category::NotFound => Ok(None),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    async fn load_balancer(&self, group: &str, name: &str) -> TestResult<Option<Value>> {
+        self.get(
+            &network_id(group, "loadBalancers", name),
+            &LoadBalancer::API_VERSION,
+        )
+        .await
+    }
+
+    async fn public_ip(&self, group: &str, name: &str) -> TestResult<Option<Value>> {
+        self.get(
+            &network_id(group, "publicIPAddresses", name),
+            &PublicIpAddress::API_VERSION,
+        )
+        .await
+    }
+}
+
+/// The controller running in-process, watching `namespace`.
+struct Controller {
+    shutdown: Shutdown,
+    run: tokio::task::JoinHandle<Result<(), runner::RunError>>,
+}
+
+impl Controller {
+    fn start(
+        plane: &capz_harness::Plane,
+        namespace: &str,
+        settings: IdentitySettings,
+        gates: &str,
+    ) -> TestResult<Self> {
+        let args = Args::try_parse_from([
+            "capz-loadbalancer".to_owned(),
+            format!("--kubeconfig={}", plane.kubeconfig().display()),
+            format!("--namespace={namespace}"),
+            "--health-probe-bind-address=0".to_owned(),
+            "--metrics-bind-address=0".to_owned(),
+            "--sync-period=1s".to_owned(),
+            format!("--feature-gates={gates}"),
+        ])?;
+        let shutdown = Shutdown::new();
+        let run = tokio::spawn(runner::run(
+            capz_loadbalancer::NAME,
+            args,
+            shutdown.clone(),
+            move |ctx| async move { capz_loadbalancer::run(ctx, settings).await },
+        ));
+        Ok(Self { shutdown, run })
+    }
+
+    async fn stop(self) -> TestResult {
+        self.shutdown.trigger();
+        self.run.await??;
+        Ok(())
+    }
+}
+
+/// A Cluster and its AzureCluster named `name`, with `network` as `spec.networkSpec`.
+async fn create_cluster(client: &Client, namespace: &str, name: &str, network: &Value) -> TestResult {
+    let manifest = json!([
+        {
+            "apiVersion": "cluster.x-k8s.io/v1beta2",
+            "kind": "Cluster",
+            "metadata": {"name": name},
+            "spec": {"infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "AzureCluster", "name": name}},
+        },
+        {
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureCluster",
+            "metadata": {"name": name, "labels": {"cluster.x-k8s.io/cluster-name": name}},
+            "spec": {"location": "westeurope", "subscriptionID": DEFAULT_SUBSCRIPTION, "networkSpec": network},
+        },
+    ]);
+    let yaml = manifest
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(serde_json::to_string)
+        .collect::<Result<Vec<_>, _>>()?
+        .join("\n---\n");
+    capz_harness::apply_yaml(client, namespace, &yaml).await?;
+    Ok(())
+}
+
+/// Reports `types` True as the network controller would.
+async fn network_reports(api: &Api<AzureCluster>, name: &str, types: &[ConditionType]) -> TestResult {
+    #[derive(Debug, serde::Serialize)]
+    struct Status {
+        conditions: Vec<capz_kit::api::common::conditions::Condition>,
+    }
+    let object = api.get(name).await?;
+    let current = object.status.as_ref().map(|status| &status.conditions);
+    let conditions = observe(
+        current,
+        types.iter().cloned().map(Observation::holds),
+        Timestamp::now(),
+    );
+    apply_status(api, &NETWORK, &object, &Status { conditions }).await?;
+    Ok(())
+}
+
+fn condition(object: &AzureCluster, type_: &ConditionType) -> Option<(ConditionStatus, Option<String>)> {
+    object
+        .status
+        .as_ref()?
+        .conditions
+        .get(type_)
+        .map(|condition| (condition.status, condition.reason.clone()))
+}
+
+fn is_true(object: &AzureCluster, type_: &ConditionType) -> bool {
+    condition(object, type_).is_some_and(|(status, _)| status == ConditionStatus::True)
+}
+
+fn reason_is(type_: ConditionType, reason: &'static str) -> impl Fn(&AzureCluster) -> bool {
+    move |object| condition(object, &type_).is_some_and(|(_, found)| found.as_deref() == Some(reason))
+}
+
+async fn in_namespace(
+    test: impl AsyncFnOnce(&capz_harness::Plane, Client, String) -> TestResult,
+) -> TestResult {
+    let plane = capz_harness::shared();
+    let _side_by_side = plane.namespaced().await;
+    let client = plane.client().await?;
+    let inner = client.clone();
+    capz_harness::with_temp_namespace(&client, async move |namespace| {
+        test(plane, inner, namespace).await
+    })
+    .await?
+}
+
+async fn delete_and_wait(api: &Api<AzureCluster>, name: &str) -> TestResult {
+    api.delete(name, &DeleteParams::default()).await?;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while api.get_opt(name).await?.is_some() {
+        if tokio::time::Instant::now() > deadline {
+            return Err(format!(
+                "{name} kept its finalizer: {:?}",
+                api.get(name).await?.finalizers()
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_public_cluster_gets_capz_api_server_load_balancer_and_endpoint_then_loses_them() -> TestResult {
+    in_namespace(async |plane, client, namespace| {
+        let name = "pub1";
+        let azure = Azure::start(name, Vec::new()).await?;
+        let controller = Controller::start(plane, &namespace, azure.settings()?, "")?;
+        let api = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
+        create_cluster(&client, &namespace, name, &json!({})).await?;
+
+        // Before the resource group is ready: a condition saying so, and not one ARM call.
+        let waiting = reason_is(ConditionType::LOAD_BALANCERS_READY, "WaitingForDependency");
+        capz_harness::wait_for(&api, name, "LoadBalancersReady waiting", WAIT, waiting).await?;
+        assert_eq!(azure.arm_calls(), Vec::<String>::new());
+
+        network_reports(&api, name, &[ConditionType::RESOURCE_GROUP_READY]).await?;
+        let ready = |object: &AzureCluster| {
+            is_true(object, &ConditionType::LOAD_BALANCERS_READY)
+                && is_true(object, &ConditionType::PUBLIC_IPS_READY)
+                && object
+                    .spec
+                    .control_plane_endpoint
+                    .as_ref()
+                    .is_some_and(|endpoint| endpoint.host.is_some())
+        };
+        let object =
+            capz_harness::wait_for(&api, name, "load balancers, IPs and endpoint", WAIT, ready).await?;
+
+        let ip = azure
+            .public_ip(name, "pip-pub1-apiserver")
+            .await?
+            .ok_or("no API server IP")?;
+        let label =
+            capz_rules::names::api_server_dns_label(name, DEFAULT_SUBSCRIPTION, name, "pip-pub1-apiserver");
+        assert_eq!(ip["properties"]["dnsSettings"]["domainNameLabel"], label.as_str());
+        assert_eq!(
+            ip["tags"]["sigs.k8s.io_cluster-api-provider-azure_cluster_pub1"],
+            "owned"
+        );
+        let fqdn = format!("{label}.westeurope.cloudapp.azure.com");
+        let endpoint = object.spec.control_plane_endpoint.clone().unwrap_or_default();
+        assert_eq!(
+            (endpoint.host.as_deref(), endpoint.port),
+            (Some(fqdn.as_str()), Some(6443))
+        );
+
+        let lb = azure
+            .load_balancer(name, "pub1-public-lb")
+            .await?
+            .ok_or("no API server LB")?;
+        let parts = &lb["properties"];
+        assert_eq!(lb["sku"]["name"], "Standard");
+        assert_eq!(
+            lb["tags"]["sigs.k8s.io_cluster-api-provider-azure_role"],
+            "apiserver"
+        );
+        assert_eq!(
+            parts["frontendIPConfigurations"][0]["name"],
+            "pub1-public-lb-frontEnd"
+        );
+        assert!(
+            parts["frontendIPConfigurations"][0]["properties"]["publicIPAddress"]["id"]
+                .as_str()
+                .is_some_and(|id| id.ends_with("/publicIPAddresses/pip-pub1-apiserver"))
+        );
+        assert_eq!(
+            parts["backendAddressPools"][0]["name"],
+            "pub1-public-lb-backendPool"
+        );
+        assert_eq!(parts["probes"][0]["name"], "HTTPSProbe");
+        assert_eq!(parts["probes"][0]["properties"]["port"], 6443);
+        assert_eq!(parts["loadBalancingRules"][0]["name"], "LBRuleHTTPS");
+        assert_eq!(parts["loadBalancingRules"][0]["properties"]["frontendPort"], 6443);
+        assert_eq!(parts["outboundRules"][0]["name"], "OutboundNATAllProtocols");
+        // A public cluster without IPv6 node subnets gets no node outbound balancer (NAT gateways).
+        assert!(azure.load_balancer(name, name).await?.is_none());
+
+        // Resyncs (every second) read and write nothing.
+        let writes = azure.writes();
+        let calls = azure.arm_calls().len();
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while azure.arm_calls().len() < calls + 6 {
+            assert!(tokio::time::Instant::now() < deadline, "no resync happened");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(azure.writes(), writes, "a resync wrote to Azure");
+        let unchanged = api.get(name).await?;
+        assert_eq!(unchanged.status, object.status, "a resync changed the status");
+
+        delete_and_wait(&api, name).await?;
+        assert!(azure.load_balancer(name, "pub1-public-lb").await?.is_none());
+        assert!(azure.public_ip(name, "pip-pub1-apiserver").await?.is_none());
+        controller.stop().await
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_private_cluster_waits_for_its_subnet_and_points_the_endpoint_at_the_private_address() -> TestResult
+{
+    in_namespace(async |plane, client, namespace| {
+        let name = "priv1";
+        let azure = Azure::start(name, Vec::new()).await?;
+        let controller = Controller::start(plane, &namespace, azure.settings()?, "")?;
+        let api = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
+        create_cluster(
+            &client,
+            &namespace,
+            name,
+            &json!({"apiServerLB": {"type": "Internal"}}),
+        )
+        .await?;
+        network_reports(&api, name, &[ConditionType::RESOURCE_GROUP_READY]).await?;
+
+        let waiting = reason_is(ConditionType::LOAD_BALANCERS_READY, "WaitingForDependency");
+        let object = capz_harness::wait_for(&api, name, "LoadBalancersReady waiting", WAIT, waiting).await?;
+        // No public IP in a private cluster: the condition is not reported at all.
+        assert_eq!(condition(&object, &ConditionType::PUBLIC_IPS_READY), None);
+        assert_eq!(azure.arm_calls(), Vec::<String>::new());
+
+        network_reports(
+            &api,
+            name,
+            &[ConditionType::RESOURCE_GROUP_READY, ConditionType::SUBNETS_READY],
+        )
+        .await?;
+        let ready = |object: &AzureCluster| {
+            is_true(object, &ConditionType::LOAD_BALANCERS_READY)
+                && object.spec.control_plane_endpoint.is_some()
+        };
+        let object = capz_harness::wait_for(&api, name, "the internal load balancer", WAIT, ready).await?;
+        let endpoint = object.spec.control_plane_endpoint.clone().unwrap_or_default();
+        assert_eq!(
+            (endpoint.host.as_deref(), endpoint.port),
+            (Some("10.0.0.100"), Some(6443))
+        );
+        let lb = azure
+            .load_balancer(name, "priv1-internal-lb")
+            .await?
+            .ok_or("no internal LB")?;
+        let frontend = &lb["properties"]["frontendIPConfigurations"][0]["properties"];
+        assert_eq!(frontend["privateIPAddress"], "10.0.0.100");
+        assert!(
+            frontend["subnet"]["id"]
+                .as_str()
+                .is_some_and(|id| id.ends_with("/subnets/priv1-controlplane-subnet"))
+        );
+        assert_eq!(lb["properties"]["outboundRules"], json!([]));
+
+        delete_and_wait(&api, name).await?;
+        assert!(azure.load_balancer(name, "priv1-internal-lb").await?.is_none());
+        controller.stop().await
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_foreign_load_balancer_by_our_name_is_reported_and_left_alone() -> TestResult {
+    in_namespace(async |plane, client, namespace| {
+        let name = "foreign1";
+        let foreign_ip = network_id(name, "publicIPAddresses", "someone-elses-ip");
+        let foreign = vec![
+            SeedResource {
+                id: foreign_ip.clone(),
+                body: json!({"location": "westeurope", "sku": {"name": "Standard"}, "properties": {"publicIPAllocationMethod": "Static"}}),
+            },
+            SeedResource {
+                id: network_id(name, "loadBalancers", "foreign1-public-lb"),
+                body: json!({"location": "westeurope", "sku": {"name": "Standard"}, "tags": {"team": "other"}, "properties": {
+                    "frontendIPConfigurations": [{"name": "theirs", "properties": {"publicIPAddress": {"id": foreign_ip}}}]
+                }}),
+            },
+        ];
+        let azure = Azure::start(name, foreign).await?;
+        let controller = Controller::start(plane, &namespace, azure.settings()?, "")?;
+        let api = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
+        create_cluster(&client, &namespace, name, &json!({})).await?;
+        network_reports(&api, name, &[ConditionType::RESOURCE_GROUP_READY]).await?;
+
+        let not_owned = reason_is(ConditionType::LOAD_BALANCERS_READY, "NotOwned");
+        capz_harness::wait_for(&api, name, "LoadBalancersReady NotOwned", WAIT, not_owned).await?;
+        let lb_writes = |azure: &Azure| {
+            azure
+                .writes()
+                .into_iter()
+                .filter(|call| call.contains("/loadBalancers/"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lb_writes(&azure), Vec::<String>::new());
+
+        delete_and_wait(&api, name).await?;
+        let lb = azure.load_balancer(name, "foreign1-public-lb").await?.ok_or("the foreign LB was deleted")?;
+        assert_eq!(lb["properties"]["frontendIPConfigurations"][0]["name"], "theirs");
+        assert_eq!(lb_writes(&azure), Vec::<String>::new());
+        // Our own IP, created before the balancer was found foreign, is gone.
+        assert!(azure.public_ip(name, "pip-foreign1-apiserver").await?.is_none());
+        assert!(azure.public_ip(name, "someone-elses-ip").await?.is_some());
+        controller.stop().await
+    })
+    .await
+}
+
+#[tokio::test]
+async fn the_ilb_gate_and_an_outbound_balancer_add_their_balancers_and_ips() -> TestResult {
+    in_namespace(async |plane, client, namespace| {
+        let name = "ilb1";
+        let azure = Azure::start(name, Vec::new()).await?;
+        let controller = Controller::start(plane, &namespace, azure.settings()?, "APIServerILB=true")?;
+        let api = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
+        create_cluster(
+            &client,
+            &namespace,
+            name,
+            &json!({"nodeOutboundLB": {"frontendIPsCount": 2}}),
+        )
+        .await?;
+        network_reports(
+            &api,
+            name,
+            &[ConditionType::RESOURCE_GROUP_READY, ConditionType::SUBNETS_READY],
+        )
+        .await?;
+        let ready = |object: &AzureCluster| {
+            is_true(object, &ConditionType::LOAD_BALANCERS_READY)
+                && is_true(object, &ConditionType::PUBLIC_IPS_READY)
+        };
+        capz_harness::wait_for(&api, name, "all load balancers", WAIT, ready).await?;
+
+        let internal = azure
+            .load_balancer(name, "ilb1-public-lb-internal")
+            .await?
+            .ok_or("no internal LB")?;
+        assert_eq!(
+            internal["tags"]["sigs.k8s.io_cluster-api-provider-azure_role"],
+            "apiserver-internal"
+        );
+        let frontend = &internal["properties"]["frontendIPConfigurations"][0];
+        assert_eq!(frontend["name"], "ilb1-public-lb-frontEnd-internal-ip");
+        assert_eq!(frontend["properties"]["privateIPAddress"], "10.0.0.100");
+        let public = azure
+            .load_balancer(name, "ilb1-public-lb")
+            .await?
+            .ok_or("no public LB")?;
+        assert_eq!(
+            public["properties"]["frontendIPConfigurations"]
+                .as_array()
+                .map(Vec::len),
+            Some(1)
+        );
+
+        let outbound = azure
+            .load_balancer(name, name)
+            .await?
+            .ok_or("no node outbound LB")?;
+        assert_eq!(
+            outbound["tags"]["sigs.k8s.io_cluster-api-provider-azure_role"],
+            "nodeOutbound"
+        );
+        assert_eq!(
+            outbound["properties"]["outboundRules"][0]["name"],
+            "OutboundNATAllProtocols"
+        );
+        assert_eq!(
+            outbound["properties"]["backendAddressPools"][0]["name"],
+            "ilb1-outboundBackendPool"
+        );
+        for ip in ["pip-ilb1-node-outbound-1", "pip-ilb1-node-outbound-2"] {
+            assert!(azure.public_ip(name, ip).await?.is_some(), "{ip} missing");
+        }
+
+        delete_and_wait(&api, name).await?;
+        for lb in ["ilb1-public-lb", "ilb1-public-lb-internal", name] {
+            assert!(azure.load_balancer(name, lb).await?.is_none(), "{lb} left behind");
+        }
+        for ip in [
+            "pip-ilb1-apiserver",
+            "pip-ilb1-node-outbound-1",
+            "pip-ilb1-node-outbound-2",
+        ] {
+            assert!(azure.public_ip(name, ip).await?.is_none(), "{ip} left behind");
+        }
+        controller.stop().await
+    })
+    .await
+}
