@@ -31,6 +31,13 @@ impl Reason {
     }
 }
 
+/// A reason read from an object, such as another controller's condition.
+impl From<String> for Reason {
+    fn from(reason: String) -> Self {
+        Self(Cow::Owned(reason))
+    }
+}
+
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

@@ -13,4 +13,33 @@
 #![deny(missing_docs)]
 
 pub mod load_balancer;
+pub mod location;
+pub mod nat_gateway;
 pub mod public_ip;
+pub mod resource_group;
+pub mod route_table;
+pub mod security_group;
+pub mod subnet;
+pub mod virtual_network;
+
+/// The subscription of the units' tests.
+#[cfg(test)]
+const TEST_SUBSCRIPTION: &str = "00000000-0000-0000-0000-000000000001";
+
+/// The scope of an AzureCluster `c1` in `westeurope` whose spec adds `spec` to the location and
+/// subscription.
+#[cfg(test)]
+fn test_scope(spec: &serde_json::Value) -> capz_kit::scope::ClusterScope {
+    let mut full = serde_json::json!({"location": "westeurope", "subscriptionID": TEST_SUBSCRIPTION});
+    if let (Some(full), Some(extra)) = (full.as_object_mut(), spec.as_object()) {
+        full.extend(extra.clone());
+    }
+    let cluster = serde_json::from_value(serde_json::json!({
+        "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+        "kind": "AzureCluster",
+        "metadata": {"name": "c1", "namespace": "default"},
+        "spec": full,
+    }))
+    .unwrap();
+    capz_kit::scope::ClusterScope::new(&cluster, capz_rules::Features::default(), None).unwrap()
+}

@@ -500,9 +500,15 @@ fn collection_path(scope: &ResourceId, resource_type: &str) -> Result<String, Ar
     if let Some(child) = child {
         return Ok(format!("{scope}/{child}"));
     }
+    let at_subscription = !scope.is_provider_resource() && scope.resource_group_name().is_none();
     if resource_type.eq_ignore_ascii_case("Microsoft.Resources/resourceGroups") {
-        if scope.resource_group_name().is_none() {
+        if at_subscription {
             return Ok(format!("{scope}/resourceGroups"));
+        }
+    } else if resource_type.eq_ignore_ascii_case("Microsoft.Resources/subscriptions/locations") {
+        // The regions a subscription may use, with their availability zones.
+        if at_subscription {
+            return Ok(format!("{scope}/locations"));
         }
     } else if resource_type.split('/').count() == 2 && !resource_type.split('/').any(str::is_empty) {
         return Ok(format!("{scope}/providers/{resource_type}"));
@@ -641,6 +647,11 @@ mod tests {
             collection_path(&subscription, "Microsoft.Resources/resourceGroups").unwrap(),
             format!("{subscription}/resourceGroups")
         );
+        assert_eq!(
+            collection_path(&subscription, "Microsoft.Resources/subscriptions/locations").unwrap(),
+            format!("{subscription}/locations")
+        );
+        assert!(collection_path(&id(GROUP), "Microsoft.Resources/subscriptions/locations").is_err());
         assert_eq!(
             collection_path(&vnet, "Microsoft.Authorization/roleAssignments").unwrap(),
             format!("{vnet}/providers/Microsoft.Authorization/roleAssignments")

@@ -1,0 +1,279 @@
+//! The network controller: for every AzureCluster, the resource group, virtual network, security
+//! groups, route tables, NAT gateways (with their public IPs) and subnets, in that order, and the
+//! AzureCluster roll-up (`Ready`, `status.ready`, `status.failureDomains`).
+//!
+//! ```text
+//!   AzureCluster ── externally managed, paused, no Cluster yet ──▶ left alone
+//!     │ finalizer network.infrastructure.cluster.x-k8s.io
+//!     ├─ live:     provision::provision   one read per resource, a write when it differs
+//!     │            rollup::ready          own conditions + peers' + controlPlaneEndpoint
+//!     │            status apply           only when something changed
+//!     └─ deleted:  cleanup::cleanup       after every other capz-rs finalizer is gone: the owned
+//!                                         group in one delete, else our resources in reverse
+//! ```
+
+mod cleanup;
+mod plan;
+mod provision;
+mod rollup;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use capz_kit::api::AzureCluster;
+use capz_kit::api::capi::Cluster;
+use capz_kit::api::common::FailureDomains;
+use capz_kit::api::common::conditions::{Condition, ConditionType, Conditions};
+use capz_kit::api::common::operations::{Future, Futures};
+use capz_kit::apply::{FieldManager, apply_status};
+use capz_kit::cluster::{is_externally_managed, is_paused, owner_cluster};
+use capz_kit::conditions::{Observation, differ, observe};
+use capz_kit::finalizer::{FinalizerError, finalized};
+use capz_kit::identity::{Identities, IdentitySettings};
+use capz_kit::kube::api::Api;
+use capz_kit::kube::runtime::controller::Action;
+use capz_kit::kube::runtime::finalizer::Event;
+use capz_kit::kube::runtime::reflector::ObjectRef;
+use capz_kit::kube::{Client, ResourceExt as _};
+use capz_kit::operations::Operations;
+use capz_kit::policy::{Backoff, Classify};
+use capz_kit::report::Reporter;
+use capz_kit::runner::{self, BoxError};
+use futures_util::StreamExt as _;
+use k8s_openapi::jiff::Timestamp;
+use serde::Serialize;
+
+/// The controller's name: `capz-network` is its binary, field manager and lease.
+pub const NAME: &str = "network";
+/// The finalizer the controller keeps on AzureClusters.
+pub const FINALIZER: &str = "network.infrastructure.cluster.x-k8s.io";
+const MANAGER: FieldManager = FieldManager::new("capz-network");
+
+/// The operation services the controller records; `publicips` only for NAT gateway addresses
+/// (see `Plan::own_operations`).
+const SERVICES: &[&str] = &[
+    "groups",
+    "virtualnetworks",
+    "securitygroups",
+    "routetables",
+    "publicips",
+    "natgateways",
+    "subnets",
+];
+
+/// The condition types the controller writes on AzureClusters.
+const OWNED: &[ConditionType] = &[
+    ConditionType::RESOURCE_GROUP_READY,
+    ConditionType::VNET_READY,
+    ConditionType::SECURITY_GROUPS_READY,
+    ConditionType::ROUTE_TABLES_READY,
+    ConditionType::NAT_GATEWAYS_READY,
+    ConditionType::SUBNETS_READY,
+    ConditionType::VNET_PEERING_READY,
+    ConditionType::PRIVATE_ENDPOINTS_READY,
+    ConditionType::NETWORK_INFRASTRUCTURE_READY,
+    ConditionType::READY,
+];
+
+/// Why a reconcile could not finish; Azure's own failures become conditions instead.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The API server refused a read or the status apply.
+    #[error(transparent)]
+    Kube(#[from] capz_kit::kube::Error),
+    /// The finalizer could not be added or removed.
+    #[error(transparent)]
+    Finalizer(#[from] FinalizerError),
+    /// The cluster's resources are not all deleted yet; the finalizer stays until they are.
+    #[error("deleting the cluster's network is not finished")]
+    Deleting(Action),
+}
+
+/// What every reconcile shares.
+struct Context {
+    client: Client,
+    identities: Identities,
+    settings: IdentitySettings,
+    features: capz_rules::Features,
+    backoff: Backoff<ObjectRef<AzureCluster>>,
+    reporter: Reporter,
+}
+
+/// Runs the controller until the runner's shutdown: AzureClusters, woken too by their Cluster
+/// (pause, API server port).
+///
+/// # Errors
+/// When the identities' custom cloud cannot be set up.
+pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(), BoxError> {
+    let client = ctx.client();
+    let identities = Identities::new(client.clone(), settings.clone()).await?;
+    let context = Arc::new(Context {
+        reporter: Reporter::new(client.clone(), &format!("capz-{NAME}")),
+        client,
+        identities,
+        settings,
+        features: ctx.args().feature_gates,
+        backoff: Backoff::default(),
+    });
+    ctx.controller(ctx.api::<AzureCluster>())
+        .watches(ctx.api::<Cluster>(), ctx.watcher_config(), |cluster| {
+            let namespace = cluster.namespace().unwrap_or_default();
+            cluster
+                .spec
+                .infrastructure_ref
+                .filter(|reference| reference.kind == "AzureCluster")
+                .map(|reference| ObjectRef::new(&reference.name).within(&namespace))
+        })
+        .run(reconcile, error_policy, context)
+        .for_each(|_| async {})
+        .await;
+    Ok(())
+}
+
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "the signature kube-runtime's controller calls"
+)]
+fn error_policy(object: Arc<AzureCluster>, error: &Error, context: Arc<Context>) -> Action {
+    match error {
+        Error::Deleting(action) => action.clone(),
+        Error::Finalizer(failure) => {
+            tracing::warn!(%error, cluster = %object.name_any(), "reconcile failed");
+            context.backoff.on_error(ObjectRef::from(&*object), failure)
+        }
+        Error::Kube(_) => {
+            tracing::warn!(%error, cluster = %object.name_any(), "reconcile failed");
+            Action::requeue(Duration::from_secs(5))
+        }
+    }
+}
+
+async fn reconcile(object: Arc<AzureCluster>, context: Arc<Context>) -> Result<Action, Error> {
+    // Someone else writes an externally managed cluster's status; it gets no finalizer either.
+    if is_externally_managed(&*object) {
+        return Ok(Action::await_change());
+    }
+    let owner = owner_cluster(&context.client, &*object).await?;
+    if is_paused(owner.as_ref(), &*object) {
+        return Ok(Action::await_change());
+    }
+    // Until Cluster API links the cluster there is nothing to build for; a deletion goes on.
+    if owner.is_none() && object.metadata.deletion_timestamp.is_none() {
+        return Ok(Action::await_change());
+    }
+    let namespace = object.namespace().unwrap_or_default();
+    let api = Api::<AzureCluster>::namespaced(context.client.clone(), &namespace);
+    let key = ObjectRef::from(&*object);
+    finalized(&api, FINALIZER, object, async |event| match event {
+        Event::Apply(object) => {
+            let port = owner.as_ref().map_or(6443, Cluster::api_server_port);
+            provision::reconcile(&context, &api, &object, &key, port).await
+        }
+        Event::Cleanup(object) => cleanup::cleanup(&context, &api, &object, &key).await,
+    })
+    .await
+}
+
+/// The status fields the controller owns, applied as a whole each time something changed.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OwnedStatus<'a> {
+    conditions: Vec<Condition>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ready: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failure_domains: Option<&'a FailureDomains>,
+    long_running_operation_states: &'a [Future],
+}
+
+/// What a reconcile concluded, to be applied to the object's status.
+struct Report<'a> {
+    observations: Vec<Observation>,
+    ready: Option<bool>,
+    failure_domains: Option<&'a FailureDomains>,
+    operations: &'a Operations,
+}
+
+fn current_conditions(object: &AzureCluster) -> Option<&Conditions> {
+    object.status.as_ref().map(|status| &status.conditions)
+}
+
+fn current_operations(object: &AzureCluster) -> Option<&Futures> {
+    object
+        .status
+        .as_ref()
+        .map(|status| &status.long_running_operation_states)
+}
+
+/// Applies `report` when it changes the object's status; a steady state writes nothing.
+async fn publish(api: &Api<AzureCluster>, object: &AzureCluster, report: Report<'_>) -> Result<(), Error> {
+    let current = current_conditions(object);
+    let conditions = observe(current, report.observations, Timestamp::now());
+    let status = object.status.as_ref();
+    let unchanged = !differ(current, OWNED, &conditions)
+        && !report.operations.changed()
+        && status.and_then(|status| status.ready) == report.ready
+        && status.and_then(|status| status.failure_domains.as_ref()) == report.failure_domains;
+    if unchanged {
+        return Ok(());
+    }
+    let owned = OwnedStatus {
+        conditions,
+        ready: report.ready,
+        failure_domains: report.failure_domains,
+        long_running_operation_states: report.operations.entries(),
+    };
+    apply_status(api, &MANAGER, object, &owned).await?;
+    Ok(())
+}
+
+/// The action after a reconcile that ended with `outcome`: a failure is reported and backs off,
+/// an operation in flight is polled after Azure's hint.
+async fn next(
+    context: &Context,
+    object: &AzureCluster,
+    key: &ObjectRef<AzureCluster>,
+    outcome: &provision::Outcome,
+) -> Action {
+    match outcome {
+        provision::Outcome::Failed(failure) => {
+            let failure = Failure(failure.as_ref());
+            context.reporter.failed(object, "Reconcile", &failure).await;
+            context.backoff.on_error(key.clone(), &failure)
+        }
+        provision::Outcome::InFlight(retry_after) => {
+            context.backoff.on_success(key);
+            Action::requeue(retry_after.unwrap_or(Duration::from_secs(5)))
+        }
+        provision::Outcome::Done => {
+            context.backoff.on_success(key);
+            Action::await_change()
+        }
+    }
+}
+
+/// A borrowed classified error, to hand to the kit's reporter and backoff.
+#[derive(Debug)]
+struct Failure<'a>(&'a (dyn Classify + Send + Sync));
+
+impl std::fmt::Display for Failure<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.0, f)
+    }
+}
+
+impl std::error::Error for Failure<'_> {}
+
+impl Classify for Failure<'_> {
+    fn category(&self) -> capz_kit::policy::Category {
+        self.0.category()
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        self.0.retry_after()
+    }
+
+    fn reason(&self) -> capz_kit::conditions::Reason {
+        self.0.reason()
+    }
+}

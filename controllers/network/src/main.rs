@@ -1,0 +1,9 @@
+//! The network controller's binary.
+
+use capz_kit::identity::IdentitySettings;
+
+fn main() -> std::process::ExitCode {
+    capz_kit::runner::main(capz_network::NAME, |ctx| async move {
+        capz_network::run(ctx, IdentitySettings::from_env()?).await
+    })
+}

@@ -1,0 +1,457 @@
+//! Bringing a live AzureCluster's network to its spec, in order: resource group, virtual network,
+//! security groups, route tables, NAT gateways with their public IPs, subnets. A step that fails
+//! or still runs holds back the ones after it, which report that they wait.
+//!
+//! The virtual network comes before the security groups and route tables because whether it is
+//! the cluster's decides the rest: in a network the user brought, the controller creates neither
+//! security groups, route tables nor NAT gateways (the subnets there are the user's, so nothing
+//! would use them), and only checks that the subnets the spec names exist.
+
+use std::time::Duration;
+
+use capz_kit::api::AzureCluster;
+use capz_kit::api::common::conditions::{ConditionSeverity, ConditionType};
+use capz_kit::api::common::{FailureDomainSpec, FailureDomains};
+use capz_kit::azure::{ArmClient, ResourceId};
+use capz_kit::conditions::{Observation, Reason};
+use capz_kit::identity::ClusterIdentityRef;
+use capz_kit::kube::api::Api;
+use capz_kit::kube::runtime::controller::Action;
+use capz_kit::kube::runtime::reflector::ObjectRef;
+use capz_kit::operations::Operations;
+use capz_kit::policy::{Category, Classify};
+use capz_kit::resource::{self, AzureResource, Progress, ResourceError};
+use capz_kit::scope::ClusterScope;
+use capz_resources::subnet::Network;
+
+use crate::plan::Plan;
+use crate::{
+    Context, Error, NAME, Report, SERVICES, current_conditions, current_operations, next, publish, rollup,
+};
+
+/// A failure that goes into a condition and decides the requeue.
+pub(crate) type Failure = Box<dyn Classify + Send + Sync>;
+
+/// How one condition's resources stand after a reconcile.
+#[derive(Debug, Default)]
+pub(crate) enum Outcome {
+    /// All there as wanted.
+    #[default]
+    Done,
+    /// An operation runs; poll after Azure's hint.
+    InFlight(Option<Duration>),
+    /// Something failed.
+    Failed(Failure),
+}
+
+impl Outcome {
+    /// Folds one resource's result in: a failure outweighs an operation in flight. Gives the
+    /// resource when it is done.
+    pub(crate) fn absorb<T>(&mut self, result: Result<Progress<T>, ResourceError>) -> Option<T> {
+        match result {
+            Ok(Progress::Done(model)) => Some(model),
+            Ok(Progress::InProgress { retry_after }) => {
+                match self {
+                    Self::Done => *self = Self::InFlight(retry_after),
+                    Self::InFlight(hint) => *hint = (*hint).min(retry_after).or(retry_after),
+                    Self::Failed(_) => {}
+                }
+                None
+            }
+            Err(error) => {
+                self.fail(Box::new(error));
+                None
+            }
+        }
+    }
+
+    fn fail(&mut self, failure: Failure) {
+        if !matches!(self, Self::Failed(_)) {
+            *self = Self::Failed(failure);
+        }
+    }
+}
+
+/// The observation of `type_` from `outcome`; `what` names its resources for people.
+pub(crate) fn observation(
+    type_: ConditionType,
+    what: &str,
+    outcome: &Outcome,
+    action: Reason,
+) -> Observation {
+    match outcome {
+        Outcome::Done => Observation::holds(type_),
+        Outcome::InFlight(_) => Observation::fails(
+            type_,
+            action,
+            ConditionSeverity::Info,
+            format!("{what}: an Azure operation is in progress"),
+        ),
+        Outcome::Failed(failure) => failed(type_, failure.as_ref()),
+    }
+}
+
+/// The observation of `type_` for `failure`: its reason and message, a warning when retrying
+/// soon may help, an error when the user has to act.
+pub(crate) fn failed(type_: ConditionType, failure: &(dyn Classify + Send + Sync)) -> Observation {
+    let severity = match failure.category() {
+        Category::Transient | Category::Throttled => ConditionSeverity::Warning,
+        Category::InvalidInput | Category::Terminal => ConditionSeverity::Error,
+    };
+    Observation::fails(type_, failure.reason(), severity, failure.to_string())
+}
+
+/// The conditions of a pipeline of steps, and how the first unfinished step ended.
+#[derive(Default)]
+struct Pipeline {
+    observations: Vec<Observation>,
+    blocker: Option<(ConditionType, Outcome)>,
+}
+
+impl Pipeline {
+    fn blocked(&self) -> bool {
+        self.blocker.is_some()
+    }
+
+    /// Records a step's outcome; an unfinished one holds back the steps after it.
+    fn record(&mut self, type_: ConditionType, what: &str, outcome: Outcome) {
+        self.observations
+            .push(observation(type_.clone(), what, &outcome, Reason::CREATING));
+        if !matches!(outcome, Outcome::Done) {
+            self.blocker = Some((type_, outcome));
+        }
+    }
+
+    /// Reports a step that cannot run before the one that holds it back.
+    fn wait(&mut self, type_: ConditionType) {
+        let waiting_for = self
+            .blocker
+            .as_ref()
+            .map(|(blocker, _)| blocker.to_string())
+            .unwrap_or_default();
+        self.observations.push(Observation::fails(
+            type_,
+            Reason::WAITING_FOR_DEPENDENCY,
+            ConditionSeverity::Info,
+            format!("waiting for {waiting_for}"),
+        ));
+    }
+}
+
+/// A subnet the spec names is missing from the virtual network the user brought.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "subnet {subnet} does not exist in the brought virtual network {network}: create it there, or name an \
+     existing subnet in spec.networkSpec.subnets"
+)]
+struct SubnetMissing {
+    subnet: String,
+    network: String,
+}
+
+impl Classify for SubnetMissing {
+    fn category(&self) -> Category {
+        // The fix happens in Azure, not in the object: look again after a while.
+        Category::Terminal
+    }
+
+    fn reason(&self) -> Reason {
+        Reason::new("SubnetNotFound")
+    }
+}
+
+/// Reconciles every unit of `units` independently, folding their results into one outcome.
+async fn each<R: AzureResource>(client: &ArmClient, units: &[R], operations: &mut Operations) -> Outcome {
+    let mut outcome = Outcome::Done;
+    for unit in units {
+        outcome.absorb(resource::reconcile(client, unit, operations).await);
+    }
+    outcome
+}
+
+/// Whether a unit's resource exists without the cluster's tag: brought by the user.
+fn brought<T>(result: Result<Progress<T>, ResourceError>) -> (bool, Result<Progress<T>, ResourceError>) {
+    match result {
+        Err(ResourceError::NotOwned { .. }) => (true, Ok(Progress::InProgress { retry_after: None })),
+        other => (false, other),
+    }
+}
+
+/// Runs the steps of `plan`; the pipeline says how far they got.
+async fn steps(client: &ArmClient, plan: &Plan, operations: &mut Operations) -> Pipeline {
+    let mut pipeline = Pipeline::default();
+    let (group_brought, result) = brought(resource::reconcile(client, &plan.group, operations).await);
+    let mut outcome = Outcome::Done;
+    if !group_brought {
+        outcome.absorb(result);
+    }
+    pipeline.record(ConditionType::RESOURCE_GROUP_READY, "resource group", outcome);
+
+    let mut network = Network::Owned;
+    if pipeline.blocked() {
+        pipeline.wait(ConditionType::VNET_READY);
+    } else {
+        let (vnet_brought, result) = brought(resource::reconcile(client, &plan.network, operations).await);
+        let mut outcome = Outcome::Done;
+        if vnet_brought {
+            network = Network::Brought;
+        } else {
+            outcome.absorb(result);
+        }
+        pipeline.record(ConditionType::VNET_READY, "virtual network", outcome);
+    }
+
+    let owned = network == Network::Owned;
+    if pipeline.blocked() {
+        pipeline.wait(ConditionType::SECURITY_GROUPS_READY);
+    } else {
+        let outcome = if owned {
+            each(client, &plan.security_groups, operations).await
+        } else {
+            Outcome::Done
+        };
+        pipeline.record(ConditionType::SECURITY_GROUPS_READY, "security groups", outcome);
+    }
+    if !plan.route_tables.is_empty() {
+        if pipeline.blocked() {
+            pipeline.wait(ConditionType::ROUTE_TABLES_READY);
+        } else {
+            let outcome = if owned {
+                each(client, &plan.route_tables, operations).await
+            } else {
+                Outcome::Done
+            };
+            pipeline.record(ConditionType::ROUTE_TABLES_READY, "route tables", outcome);
+        }
+    }
+    if !plan.nat_gateways.is_empty() {
+        if pipeline.blocked() {
+            pipeline.wait(ConditionType::NAT_GATEWAYS_READY);
+        } else {
+            let outcome = if owned {
+                nat_gateways(client, plan, operations).await
+            } else {
+                Outcome::Done
+            };
+            pipeline.record(ConditionType::NAT_GATEWAYS_READY, "NAT gateways", outcome);
+        }
+    }
+    if pipeline.blocked() {
+        pipeline.wait(ConditionType::SUBNETS_READY);
+    } else {
+        let outcome = subnets(client, plan, network, operations).await;
+        pipeline.record(ConditionType::SUBNETS_READY, "subnets", outcome);
+    }
+    pipeline
+}
+
+/// The NAT gateways' public IPs, then the gateways once their addresses exist.
+async fn nat_gateways(client: &ArmClient, plan: &Plan, operations: &mut Operations) -> Outcome {
+    let addresses: Vec<_> = plan
+        .nat_gateways
+        .iter()
+        .map(|gateway| gateway.public_ip().clone())
+        .collect();
+    match each(client, &addresses, operations).await {
+        Outcome::Done => each(client, &plan.nat_gateways, operations).await,
+        unfinished => unfinished,
+    }
+}
+
+async fn subnets(client: &ArmClient, plan: &Plan, network: Network, operations: &mut Operations) -> Outcome {
+    let units = match plan.subnets(network) {
+        Ok(units) => units,
+        Err(error) => return Outcome::Failed(Box::new(error)),
+    };
+    let mut outcome = Outcome::Done;
+    for unit in &units {
+        let result = resource::reconcile(client, unit, operations).await;
+        match result {
+            Err(ResourceError::Missing { id }) => outcome.fail(Box::new(missing_subnet(&id))),
+            other => {
+                outcome.absorb(other);
+            }
+        }
+    }
+    outcome
+}
+
+fn missing_subnet(id: &ResourceId) -> SubnetMissing {
+    SubnetMissing {
+        subnet: id.name().into_owned(),
+        network: id.parent().map(|network| network.to_string()).unwrap_or_default(),
+    }
+}
+
+/// What the spec asks for that the controller does not build yet: reported, never ignored.
+fn unsupported(plan: &Plan) -> Vec<Observation> {
+    let scope = plan.scope();
+    let mut observations = Vec::new();
+    if scope
+        .vnet()
+        .class
+        .peerings
+        .as_ref()
+        .is_some_and(|peerings| !peerings.is_empty())
+    {
+        observations.push(Observation::fails(
+            ConditionType::VNET_PEERING_READY,
+            Reason::new("NotSupported"),
+            ConditionSeverity::Warning,
+            "spec.networkSpec.vnet.peerings: virtual network peerings are not created by capz-rs yet",
+        ));
+    }
+    if plan.has_private_endpoints() {
+        observations.push(Observation::fails(
+            ConditionType::PRIVATE_ENDPOINTS_READY,
+            Reason::new("NotSupported"),
+            ConditionSeverity::Warning,
+            "spec.networkSpec.subnets[].privateEndpoints: private endpoints are not created by capz-rs yet",
+        ));
+    }
+    observations
+}
+
+/// The failure domains of the cluster's location: every zone, usable by the control plane unless
+/// `spec.failureDomains` says otherwise; none for an extended location.
+async fn failure_domains(
+    client: &ArmClient,
+    scope: &ClusterScope,
+) -> Result<Option<FailureDomains>, Failure> {
+    if scope.spec.class.extended_location.is_some() {
+        return Ok(None);
+    }
+    let zones = capz_resources::location::zones(client, scope.subscription, &scope.location)
+        .await
+        .map_err(|error| Box::new(error) as Failure)?;
+    let overrides = scope.spec.class.failure_domains.as_ref();
+    let domains: FailureDomains = zones
+        .into_iter()
+        .map(|zone| {
+            let control_plane = overrides
+                .and_then(|overrides| overrides.get(&zone))
+                .and_then(|spec| spec.control_plane)
+                .unwrap_or(true);
+            (
+                zone,
+                FailureDomainSpec {
+                    control_plane: Some(control_plane),
+                    attributes: None,
+                },
+            )
+        })
+        .collect();
+    Ok((!domains.is_empty()).then_some(domains))
+}
+
+/// Reconciles a live AzureCluster and applies its status when it changed.
+pub(crate) async fn reconcile(
+    context: &Context,
+    api: &Api<AzureCluster>,
+    object: &AzureCluster,
+    key: &ObjectRef<AzureCluster>,
+    api_server_port: i32,
+) -> Result<Action, Error> {
+    let fallback = context.settings.environment.subscription_id.as_deref();
+    let plan = match ClusterScope::new(object, context.features, fallback)
+        .and_then(|scope| Plan::new(scope, api_server_port))
+    {
+        Ok(plan) => plan,
+        Err(error) => {
+            let error = Outcome::Failed(Box::new(error));
+            // Without names, a NAT gateway's address cannot be told from a load balancer's.
+            let services: Vec<&'static str> = SERVICES
+                .iter()
+                .copied()
+                .filter(|service| *service != "publicips")
+                .collect();
+            let operations = Operations::owned(current_operations(object), NAME, &services);
+            return unreachable(context, api, object, key, &operations, &error).await;
+        }
+    };
+    let mut operations = Operations::owned(
+        Some(&plan.own_operations(current_operations(object))),
+        NAME,
+        SERVICES,
+    );
+    let client = match context
+        .identities
+        .credential(ClusterIdentityRef::from(object))
+        .await
+    {
+        Ok(credential) => credential.arm_client(NAME),
+        Err(error) => {
+            let error = Outcome::Failed(Box::new(error));
+            return unreachable(context, api, object, key, &operations, &error).await;
+        }
+    };
+    let pipeline = steps(&client, &plan, &mut operations).await;
+    let current = object.status.as_ref();
+    let mut domains = current.and_then(|status| status.failure_domains.clone());
+    let infrastructure = match pipeline.blocker {
+        Some((_, outcome)) => outcome,
+        None => match failure_domains(&client, plan.scope()).await {
+            Ok(found) => {
+                domains = found;
+                Outcome::Done
+            }
+            Err(failure) => Outcome::Failed(failure),
+        },
+    };
+    let mut observations = pipeline.observations;
+    observations.extend(unsupported(&plan));
+    observations.push(observation(
+        ConditionType::NETWORK_INFRASTRUCTURE_READY,
+        "network",
+        &infrastructure,
+        Reason::CREATING,
+    ));
+    let ready = rollup::ready(&plan.scope().spec, &observations, current_conditions(object));
+    let latched = current.and_then(|status| status.ready) == Some(true) || rollup::holds(&ready);
+    observations.push(ready);
+    publish(
+        api,
+        object,
+        Report {
+            observations,
+            ready: Some(latched),
+            failure_domains: domains.as_ref(),
+            operations: &operations,
+        },
+    )
+    .await?;
+    Ok(next(context, object, key, &infrastructure).await)
+}
+
+/// Reports a cluster whose Azure resources cannot even be looked at: its spec names no valid
+/// subscription or names, or its identity cannot be used.
+async fn unreachable(
+    context: &Context,
+    api: &Api<AzureCluster>,
+    object: &AzureCluster,
+    key: &ObjectRef<AzureCluster>,
+    operations: &Operations,
+    failure: &Outcome,
+) -> Result<Action, Error> {
+    let mut observations = vec![observation(
+        ConditionType::NETWORK_INFRASTRUCTURE_READY,
+        "network",
+        failure,
+        Reason::CREATING,
+    )];
+    let ready = rollup::ready(&object.spec, &observations, current_conditions(object));
+    observations.push(ready);
+    let current = object.status.as_ref();
+    publish(
+        api,
+        object,
+        Report {
+            observations,
+            ready: Some(current.and_then(|status| status.ready) == Some(true)),
+            failure_domains: current.and_then(|status| status.failure_domains.as_ref()),
+            operations,
+        },
+    )
+    .await?;
+    Ok(next(context, object, key, failure).await)
+}

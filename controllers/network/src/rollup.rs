@@ -1,0 +1,214 @@
+//! The AzureCluster's `Ready` condition: the controller's own conditions and those the other
+//! cluster-level controllers publish, counting only the ones the spec calls for, plus the control
+//! plane endpoint. When it does not hold it carries the most severe reason among them.
+
+use capz_kit::api::azurecluster::AzureClusterSpec;
+use capz_kit::api::common::conditions::{ConditionSeverity, ConditionStatus, ConditionType, Conditions};
+use capz_kit::api::common::network::PrivateDnsZoneMode;
+use capz_kit::conditions::{Observation, Reason};
+
+const PUBLIC: &str = "Public";
+const INTERNAL: &str = "Internal";
+
+/// The peers' condition types `spec` calls for.
+fn expected_from_peers(spec: &AzureClusterSpec) -> Vec<ConditionType> {
+    let network = spec.network_spec.as_ref();
+    let api_server = network.and_then(|network| network.api_server_lb.as_ref());
+    let outbound = network.is_some_and(|network| {
+        network.node_outbound_lb.is_some() || network.control_plane_outbound_lb.is_some()
+    });
+    let api_type = api_server.and_then(|lb| lb.class.type_.as_deref());
+    let mut expected = Vec::new();
+    if api_server.is_some() || outbound {
+        expected.push(ConditionType::LOAD_BALANCERS_READY);
+    }
+    if api_type == Some(PUBLIC) || outbound {
+        expected.push(ConditionType::PUBLIC_IPS_READY);
+    }
+    if spec
+        .bastion_spec
+        .as_ref()
+        .is_some_and(|bastion| bastion.azure_bastion.is_some())
+    {
+        expected.push(ConditionType::BASTION_HOST_READY);
+    }
+    let private_dns = network.and_then(|network| network.private_dns_zone.as_ref());
+    if api_type == Some(INTERNAL) && private_dns != Some(&PrivateDnsZoneMode::None) {
+        expected.extend([
+            ConditionType::PRIVATE_DNS_ZONE_READY,
+            ConditionType::PRIVATE_DNS_LINK_READY,
+            ConditionType::PRIVATE_DNS_RECORD_READY,
+        ]);
+    }
+    expected
+}
+
+/// How much a condition that does not hold weighs: errors before warnings before progress.
+fn weight(severity: Option<ConditionSeverity>) -> u8 {
+    match severity {
+        Some(ConditionSeverity::Error) => 3,
+        Some(ConditionSeverity::Warning) => 2,
+        Some(ConditionSeverity::Info) => 1,
+        None => 0,
+    }
+}
+
+/// Whether an observation says its condition holds.
+pub(crate) fn holds(observation: &Observation) -> bool {
+    observation.status == ConditionStatus::True
+}
+
+/// `Ready` from the controller's own observations of this reconcile and the peers' conditions
+/// on the object. `spec` is the defaulted spec.
+pub(crate) fn ready(
+    spec: &AzureClusterSpec,
+    own: &[Observation],
+    current: Option<&Conditions>,
+) -> Observation {
+    let peers = expected_from_peers(spec).into_iter().map(|type_| {
+        match current.and_then(|conditions| conditions.get(&type_)) {
+            Some(condition) => Observation {
+                type_,
+                status: condition.status,
+                severity: condition.severity,
+                reason: condition.reason.clone().map(Into::into),
+                message: condition.message.clone(),
+            },
+            None => Observation::fails(
+                type_.clone(),
+                Reason::WAITING_FOR_DEPENDENCY,
+                ConditionSeverity::Info,
+                format!("waiting for {type_}"),
+            ),
+        }
+    });
+    let all: Vec<Observation> = own
+        .iter()
+        .filter(|observation| observation.type_ != ConditionType::READY)
+        .cloned()
+        .chain(peers)
+        .collect();
+    let worst = all.iter().filter(|observation| !holds(observation)).fold(
+        None::<&Observation>,
+        |worst, candidate| match worst {
+            Some(worst) if weight(worst.severity) >= weight(candidate.severity) => Some(worst),
+            _ => Some(candidate),
+        },
+    );
+    if let Some(worst) = worst {
+        return Observation {
+            type_: ConditionType::READY,
+            status: ConditionStatus::False,
+            severity: worst.severity.or(Some(ConditionSeverity::Info)),
+            reason: worst.reason.clone().or(Some(Reason::WAITING_FOR_DEPENDENCY)),
+            message: worst
+                .message
+                .clone()
+                .or_else(|| Some(format!("{} is {:?}", worst.type_, worst.status))),
+        };
+    }
+    let endpoint = spec.control_plane_endpoint.as_ref();
+    let endpoint_set = endpoint.is_some_and(|endpoint| {
+        endpoint.host.as_deref().is_some_and(|host| !host.is_empty())
+            && endpoint.port.is_some_and(|port| port > 0)
+    });
+    if !endpoint_set {
+        return Observation::fails(
+            ConditionType::READY,
+            Reason::new("WaitingForControlPlaneEndpoint"),
+            ConditionSeverity::Info,
+            "waiting for spec.controlPlaneEndpoint: set by the loadbalancer controller, or by the user when \
+             controlPlaneEnabled is false",
+        );
+    }
+    Observation::holds(ConditionType::READY)
+}
+
+#[cfg(test)]
+mod tests {
+    use capz_kit::api::common::conditions::Condition;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::jiff::Timestamp;
+
+    use super::*;
+
+    fn spec(json: &serde_json::Value) -> AzureClusterSpec {
+        let mut cluster: capz_kit::api::AzureCluster = serde_json::from_value(serde_json::json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureCluster",
+            "metadata": {"name": "c1", "namespace": "default"},
+            "spec": json,
+        }))
+        .unwrap();
+        capz_rules::azurecluster::default_cluster(&mut cluster, capz_rules::Features::default());
+        cluster.spec
+    }
+
+    fn peer(type_: ConditionType, status: ConditionStatus) -> Condition {
+        Condition {
+            type_,
+            status,
+            severity: (status != ConditionStatus::True).then_some(ConditionSeverity::Warning),
+            last_transition_time: Time(Timestamp::UNIX_EPOCH),
+            reason: (status != ConditionStatus::True).then(|| "Failed".to_owned()),
+            message: None,
+        }
+    }
+
+    #[test]
+    fn ready_needs_the_peers_the_spec_calls_for_and_the_endpoint() {
+        let own = [Observation::holds(ConditionType::VNET_READY)];
+        let public = spec(&serde_json::json!({"location": "westeurope"}));
+        let waiting = ready(&public, &own, None);
+        assert_eq!(waiting.reason, Some(Reason::WAITING_FOR_DEPENDENCY));
+        assert_eq!(waiting.message.as_deref(), Some("waiting for LoadBalancersReady"));
+
+        let failing = Conditions(vec![
+            peer(ConditionType::LOAD_BALANCERS_READY, ConditionStatus::True),
+            peer(ConditionType::PUBLIC_IPS_READY, ConditionStatus::False),
+        ]);
+        let worst = ready(&public, &own, Some(&failing));
+        assert_eq!(worst.severity, Some(ConditionSeverity::Warning));
+        assert_eq!(worst.reason, Some(Reason::FAILED));
+
+        let peers_ok = Conditions(vec![
+            peer(ConditionType::LOAD_BALANCERS_READY, ConditionStatus::True),
+            peer(ConditionType::PUBLIC_IPS_READY, ConditionStatus::True),
+        ]);
+        let no_endpoint = ready(&public, &own, Some(&peers_ok));
+        assert_eq!(
+            no_endpoint.reason,
+            Some(Reason::new("WaitingForControlPlaneEndpoint"))
+        );
+        let mut with_endpoint = public.clone();
+        with_endpoint.control_plane_endpoint = Some(capz_kit::api::common::ApiEndpoint {
+            host: Some("c1.westeurope.cloudapp.azure.com".into()),
+            port: Some(6443),
+        });
+        assert!(holds(&ready(&with_endpoint, &own, Some(&peers_ok))));
+    }
+
+    #[test]
+    fn an_own_error_outweighs_a_peer_in_progress_and_private_clusters_expect_dns() {
+        let own = [Observation::fails(
+            ConditionType::SUBNETS_READY,
+            Reason::new("SubnetNotFound"),
+            ConditionSeverity::Error,
+            "missing",
+        )];
+        let worst = ready(&spec(&serde_json::json!({"location": "westeurope"})), &own, None);
+        assert_eq!(worst.reason, Some(Reason::new("SubnetNotFound")));
+
+        let internal = spec(&serde_json::json!({
+            "location": "westeurope",
+            "networkSpec": {"apiServerLB": {"type": "Internal"}},
+            "bastionSpec": {"azureBastion": {}},
+        }));
+        let expected = expected_from_peers(&internal);
+        assert!(expected.contains(&ConditionType::PRIVATE_DNS_RECORD_READY));
+        assert!(expected.contains(&ConditionType::BASTION_HOST_READY));
+        assert!(!expected.contains(&ConditionType::PUBLIC_IPS_READY));
+        let external = spec(&serde_json::json!({"location": "westeurope", "controlPlaneEnabled": false}));
+        assert!(expected_from_peers(&external).is_empty());
+    }
+}
