@@ -127,11 +127,7 @@ pub(crate) async fn cleanup(
     else {
         return Ok(Action::await_change());
     };
-    let mut operations = Operations::owned(
-        Some(&plan.own_operations(current_operations(object))),
-        NAME,
-        SERVICES,
-    );
+    let mut operations = Operations::owned(current_operations(object), NAME, SERVICES);
     if !peers.is_empty() {
         let waiting = Observation::fails(
             ConditionType::NETWORK_INFRASTRUCTURE_READY,

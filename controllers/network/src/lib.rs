@@ -17,6 +17,13 @@ mod plan;
 mod provision;
 mod rollup;
 
+use capz_kit::resource::AzureResource as _;
+use capz_resources::nat_gateway::{NatGateway, NatGatewayIp};
+use capz_resources::resource_group::ResourceGroup;
+use capz_resources::route_table::RouteTable;
+use capz_resources::security_group::SecurityGroup;
+use capz_resources::subnet::Subnet;
+use capz_resources::virtual_network::VirtualNetwork;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,16 +56,15 @@ pub const NAME: &str = "network";
 pub const FINALIZER: &str = "network.infrastructure.cluster.x-k8s.io";
 const MANAGER: FieldManager = FieldManager::new("capz-network");
 
-/// The operation services the controller records; `publicips` only for NAT gateway addresses
-/// (see `Plan::own_operations`).
+/// The operation services the controller records: one per unit type it reconciles.
 const SERVICES: &[&str] = &[
-    "groups",
-    "virtualnetworks",
-    "securitygroups",
-    "routetables",
-    "publicips",
-    "natgateways",
-    "subnets",
+    ResourceGroup::SERVICE,
+    VirtualNetwork::SERVICE,
+    SecurityGroup::SERVICE,
+    RouteTable::SERVICE,
+    NatGatewayIp::SERVICE,
+    NatGateway::SERVICE,
+    Subnet::SERVICE,
 ];
 
 /// The condition types the controller writes on AzureClusters.

@@ -4,8 +4,6 @@
 use std::collections::BTreeSet;
 
 use capz_kit::api::common::network::SubnetSpec;
-use capz_kit::api::common::operations::Futures;
-use capz_kit::resource::AzureResource as _;
 use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_resources::nat_gateway::NatGateway;
 use capz_resources::resource_group::ResourceGroup;
@@ -107,27 +105,5 @@ impl Plan {
                 .as_ref()
                 .is_some_and(|endpoints| !endpoints.0.is_empty())
         })
-    }
-
-    /// The operations in `states` that are this controller's: its own services, and of the public
-    /// IPs (a service the load-balancer controller records too) only those of its NAT gateways.
-    pub(crate) fn own_operations(&self, states: Option<&Futures>) -> Futures {
-        let ours = |name: &str| {
-            self.nat_gateways
-                .iter()
-                .any(|gateway| gateway.public_ip().id().name().eq_ignore_ascii_case(name))
-        };
-        Futures(
-            states
-                .map(|states| {
-                    states
-                        .0
-                        .iter()
-                        .filter(|entry| entry.service_name != "publicips" || ours(&entry.name))
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default(),
-        )
     }
 }

@@ -359,21 +359,11 @@ pub(crate) async fn reconcile(
         Ok(plan) => plan,
         Err(error) => {
             let error = Outcome::Failed(Box::new(error));
-            // Without names, a NAT gateway's address cannot be told from a load balancer's.
-            let services: Vec<&'static str> = SERVICES
-                .iter()
-                .copied()
-                .filter(|service| *service != "publicips")
-                .collect();
-            let operations = Operations::owned(current_operations(object), NAME, &services);
+            let operations = Operations::owned(current_operations(object), NAME, SERVICES);
             return unreachable(context, api, object, key, &operations, &error).await;
         }
     };
-    let mut operations = Operations::owned(
-        Some(&plan.own_operations(current_operations(object))),
-        NAME,
-        SERVICES,
-    );
+    let mut operations = Operations::owned(current_operations(object), NAME, SERVICES);
     let client = match context
         .identities
         .credential(ClusterIdentityRef::from(object))

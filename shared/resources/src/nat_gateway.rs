@@ -4,7 +4,9 @@
 
 use capz_api::common::network::NatGateway as NatGatewaySpec;
 use capz_azure::models::ArmModel as _;
-use capz_azure::models::network::{NatGateway as NatGatewayModel, NatGatewayProperties, NatGatewaySkuName};
+use capz_azure::models::network::{
+    NatGateway as NatGatewayModel, NatGatewayProperties, NatGatewaySkuName, PublicIpAddress,
+};
 use capz_azure::models::{Sku, SubResource};
 use capz_azure::{ApiVersion, Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
@@ -21,7 +23,35 @@ pub struct NatGateway {
     location: Location,
     tags: Tags,
     zones: Option<Vec<String>>,
-    ip: PublicIp,
+    ip: NatGatewayIp,
+}
+
+/// The public IP of a NAT gateway: a [`PublicIp`] whose operations are recorded under a service of
+/// their own, so that they never mix with the load balancers' addresses, which another controller
+/// follows.
+#[derive(Debug, Clone)]
+pub struct NatGatewayIp(PublicIp);
+
+impl AzureResource for NatGatewayIp {
+    type Model = PublicIpAddress;
+    const SERVICE: &'static str = "natgatewaypublicips";
+    const API_VERSION: ApiVersion = PublicIp::API_VERSION;
+
+    fn id(&self) -> &ResourceId {
+        self.0.id()
+    }
+
+    fn ownership(&self) -> Ownership {
+        self.0.ownership()
+    }
+
+    fn tags(model: &PublicIpAddress) -> Option<&Tags> {
+        PublicIp::tags(model)
+    }
+
+    fn desired(&self, existing: Option<&PublicIpAddress>) -> Option<PublicIpAddress> {
+        self.0.desired(existing)
+    }
 }
 
 fn invalid(field: &'static str, value: &str) -> impl FnOnce(capz_azure::IdError) -> ScopeError {
@@ -44,9 +74,11 @@ impl NatGateway {
             .filter(|ip| !ip.is_empty())
             .unwrap_or_else(|| capz_rules::names::nat_gateway_ip(name));
         let zones = spec.zones.clone().filter(|zones| !zones.is_empty());
-        let ip = PublicIp::new(scope, &ip_name, Role::NodeOutbound, None)
-            .map_err(invalid("spec.networkSpec.subnets[].natGateway.ip.name", &ip_name))?
-            .zones(zones.clone().unwrap_or_default());
+        let ip = NatGatewayIp(
+            PublicIp::new(scope, &ip_name, Role::NodeOutbound, None)
+                .map_err(invalid("spec.networkSpec.subnets[].natGateway.ip.name", &ip_name))?
+                .zones(zones.clone().unwrap_or_default()),
+        );
         Ok(Self {
             id: scope
                 .resource_id(NETWORK, "natGateways", name)
@@ -61,7 +93,7 @@ impl NatGateway {
 
     /// The gateway's public IP.
     #[must_use]
-    pub fn public_ip(&self) -> &PublicIp {
+    pub fn public_ip(&self) -> &NatGatewayIp {
         &self.ip
     }
 }
