@@ -12,4 +12,9 @@
 
 #![deny(missing_docs)]
 
+pub mod availability_set;
+pub mod disk;
+pub mod network_interface;
 pub mod public_ip;
+pub mod role_assignment;
+pub mod virtual_machine;
