@@ -12,14 +12,19 @@
 
 #![deny(missing_docs)]
 
+pub mod availability_set;
+pub mod disk;
 pub mod load_balancer;
 pub mod location;
 pub mod nat_gateway;
+pub mod network_interface;
 pub mod public_ip;
 pub mod resource_group;
+pub mod role_assignment;
 pub mod route_table;
 pub mod security_group;
 pub mod subnet;
+pub mod virtual_machine;
 pub mod virtual_network;
 
 /// The subscription of the units' tests.

@@ -1,0 +1,388 @@
+//! The Azure resources of one AzureMachine, derived from its spec, its Machine and its cluster
+//! without calling anything: names, subnets, pools, placement, tags.
+
+use capz_api::capi::Machine;
+use capz_api::common::compute::VmIdentity;
+use capz_api::common::network::SubnetRole;
+use capz_api::{AzureCluster, AzureMachine, AzureMachineSpec};
+use capz_azure::ResourceId;
+use capz_kit::kube::ResourceExt as _;
+use capz_kit::scope::{ClusterScope, NETWORK};
+use capz_kit::tags::{self, Role, Tags};
+use capz_resources::availability_set::{self, AvailabilitySet};
+use capz_resources::disk::{self, Disk};
+use capz_resources::network_interface::{self, Attachments, NetworkInterface};
+use capz_resources::role_assignment::{self, RoleAssignment};
+use capz_resources::virtual_machine::{MachineSpecError, Placement, VirtualMachine};
+use capz_rules::{Context, Entropy, Features, Operation, Rules as _};
+
+/// The label Cluster API puts on control-plane Machines.
+const CONTROL_PLANE_LABEL: &str = "cluster.x-k8s.io/control-plane";
+/// The label naming a Machine's MachineDeployment.
+const DEPLOYMENT_LABEL: &str = "cluster.x-k8s.io/deployment-name";
+/// The label naming a Machine's MachineSet.
+const SET_LABEL: &str = "cluster.x-k8s.io/set-name";
+
+/// A source of randomness that is never asked: defaulting in the controller generates nothing.
+struct NoEntropy;
+
+impl Entropy for NoEntropy {
+    fn ssh_public_key(&self) -> Result<String, String> {
+        Err("the controller generates no keys".to_owned())
+    }
+
+    fn uuid(&self) -> String {
+        String::new()
+    }
+}
+
+/// The spec of `machine` with the defaults admission gives (those that need no randomness),
+/// so that a machine stored without the webhook means the same.
+pub(crate) fn defaulted(
+    machine: &AzureMachine,
+    scope: &ClusterScope,
+    features: Features,
+) -> AzureMachineSpec {
+    let mut defaulted = machine.clone();
+    let context = Context {
+        operation: Operation::Update,
+        dry_run: true,
+        features,
+        entropy: &NoEntropy,
+        cluster_subscription_id: Some(scope.subscription.to_string()),
+    };
+    // Defaulting fails only when it must generate a value, which it may not do here.
+    if defaulted.default(&context).is_err() {
+        return machine.spec.clone();
+    }
+    defaulted.spec
+}
+
+/// Whether `machine` belongs to the control plane.
+pub(crate) fn is_control_plane(azure_machine: &AzureMachine, machine: &Machine) -> bool {
+    azure_machine.labels().contains_key(CONTROL_PLANE_LABEL)
+        || machine.labels().contains_key(CONTROL_PLANE_LABEL)
+}
+
+/// The role assignment a machine with a system-assigned identity gets.
+#[derive(Debug, Clone)]
+pub(crate) struct RoleSpec {
+    scope: String,
+    name: String,
+    definition: String,
+}
+
+impl RoleSpec {
+    /// The assignment, for `principal` once the machine's identity has one.
+    pub(crate) fn assignment(&self, principal: Option<String>) -> Result<RoleAssignment, MachineSpecError> {
+        RoleAssignment::new(&self.scope, &self.name, &self.definition, principal).map_err(|err| {
+            MachineSpecError::Invalid {
+                field: "spec.systemAssignedIdentityRole",
+                message: err.to_string(),
+            }
+        })
+    }
+}
+
+/// Everything of one machine but its VM body, which needs the bootstrap data and image.
+pub(crate) struct Plan {
+    pub(crate) name: String,
+    pub(crate) control_plane: bool,
+    pub(crate) tags: Tags,
+    pub(crate) availability_set: Option<AvailabilitySet>,
+    pub(crate) interfaces: Vec<NetworkInterface>,
+    pub(crate) vm: VirtualMachine,
+    pub(crate) disks: Vec<Disk>,
+    pub(crate) role: Option<RoleSpec>,
+    pub(crate) placement: Placement,
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> MachineSpecError {
+    MachineSpecError::Invalid {
+        field,
+        message: message.into(),
+    }
+}
+
+impl Plan {
+    /// The plan of `azure_machine`, owned by `machine`, in the cluster of `scope`.
+    pub(crate) fn new(
+        scope: &ClusterScope,
+        azure_cluster: &AzureCluster,
+        azure_machine: &AzureMachine,
+        machine: &Machine,
+        spec: &AzureMachineSpec,
+    ) -> Result<Self, MachineSpecError> {
+        let name = azure_machine.name_any();
+        let control_plane = is_control_plane(azure_machine, machine);
+        let role = if control_plane {
+            Role::ControlPlane
+        } else {
+            Role::Node
+        };
+        let tags = machine_tags(scope, spec, role);
+        let placement = placement(scope, azure_cluster, azure_machine, machine, spec)?;
+        let availability_set = placement
+            .availability_set
+            .as_ref()
+            .map(|set| AvailabilitySet::new(scope, &set.name(), &additional_tags(scope, spec)))
+            .transpose()
+            .map_err(|err| invalid("metadata.labels", err.to_string()))?;
+        let interfaces = interfaces(scope, &name, spec, control_plane, &tags)?;
+        let vm =
+            VirtualMachine::named(scope, &name).map_err(|err| invalid("metadata.name", err.to_string()))?;
+        let disk_names = std::iter::once(disk::os_disk_name(&name)).chain(
+            spec.vm
+                .data_disks
+                .iter()
+                .flatten()
+                .map(|data| disk::data_disk_name(&name, &data.name_suffix)),
+        );
+        let disks = disk_names
+            .map(|disk_name| Disk::new(scope, &disk_name))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| invalid("spec.dataDisks[].nameSuffix", err.to_string()))?;
+        let role = role_spec(spec, &vm);
+        Ok(Self {
+            name,
+            control_plane,
+            tags,
+            availability_set,
+            interfaces,
+            vm,
+            disks,
+            role,
+            placement,
+        })
+    }
+}
+
+/// The spec's `additionalTags` of the cluster and the machine, and the cloud provider's tag.
+fn additional_tags(scope: &ClusterScope, spec: &AzureMachineSpec) -> Tags {
+    let mut additional = scope.spec.class.additional_tags.clone().unwrap_or_default();
+    additional.extend(spec.additional_tags.clone().unwrap_or_default());
+    additional.insert(
+        format!("kubernetes.io_cluster_{}", scope.name),
+        tags::OWNED.to_owned(),
+    );
+    additional
+}
+
+fn machine_tags(scope: &ClusterScope, spec: &AzureMachineSpec, role: Role) -> Tags {
+    tags::owned(&scope.name, role, Some(&additional_tags(scope, spec)))
+}
+
+/// A zone when the Machine (or, deprecated, the AzureMachine) names a failure domain; else an
+/// availability set when the region has no zones and the machine belongs to a group.
+fn placement(
+    scope: &ClusterScope,
+    azure_cluster: &AzureCluster,
+    azure_machine: &AzureMachine,
+    machine: &Machine,
+    spec: &AzureMachineSpec,
+) -> Result<Placement, MachineSpecError> {
+    let zone = machine
+        .spec
+        .failure_domain
+        .clone()
+        .or_else(|| spec.failure_domain.clone())
+        .filter(|zone| !zone.is_empty());
+    if zone.is_some() {
+        return Ok(Placement {
+            zone,
+            availability_set: None,
+        });
+    }
+    let region_has_zones = azure_cluster
+        .status
+        .as_ref()
+        .and_then(|status| status.failure_domains.as_ref())
+        .is_some_and(|domains| !domains.is_empty());
+    if region_has_zones || spec.vm.spot_vm_options.is_some() {
+        return Ok(Placement::default());
+    }
+    let group = if is_control_plane(azure_machine, machine) {
+        Some(availability_set::CONTROL_PLANE_GROUP.to_owned())
+    } else {
+        let labels = machine.labels();
+        labels
+            .get(DEPLOYMENT_LABEL)
+            .or_else(|| labels.get(SET_LABEL))
+            .cloned()
+    };
+    let availability_set = group
+        .map(|group| {
+            scope.resource_id(
+                capz_kit::scope::COMPUTE,
+                "availabilitySets",
+                &availability_set::name(&scope.name, &group),
+            )
+        })
+        .transpose()
+        .map_err(|err| invalid("metadata.labels", err.to_string()))?;
+    Ok(Placement {
+        zone: None,
+        availability_set,
+    })
+}
+
+/// The subnet of an interface: the one it names, else the cluster's only subnet of the
+/// machine's role (a `cluster` subnet serves both roles).
+fn subnet_name(
+    scope: &ClusterScope,
+    named: Option<&str>,
+    control_plane: bool,
+) -> Result<String, MachineSpecError> {
+    if let Some(name) = named.filter(|name| !name.is_empty()) {
+        return Ok(name.to_owned());
+    }
+    let wanted = if control_plane {
+        SubnetRole::ControlPlane
+    } else {
+        SubnetRole::Node
+    };
+    let candidates: Vec<&str> = scope
+        .subnets()
+        .iter()
+        .filter(|subnet| subnet.class.role == wanted || subnet.class.role == SubnetRole::Cluster)
+        .map(|subnet| subnet.class.name.as_str())
+        .collect();
+    match candidates.as_slice() {
+        [only] => Ok((*only).to_owned()),
+        [] => Err(invalid(
+            "spec.networkInterfaces[].subnetName",
+            "the AzureCluster has no subnet for this machine's role; name one",
+        )),
+        _ => Err(invalid(
+            "spec.networkInterfaces[].subnetName",
+            "the AzureCluster has several subnets for this machine's role; name one",
+        )),
+    }
+}
+
+/// The load balancer pools and NAT rules the primary interface joins: the API server load
+/// balancer's pool (and the control-plane outbound one) for the control plane, with its SSH NAT
+/// rule behind a public API server; the node outbound pool for other machines.
+fn attachments(
+    scope: &ClusterScope,
+    machine: &str,
+    control_plane: bool,
+) -> Result<Attachments, MachineSpecError> {
+    let network = scope.spec.network_spec.as_ref();
+    let pool = |lb: Option<&capz_api::common::network::LoadBalancerSpec>| -> Result<Option<(ResourceId, ResourceId)>, MachineSpecError> {
+        let Some(lb) = lb else { return Ok(None) };
+        let (Some(lb_name), Some(pool_name)) = (
+            lb.name.as_deref(),
+            lb.backend_pool.as_ref().and_then(|pool| pool.name.as_deref()),
+        ) else {
+            return Ok(None);
+        };
+        let lb_id = scope
+            .resource_id(NETWORK, "loadBalancers", lb_name)
+            .and_then(|id| id.child("backendAddressPools", pool_name).map(|pool| (id, pool)))
+            .map_err(|err| invalid("spec.networkSpec.*LB", err.to_string()))?;
+        Ok(Some(lb_id))
+    };
+    let mut attachments = Attachments::default();
+    if control_plane {
+        let api = network.and_then(|network| network.api_server_lb.as_ref());
+        if let Some((lb, backend)) = pool(api)? {
+            attachments.backend_pools.push(backend);
+            if is_public(api) {
+                let rule = lb
+                    .child("inboundNatRules", machine)
+                    .map_err(|err| invalid("metadata.name", err.to_string()))?;
+                attachments.nat_rules.push(rule);
+            }
+        }
+        if let Some((_, backend)) =
+            pool(network.and_then(|network| network.control_plane_outbound_lb.as_ref()))?
+        {
+            attachments.backend_pools.push(backend);
+        }
+    } else if let Some((_, backend)) = pool(network.and_then(|network| network.node_outbound_lb.as_ref()))? {
+        attachments.backend_pools.push(backend);
+    }
+    Ok(attachments)
+}
+
+/// Whether the API server load balancer is public (the default type).
+pub(crate) fn is_public(lb: Option<&capz_api::common::network::LoadBalancerSpec>) -> bool {
+    lb.is_some_and(|lb| {
+        lb.class
+            .type_
+            .as_deref()
+            .is_none_or(|kind| kind.eq_ignore_ascii_case("Public"))
+    })
+}
+
+fn interfaces(
+    scope: &ClusterScope,
+    machine: &str,
+    spec: &AzureMachineSpec,
+    control_plane: bool,
+    tags: &Tags,
+) -> Result<Vec<NetworkInterface>, MachineSpecError> {
+    let listed = spec.vm.network_interfaces.clone().unwrap_or_default();
+    let count = listed.len().max(1);
+    let listed = if listed.is_empty() {
+        vec![capz_api::common::compute::NetworkInterface::default()]
+    } else {
+        listed
+    };
+    listed
+        .iter()
+        .enumerate()
+        .map(
+            |(index, interface): (usize, &capz_api::common::compute::NetworkInterface)| {
+                let subnet = subnet_name(scope, interface.subnet_name.as_deref(), control_plane)?;
+                let subnet_id = scope
+                    .subnet_id(&subnet)
+                    .map_err(|err| invalid("spec.networkInterfaces[].subnetName", err.to_string()))?;
+                let name = network_interface::name(machine, index, count);
+                let nic = NetworkInterface::new(scope, &name, subnet_id, tags.clone())
+                    .map_err(|err| invalid("metadata.name", err.to_string()))?
+                    .private_ip_configs(
+                        usize::try_from(interface.private_ip_configs.unwrap_or(1)).unwrap_or(1),
+                    )
+                    .accelerated_networking(interface.accelerated_networking)
+                    .ip_forwarding(spec.enable_ip_forwarding)
+                    .dns_servers(spec.dns_servers.clone());
+                Ok(if index == 0 {
+                    nic.attached(attachments(scope, machine, control_plane)?)
+                } else {
+                    nic
+                })
+            },
+        )
+        .collect()
+}
+
+fn role_spec(spec: &AzureMachineSpec, vm: &VirtualMachine) -> Option<RoleSpec> {
+    if spec.identities.identity.unwrap_or_default() != VmIdentity::SystemAssigned {
+        return None;
+    }
+    let role = spec
+        .identities
+        .system_assigned_identity_role
+        .clone()
+        .unwrap_or_default();
+    let subscription = format!("/subscriptions/{}", vm_subscription(vm));
+    Some(RoleSpec {
+        scope: role
+            .scope
+            .filter(|scope| !scope.is_empty())
+            .unwrap_or(subscription),
+        name: role
+            .name
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| role_assignment::derived_name(capz_kit::resource::AzureResource::id(vm))),
+        definition: role.definition_id.unwrap_or_default(),
+    })
+}
+
+fn vm_subscription(vm: &VirtualMachine) -> String {
+    capz_kit::resource::AzureResource::id(vm)
+        .subscription()
+        .to_string()
+}

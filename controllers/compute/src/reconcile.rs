@@ -1,0 +1,303 @@
+//! One reconcile of an AzureMachine: find its Machine, Cluster and AzureCluster, skip what is
+//! not ours to do yet, then bring Azure to the spec or, once it is deleted, clean up.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use capz_api::capi::{Cluster, Machine};
+use capz_api::common::conditions::{ConditionSeverity, ConditionType, Conditions};
+use capz_api::{AzureCluster, AzureMachine};
+use capz_kit::cluster::{is_externally_managed, is_paused, owner_cluster, owner_machine};
+use capz_kit::conditions::Reason;
+use capz_kit::finalizer::finalized;
+use capz_kit::kube::runtime::controller::Action;
+use capz_kit::kube::runtime::finalizer::Event;
+use capz_kit::kube::runtime::reflector::ObjectRef;
+use capz_kit::kube::{Api, ResourceExt as _};
+use capz_kit::metrics::ReconcileTimer;
+use capz_kit::operations::Operations;
+use capz_kit::policy::{Category, Classify};
+use capz_kit::resource::AzureResource;
+use capz_kit::scope::ClusterScope;
+use capz_kit::telemetry::reconcile_span;
+use capz_resources::availability_set::AvailabilitySet;
+use capz_resources::disk::Disk;
+use capz_resources::network_interface::NetworkInterface;
+use capz_resources::role_assignment::RoleAssignment;
+use capz_resources::virtual_machine::VirtualMachine;
+use tracing::Instrument as _;
+
+use crate::status::{Report, WAITING_FOR_BOOTSTRAP_DATA, WAITING_FOR_CLUSTER_INFRASTRUCTURE, publish};
+use crate::{Error, FINALIZER, NAME, Shared, converge, delete, plan};
+
+/// The services whose operations compute records on an AzureMachine.
+pub(crate) const SERVICES: &[&str] = &[
+    AvailabilitySet::SERVICE,
+    NetworkInterface::SERVICE,
+    VirtualMachine::SERVICE,
+    Disk::SERVICE,
+    RoleAssignment::SERVICE,
+];
+
+/// The wait before looking again at an operation that gave no hint.
+pub(crate) const POLL: Duration = Duration::from_secs(5);
+
+/// What an AzureMachine belongs to.
+pub(crate) struct Found {
+    pub(crate) machine: Machine,
+    pub(crate) cluster: Cluster,
+    pub(crate) azure_cluster: Option<AzureCluster>,
+}
+
+/// A step that failed, with the condition it reports on.
+pub(crate) struct Failed {
+    pub(crate) condition: ConditionType,
+    pub(crate) error: Error,
+}
+
+impl<E: Into<Error>> From<E> for Failed {
+    fn from(error: E) -> Self {
+        Self {
+            condition: ConditionType::VM_RUNNING,
+            error: error.into(),
+        }
+    }
+}
+
+/// Maps an error of a step to the step's condition.
+pub(crate) fn on<E: Into<Error>>(condition: ConditionType) -> impl FnOnce(E) -> Failed {
+    move |error| Failed {
+        condition,
+        error: error.into(),
+    }
+}
+
+/// The severity a failure is reported with.
+pub(crate) fn severity(category: Category) -> ConditionSeverity {
+    match category {
+        Category::InvalidInput | Category::Terminal => ConditionSeverity::Error,
+        Category::Transient | Category::Throttled => ConditionSeverity::Warning,
+    }
+}
+
+/// The reconcile of one AzureMachine.
+pub(crate) async fn reconcile(machine: Arc<AzureMachine>, shared: Arc<Shared>) -> Result<Action, Error> {
+    let span = reconcile_span(NAME, machine.as_ref());
+    async move {
+        let timer = ReconcileTimer::start(NAME, "AzureMachine");
+        let outcome = Box::pin(reconcile_machine(machine, &shared)).await;
+        if let Err(error) = &outcome
+            && !matches!(error, Error::Pending(_))
+        {
+            timer.failed(error.category().as_str());
+        }
+        outcome
+    }
+    .instrument(span)
+    .await
+}
+
+async fn reconcile_machine(machine: Arc<AzureMachine>, shared: &Shared) -> Result<Action, Error> {
+    let client = &shared.client;
+    let cluster = owner_cluster(client, machine.as_ref()).await?;
+    if is_paused(cluster.as_ref(), machine.as_ref()) {
+        return Ok(Action::await_change());
+    }
+    let owner = owner_machine(client, machine.as_ref()).await?;
+    let (Some(cluster), Some(owner)) = (cluster, owner) else {
+        // Cluster API has not linked the machine yet (an owner reference change wakes it), or
+        // the owners went before it: without them nothing can be found to clean up.
+        let ours = machine
+            .finalizers()
+            .iter()
+            .any(|finalizer| finalizer == FINALIZER);
+        if machine.metadata.deletion_timestamp.is_some() && ours {
+            return Err(Error::Orphaned(format!(
+                "the Machine or Cluster of AzureMachine {} is gone; its Azure resources cannot be found",
+                machine.name_any()
+            )));
+        }
+        return Ok(Action::await_change());
+    };
+    let namespace = machine.namespace().unwrap_or_default();
+    let azure_cluster = azure_cluster_of(shared, &cluster, &namespace).await?;
+    let found = Found {
+        machine: owner,
+        cluster,
+        azure_cluster,
+    };
+    let api = Api::<AzureMachine>::namespaced(client.clone(), &namespace);
+    finalized(&api, FINALIZER, machine, async |event| match event {
+        Event::Apply(machine) => apply(shared, &api, &machine, &found).await,
+        Event::Cleanup(machine) => delete::cleanup(shared, &api, &machine, &found).await,
+    })
+    .await
+}
+
+/// The AzureCluster the Cluster names as its infrastructure.
+async fn azure_cluster_of(
+    shared: &Shared,
+    cluster: &Cluster,
+    namespace: &str,
+) -> Result<Option<AzureCluster>, Error> {
+    let Some(reference) = cluster.spec.infrastructure_ref.as_ref() else {
+        return Ok(None);
+    };
+    if reference.kind != "AzureCluster" {
+        return Ok(None);
+    }
+    Ok(Api::<AzureCluster>::namespaced(shared.client.clone(), namespace)
+        .get_opt(&reference.name)
+        .await?)
+}
+
+/// Why the machine cannot be built yet, if it cannot.
+fn gate(found: &Found) -> Option<(Reason, String)> {
+    if !found.cluster.infrastructure_provisioned() {
+        return Some((
+            WAITING_FOR_CLUSTER_INFRASTRUCTURE,
+            format!(
+                "waiting for Cluster {} to have its infrastructure provisioned",
+                found.cluster.name_any()
+            ),
+        ));
+    }
+    if found.machine.bootstrap_data_secret_name().is_none() {
+        return Some((
+            WAITING_FOR_BOOTSTRAP_DATA,
+            format!(
+                "waiting for Machine {} to have spec.bootstrap.dataSecretName",
+                found.machine.name_any()
+            ),
+        ));
+    }
+    if found.azure_cluster.is_none() {
+        return Some((
+            Reason::WAITING_FOR_DEPENDENCY,
+            format!(
+                "waiting for the AzureCluster that Cluster {} names in spec.infrastructureRef",
+                found.cluster.name_any()
+            ),
+        ));
+    }
+    None
+}
+
+/// Why the machine waits for peers' work: the subnets, the load balancers its interface joins,
+/// and its SSH NAT rule behind a public API server. An externally managed AzureCluster has no
+/// such conditions: Cluster API's gate is all there is.
+pub(crate) fn dependencies(
+    scope: &ClusterScope,
+    azure_cluster: &AzureCluster,
+    machine: &AzureMachine,
+    control_plane: bool,
+) -> Option<String> {
+    if is_externally_managed(azure_cluster) {
+        return None;
+    }
+    let holds = |conditions: Option<&Conditions>, type_: &ConditionType| {
+        conditions.is_some_and(|conditions| conditions.is_true(type_))
+    };
+    let cluster_conditions = azure_cluster.status.as_ref().map(|status| &status.conditions);
+    let network = scope.spec.network_spec.as_ref();
+    let joins_pool = if control_plane {
+        network.is_some_and(|network| {
+            network.api_server_lb.is_some() || network.control_plane_outbound_lb.is_some()
+        })
+    } else {
+        network.is_some_and(|network| network.node_outbound_lb.is_some())
+    };
+    let mut waiting = Vec::new();
+    if !holds(cluster_conditions, &ConditionType::SUBNETS_READY) {
+        waiting.push("SubnetsReady on the AzureCluster");
+    }
+    if joins_pool && !holds(cluster_conditions, &ConditionType::LOAD_BALANCERS_READY) {
+        waiting.push("LoadBalancersReady on the AzureCluster");
+    }
+    let behind_public_api =
+        control_plane && plan::is_public(network.and_then(|network| network.api_server_lb.as_ref()));
+    let machine_conditions = machine.status.as_ref().map(|status| &status.conditions);
+    if behind_public_api && !holds(machine_conditions, &ConditionType::INBOUND_NAT_RULES_READY) {
+        waiting.push("InboundNATRulesReady on the AzureMachine");
+    }
+    (!waiting.is_empty()).then(|| format!("waiting for {}", waiting.join(", ")))
+}
+
+/// Brings Azure to the spec of a live AzureMachine and reports where it stands.
+async fn apply(
+    shared: &Shared,
+    api: &Api<AzureMachine>,
+    machine: &AzureMachine,
+    found: &Found,
+) -> Result<Action, Error> {
+    let recorded = machine
+        .status
+        .as_ref()
+        .map(|status| &status.long_running_operation_states);
+    let mut operations = Operations::owned(recorded, NAME, SERVICES);
+    if machine
+        .status
+        .as_ref()
+        .is_some_and(|status| status.failure_reason.is_some())
+    {
+        // A machine that failed for good waits for a person (or a MachineHealthCheck).
+        return Ok(Action::await_change());
+    }
+    let mut report = Report::default();
+    if let Some((reason, message)) = gate(found) {
+        report.fails(
+            ConditionType::VM_RUNNING,
+            reason,
+            ConditionSeverity::Info,
+            message,
+        );
+        publish(api, machine, &report, &operations).await?;
+        return Ok(Action::await_change());
+    }
+    let outcome = match found.azure_cluster.as_ref() {
+        Some(azure_cluster) => {
+            let mut run = converge::Run {
+                shared,
+                api,
+                machine,
+                found,
+                azure_cluster,
+                report: &mut report,
+                operations: &mut operations,
+            };
+            run.converge().await
+        }
+        None => Ok(Action::await_change()),
+    };
+    settle(shared, api, machine, report, &operations, outcome).await
+}
+
+/// Reports the outcome of a reconcile in status and events, and picks the next reconcile.
+pub(crate) async fn settle(
+    shared: &Shared,
+    api: &Api<AzureMachine>,
+    machine: &AzureMachine,
+    mut report: Report,
+    operations: &Operations,
+    outcome: Result<Action, Failed>,
+) -> Result<Action, Error> {
+    let key = ObjectRef::from_obj(machine);
+    match outcome {
+        Ok(action) => {
+            publish(api, machine, &report, operations).await?;
+            shared.backoff.on_success(&key);
+            Ok(action)
+        }
+        Err(Failed { condition, error }) => {
+            report.fails(
+                condition,
+                error.reason(),
+                severity(error.category()),
+                error.to_string(),
+            );
+            publish(api, machine, &report, operations).await?;
+            shared.reporter.failed(machine, "Reconcile", &error).await;
+            Ok(shared.backoff.on_error(key, &error))
+        }
+    }
+}

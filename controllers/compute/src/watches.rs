@@ -1,0 +1,112 @@
+//! What wakes the controller: its AzureMachines, and the changes of the objects they depend on
+//! that matter to them (never a peer's unrelated status write).
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use capz_api::capi::{Cluster, Machine};
+use capz_api::common::conditions::ConditionType;
+use capz_api::{AzureCluster, AzureMachine};
+use capz_kit::cluster::cluster_name;
+use capz_kit::filter::changes;
+use capz_kit::kube::runtime::reflector::{ObjectRef, Store};
+use capz_kit::kube::runtime::{Controller, WatchStreamExt as _, predicates, watcher};
+use capz_kit::kube::{Resource, ResourceExt as _};
+use capz_kit::runner;
+
+/// The AzureCluster conditions compute waits on.
+pub(crate) const CLUSTER_DEPENDS_ON: &[ConditionType] =
+    &[ConditionType::SUBNETS_READY, ConditionType::LOAD_BALANCERS_READY];
+
+/// The controller of AzureMachines with its secondary watches.
+pub(crate) fn controller(ctx: &runner::Context) -> Controller<AzureMachine> {
+    let controller = ctx.controller(ctx.api::<AzureMachine>());
+    let store = controller.store();
+    let config = ctx.watcher_config();
+    let machines = watcher(ctx.api::<Machine>(), config.clone())
+        .default_backoff()
+        .touched_objects()
+        .predicate_filter(
+            |machine: &Machine| Some(machine_changes(machine)),
+            predicates_config(),
+        );
+    let clusters = watcher(ctx.api::<Cluster>(), config)
+        .default_backoff()
+        .touched_objects()
+        .predicate_filter(
+            |cluster: &Cluster| Some(cluster_changes(cluster)),
+            predicates_config(),
+        );
+    // AzureClusters carry no watch-filter label of their own in every setup; the machines do.
+    let azure_clusters = watcher(ctx.api::<AzureCluster>(), watcher::Config::default())
+        .default_backoff()
+        .touched_objects()
+        .predicate_filter(changes::<AzureCluster>(CLUSTER_DEPENDS_ON), predicates_config());
+    let by_cluster = store.clone();
+    let by_azure_cluster = store;
+    controller
+        .watches_stream(machines, |machine: Machine| infrastructure_of(&machine))
+        .watches_stream(clusters, move |cluster: Cluster| {
+            machines_of(
+                &by_cluster,
+                &cluster.namespace().unwrap_or_default(),
+                &cluster.name_any(),
+            )
+        })
+        .watches_stream(azure_clusters, move |azure_cluster: AzureCluster| {
+            let Some(name) = cluster_name(&azure_cluster) else {
+                return Vec::new();
+            };
+            machines_of(
+                &by_azure_cluster,
+                &azure_cluster.namespace().unwrap_or_default(),
+                &name,
+            )
+        })
+}
+
+fn predicates_config() -> capz_kit::kube::runtime::PredicateConfig {
+    capz_kit::kube::runtime::PredicateConfig::default()
+}
+
+/// A Machine matters for its spec (bootstrap data, failure domain, version), its deletion and
+/// its labels (control plane, deployment).
+fn machine_changes(machine: &Machine) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    predicates::generation(machine).hash(&mut hasher);
+    machine.meta().deletion_timestamp.is_some().hash(&mut hasher);
+    machine.labels().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A Cluster matters for pause and for its infrastructure becoming provisioned.
+fn cluster_changes(cluster: &Cluster) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    predicates::generation(cluster).hash(&mut hasher);
+    cluster.infrastructure_provisioned().hash(&mut hasher);
+    cluster
+        .annotations()
+        .get(capz_kit::cluster::PAUSED_ANNOTATION)
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The AzureMachine a Machine names as its infrastructure.
+fn infrastructure_of(machine: &Machine) -> Option<ObjectRef<AzureMachine>> {
+    let reference = machine.spec.infrastructure_ref.as_ref()?;
+    reference
+        .is(&AzureMachine::group(&()), &AzureMachine::kind(&()))
+        .then(|| ObjectRef::new(&reference.name).within(&machine.namespace().unwrap_or_default()))
+}
+
+/// The AzureMachines of the Cluster `cluster` in `namespace`.
+fn machines_of(store: &Store<AzureMachine>, namespace: &str, cluster: &str) -> Vec<ObjectRef<AzureMachine>> {
+    store
+        .state()
+        .iter()
+        .filter(|machine| {
+            machine.namespace().as_deref() == Some(namespace)
+                && cluster_name(machine.as_ref()).as_deref() == Some(cluster)
+        })
+        .map(|machine| ObjectRef::from_obj(machine.as_ref()))
+        .collect()
+}

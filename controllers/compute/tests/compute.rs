@@ -1,0 +1,697 @@
+//! The compute controller against a real kube-apiserver and the in-process ARM emulator: Cluster
+//! API objects and an AzureCluster (with its peers' conditions applied by the test) are stored,
+//! the controller runs in-process, and the emulator's state and request log tell what it did.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use arm_emulator::config::{
+    DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT, SeedResource,
+};
+use arm_emulator::{Config, Running};
+use azure_core::http::Url;
+use capz_kit::api::common::conditions::{Condition, ConditionStatus, ConditionType, Conditions};
+use capz_kit::api::{AzureCluster, AzureMachine};
+use capz_kit::apply::{FieldManager, apply_status};
+use capz_kit::azure::models::ArmModel as _;
+use capz_kit::azure::models::compute::{Disk, VirtualMachine};
+use capz_kit::azure::models::network::{LoadBalancer, NetworkInterface, VirtualNetwork};
+use capz_kit::azure::{
+    ArmClient, Cloud, Credential, CustomCloud, HttpClient, Outcome, PollOutcome, ResourceId,
+};
+use capz_kit::cli::Args;
+use capz_kit::conditions::{Observation, observe};
+use capz_kit::identity::{CustomCloudSettings, IdentitySettings};
+use capz_kit::kube::api::{Api, DeleteParams, Patch, PatchParams};
+use capz_kit::kube::{Client, ResourceExt as _};
+use capz_kit::runner::{self, Shutdown};
+use clap::Parser as _;
+use k8s_openapi::jiff::Timestamp;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+const CLUSTER: &str = "c1";
+const LOCATION: &str = "westeurope";
+const WAIT: Duration = Duration::from_mins(1);
+const PEERS: FieldManager = FieldManager::new("test-peers");
+const SSH_KEY: &str = "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSURkdmJteDVJR0VnZEdWemRBPT0gdGVzdA==";
+
+fn group() -> String {
+    format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/{CLUSTER}")
+}
+
+fn network(path: &str) -> String {
+    format!("{}/providers/Microsoft.Network/{path}", group())
+}
+
+fn compute(path: &str) -> String {
+    format!("{}/providers/Microsoft.Compute/{path}", group())
+}
+
+/// The cluster's network as network and loadbalancer would have built it: the group, the
+/// virtual network with both subnets, and the public API server load balancer with its pool and
+/// the SSH NAT rule of `cp-0`.
+fn seeds() -> Vec<SeedResource> {
+    let lb = network("loadBalancers/c1-public-lb");
+    let frontend = format!("{lb}/frontendIPConfigurations/c1-public-lb-frontEnd");
+    let seed = |id: String, body: Value| SeedResource { id, body };
+    vec![
+        seed(
+            group(),
+            json!({"location": LOCATION, "tags": {"sigs.k8s.io_cluster-api-provider-azure_cluster_c1": "owned"}}),
+        ),
+        seed(
+            network("virtualNetworks/c1-vnet"),
+            json!({"location": LOCATION, "properties": {
+                "addressSpace": {"addressPrefixes": ["10.0.0.0/8"]},
+                "subnets": [
+                    {"name": "c1-controlplane-subnet", "properties": {"addressPrefix": "10.0.0.0/16"}},
+                    {"name": "c1-node-subnet", "properties": {"addressPrefix": "10.1.0.0/16"}},
+                ],
+            }}),
+        ),
+        seed(
+            network("publicIPAddresses/pip-c1-apiserver"),
+            json!({"location": LOCATION, "sku": {"name": "Standard"},
+                "properties": {"publicIPAllocationMethod": "Static"}}),
+        ),
+        seed(
+            lb.clone(),
+            json!({"location": LOCATION, "sku": {"name": "Standard"}, "properties": {
+                "frontendIPConfigurations": [{"name": "c1-public-lb-frontEnd", "properties": {
+                    "publicIPAddress": {"id": network("publicIPAddresses/pip-c1-apiserver")}}}],
+                "backendAddressPools": [{"name": "c1-public-lb-backendPool"}],
+                "inboundNatRules": [{"name": "cp-0", "properties": {
+                    "frontendIPConfiguration": {"id": frontend},
+                    "protocol": "Tcp", "frontendPort": 22, "backendPort": 22}}],
+            }}),
+        ),
+    ]
+}
+
+/// The emulator over HTTPS, a client of the test's own, and its CA in a file.
+struct Azure {
+    running: Running,
+    client: ArmClient,
+    ca_file: PathBuf,
+}
+
+impl Azure {
+    async fn start(namespace: &str) -> TestResult<Self> {
+        let tls = arm_emulator::tls::Tls::generate(&[])?;
+        let config = Config {
+            resources: seeds(),
+            ..Config::default()
+        };
+        let running = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config, &tls).await?;
+        let ca_file = std::env::temp_dir().join(format!("capz-compute-{namespace}-ca.pem"));
+        std::fs::write(&ca_file, &tls.ca_pem)?;
+        let base = Url::parse(&running.base_url())?;
+        let cloud = Cloud::Custom(Box::new(CustomCloud::new(
+            base.clone(),
+            base,
+            "https://management.azure.com/".to_owned(),
+            Some(tls.ca_pem.into_bytes()),
+        )?));
+        let http = HttpClient::for_cloud(&cloud, Duration::from_secs(10))?;
+        let credential = Credential::client_secret(
+            &cloud,
+            &http,
+            DEFAULT_TENANT,
+            DEFAULT_CLIENT_ID,
+            DEFAULT_CLIENT_SECRET,
+        )?;
+        let client = ArmClient::new(&cloud, credential, &http, "test");
+        Ok(Self {
+            running,
+            client,
+            ca_file,
+        })
+    }
+
+    fn settings(&self) -> TestResult<IdentitySettings> {
+        let mut settings = IdentitySettings::from_lookup(|_| None)?;
+        settings.custom_cloud = Some(CustomCloudSettings {
+            resource_manager: Url::parse(&self.running.base_url())?,
+            authority_host: Some(Url::parse(&self.running.base_url())?),
+            token_audience: None,
+            ca_file: Some(self.ca_file.clone()),
+        });
+        Ok(settings)
+    }
+
+    /// ARM writes so far (PUT, PATCH, DELETE), sign-ins and the emulator's own routes aside.
+    fn writes(&self) -> usize {
+        self.arm_requests(|method| matches!(method, "PUT" | "PATCH" | "DELETE"))
+    }
+
+    fn reads(&self) -> usize {
+        self.arm_requests(|method| method == "GET")
+    }
+
+    fn arm_requests(&self, method: impl Fn(&str) -> bool) -> usize {
+        self.running
+            .emulator
+            .requests()
+            .iter()
+            .filter(|request| request.path.starts_with("/subscriptions/") && method(&request.method))
+            .count()
+    }
+
+    async fn get<M: capz_kit::azure::models::ArmModel>(&self, id: &str) -> TestResult<Option<M>> {
+        let id: ResourceId = id.parse()?;
+        match self.client.get::<M>(&id, &M::API_VERSION).await {
+            Ok(model) => Ok(Some(model)),
+            Err(error) if error.category() == capz_kit::azure::Category::NotFound => Ok(None),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Deletes the VM behind the controller's back, to the end of its operation.
+    async fn delete_vm(&self, name: &str) -> TestResult {
+        let id: ResourceId = compute(&format!("virtualMachines/{name}")).parse()?;
+        if let Outcome::InProgress(mut progress) =
+            self.client.delete(&id, &VirtualMachine::API_VERSION).await?
+        {
+            loop {
+                match self.client.poll::<Value>(&progress.token).await? {
+                    PollOutcome::InProgress(next) => progress = next,
+                    PollOutcome::Succeeded(_) => break,
+                    PollOutcome::Failed(error) => return Err(error.into()),
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The controller, run in-process on the test's namespace.
+struct Controller {
+    shutdown: Shutdown,
+    run: tokio::task::JoinHandle<Result<(), runner::RunError>>,
+}
+
+impl Controller {
+    fn start(plane: &capz_harness::Plane, namespace: &str, settings: IdentitySettings) -> TestResult<Self> {
+        let ports = capz_harness::free_ports(2)?;
+        let args = Args::try_parse_from([
+            "capz-compute".to_owned(),
+            format!("--kubeconfig={}", plane.kubeconfig().display()),
+            format!("--namespace={namespace}"),
+            format!("--health-probe-bind-address=127.0.0.1:{}", ports[0]),
+            format!("--metrics-bind-address=127.0.0.1:{}", ports[1]),
+            "--sync-period=2s".to_owned(),
+        ])?;
+        let shutdown = Shutdown::new();
+        let run = tokio::spawn(runner::run(
+            capz_compute::NAME,
+            args,
+            shutdown.clone(),
+            move |ctx| async move { capz_compute::run(ctx, settings).await },
+        ));
+        Ok(Self { shutdown, run })
+    }
+
+    async fn stop(self) -> TestResult {
+        self.shutdown.trigger();
+        self.run.await??;
+        Ok(())
+    }
+}
+
+/// The objects Cluster API and the user would have: identity, Cluster (infrastructure
+/// provisioned), AzureCluster.
+async fn cluster_objects(client: &Client, namespace: &str) -> TestResult {
+    capz_harness::apply_yaml(
+        client,
+        namespace,
+        &format!(
+            r"
+apiVersion: v1
+kind: Secret
+metadata: {{name: sp}}
+stringData: {{clientSecret: {DEFAULT_CLIENT_SECRET}}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureClusterIdentity
+metadata: {{name: emulator}}
+spec:
+  type: ServicePrincipal
+  tenantID: {DEFAULT_TENANT}
+  clientID: {DEFAULT_CLIENT_ID}
+  clientSecret: {{name: sp, namespace: {namespace}}}
+  allowedNamespaces: {{}}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata: {{name: {CLUSTER}}}
+spec:
+  infrastructureRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureCluster, name: {CLUSTER}}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureCluster
+metadata:
+  name: {CLUSTER}
+  labels: {{cluster.x-k8s.io/cluster-name: {CLUSTER}}}
+spec:
+  location: {LOCATION}
+  subscriptionID: {DEFAULT_SUBSCRIPTION}
+  identityRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: AzureClusterIdentity, name: emulator, namespace: {namespace}}}
+"
+        ),
+    )
+    .await?;
+    let clusters = Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace);
+    clusters
+        .patch_status(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"initialization": {"infrastructureProvisioned": true}}})),
+        )
+        .await?;
+    let azure_clusters = Api::<AzureCluster>::namespaced(client.clone(), namespace);
+    let azure_cluster = azure_clusters.get(CLUSTER).await?;
+    report(
+        &azure_clusters,
+        &azure_cluster,
+        &[ConditionType::SUBNETS_READY, ConditionType::LOAD_BALANCERS_READY],
+    )
+    .await?;
+    Ok(())
+}
+
+#[derive(Debug, Serialize)]
+struct PeerStatus {
+    conditions: Vec<Condition>,
+}
+
+/// Applies `holding` as conditions of the test's own field manager, as peers would.
+async fn report<K>(api: &Api<K>, object: &K, holding: &[ConditionType]) -> TestResult
+where
+    K: capz_kit::kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let status = PeerStatus {
+        conditions: observe(
+            None,
+            holding.iter().cloned().map(Observation::holds),
+            Timestamp::now(),
+        ),
+    };
+    apply_status(api, &PEERS, object, &status).await?;
+    Ok(())
+}
+
+/// A Machine, its bootstrap Secret (when `bootstrap`) and its AzureMachine.
+async fn machine(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    labels: &str,
+    extra: &str,
+    bootstrap: bool,
+) -> TestResult {
+    let data_secret = if bootstrap {
+        format!("dataSecretName: {name}-bootstrap")
+    } else {
+        String::new()
+    };
+    let machines = capz_harness::apply_yaml(
+        client,
+        namespace,
+        &format!(
+            r"
+apiVersion: v1
+kind: Secret
+metadata: {{name: {name}-bootstrap}}
+stringData: {{value: '#cloud-config'}}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+metadata:
+  name: {name}
+  labels: {{cluster.x-k8s.io/cluster-name: {CLUSTER}, {labels}}}
+spec:
+  clusterName: {CLUSTER}
+  version: v1.33.1
+  {extra}
+  bootstrap: {{{data_secret}}}
+  infrastructureRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureMachine, name: {name}}}
+"
+        ),
+    )
+    .await?;
+    let uid = machines
+        .iter()
+        .find(|object| object.types.as_ref().is_some_and(|types| types.kind == "Machine"))
+        .and_then(|object| object.metadata.uid.clone())
+        .ok_or("the Machine has no uid")?;
+    capz_harness::apply_yaml(
+        client,
+        namespace,
+        &format!(
+            r"
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureMachine
+metadata:
+  name: {name}
+  labels: {{cluster.x-k8s.io/cluster-name: {CLUSTER}, {labels}}}
+  ownerReferences: [{{apiVersion: cluster.x-k8s.io/v1beta2, kind: Machine, name: {name}, uid: {uid}}}]
+spec:
+  vmSize: Standard_D2s_v3
+  osDisk: {{osType: Linux, diskSizeGB: 64, managedDisk: {{storageAccountType: Premium_LRS}}}}
+  dataDisks: [{{nameSuffix: etcddisk, diskSizeGB: 32, lun: 0}}]
+  sshPublicKey: {SSH_KEY}
+"
+        ),
+    )
+    .await?;
+    Ok(())
+}
+
+fn condition(machine: &AzureMachine, type_: &ConditionType) -> Option<Condition> {
+    machine
+        .status
+        .as_ref()
+        .and_then(|status| status.conditions.get(type_).cloned())
+}
+
+fn reason(machine: &AzureMachine, type_: &ConditionType) -> Option<String> {
+    condition(machine, type_).and_then(|condition| condition.reason)
+}
+
+fn ready(machine: &AzureMachine) -> bool {
+    machine.status.as_ref().is_some_and(|status| {
+        status.ready == Some(true) && Conditions::is_true(&status.conditions, &ConditionType::READY)
+    })
+}
+
+async fn in_namespace(
+    test: impl AsyncFnOnce(&capz_harness::Plane, Client, String) -> TestResult,
+) -> TestResult {
+    let plane = capz_harness::shared();
+    let _side_by_side = plane.namespaced().await;
+    let client = plane.client().await?;
+    let inner = client.clone();
+    capz_harness::with_temp_namespace(&client, async move |namespace| {
+        test(plane, inner, namespace).await
+    })
+    .await?
+}
+
+#[tokio::test]
+async fn a_control_plane_machine_runs_in_its_pool_idles_and_is_deleted_with_its_resources() -> TestResult {
+    in_namespace(async |plane, client, namespace| {
+        let azure = Azure::start(&namespace).await?;
+        cluster_objects(&client, &namespace).await?;
+        let controller = Controller::start(plane, &namespace, azure.settings()?)?;
+        let result = Box::pin(control_plane(&client, &namespace, &azure)).await;
+        controller.stop().await?;
+        result
+    })
+    .await
+}
+
+async fn control_plane(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
+    let machines = Api::<AzureMachine>::namespaced(client.clone(), namespace);
+    machine(
+        client,
+        namespace,
+        "cp-0",
+        "cluster.x-k8s.io/control-plane: ''",
+        "failureDomain: '2'",
+        true,
+    )
+    .await?;
+    // Behind a public API server, the machine waits for its SSH NAT rule.
+    let waiting = capz_harness::wait_for(&machines, "cp-0", "waiting for its NAT rule", WAIT, |machine| {
+        reason(machine, &ConditionType::VM_RUNNING).as_deref() == Some("WaitingForDependency")
+    })
+    .await?;
+    assert_eq!(
+        azure
+            .get::<NetworkInterface>(&network("networkInterfaces/cp-0-nic"))
+            .await?,
+        None
+    );
+    report(&machines, &waiting, &[ConditionType::INBOUND_NAT_RULES_READY]).await?;
+
+    let done = capz_harness::wait_for(&machines, "cp-0", "Ready", WAIT, ready).await?;
+    assert_eq!(
+        done.spec.provider_id.as_deref(),
+        Some(format!("azure://{}", compute("virtualMachines/cp-0")).as_str())
+    );
+    let status = done.status.clone().unwrap_or_default();
+    assert_eq!(status.vm_state.as_deref(), Some("Succeeded"));
+    for type_ in [
+        ConditionType::VM_RUNNING,
+        ConditionType::NETWORK_INTERFACES_READY,
+        ConditionType::DISKS_READY,
+    ] {
+        assert_eq!(
+            condition(&done, &type_).map(|c| c.status),
+            Some(ConditionStatus::True),
+            "{type_}"
+        );
+    }
+    let vm = azure
+        .get::<VirtualMachine>(&compute("virtualMachines/cp-0"))
+        .await?
+        .ok_or("no VM")?;
+    assert_eq!(vm.zones, Some(vec!["2".to_owned()]));
+    let properties = vm.properties.ok_or("no properties")?;
+    let os = properties.os_profile.ok_or("no OS profile")?;
+    assert_eq!(os.admin_username.as_deref(), Some("capi"));
+    let storage = properties.storage_profile.ok_or("no storage profile")?;
+    assert!(
+        storage
+            .image_reference
+            .and_then(|image| image.community_gallery_image_id)
+            .is_some_and(|image| image.ends_with("/capi-ubun2-2404/Versions/1.33.1"))
+    );
+    let tags = vm.tags.unwrap_or_default();
+    assert_eq!(
+        tags.get("sigs.k8s.io_cluster-api-provider-azure_role")
+            .map(String::as_str),
+        Some("control-plane")
+    );
+    in_pool_with_its_addresses(azure, status.addresses.unwrap_or_default()).await?;
+    for disk in ["cp-0_OSDisk", "cp-0_etcddisk"] {
+        assert!(
+            azure
+                .get::<Disk>(&compute(&format!("disks/{disk}")))
+                .await?
+                .is_some(),
+            "{disk}"
+        );
+    }
+
+    steady_state(&machines, azure).await?;
+    deletion(&machines, azure).await
+}
+
+/// The control-plane NIC is in the API server pool and behind its NAT rule, and its private
+/// address is in the machine's addresses.
+async fn in_pool_with_its_addresses(
+    azure: &Azure,
+    addresses: Vec<capz_kit::api::common::MachineAddress>,
+) -> TestResult {
+    let nic = azure
+        .get::<NetworkInterface>(&network("networkInterfaces/cp-0-nic"))
+        .await?
+        .ok_or("no NIC")?;
+    let configuration = nic
+        .properties
+        .and_then(|properties| properties.ip_configurations)
+        .and_then(|configurations| configurations.into_iter().next())
+        .and_then(|configuration| configuration.properties)
+        .ok_or("no IP configuration")?;
+    let pools = configuration
+        .load_balancer_backend_address_pools
+        .unwrap_or_default();
+    assert_eq!(pools.len(), 1);
+    assert!(
+        pools[0]
+            .id
+            .to_string()
+            .ends_with("/backendAddressPools/c1-public-lb-backendPool")
+    );
+    let rules = configuration.load_balancer_inbound_nat_rules.unwrap_or_default();
+    assert!(rules[0].id.to_string().ends_with("/inboundNatRules/cp-0"));
+    let private = configuration.private_ip_address.ok_or("no private address")?;
+    assert!(
+        addresses
+            .iter()
+            .any(|address| address.type_ == "InternalIP" && address.address == private),
+        "{addresses:?}"
+    );
+    assert!(
+        addresses
+            .iter()
+            .any(|address| address.type_ == "InternalDNS" && address.address == "cp-0")
+    );
+    Ok(())
+}
+
+/// Resyncs (every 2 s) read Azure and write nothing, to Azure or to the object.
+async fn steady_state(machines: &Api<AzureMachine>, azure: &Azure) -> TestResult {
+    let version = machines.get("cp-0").await?.resource_version();
+    let (writes, reads) = (azure.writes(), azure.reads());
+    let deadline = tokio::time::Instant::now() + WAIT;
+    // Three reconciles read at least the interface and the machine each.
+    while azure.reads() < reads + 6 {
+        assert!(tokio::time::Instant::now() < deadline, "no resync happened");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(azure.writes(), writes, "a resync wrote to Azure");
+    assert_eq!(
+        machines.get("cp-0").await?.resource_version(),
+        version,
+        "a resync wrote the object"
+    );
+    Ok(())
+}
+
+async fn deletion(machines: &Api<AzureMachine>, azure: &Azure) -> TestResult {
+    machines.delete("cp-0", &DeleteParams::default()).await?;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while machines.get_opt("cp-0").await?.is_some() {
+        assert!(tokio::time::Instant::now() < deadline, "cp-0 was not deleted");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        azure
+            .get::<VirtualMachine>(&compute("virtualMachines/cp-0"))
+            .await?
+            .is_none()
+    );
+    assert!(
+        azure
+            .get::<NetworkInterface>(&network("networkInterfaces/cp-0-nic"))
+            .await?
+            .is_none()
+    );
+    for disk in ["cp-0_OSDisk", "cp-0_etcddisk"] {
+        assert!(
+            azure
+                .get::<Disk>(&compute(&format!("disks/{disk}")))
+                .await?
+                .is_none(),
+            "{disk}"
+        );
+    }
+    // What the cluster's network is made of is not the machine's to delete.
+    assert!(
+        azure
+            .get::<LoadBalancer>(&network("loadBalancers/c1-public-lb"))
+            .await?
+            .is_some()
+    );
+    assert!(
+        azure
+            .get::<VirtualNetwork>(&network("virtualNetworks/c1-vnet"))
+            .await?
+            .is_some()
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_worker_waits_for_bootstrap_data_lands_in_an_availability_set_and_is_never_recreated() -> TestResult
+{
+    in_namespace(async |plane, client, namespace| {
+        let azure = Azure::start(&namespace).await?;
+        cluster_objects(&client, &namespace).await?;
+        let controller = Controller::start(plane, &namespace, azure.settings()?)?;
+        let result = Box::pin(worker(&client, &namespace, &azure)).await;
+        controller.stop().await?;
+        result
+    })
+    .await
+}
+
+async fn worker(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
+    let machines = Api::<AzureMachine>::namespaced(client.clone(), namespace);
+    machine(
+        client,
+        namespace,
+        "md-0-a",
+        "cluster.x-k8s.io/deployment-name: md-0",
+        "",
+        false,
+    )
+    .await?;
+    capz_harness::wait_for(&machines, "md-0-a", "WaitingForBootstrapData", WAIT, |machine| {
+        reason(machine, &ConditionType::VM_RUNNING).as_deref() == Some("WaitingForBootstrapData")
+    })
+    .await?;
+    assert!(
+        azure
+            .get::<VirtualMachine>(&compute("virtualMachines/md-0-a"))
+            .await?
+            .is_none()
+    );
+    assert_eq!(azure.writes(), 0, "nothing is written before the bootstrap data");
+
+    let owners = Api::<capz_kit::api::capi::Machine>::namespaced(client.clone(), namespace);
+    owners
+        .patch(
+            "md-0-a",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"bootstrap": {"dataSecretName": "md-0-a-bootstrap"}}})),
+        )
+        .await?;
+    let done = capz_harness::wait_for(&machines, "md-0-a", "Ready", WAIT, ready).await?;
+    // The region's zones are not in the AzureCluster's failure domains: an availability set.
+    assert_eq!(
+        condition(&done, &ConditionType::AVAILABILITY_SET_READY).map(|c| c.status),
+        Some(ConditionStatus::True)
+    );
+    let vm = azure
+        .get::<VirtualMachine>(&compute("virtualMachines/md-0-a"))
+        .await?
+        .ok_or("no VM")?;
+    let set = vm
+        .properties
+        .and_then(|properties| properties.availability_set)
+        .ok_or("no availability set")?;
+    assert!(set.id.to_string().ends_with("/availabilitySets/c1_md-0-as"));
+    let nic = azure
+        .get::<NetworkInterface>(&network("networkInterfaces/md-0-a-nic"))
+        .await?
+        .ok_or("no NIC")?;
+    let subnet = nic
+        .properties
+        .and_then(|properties| properties.ip_configurations)
+        .and_then(|configurations| configurations.into_iter().next())
+        .and_then(|configuration| configuration.properties)
+        .and_then(|properties| properties.subnet)
+        .ok_or("no subnet")?;
+    assert!(subnet.id.to_string().ends_with("/subnets/c1-node-subnet"));
+
+    azure.delete_vm("md-0-a").await?;
+    let writes = azure.writes();
+    let gone = capz_harness::wait_for(&machines, "md-0-a", "VMNotFound", WAIT, |machine| {
+        reason(machine, &ConditionType::READY).as_deref() == Some("VMNotFound")
+    })
+    .await?;
+    let status = gone.status.clone().unwrap_or_default();
+    assert_eq!(status.ready, Some(false));
+    assert_eq!(status.failure_reason.as_deref(), Some("UpdateError"));
+    assert!(status.failure_message.is_some());
+    assert_eq!(
+        condition(&gone, &ConditionType::READY).and_then(|c| c.severity),
+        Some(capz_kit::api::common::conditions::ConditionSeverity::Error)
+    );
+    assert!(
+        azure
+            .get::<VirtualMachine>(&compute("virtualMachines/md-0-a"))
+            .await?
+            .is_none()
+    );
+    assert_eq!(azure.writes(), writes, "the VM was written again");
+    assert!(!gone.finalizers().is_empty());
+    Ok(())
+}

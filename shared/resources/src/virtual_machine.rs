@@ -1,0 +1,709 @@
+//! Virtual machines (`Microsoft.Compute/virtualMachines`) of AzureMachines: size, image, OS and
+//! data disks (created with the machine), admin user `capi` with the spec's SSH key, the
+//! bootstrap data as custom data, identities, spot settings, security and diagnostics, a zone or
+//! an availability set, and the machine's network interfaces.
+//!
+//! A machine is written once: like CAPZ, an existing machine is never updated (what it is made
+//! of is fixed at creation, and custom data cannot change).
+
+mod image;
+
+use std::collections::HashMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use capz_api::AzureMachineSpec;
+use capz_api::common::compute::{
+    BootDiagnosticsStorageAccountType, CachingType as SpecCaching, DataDisk as SpecDataDisk, Diagnostics,
+    ManagedDiskParameters as SpecManagedDisk, SecurityProfile as SpecSecurity,
+    SecurityType as SpecSecurityType, SpotEvictionPolicy, VmIdentity,
+};
+use capz_azure::models::compute::{
+    AssignedIdentity, BillingProfile, BootDiagnostics, CachingType, DataDisk, DiagnosticsProfile,
+    DiffDiskOption, DiffDiskPlacement, DiffDiskSettings, DiskCreateOption, EvictionPolicy, HardwareProfile,
+    IdentityType, LinuxConfiguration, ManagedDiskParameters, ManagedServiceIdentity,
+    NetworkInterfaceReference, NetworkInterfaceReferenceProperties, NetworkProfile, OperatingSystemType,
+    OsDisk, OsProfile, Priority, SecurityProfile, SecurityType, SshConfiguration, SshPublicKey,
+    StorageAccountType, StorageProfile, UefiSettings, VirtualMachine as Model, VirtualMachineProperties,
+};
+use capz_azure::models::{ArmModel as _, Secret, SubResource};
+use capz_azure::{ApiVersion, IdError, ResourceId};
+use capz_kit::conditions::Reason;
+use capz_kit::policy::{Category, Classify};
+use capz_kit::resource::{AzureResource, Ownership};
+use capz_kit::scope::{COMPUTE, ClusterScope};
+use capz_kit::tags::Tags;
+
+pub use image::{
+    ImageError, REFERENCE_GALLERY, REFERENCE_LINUX_IMAGE, ResolvedImage, resolve as resolve_image,
+};
+
+use crate::disk::{data_disk_name, os_disk_name};
+
+/// The admin user of every Linux machine.
+pub const ADMIN_USER: &str = "capi";
+
+/// Why a machine's body cannot be made from its spec.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MachineSpecError {
+    /// The image cannot be named.
+    #[error(transparent)]
+    Image(#[from] ImageError),
+    /// A field holds what Azure cannot take.
+    #[error("{field}: Invalid value: {message}")]
+    Invalid {
+        /// The field path.
+        field: &'static str,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// The spec asks for something capz-rs does not do yet.
+    #[error("{field}: Unsupported value: {message}")]
+    Unsupported {
+        /// The field path.
+        field: &'static str,
+        /// What is not supported.
+        message: String,
+    },
+}
+
+impl Classify for MachineSpecError {
+    fn category(&self) -> Category {
+        Category::InvalidInput
+    }
+
+    fn reason(&self) -> Reason {
+        Reason::INVALID_CONFIGURATION
+    }
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> MachineSpecError {
+    MachineSpecError::Invalid {
+        field,
+        message: message.into(),
+    }
+}
+
+/// Where a machine is placed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Placement {
+    /// The availability zone.
+    pub zone: Option<String>,
+    /// The availability set, in a region without zones.
+    pub availability_set: Option<ResourceId>,
+}
+
+/// What a machine is built from besides its spec.
+#[derive(Debug, Clone)]
+pub struct MachineInputs {
+    /// Its image.
+    pub image: ResolvedImage,
+    /// Its bootstrap data, base64 encoded.
+    pub custom_data: Secret,
+    /// Its network interfaces, the primary first.
+    pub network_interfaces: Vec<ResourceId>,
+    /// Its zone or availability set.
+    pub placement: Placement,
+    /// Its tags.
+    pub tags: Tags,
+}
+
+/// A machine as its AzureMachine wants it.
+#[derive(Debug, Clone)]
+pub struct VirtualMachine {
+    id: ResourceId,
+    cluster: String,
+    /// `None` for a machine known only by name, to read or delete.
+    body: Option<Model>,
+}
+
+impl VirtualMachine {
+    /// The machine `name` in the cluster's resource group, built from its (defaulted) `spec`.
+    ///
+    /// # Errors
+    /// When the spec holds what Azure cannot take, or what is not supported yet.
+    pub fn new(
+        scope: &ClusterScope,
+        name: &str,
+        spec: &AzureMachineSpec,
+        inputs: MachineInputs,
+    ) -> Result<Self, MachineSpecError> {
+        if spec.vm.os_disk.os_type.eq_ignore_ascii_case("Windows") {
+            return Err(MachineSpecError::Unsupported {
+                field: "spec.osDisk.osType",
+                message: "Windows machines are not supported yet; use a Linux image".to_owned(),
+            });
+        }
+        let id = scope
+            .resource_id(COMPUTE, "virtualMachines", name)
+            .map_err(|err| invalid("metadata.name", err.to_string()))?;
+        let properties = VirtualMachineProperties {
+            hardware_profile: Some(HardwareProfile {
+                vm_size: Some(spec.vm.vm_size.clone()),
+            }),
+            storage_profile: Some(storage_profile(name, spec, &inputs.image)?),
+            os_profile: Some(os_profile(name, spec, inputs.custom_data)?),
+            network_profile: Some(network_profile(&inputs.network_interfaces)),
+            availability_set: inputs.placement.availability_set.map(SubResource::from),
+            security_profile: spec.vm.security_profile.as_ref().map(security_profile),
+            diagnostics_profile: spec.vm.diagnostics.as_ref().and_then(diagnostics_profile),
+            ..spot(spec)?
+        };
+        let body = Model {
+            location: Some(scope.location.clone()),
+            tags: Some(inputs.tags),
+            zones: inputs.placement.zone.map(|zone| vec![zone]),
+            identity: identity(spec)?,
+            plan: inputs.image.plan,
+            properties: Some(properties),
+            ..Model::default()
+        };
+        Ok(Self {
+            id,
+            cluster: scope.name.clone(),
+            body: Some(body),
+        })
+    }
+
+    /// The machine `name` in the cluster's resource group, known only by name: it can be read
+    /// and deleted, never created.
+    ///
+    /// # Errors
+    /// When `name` is not a valid resource name.
+    pub fn named(scope: &ClusterScope, name: &str) -> Result<Self, IdError> {
+        Ok(Self {
+            id: scope.resource_id(COMPUTE, "virtualMachines", name)?,
+            cluster: scope.name.clone(),
+            body: None,
+        })
+    }
+
+    /// The `providerID` of the machine: `azure://` and its id with the resource group in lower
+    /// case, as the Azure cloud provider writes it on the Node.
+    #[must_use]
+    pub fn provider_id(&self) -> String {
+        provider_id(&self.id)
+    }
+}
+
+/// The `providerID` of the machine `id`.
+#[must_use]
+pub fn provider_id(id: &ResourceId) -> String {
+    let text = id.to_string();
+    let group = id
+        .resource_group_name()
+        .map(|group| group.as_str().to_owned())
+        .unwrap_or_default();
+    let marker = format!("/resourceGroups/{group}/");
+    let lowered = text.replacen(
+        &marker,
+        &format!("/resourceGroups/{}/", group.to_ascii_lowercase()),
+        1,
+    );
+    format!("azure://{lowered}")
+}
+
+impl AzureResource for VirtualMachine {
+    type Model = Model;
+    const SERVICE: &'static str = "virtualmachine";
+    const API_VERSION: ApiVersion = Model::API_VERSION;
+
+    fn id(&self) -> &ResourceId {
+        &self.id
+    }
+
+    fn ownership(&self) -> Ownership {
+        Ownership::Tagged {
+            cluster: self.cluster.clone(),
+        }
+    }
+
+    fn tags(model: &Model) -> Option<&Tags> {
+        model.tags.as_ref()
+    }
+
+    fn desired(&self, existing: Option<&Model>) -> Option<Model> {
+        self.body.clone().filter(|_| existing.is_none())
+    }
+}
+
+/// The fields of `spec` that capz-rs accepts but does not act on yet, with why.
+#[must_use]
+pub fn unsupported_fields(spec: &AzureMachineSpec) -> Vec<&'static str> {
+    let mut fields = Vec::new();
+    if spec
+        .vm
+        .vm_extensions
+        .as_ref()
+        .is_some_and(|list| !list.is_empty())
+    {
+        fields.push("spec.vmExtensions");
+    }
+    if spec.vm.disable_vm_bootstrap_extension == Some(false) {
+        fields.push("spec.disableVMBootstrapExtension");
+    }
+    if spec.allocate_public_ip == Some(true) {
+        fields.push("spec.allocatePublicIP");
+    }
+    if spec.capacity_reservation_group_id.is_some() {
+        fields.push("spec.capacityReservationGroupID");
+    }
+    if spec.virtual_machine_scale_set_id.is_some() {
+        fields.push("spec.virtualMachineScaleSetID");
+    }
+    if spec
+        .vm
+        .additional_capabilities
+        .as_ref()
+        .is_some_and(|capabilities| capabilities.ultra_ssd_enabled.is_some())
+    {
+        fields.push("spec.additionalCapabilities.ultraSSDEnabled");
+    }
+    if spec
+        .vm
+        .os_disk
+        .managed_disk
+        .as_ref()
+        .is_some_and(|disk| disk.security_profile.is_some())
+    {
+        fields.push("spec.osDisk.managedDisk.securityProfile");
+    }
+    fields
+}
+
+fn storage_type(name: &str) -> StorageAccountType {
+    serde_json::from_value(serde_json::Value::String(name.to_owned()))
+        .unwrap_or_else(|_| StorageAccountType::Other(name.to_owned()))
+}
+
+fn caching(caching: SpecCaching) -> CachingType {
+    match caching {
+        SpecCaching::None => CachingType::None,
+        SpecCaching::ReadOnly => CachingType::ReadOnly,
+        SpecCaching::ReadWrite => CachingType::ReadWrite,
+    }
+}
+
+fn managed_disk(disk: Option<&SpecManagedDisk>) -> Result<Option<ManagedDiskParameters>, MachineSpecError> {
+    let Some(disk) = disk else {
+        return Ok(None);
+    };
+    let encryption = match disk
+        .disk_encryption_set
+        .as_ref()
+        .and_then(|set| set.id.as_deref())
+    {
+        Some(id) => Some(SubResource::from(id.parse::<ResourceId>().map_err(|err| {
+            invalid(
+                "spec.*.managedDisk.diskEncryptionSet.id",
+                format!("{id:?}: {err}"),
+            )
+        })?)),
+        None => None,
+    };
+    Ok(Some(ManagedDiskParameters {
+        id: None,
+        storage_account_type: disk.storage_account_type.as_deref().map(storage_type),
+        disk_encryption_set: encryption,
+    }))
+}
+
+fn size_gb(size: Option<i32>, field: &'static str) -> Result<Option<u32>, MachineSpecError> {
+    size.map(|size| u32::try_from(size).map_err(|_| invalid(field, format!("{size}: must be positive"))))
+        .transpose()
+}
+
+fn storage_profile(
+    name: &str,
+    spec: &AzureMachineSpec,
+    image: &ResolvedImage,
+) -> Result<StorageProfile, MachineSpecError> {
+    let disk = &spec.vm.os_disk;
+    let ephemeral = disk.diff_disk_settings.as_ref().map(|settings| DiffDiskSettings {
+        option: Some(DiffDiskOption::Local),
+        placement: settings.placement.map(|placement| match placement {
+            capz_api::common::compute::DiffDiskPlacement::CacheDisk => DiffDiskPlacement::CacheDisk,
+            capz_api::common::compute::DiffDiskPlacement::NvmeDisk => DiffDiskPlacement::NvmeDisk,
+            capz_api::common::compute::DiffDiskPlacement::ResourceDisk => DiffDiskPlacement::ResourceDisk,
+        }),
+    });
+    let os_disk = OsDisk {
+        name: Some(os_disk_name(name)),
+        os_type: Some(OperatingSystemType::Linux),
+        create_option: Some(DiskCreateOption::FromImage),
+        caching: disk.caching_type.map(caching),
+        disk_size_gb: size_gb(disk.disk_size_gb, "spec.osDisk.diskSizeGB")?,
+        managed_disk: managed_disk(disk.managed_disk.as_ref())?,
+        diff_disk_settings: ephemeral,
+        delete_option: None,
+    };
+    let data_disks = spec
+        .vm
+        .data_disks
+        .iter()
+        .flatten()
+        .map(|disk| data_disk(name, disk))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(StorageProfile {
+        image_reference: Some(image.reference.clone()),
+        os_disk: Some(os_disk),
+        data_disks: (!data_disks.is_empty()).then_some(data_disks),
+    })
+}
+
+fn data_disk(machine: &str, disk: &SpecDataDisk) -> Result<DataDisk, MachineSpecError> {
+    let lun = disk
+        .lun
+        .map(|lun| {
+            u32::try_from(lun).map_err(|_| invalid("spec.dataDisks[].lun", format!("{lun}: must be 0 to 63")))
+        })
+        .transpose()?;
+    Ok(DataDisk {
+        lun,
+        name: Some(data_disk_name(machine, &disk.name_suffix)),
+        create_option: Some(DiskCreateOption::Empty),
+        caching: disk.caching_type.map(caching),
+        disk_size_gb: size_gb(Some(disk.disk_size_gb), "spec.dataDisks[].diskSizeGB")?,
+        managed_disk: managed_disk(disk.managed_disk.as_ref())?,
+        delete_option: None,
+    })
+}
+
+/// The OpenSSH line of the spec's base64-encoded key.
+fn ssh_key(spec: &AzureMachineSpec) -> Result<String, MachineSpecError> {
+    let encoded = spec
+        .vm
+        .ssh_public_key
+        .as_deref()
+        .filter(|key| !key.is_empty())
+        .ok_or_else(|| {
+            invalid(
+                "spec.sshPublicKey",
+                "empty: set a base64-encoded OpenSSH public key (the admission webhook generates one)",
+            )
+        })?;
+    let bytes = STANDARD.decode(encoded.trim()).map_err(|_| {
+        invalid(
+            "spec.sshPublicKey",
+            "not base64: encode the public key line with base64 -w0",
+        )
+    })?;
+    let line = String::from_utf8(bytes).map_err(|_| {
+        invalid(
+            "spec.sshPublicKey",
+            "does not decode to an OpenSSH public key line",
+        )
+    })?;
+    Ok(line.trim().to_owned())
+}
+
+fn os_profile(
+    name: &str,
+    spec: &AzureMachineSpec,
+    custom_data: Secret,
+) -> Result<OsProfile, MachineSpecError> {
+    Ok(OsProfile {
+        computer_name: Some(name.to_owned()),
+        admin_username: Some(ADMIN_USER.to_owned()),
+        admin_password: None,
+        custom_data: Some(custom_data),
+        linux_configuration: Some(LinuxConfiguration {
+            disable_password_authentication: Some(true),
+            ssh: Some(SshConfiguration {
+                public_keys: Some(vec![SshPublicKey {
+                    path: Some(format!("/home/{ADMIN_USER}/.ssh/authorized_keys")),
+                    key_data: Some(ssh_key(spec)?),
+                }]),
+            }),
+            provision_vm_agent: None,
+        }),
+    })
+}
+
+fn network_profile(interfaces: &[ResourceId]) -> NetworkProfile {
+    NetworkProfile {
+        network_interfaces: Some(
+            interfaces
+                .iter()
+                .enumerate()
+                .map(|(index, id)| NetworkInterfaceReference {
+                    id: id.clone(),
+                    properties: Some(NetworkInterfaceReferenceProperties {
+                        primary: Some(index == 0),
+                        delete_option: None,
+                    }),
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn identity(spec: &AzureMachineSpec) -> Result<Option<ManagedServiceIdentity>, MachineSpecError> {
+    match spec.identities.identity.unwrap_or_default() {
+        VmIdentity::None => Ok(None),
+        VmIdentity::SystemAssigned => Ok(Some(ManagedServiceIdentity {
+            identity_type: Some(IdentityType::SystemAssigned),
+            ..ManagedServiceIdentity::default()
+        })),
+        VmIdentity::UserAssigned => {
+            let identities = spec
+                .identities
+                .user_assigned_identities
+                .iter()
+                .flatten()
+                .map(|identity| {
+                    let id = identity.provider_id.trim_start_matches("azure://");
+                    id.parse::<ResourceId>()
+                        .map(|id| (id, AssignedIdentity::default()))
+                        .map_err(|err| {
+                            invalid(
+                                "spec.userAssignedIdentities[].providerID",
+                                format!("{id:?}: {err}"),
+                            )
+                        })
+                })
+                .collect::<Result<HashMap<_, _>, _>>()?;
+            if identities.is_empty() {
+                return Err(invalid(
+                    "spec.userAssignedIdentities",
+                    "empty: identity UserAssigned needs at least one identity",
+                ));
+            }
+            Ok(Some(ManagedServiceIdentity {
+                identity_type: Some(IdentityType::UserAssigned),
+                user_assigned_identities: Some(identities),
+                ..ManagedServiceIdentity::default()
+            }))
+        }
+    }
+}
+
+/// The spot settings, as the rest of the properties to fill.
+fn spot(spec: &AzureMachineSpec) -> Result<VirtualMachineProperties, MachineSpecError> {
+    let Some(spot) = spec.vm.spot_vm_options.as_ref() else {
+        return Ok(VirtualMachineProperties::default());
+    };
+    let max_price = spot
+        .max_price
+        .as_ref()
+        .map(|price| {
+            price.to_string().parse::<f64>().map_err(|_| {
+                invalid(
+                    "spec.spotVMOptions.maxPrice",
+                    format!("{price}: a price in US dollars such as 0.05, or -1"),
+                )
+            })
+        })
+        .transpose()?;
+    Ok(VirtualMachineProperties {
+        priority: Some(Priority::Spot),
+        eviction_policy: Some(match spot.eviction_policy {
+            Some(SpotEvictionPolicy::Delete) => EvictionPolicy::Delete,
+            Some(SpotEvictionPolicy::Deallocate) | None => EvictionPolicy::Deallocate,
+        }),
+        billing_profile: max_price.map(|price| BillingProfile {
+            max_price: Some(price),
+        }),
+        ..VirtualMachineProperties::default()
+    })
+}
+
+fn security_profile(security: &SpecSecurity) -> SecurityProfile {
+    SecurityProfile {
+        security_type: security.security_type.map(|kind| match kind {
+            SpecSecurityType::TrustedLaunch => SecurityType::TrustedLaunch,
+            SpecSecurityType::ConfidentialVM => SecurityType::ConfidentialVm,
+        }),
+        uefi_settings: security.uefi_settings.as_ref().map(|uefi| UefiSettings {
+            secure_boot_enabled: uefi.secure_boot_enabled,
+            v_tpm_enabled: uefi.v_tpm_enabled,
+        }),
+        encryption_at_host: security.encryption_at_host,
+    }
+}
+
+fn diagnostics_profile(diagnostics: &Diagnostics) -> Option<DiagnosticsProfile> {
+    let boot = diagnostics.boot.as_ref()?;
+    let boot_diagnostics = match boot.storage_account_type {
+        BootDiagnosticsStorageAccountType::Managed => BootDiagnostics {
+            enabled: Some(true),
+            storage_uri: None,
+        },
+        BootDiagnosticsStorageAccountType::UserManaged => BootDiagnostics {
+            enabled: Some(true),
+            storage_uri: boot
+                .user_managed
+                .as_ref()
+                .map(|user| user.storage_account_uri.clone()),
+        },
+        BootDiagnosticsStorageAccountType::Disabled => BootDiagnostics {
+            enabled: Some(false),
+            storage_uri: None,
+        },
+    };
+    Some(DiagnosticsProfile {
+        boot_diagnostics: Some(boot_diagnostics),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use capz_kit::tags::Role;
+    use capz_rules::Features;
+
+    use super::*;
+
+    const KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDdvbmx5IGEgdGVzdA== test";
+
+    fn scope() -> ClusterScope {
+        let cluster = serde_json::from_value(serde_json::json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureCluster",
+            "metadata": {"name": "c1", "namespace": "default"},
+            "spec": {"location": "westeurope", "subscriptionID": "00000000-0000-0000-0000-000000000001", "resourceGroup": "My-RG"},
+        }))
+        .unwrap();
+        ClusterScope::new(&cluster, Features::default(), None).unwrap()
+    }
+
+    fn spec(extra: &serde_json::Value) -> AzureMachineSpec {
+        let mut value = serde_json::json!({
+            "vmSize": "Standard_D2s_v3",
+            "osDisk": {"osType": "Linux", "diskSizeGB": 128, "cachingType": "ReadWrite",
+                "managedDisk": {"storageAccountType": "Premium_LRS"}},
+            "sshPublicKey": STANDARD.encode(KEY),
+            "dataDisks": [{"nameSuffix": "etcddisk", "diskSizeGB": 256, "lun": 0, "cachingType": "None"}],
+        });
+        if let (Some(value), Some(extra)) = (value.as_object_mut(), extra.as_object()) {
+            value.extend(extra.clone());
+        }
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn inputs(scope: &ClusterScope, placement: Placement) -> MachineInputs {
+        MachineInputs {
+            image: resolve_image(None, Some("v1.33.1")).unwrap(),
+            custom_data: Secret::new(STANDARD.encode("#cloud-config\n")),
+            network_interfaces: vec![
+                scope
+                    .resource_id("Microsoft.Network", "networkInterfaces", "m-0-nic")
+                    .unwrap(),
+            ],
+            placement,
+            tags: scope.owned_tags(Role::Node),
+        }
+    }
+
+    #[test]
+    fn a_machine_body_carries_its_spec_and_is_written_once() {
+        let scope = scope();
+        let zoned = Placement {
+            zone: Some("2".into()),
+            availability_set: None,
+        };
+        let machine = VirtualMachine::new(
+            &scope,
+            "m-0",
+            &spec(&serde_json::json!({})),
+            inputs(&scope, zoned),
+        )
+        .unwrap();
+        let body = machine.desired(None).unwrap();
+        let json = serde_json::to_value(&body).unwrap();
+        assert_eq!(json["zones"], serde_json::json!(["2"]));
+        let properties = &json["properties"];
+        assert_eq!(properties["hardwareProfile"]["vmSize"], "Standard_D2s_v3");
+        let storage = &properties["storageProfile"];
+        assert_eq!(storage["osDisk"]["name"], "m-0_OSDisk");
+        assert_eq!(storage["osDisk"]["createOption"], "FromImage");
+        assert_eq!(storage["osDisk"]["diskSizeGB"], 128);
+        assert_eq!(
+            storage["osDisk"]["managedDisk"]["storageAccountType"],
+            "Premium_LRS"
+        );
+        assert_eq!(storage["dataDisks"][0]["name"], "m-0_etcddisk");
+        assert_eq!(storage["dataDisks"][0]["createOption"], "Empty");
+        assert_eq!(storage["dataDisks"][0]["caching"], "None");
+        assert!(
+            storage["imageReference"]["communityGalleryImageId"]
+                .as_str()
+                .unwrap()
+                .ends_with("/capi-ubun2-2404/Versions/1.33.1")
+        );
+        let os = &properties["osProfile"];
+        assert_eq!(os["adminUsername"], "capi");
+        assert_eq!(os["computerName"], "m-0");
+        assert_eq!(os["linuxConfiguration"]["ssh"]["publicKeys"][0]["keyData"], KEY);
+        assert_eq!(os["customData"], STANDARD.encode("#cloud-config\n"));
+        assert!(!format!("{body:?}").contains(&STANDARD.encode("#cloud-config\n")));
+        assert_eq!(
+            properties["networkProfile"]["networkInterfaces"][0]["properties"]["primary"],
+            true
+        );
+        assert!(json.get("identity").is_none());
+        assert_eq!(machine.desired(Some(&body)), None);
+        assert_eq!(VirtualMachine::named(&scope, "m-0").unwrap().desired(None), None);
+        assert_eq!(
+            machine.provider_id(),
+            "azure:///subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/my-rg/providers/Microsoft.Compute/virtualMachines/m-0"
+        );
+    }
+
+    #[test]
+    fn spot_identities_and_availability_sets_are_sent_as_asked() {
+        let scope = scope();
+        let set = scope
+            .resource_id(COMPUTE, "availabilitySets", "c1_md-0-as")
+            .unwrap();
+        let placement = Placement {
+            zone: None,
+            availability_set: Some(set),
+        };
+        let spec = spec(&serde_json::json!({
+            "spotVMOptions": {"maxPrice": "0.05"},
+            "identity": "UserAssigned",
+            "userAssignedIdentities": [{"providerID": "azure:///subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/ids/providers/Microsoft.ManagedIdentity/userAssignedIdentities/capz"}],
+            "diagnostics": {"boot": {"storageAccountType": "Managed"}},
+        }));
+        let machine = VirtualMachine::new(&scope, "m-0", &spec, inputs(&scope, placement)).unwrap();
+        let json = serde_json::to_value(machine.desired(None).unwrap()).unwrap();
+        assert_eq!(json["properties"]["priority"], "Spot");
+        assert_eq!(json["properties"]["evictionPolicy"], "Deallocate");
+        assert_eq!(json["properties"]["billingProfile"]["maxPrice"], 0.05);
+        assert!(
+            json["properties"]["availabilitySet"]["id"]
+                .as_str()
+                .unwrap()
+                .ends_with("/availabilitySets/c1_md-0-as")
+        );
+        assert_eq!(json["identity"]["type"], "UserAssigned");
+        assert_eq!(
+            json["properties"]["diagnosticsProfile"]["bootDiagnostics"]["enabled"],
+            true
+        );
+        assert!(json.get("zones").is_none());
+    }
+
+    #[test]
+    fn bad_keys_windows_and_unacted_fields_are_reported() {
+        let scope = scope();
+        let bad = spec(&serde_json::json!({"sshPublicKey": "not base64!"}));
+        let err = VirtualMachine::new(&scope, "m-0", &bad, inputs(&scope, Placement::default())).unwrap_err();
+        assert!(
+            err.to_string().starts_with("spec.sshPublicKey: Invalid value"),
+            "{err}"
+        );
+        let windows = spec(&serde_json::json!({"osDisk": {"osType": "Windows"}}));
+        let err =
+            VirtualMachine::new(&scope, "m-0", &windows, inputs(&scope, Placement::default())).unwrap_err();
+        assert!(matches!(err, MachineSpecError::Unsupported { .. }));
+        let extensions = spec(&serde_json::json!({
+            "vmExtensions": [{"name": "x", "publisher": "p", "version": "1"}],
+            "allocatePublicIP": true,
+        }));
+        assert_eq!(
+            unsupported_fields(&extensions),
+            ["spec.vmExtensions", "spec.allocatePublicIP"]
+        );
+    }
+}
