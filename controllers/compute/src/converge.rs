@@ -85,7 +85,7 @@ impl Run<'_> {
             &self.found.machine,
             &spec,
         )?;
-        if let Some(message) = dependencies(&scope, self.azure_cluster, self.machine, plan.control_plane) {
+        if let Some(message) = dependencies(&scope, self.azure_cluster, plan.control_plane) {
             self.report.fails(
                 ConditionType::VM_RUNNING,
                 Reason::WAITING_FOR_DEPENDENCY,

@@ -128,7 +128,14 @@ impl Plan {
             .map(|set| AvailabilitySet::new(scope, &set.name(), &additional_tags(scope, spec)))
             .transpose()
             .map_err(|err| invalid("metadata.labels", err.to_string()))?;
-        let interfaces = interfaces(scope, &name, spec, control_plane, &tags)?;
+        // The SSH NAT rule is the loadbalancer controller's to create; the interface refers to it
+        // only once that controller reports it on the machine.
+        let nat_rule = azure_machine.status.as_ref().is_some_and(|status| {
+            status
+                .conditions
+                .is_true(&capz_api::common::conditions::ConditionType::INBOUND_NAT_RULES_READY)
+        });
+        let interfaces = interfaces(scope, &name, spec, control_plane, nat_rule, &tags)?;
         let vm =
             VirtualMachine::named(scope, &name).map_err(|err| invalid("metadata.name", err.to_string()))?;
         let disk_names = std::iter::once(disk::os_disk_name(&name)).chain(
@@ -262,11 +269,13 @@ fn subnet_name(
 
 /// The load balancer pools and NAT rules the primary interface joins: the API server load
 /// balancer's pool (and the control-plane outbound one) for the control plane, with its SSH NAT
-/// rule behind a public API server; the node outbound pool for other machines.
+/// rule behind a public API server once `nat_rule` says it exists; the node outbound pool for other
+/// machines.
 fn attachments(
     scope: &ClusterScope,
     machine: &str,
     control_plane: bool,
+    nat_rule: bool,
 ) -> Result<Attachments, MachineSpecError> {
     let network = scope.spec.network_spec.as_ref();
     let pool = |lb: Option<&capz_api::common::network::LoadBalancerSpec>| -> Result<Option<(ResourceId, ResourceId)>, MachineSpecError> {
@@ -288,7 +297,7 @@ fn attachments(
         let api = network.and_then(|network| network.api_server_lb.as_ref());
         if let Some((lb, backend)) = pool(api)? {
             attachments.backend_pools.push(backend);
-            if is_public(api) {
+            if nat_rule && is_public(api) {
                 let rule = lb
                     .child("inboundNatRules", machine)
                     .map_err(|err| invalid("metadata.name", err.to_string()))?;
@@ -321,6 +330,7 @@ fn interfaces(
     machine: &str,
     spec: &AzureMachineSpec,
     control_plane: bool,
+    nat_rule: bool,
     tags: &Tags,
 ) -> Result<Vec<NetworkInterface>, MachineSpecError> {
     let listed = spec.vm.network_interfaces.clone().unwrap_or_default();
@@ -349,7 +359,7 @@ fn interfaces(
                     .ip_forwarding(spec.enable_ip_forwarding)
                     .dns_servers(spec.dns_servers.clone());
                 Ok(if index == 0 {
-                    nic.attached(attachments(scope, machine, control_plane)?)
+                    nic.attached(attachments(scope, machine, control_plane, nat_rule)?)
                 } else {
                     nic
                 })

@@ -28,7 +28,7 @@ use capz_resources::virtual_machine::VirtualMachine;
 use tracing::Instrument as _;
 
 use crate::status::{Report, WAITING_FOR_BOOTSTRAP_DATA, WAITING_FOR_CLUSTER_INFRASTRUCTURE, publish};
-use crate::{Error, FINALIZER, NAME, Shared, converge, delete, plan};
+use crate::{Error, FINALIZER, NAME, Shared, converge, delete};
 
 /// The services whose operations compute records on an AzureMachine.
 pub(crate) const SERVICES: &[&str] = &[
@@ -183,13 +183,11 @@ fn gate(found: &Found) -> Option<(Reason, String)> {
     None
 }
 
-/// Why the machine waits for peers' work: the subnets, the load balancers its interface joins,
-/// and its SSH NAT rule behind a public API server. An externally managed AzureCluster has no
-/// such conditions: Cluster API's gate is all there is.
+/// Why the machine waits for peers' work: the subnets and the load balancers its interface joins.
+/// An externally managed AzureCluster has no such conditions: Cluster API's gate is all there is.
 pub(crate) fn dependencies(
     scope: &ClusterScope,
     azure_cluster: &AzureCluster,
-    machine: &AzureMachine,
     control_plane: bool,
 ) -> Option<String> {
     if is_externally_managed(azure_cluster) {
@@ -213,12 +211,6 @@ pub(crate) fn dependencies(
     }
     if joins_pool && !holds(cluster_conditions, &ConditionType::LOAD_BALANCERS_READY) {
         waiting.push("LoadBalancersReady on the AzureCluster");
-    }
-    let behind_public_api =
-        control_plane && plan::is_public(network.and_then(|network| network.api_server_lb.as_ref()));
-    let machine_conditions = machine.status.as_ref().map(|status| &status.conditions);
-    if behind_public_api && !holds(machine_conditions, &ConditionType::INBOUND_NAT_RULES_READY) {
-        waiting.push("InboundNATRulesReady on the AzureMachine");
     }
     (!waiting.is_empty()).then(|| format!("waiting for {}", waiting.join(", ")))
 }
