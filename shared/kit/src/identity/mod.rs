@@ -204,6 +204,31 @@ impl ClusterCredential {
     }
 }
 
+/// The service principal a workload cluster's cloud provider signs in as (`aadClientId`,
+/// `aadClientSecret` and `tenantId` of `azure.json`). `Debug` leaves the secret out.
+#[derive(Clone, PartialEq, Eq)]
+pub struct CloudProviderCredentials {
+    /// The tenant.
+    pub tenant_id: String,
+    /// The client (application) id.
+    pub client_id: String,
+    /// The client secret, for identities signing in with one.
+    pub client_secret: Option<String>,
+}
+
+impl fmt::Debug for CloudProviderCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CloudProviderCredentials")
+            .field("tenant_id", &self.tenant_id)
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}
+
 /// Builds and caches the credentials of clusters. One per process, shared by its controllers;
 /// cloning shares it.
 #[derive(Clone)]
@@ -310,6 +335,79 @@ impl Identities {
             http,
             source,
             notices,
+        })
+    }
+
+    /// The credential of an AzureClusterIdentity itself, whichever clusters use it: what checking
+    /// the identity signs in with. `allowedNamespaces` is not consulted (no cluster is involved);
+    /// `azure_environment` is the cloud to sign in to, as a cluster's `spec.azureEnvironment`.
+    /// Reads the identity's Secret with one GET; fetches no token.
+    ///
+    /// # Errors
+    /// See [`IdentityError`].
+    pub async fn identity_credential(
+        &self,
+        identity: &AzureClusterIdentity,
+        azure_environment: Option<&str>,
+    ) -> Result<ClusterCredential, IdentityError> {
+        let mut notices = Vec::new();
+        let (cloud, http) = self.cloud(azure_environment, &mut notices)?;
+        let identity = Identity {
+            namespace: identity.metadata.namespace.clone().unwrap_or_default(),
+            name: identity.metadata.name.clone().unwrap_or_default(),
+            spec: identity.spec.clone(),
+        };
+        let recipe = self.identity_recipe(&identity, &mut notices).await?;
+        let credential = self.credential_for(recipe, &cloud, &http)?;
+        Ok(ClusterCredential {
+            credential,
+            cloud,
+            http,
+            source: CredentialSource::Identity {
+                namespace: identity.namespace,
+                name: identity.name,
+                type_: identity.spec.type_,
+            },
+            notices,
+        })
+    }
+
+    /// The service principal a workload cluster's cloud provider signs in as when its machines
+    /// have no managed identity, as CAPZ writes it into `azure.json`: the tenant and client id of
+    /// the cluster's identity and, for the client-secret types, the secret. Without
+    /// `spec.identityRef`, the controller's environment credentials. The identity must admit the
+    /// cluster's namespace, as for [`Self::credential`].
+    ///
+    /// # Errors
+    /// See [`IdentityError`].
+    pub async fn cloud_provider_credentials(
+        &self,
+        cluster: ClusterIdentityRef<'_>,
+    ) -> Result<CloudProviderCredentials, IdentityError> {
+        let Some(reference) = cluster.identity_ref else {
+            let environment = &self.0.settings.environment;
+            return Ok(CloudProviderCredentials {
+                tenant_id: environment.tenant_id.clone().unwrap_or_default(),
+                client_id: environment.client_id.clone().unwrap_or_default(),
+                client_secret: environment.client_secret.clone(),
+            });
+        };
+        let identity = self.allowed_identity(cluster.namespace, reference).await?;
+        let client_secret = match identity.spec.type_ {
+            IdentityType::ServicePrincipal | IdentityType::ManualServicePrincipal => {
+                let secret = self.secret(&identity).await?;
+                let value = secret
+                    .value(CLIENT_SECRET_KEY)
+                    .ok_or_else(|| secret.key_missing(CLIENT_SECRET_KEY))?;
+                Some(trim_line_end(&String::from_utf8_lossy(value)).to_owned())
+            }
+            // Certificates and managed identities have no secret a cloud provider could read.
+            _ => None,
+        };
+        Ok(CloudProviderCredentials {
+            tenant_id: identity.spec.tenant_id,
+            client_id: identity.spec.client_id,
+            client_secret,
         })
     }
 

@@ -1,0 +1,9 @@
+//! The identity controller's binary: the kit's runner around [`capz_identity::run`].
+
+use capz_kit::identity::IdentitySettings;
+
+fn main() -> std::process::ExitCode {
+    capz_kit::runner::main("identity", |ctx| async move {
+        capz_identity::run(ctx, IdentitySettings::from_env()?).await
+    })
+}
