@@ -214,6 +214,25 @@ fn check_restored(id: &str, type_name: &str, body: &Value) -> Result<(), Restore
             "the properties of '{id}' are not an object"
         )));
     }
+    check_restored_children(id, type_name, body)
+}
+
+/// Children kept inside a document are answered with their stored id, so each one must sit at
+/// the path its parent and name give it.
+fn check_restored_children(id: &str, type_name: &str, body: &Value) -> Result<(), RestoreError> {
+    for (property, child_type) in resources::embedded_children(type_name) {
+        let segment = child_type.name.rsplit('/').next().unwrap_or_default();
+        for child in resources::embedded::all(body, property) {
+            let name = child.get("name").and_then(Value::as_str).unwrap_or_default();
+            let expected = format!("{}/{segment}/{name}", id.trim_end_matches('/'));
+            let child_id = child.get("id").and_then(Value::as_str).unwrap_or_default();
+            if name.is_empty() || !child_id.eq_ignore_ascii_case(&expected) {
+                return Err(RestoreError(format!(
+                    "the {property} entry '{name}' of '{id}' has id '{child_id}', not '{expected}'"
+                )));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -390,7 +390,15 @@ async fn snapshots_restore_whatever_their_size_but_not_damaged_ones() {
     wrong_name["body"]["name"] = json!(format!("{RG}/providers/Microsoft.Nope/things/a"));
     let mut wrong_type = group;
     wrong_type["type"] = json!("Microsoft.ManagedIdentity/userAssignedIdentities");
-    for item in [bad_properties, wrong_name, wrong_type] {
+    // A route answered under its table must carry the table's id, not another resource's.
+    let table = format!("{RG}/providers/Microsoft.Network/routeTables/rt");
+    let misplaced_child = json!({"type": "Microsoft.Network/routeTables", "body": {
+        "id": table, "name": "rt", "properties": {"routes": [{
+            "id": format!("{RG}/providers/Microsoft.Network/virtualNetworks/v/subnets/r"),
+            "name": "r", "properties": {"addressPrefix": "0.0.0.0/0", "nextHopType": "None"},
+        }]},
+    }});
+    for item in [bad_properties, wrong_name, wrong_type, misplaced_child] {
         let (status, _) = send(
             &copy,
             "PUT",
