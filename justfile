@@ -14,7 +14,7 @@ crd_coverage := justfile_directory() / ".." / "shared" / "tools" / "crd-coverage
 test:
     #!/usr/bin/env bash
     set -euo pipefail
-    for step in fmt-check lint kube-bins capi-bins unit kit-steady-state fuzz crd-compat sdk-test sandbox-smoke; do
+    for step in fmt-check lint kube-bins capi-bins unit e2e kit-steady-state fuzz crd-compat sdk-test sandbox-smoke; do
         start=$SECONDS
         "{{just_executable()}}" --justfile "{{justfile()}}" "$step"
         echo "<== $step: $((SECONDS - start)) s"
@@ -35,8 +35,14 @@ lint:
 
 # Run the unit and integration tests.
 unit:
-    cargo test --workspace --locked
+    cargo test --workspace --locked --exclude capz-e2e
     cargo test --locked -p capz-kit --features otlp --test otlp
+
+# Run the end-to-end tests: clusterctl installs Cluster API and capz-rs (the binaries built here)
+# beside a real API server, and clusters converge on the ARM emulator.
+e2e *args:
+    cargo build --locked --bins
+    cargo test --locked -p capz-e2e {{args}}
 
 # Fuzz the ARM emulator's request handling from a fresh seed for ARM_EMULATOR_FUZZ_SECONDS (default 60).
 fuzz:

@@ -1,8 +1,9 @@
 //! The `<name>-azure-json` Secrets: the cloud provider's configuration for the machines of an
 //! AzureMachineTemplate, or of an AzureMachine not cloned from one.
 //!
-//! The AzureCluster is found as Cluster API links it: the object's `cluster.x-k8s.io/cluster-name`
-//! label names the Cluster, whose `spec.infrastructureRef` names the AzureCluster. The Secret
+//! The AzureCluster is found as Cluster API links it: the object's owner Cluster (or its
+//! `cluster.x-k8s.io/cluster-name` label; templates often have only the owner reference), whose
+//! `spec.infrastructureRef` names the AzureCluster. The Secret
 //! carries the label `<cluster>: owned` and an owner reference to its object, so it goes with it.
 //! A Secret of that name without the label is the user's own and is never touched. The Secret is
 //! applied only when its content or owner differs.
@@ -11,12 +12,12 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use capz_kit::api::capi::{CLUSTER_NAME_LABEL, Cluster};
+use capz_kit::api::capi::Cluster;
 use capz_kit::api::common::compute::{VmIdentity, VmIdentityProfile};
 use capz_kit::api::{AzureCluster, AzureMachine, AzureMachineTemplate};
 use capz_kit::azure::ResourceId;
 use capz_kit::azure::models::{ArmModel as _, UserAssignedIdentity};
-use capz_kit::cluster::is_paused;
+use capz_kit::cluster::{cluster_name, is_paused};
 use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::k8s_openapi::ByteString;
 use capz_kit::k8s_openapi::api::core::v1::Secret;
@@ -110,7 +111,7 @@ pub(crate) async fn run<K: MachineSource>(ctx: &Context, shared: Arc<Shared>) {
             ctx.api::<AzureCluster>(),
             ctx.watcher_config(),
             move |azure_cluster: AzureCluster| {
-                let name = capz_kit::cluster::cluster_name(&azure_cluster);
+                let name = cluster_name(&azure_cluster);
                 let fields = (azure_cluster.metadata.generation, name.clone());
                 match name {
                     Some(name) if azure_clusters_seen.changed(&azure_cluster, fields) => {
@@ -125,7 +126,7 @@ pub(crate) async fn run<K: MachineSource>(ctx: &Context, shared: Arc<Shared>) {
         .await;
 }
 
-/// The objects of `store` labelled with the cluster `cluster` in `namespace`.
+/// The objects of `store` that belong to the cluster `cluster` in `namespace`.
 fn of_cluster<K: MachineSource>(
     store: &Store<K>,
     namespace: Option<&str>,
@@ -135,7 +136,7 @@ fn of_cluster<K: MachineSource>(
         .state()
         .iter()
         .filter(|object| object.namespace().as_deref() == namespace)
-        .filter(|object| object.labels().get(CLUSTER_NAME_LABEL).map(String::as_str) == Some(cluster))
+        .filter(|object| cluster_name(object.as_ref()).as_deref() == Some(cluster))
         .map(|object| ObjectRef::from_obj(&**object))
         .collect()
 }
@@ -192,11 +193,13 @@ async fn write<K: MachineSource>(object: &K, shared: &Shared) -> Result<(), Erro
 /// The AzureCluster of `object`'s cluster, unless the cluster is paused or not an AzureCluster's.
 async fn azure_cluster<K: MachineSource>(object: &K, shared: &Shared) -> Result<Option<AzureCluster>, Error> {
     let namespace = object.namespace().unwrap_or_default();
-    let Some(cluster_name) = object.labels().get(CLUSTER_NAME_LABEL) else {
+    // Templates often carry no label: Cluster API links them to their Cluster by an owner
+    // reference only.
+    let Some(cluster_name) = cluster_name(object) else {
         return Ok(None);
     };
     let Some(cluster) = Api::<Cluster>::namespaced(shared.client.clone(), &namespace)
-        .get_opt(cluster_name)
+        .get_opt(&cluster_name)
         .await?
     else {
         return Ok(None);

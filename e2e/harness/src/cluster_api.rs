@@ -214,7 +214,12 @@ async fn convert_through(client: &kube::Client, selector: &str, url: &str, ca_bu
 
 /// Points the provider's admission webhook configurations (those clusterctl labelled with
 /// `selector`) at its webhook server instead of its Service.
-async fn admit_through(client: &kube::Client, selector: &str, url: &str, ca_bundle: &str) -> Result<()> {
+pub(crate) async fn admit_through(
+    client: &kube::Client,
+    selector: &str,
+    url: &str,
+    ca_bundle: &str,
+) -> Result<()> {
     let kinds = [
         ApiResource::erase::<ValidatingWebhookConfiguration>(&()),
         ApiResource::erase::<MutatingWebhookConfiguration>(&()),

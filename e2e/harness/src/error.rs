@@ -15,6 +15,12 @@ pub enum Error {
         dir: PathBuf,
         recipe: &'static str,
     },
+    /// One of capz-rs's own binaries has not been built.
+    #[error("{binary} is missing from {dir}: run `cargo build --bins` first (`just e2e` does)")]
+    NotBuilt { binary: String, dir: PathBuf },
+    /// The plane runs no process of that name (or, to start again, killed none).
+    #[error("the plane has no process called {0}")]
+    NoSuchProcess(String),
     /// A file or directory could not be read, written or made.
     #[error("cannot {action} {path}: {source}")]
     Io {

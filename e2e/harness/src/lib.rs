@@ -16,6 +16,7 @@
 //! ```
 
 mod bins;
+pub mod capz;
 pub mod cluster_api;
 pub mod clusterctl;
 mod controller_manager;
@@ -31,6 +32,7 @@ pub mod webhooks;
 use std::sync::OnceLock;
 
 pub use bins::{KubeBinaries, cache_dir};
+pub use capz::{AzureEndpoint, Capz};
 pub use clusterctl::Clusterctl;
 pub use error::{Error, Result};
 pub use kit::{

@@ -13,7 +13,7 @@ use crate::bins::KubeBinaries;
 use crate::crds;
 use crate::error::{Error, Result};
 use crate::pki::{self, Authority};
-use crate::process::{Process, Watchdog};
+use crate::process::{Launch, Process, Watchdog};
 
 /// The field manager the harness applies with.
 pub const FIELD_MANAGER: &str = "capz-harness";
@@ -59,6 +59,8 @@ pub struct Plane {
     // Dropped first, so an orderly stop kills the processes itself.
     watchdog: Watchdog,
     processes: Vec<Process>,
+    /// Processes [`Plane::kill`] stopped, with how they were started.
+    stopped: Vec<(String, Launch)>,
     tests: RwLock<()>,
 }
 
@@ -98,6 +100,7 @@ impl Plane {
             authority,
             watchdog,
             processes: Vec::new(),
+            stopped: Vec::new(),
             tests: RwLock::new(()),
         };
         pki::write(&plane.ca_file, plane.authority.cert_pem())?;
@@ -176,15 +179,54 @@ impl Plane {
     /// # Errors
     /// When it cannot be started.
     pub fn spawn(&mut self, name: &str, program: &Path, args: &[String]) -> Result<()> {
-        let process = Process::spawn(
+        self.launch(
             name,
-            program,
-            args,
-            &self.dir.join("logs").join(format!("{name}.log")),
-        )?;
+            Launch {
+                program: program.to_owned(),
+                args: args.to_vec(),
+                env: Vec::new(),
+            },
+        )
+    }
+
+    pub(crate) fn launch(&mut self, name: &str, launch: Launch) -> Result<()> {
+        let log = self.dir.join("logs").join(format!("{name}.log"));
+        let process = Process::launch(name, launch, &log)?;
         self.watchdog.watch(&process)?;
         self.processes.push(process);
         Ok(())
+    }
+
+    /// Kills the process called `name` at once (`SIGKILL`: no orderly shutdown, as when a node
+    /// dies), returning how it was started so that [`Plane::relaunch`] can start it again.
+    ///
+    /// # Errors
+    /// When the plane runs no process of that name.
+    pub fn kill(&mut self, name: &str) -> Result<()> {
+        let position = self
+            .processes
+            .iter()
+            .position(|process| process.name() == name)
+            .ok_or_else(|| Error::NoSuchProcess(name.to_owned()))?;
+        let process = self.processes.remove(position);
+        self.stopped.push((name.to_owned(), process.launched().clone()));
+        drop(process);
+        Ok(())
+    }
+
+    /// Starts a process [`Plane::kill`] stopped again, the way it was started first; its log
+    /// goes on in the same file.
+    ///
+    /// # Errors
+    /// When no process of that name was killed, or it cannot start.
+    pub fn relaunch(&mut self, name: &str) -> Result<()> {
+        let position = self
+            .stopped
+            .iter()
+            .position(|(stopped, _)| stopped == name)
+            .ok_or_else(|| Error::NoSuchProcess(name.to_owned()))?;
+        let (_, launch) = self.stopped.remove(position);
+        self.launch(name, launch)
     }
 
     fn write_kubeconfig(&self, token: &str) -> Result<()> {

@@ -16,6 +16,15 @@ pub struct Process {
     name: String,
     child: Child,
     log: PathBuf,
+    launch: Launch,
+}
+
+/// How a process was started, so that it can be started again the same way.
+#[derive(Debug, Clone)]
+pub(crate) struct Launch {
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
 }
 
 impl Process {
@@ -24,20 +33,42 @@ impl Process {
     /// # Errors
     /// When the log cannot be created or the program cannot be started.
     pub fn spawn(name: &str, program: &Path, args: &[String], log: &Path) -> Result<Self> {
-        let out = std::fs::File::create(log).map_err(Error::io("create", log))?;
+        let launch = Launch {
+            program: program.to_owned(),
+            args: args.to_vec(),
+            env: Vec::new(),
+        };
+        Self::launch(name, launch, log)
+    }
+
+    /// Starts a process as `launch` says; its output is appended to `log`, so that a restarted
+    /// process keeps what it wrote before.
+    pub(crate) fn launch(name: &str, launch: Launch, log: &Path) -> Result<Self> {
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .map_err(Error::io("create", log))?;
         let err = out.try_clone().map_err(Error::io("open", log))?;
-        let child = Command::new(program)
-            .args(args)
+        let child = Command::new(&launch.program)
+            .args(&launch.args)
+            .envs(launch.env.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
             .spawn()
-            .map_err(Error::io("start", program))?;
+            .map_err(Error::io("start", &launch.program))?;
         Ok(Self {
             name: name.to_owned(),
             child,
             log: log.to_owned(),
+            launch,
         })
+    }
+
+    /// How it was started.
+    pub(crate) fn launched(&self) -> &Launch {
+        &self.launch
     }
 
     /// The process id.

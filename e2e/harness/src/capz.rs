@@ -1,0 +1,349 @@
+//! capz-rs installed the way a user installs it: `clusterctl init --infrastructure azure` applies
+//! the components rendered from `deploy/` (see [`crate::clusterctl`]), and the harness then plays
+//! the kubelet for the Deployments it created.
+//!
+//! For each Deployment the harness starts the binary its image names, built in this workspace,
+//! with the container's arguments and environment as the Pod would get them: plain values, and
+//! values from Secrets read from the cluster. Only what a kubelet and a Service would provide
+//! differs: ports on loopback, a kubeconfig, and the webhook server's certificate from the plane's
+//! CA, with the webhook configurations clusterctl installed pointed at it.
+//!
+//! Each process talks to the API server with tokens of its Deployment's own ServiceAccount,
+//! refreshed in a file as a projected token volume would be, so the RBAC in `deploy/` is what
+//! allows or refuses every call. Azure is the ARM emulator, given to every process as a custom
+//! cloud.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Container, EnvVar, Namespace, Secret};
+use kube::Client;
+use kube::api::{Api, DynamicObject, ListParams, PostParams};
+use serde_json::json;
+
+use crate::cluster_api::admit_through;
+use crate::clusterctl::{Clusterctl, PROVIDER, provider_version};
+use crate::error::{Error, Result};
+use crate::plane::{Plane, free_ports};
+use crate::process::Launch;
+use crate::token::{ProjectedToken, TokenOptions};
+
+/// The namespace capz-rs's components are installed in.
+pub const NAMESPACE: &str = "capz-system";
+/// The label clusterctl puts on everything it installed for capz-rs.
+const SELECTOR: &str = "cluster.x-k8s.io/provider=infrastructure-azure";
+/// Where clusterctl checks that cert-manager works.
+const CERT_MANAGER_PROBE: &str = "cert-manager-test";
+/// How long the API server may take to call the webhook server at its new address.
+const ADMISSION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The Azure cloud capz-rs is to use: the ARM emulator's base URL and the CA file its certificate
+/// is signed by.
+#[derive(Debug, Clone)]
+pub struct AzureEndpoint {
+    pub url: String,
+    pub ca_file: PathBuf,
+}
+
+impl AzureEndpoint {
+    /// The variables that make every capz-rs process use this endpoint as its cloud.
+    fn environment(&self) -> Vec<(String, String)> {
+        [
+            ("CAPZ_CUSTOM_CLOUD_RESOURCE_MANAGER", self.url.clone()),
+            ("CAPZ_CUSTOM_CLOUD_AUTHORITY_HOST", self.url.clone()),
+            ("CAPZ_CUSTOM_CLOUD_CA_FILE", self.ca_file.display().to_string()),
+        ]
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect()
+    }
+}
+
+/// capz-rs running beside the plane. Keep it while the processes run: it refreshes their tokens.
+pub struct Capz {
+    tokens: Vec<ProjectedToken>,
+    processes: Vec<String>,
+}
+
+impl Capz {
+    /// The names of the processes started, one per Deployment (the binary's name).
+    #[must_use]
+    pub fn processes(&self) -> &[String] {
+        &self.processes
+    }
+
+    /// How many service-account tokens are being kept fresh.
+    #[must_use]
+    pub fn tokens(&self) -> usize {
+        self.tokens.len()
+    }
+}
+
+impl Plane {
+    /// Installs capz-rs with `clusterctl init --infrastructure azure` and runs every Deployment it
+    /// created as a local process against `azure`. Returns once each serves its health port and
+    /// the API server admits capz-rs's kinds through the webhook server.
+    ///
+    /// # Errors
+    /// When clusterctl fails, a binary is not built, a process stops or does not serve in time.
+    pub async fn start_capz(&mut self, clusterctl: &Clusterctl, azure: &AzureEndpoint) -> Result<Capz> {
+        let client = self.client().await?;
+        settle_cert_manager_probe(&client).await?;
+        let provider = format!("{PROVIDER}:{}", provider_version());
+        clusterctl.run(&["init", "--infrastructure", &provider]).await?;
+        let deployments = Api::<Deployment>::namespaced(client.clone(), NAMESPACE)
+            .list(&ListParams::default().labels(SELECTOR))
+            .await?;
+        let mut capz = Capz {
+            tokens: Vec::new(),
+            processes: Vec::new(),
+        };
+        let mut webhooks = None;
+        for deployment in &deployments {
+            let pod = self.pod(&client, deployment, azure, &mut capz).await?;
+            if let Some(port) = pod.webhook_port {
+                webhooks = Some(port);
+            }
+            self.launch(&pod.name, pod.launch)?;
+            self.wait_listening(&pod.name, pod.health_port).await?;
+            capz.processes.push(pod.name);
+        }
+        if let Some(port) = webhooks {
+            let ca_bundle = base64::engine::general_purpose::STANDARD.encode(self.authority().cert_pem());
+            admit_through(
+                &client,
+                SELECTOR,
+                &format!("https://127.0.0.1:{port}"),
+                &ca_bundle,
+            )
+            .await?;
+            wait_admitted(&client).await?;
+        }
+        Ok(capz)
+    }
+
+    /// How the kubelet would start the Deployment's container, on loopback ports.
+    async fn pod(
+        &self,
+        client: &Client,
+        deployment: &Deployment,
+        azure: &AzureEndpoint,
+        capz: &mut Capz,
+    ) -> Result<Pod> {
+        let deployment_name = deployment.metadata.name.clone().unwrap_or_default();
+        let spec = deployment
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.template.spec.as_ref())
+            .ok_or_else(|| not_runnable(&deployment_name, "it has no Pod template"))?;
+        let container = spec
+            .containers
+            .first()
+            .ok_or_else(|| not_runnable(&deployment_name, "it has no container"))?;
+        let image = container.image.as_deref().unwrap_or_default();
+        let (repository, tag) = image.rsplit_once(':').unwrap_or((image, ""));
+        // The binaries here are this clone's build: the release's images must be of its version.
+        if tag != provider_version() {
+            return Err(not_runnable(
+                &deployment_name,
+                &format!("its image {image} is not tagged {}", provider_version()),
+            ));
+        }
+        let name = repository.rsplit('/').next().unwrap_or_default().to_owned();
+        let program = built(&name)?;
+        let dir = self.dir().join(&name);
+        std::fs::create_dir_all(&dir).map_err(Error::io("create", &dir))?;
+
+        let service_account = spec.service_account_name.as_deref().unwrap_or("default");
+        let token = ProjectedToken::start(
+            client,
+            NAMESPACE,
+            service_account,
+            &dir.join("token"),
+            TokenOptions {
+                audience: self.url().to_owned(),
+                ..TokenOptions::default()
+            },
+        )
+        .await?;
+        let kubeconfig = self.service_account_kubeconfig(&dir, service_account, token.path())?;
+        capz.tokens.push(token);
+
+        let ports = free_ports(3)?;
+        let mut pod = Pod {
+            name,
+            health_port: ports[0],
+            webhook_port: None,
+            launch: Launch {
+                program,
+                args: vec![format!("--kubeconfig={}", kubeconfig.display())],
+                env: environment(client, container).await?,
+            },
+        };
+        pod.launch.env.extend(azure.environment());
+        for arg in container.args.iter().flatten() {
+            let (flag, _) = arg.split_once('=').unwrap_or((arg, ""));
+            let local = match flag {
+                "--health-probe-bind-address" => format!("{flag}=127.0.0.1:{}", ports[0]),
+                "--metrics-bind-address" => format!("{flag}=127.0.0.1:{}", ports[1]),
+                "--webhook-port" => {
+                    pod.webhook_port = Some(ports[2]);
+                    format!("{flag}={}", ports[2])
+                }
+                "--cert-dir" | "--webhook-cert-dir" => {
+                    let certs = dir.join("serving-certs");
+                    std::fs::create_dir_all(&certs).map_err(Error::io("create", &certs))?;
+                    self.authority().serving(&pod.name, &[])?.write_to(&certs)?;
+                    format!("{flag}={}", certs.display())
+                }
+                _ => arg.clone(),
+            };
+            pod.launch.args.push(local);
+        }
+        Ok(pod)
+    }
+
+    /// A kubeconfig that reads its token from `token` (re-read as it is refreshed), with the
+    /// namespace a Pod of capz-rs would be in.
+    fn service_account_kubeconfig(&self, dir: &Path, service_account: &str, token: &Path) -> Result<PathBuf> {
+        let kubeconfig = dir.join("kubeconfig");
+        let text = format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: plane\n  cluster:\n    server: {url}\n    certificate-authority: {ca}\nusers:\n- name: {service_account}\n  user:\n    tokenFile: {token}\ncontexts:\n- name: plane\n  context:\n    cluster: plane\n    user: {service_account}\n    namespace: {NAMESPACE}\ncurrent-context: plane\n",
+            url = self.url(),
+            ca = self.ca_file().display(),
+            token = token.display(),
+        );
+        std::fs::write(&kubeconfig, text).map_err(Error::io("write", &kubeconfig))?;
+        Ok(kubeconfig)
+    }
+}
+
+/// A Deployment's container, as a local process.
+struct Pod {
+    name: String,
+    health_port: u16,
+    webhook_port: Option<u16>,
+    launch: Launch,
+}
+
+fn not_runnable(deployment: &str, why: &str) -> Error {
+    Error::Manifest {
+        path: format!("Deployment {NAMESPACE}/{deployment}"),
+        message: format!("cannot run it: {why}"),
+    }
+}
+
+/// The container's environment: plain values, and values from Secrets (an optional reference
+/// to a missing key leaves the variable unset, as the kubelet does).
+async fn environment(client: &Client, container: &Container) -> Result<Vec<(String, String)>> {
+    let secrets = Api::<Secret>::namespaced(client.clone(), NAMESPACE);
+    let mut env = Vec::new();
+    for EnvVar {
+        name,
+        value,
+        value_from,
+    } in container.env.iter().flatten()
+    {
+        if let Some(value) = value {
+            env.push((name.clone(), value.clone()));
+            continue;
+        }
+        let Some(reference) = value_from.as_ref().and_then(|from| from.secret_key_ref.as_ref()) else {
+            continue;
+        };
+        let secret = secrets.get_opt(&reference.name).await?;
+        let value = secret
+            .and_then(|secret| secret.data)
+            .and_then(|data| data.get(&reference.key).cloned());
+        match value {
+            Some(bytes) => env.push((name.clone(), String::from_utf8_lossy(&bytes.0).into_owned())),
+            None if reference.optional == Some(true) => {}
+            None => {
+                return Err(Error::Manifest {
+                    path: format!("Secret {NAMESPACE}/{}", reference.name),
+                    message: format!("has no key {} for the variable {name}", reference.key),
+                });
+            }
+        }
+    }
+    Ok(env)
+}
+
+/// One of this workspace's binaries, built next to the running program (a test's binary sits one
+/// directory further down, in `deps/`).
+fn built(name: &str) -> Result<PathBuf> {
+    let exe = std::env::current_exe().map_err(Error::io("locate", "the running program"))?;
+    let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    let candidates = [dir.join(name), dir.parent().unwrap_or(&dir).join(name)];
+    candidates
+        .iter()
+        .find(|candidate| candidate.is_file())
+        .cloned()
+        .ok_or_else(|| Error::NotBuilt {
+            binary: name.to_owned(),
+            dir: dir.parent().unwrap_or(&dir).to_path_buf(),
+        })
+}
+
+/// Waits until the namespace in which an earlier `clusterctl init` probed cert-manager is gone.
+/// Each `init` checks cert-manager by creating test objects there; while the last probe's
+/// namespace is still terminating that fails, and clusterctl then tries to download cert-manager.
+async fn settle_cert_manager_probe(client: &Client) -> Result<()> {
+    let namespaces = Api::<Namespace>::all(client.clone());
+    let started = Instant::now();
+    while namespaces.get_opt(CERT_MANAGER_PROBE).await?.is_some() {
+        if started.elapsed() > ADMISSION_TIMEOUT {
+            return Err(Error::Timeout {
+                what: format!("namespace {CERT_MANAGER_PROBE} was not deleted"),
+                seconds: ADMISSION_TIMEOUT.as_secs(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
+}
+
+/// Waits until the API server calls the webhook server at its new address: a dry-run create of a
+/// capz-rs object succeeds only then (the webhooks fail closed).
+async fn wait_admitted(client: &Client) -> Result<()> {
+    let kind = crate::resource(
+        client,
+        "infrastructure.cluster.x-k8s.io",
+        "v1beta1",
+        "AzureClusterIdentity",
+    )
+    .await?;
+    let api = Api::<DynamicObject>::namespaced_with(client.clone(), NAMESPACE, &kind);
+    let probe: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+        "kind": "AzureClusterIdentity",
+        "metadata": {"name": "capz-harness-admission-probe"},
+        "spec": {
+            "type": "ManualServicePrincipal", "clientID": "probe", "tenantID": "probe",
+            "clientSecret": {"name": "probe", "namespace": NAMESPACE},
+        },
+    }))
+    .map_err(|err| Error::Manifest {
+        path: "the admission probe".into(),
+        message: err.to_string(),
+    })?;
+    let started = Instant::now();
+    loop {
+        match api
+            .create(
+                &PostParams {
+                    dry_run: true,
+                    ..PostParams::default()
+                },
+                &probe,
+            )
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(err) if started.elapsed() > ADMISSION_TIMEOUT => return Err(err.into()),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
