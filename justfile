@@ -222,14 +222,21 @@ capi-source:
     cd e2e/capi
     # -json is the only form of `go mod download` that tells the directory; the pin comes from go.mod.
     go mod download -json sigs.k8s.io/cluster-api | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p'
-# Start the sandbox (kube-apiserver, Cluster API's managers, the ARM emulator); print how to use it.
+# Start the sandbox (kube-apiserver; Cluster API and capz-rs installed by clusterctl and running; the
+# ARM emulator); print how to use it.
 up *args:
     #!/usr/bin/env bash
     set -euo pipefail
     "{{just_executable()}}" --justfile "{{justfile()}}" kube-bins > /dev/null
     "{{just_executable()}}" --justfile "{{justfile()}}" capi-bins > /dev/null
-    cargo build --locked --quiet -p capz-harness -p arm-emulator --bins
+    cargo build --locked --quiet --bins
     "$CARGO_TARGET_DIR/debug/capz-sandbox" up {{args}}
+
+# Start the sandbox if it is not running, create a cluster of the default flavor with clusterctl
+# and kubectl, and follow it until it converges (`just demo --name other` for another name).
+demo *args:
+    "{{just_executable()}}" --justfile "{{justfile()}}" up {{args}}
+    "$CARGO_TARGET_DIR/debug/capz-sandbox" demo {{args}}
 
 # Stop the sandbox and every process it started.
 down *args:
@@ -270,24 +277,15 @@ sandbox-smoke:
     crds=$(kubectl get crds -o name | sed 's|.*/||' | sort)
     diff <(echo "$expected") <(echo "$crds") || { echo "sandbox-smoke: the CRDs differ from the expected set" >&2; exit 1; }
     kubectl wait --for condition=Established crd --all --timeout 30s > /dev/null
-    kubectl apply -f - <<'EOF'
-    apiVersion: cluster.x-k8s.io/v1beta1
-    kind: Cluster
-    metadata: {name: smoke, namespace: default}
-    spec:
-      infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: AzureCluster, name: smoke}
-    ---
-    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-    kind: AzureCluster
-    metadata: {name: smoke, namespace: default}
-    spec: {location: westeurope, resourceGroup: smoke}
-    EOF
-    kubectl wait azurecluster/smoke --for jsonpath='{.metadata.ownerReferences[0].kind}'=Cluster --timeout 30s
-    clusterctl describe cluster smoke | grep "AzureCluster default/smoke" > /dev/null
-    # clusterctl init recorded Cluster API's three providers in its inventory.
+    # clusterctl init recorded Cluster API's three providers and capz-rs in its inventory.
     providers=$(kubectl get providers -A -o jsonpath='{range .items[*]}{.type}/{.providerName}{"\n"}{end}' | sort | tr '\n' ' ')
-    [ "$providers" = "BootstrapProvider/kubeadm ControlPlaneProvider/kubeadm CoreProvider/cluster-api " ] \
+    [ "$providers" = "BootstrapProvider/kubeadm ControlPlaneProvider/kubeadm CoreProvider/cluster-api InfrastructureProvider/azure " ] \
         || { echo "sandbox-smoke: the provider inventory is '$providers'" >&2; exit 1; }
+    # The walkthrough of the README: a default-flavor cluster converges on the emulator.
+    "$sandbox" demo "${args[@]}" > "$dir/demo.txt" || { cat "$dir/demo.txt"; exit 1; }
+    grep -q "^Cluster demo converged" "$dir/demo.txt" || { cat "$dir/demo.txt"; exit 1; }
+    kubectl wait azurecluster/demo --for jsonpath='{.metadata.ownerReferences[0].kind}'=Cluster --timeout 30s > /dev/null
+    clusterctl describe cluster demo | grep "AzureCluster/demo\|AzureCluster default/demo" > /dev/null
     pids=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["pid"], *[p["pid"] for p in s["processes"]])' "$dir/sandbox/sandbox.json")
     "$sandbox" down --dir "$dir/sandbox"
     for pid in $pids; do
@@ -295,7 +293,7 @@ sandbox-smoke:
             echo "sandbox-smoke: process $pid outlived just down" >&2; exit 1
         fi
     done
-    echo "sandbox-smoke: up, CRDs, owner reference, clusterctl describe, the inventory and down all work"
+    echo "sandbox-smoke: up, CRDs, owner reference, clusterctl describe, the inventory, the demo cluster and down all work"
 
 # Write what a release publishes for clusterctl into DIR: infrastructure-components.yaml (the
 # `deploy/all` overlay rendered), metadata.yaml and the flavors' cluster-template*.yaml.

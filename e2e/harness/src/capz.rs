@@ -39,6 +39,37 @@ const CERT_MANAGER_PROBE: &str = "cert-manager-test";
 /// How long the API server may take to call the webhook server at its new address.
 const ADMISSION_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The Secret the default flavor's AzureClusterIdentity reads its client secret from (key
+/// `clientSecret`), in the cluster's namespace.
+pub const IDENTITY_SECRET: &str = "cluster-identity-secret";
+/// The Kubernetes version clusters are generated for.
+pub const KUBERNETES_VERSION: &str = "v1.33.1";
+/// A valid OpenSSH public key (ed25519), base64-encoded as the flavors take it.
+pub const SSH_PUBLIC_KEY_B64: &str =
+    "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSURkdmJteDVJR0VnZEdWemRBPT0gdGVzdA==";
+
+/// The variables `clusterctl generate cluster <name>` needs for the default flavor in `namespace`,
+/// signing in as the ARM emulator's default principal (its secret in [`IDENTITY_SECRET`]).
+#[must_use]
+pub fn flavor_variables(name: &str, namespace: &str) -> Vec<(&'static str, String)> {
+    use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
+    [
+        ("AZURE_SUBSCRIPTION_ID", DEFAULT_SUBSCRIPTION),
+        ("AZURE_TENANT_ID", DEFAULT_TENANT),
+        ("AZURE_CLIENT_ID", DEFAULT_CLIENT_ID),
+        ("AZURE_LOCATION", "westeurope"),
+        ("AZURE_CONTROL_PLANE_MACHINE_TYPE", "Standard_D2s_v3"),
+        ("AZURE_NODE_MACHINE_TYPE", "Standard_D2s_v3"),
+        ("AZURE_SSH_PUBLIC_KEY_B64", SSH_PUBLIC_KEY_B64),
+        ("AZURE_CLUSTER_IDENTITY_SECRET_NAME", IDENTITY_SECRET),
+        ("AZURE_CLUSTER_IDENTITY_SECRET_NAMESPACE", namespace),
+    ]
+    .into_iter()
+    .map(|(variable, value)| (variable, value.to_owned()))
+    .chain([("CLUSTER_IDENTITY_NAME", format!("{name}-identity"))])
+    .collect()
+}
+
 /// The Azure cloud capz-rs is to use: the ARM emulator's base URL and the CA file its certificate
 /// is signed by.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
+use arm_emulator::config::DEFAULT_CLIENT_SECRET;
 use arm_emulator::{Config, Running};
 use capz_harness::{AzureEndpoint, Capz, Clusterctl, Plane};
 use k8s_openapi::api::core::v1::Secret;
@@ -22,13 +22,7 @@ pub type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>
 
 /// The API group of capz-rs's kinds.
 pub const INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io";
-/// A valid OpenSSH public key (ed25519), base64-encoded as the flavors take it.
-pub const SSH_PUBLIC_KEY_B64: &str =
-    "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSURkdmJteDVJR0VnZEdWemRBPT0gdGVzdA==";
-/// The Kubernetes version clusters are generated for.
-pub const KUBERNETES_VERSION: &str = "v1.33.1";
-/// The Secret the flavors' AzureClusterIdentity reads its client secret from.
-pub const IDENTITY_SECRET: &str = "cluster-identity-secret";
+pub use capz_harness::capz::{IDENTITY_SECRET, KUBERNETES_VERSION};
 
 /// A management cluster with Cluster API and capz-rs, and the emulated Azure they work on.
 pub struct Environment {
@@ -81,6 +75,11 @@ impl Environment {
     /// When clusterctl fails.
     pub async fn generate(&self, name: &str, namespace: &str, workers: u32) -> TestResult<String> {
         let workers = workers.to_string();
+        let variables = capz_harness::capz::flavor_variables(name, namespace);
+        let variables: Vec<(&str, &str)> = variables
+            .iter()
+            .map(|(name, value)| (*name, value.as_str()))
+            .collect();
         let output = self
             .clusterctl
             .run_with_env(
@@ -99,18 +98,7 @@ impl Environment {
                     "--worker-machine-count",
                     &workers,
                 ],
-                &[
-                    ("AZURE_SUBSCRIPTION_ID", DEFAULT_SUBSCRIPTION),
-                    ("AZURE_TENANT_ID", DEFAULT_TENANT),
-                    ("AZURE_CLIENT_ID", DEFAULT_CLIENT_ID),
-                    ("AZURE_LOCATION", "westeurope"),
-                    ("AZURE_CONTROL_PLANE_MACHINE_TYPE", "Standard_D2s_v3"),
-                    ("AZURE_NODE_MACHINE_TYPE", "Standard_D2s_v3"),
-                    ("AZURE_SSH_PUBLIC_KEY_B64", SSH_PUBLIC_KEY_B64),
-                    ("AZURE_CLUSTER_IDENTITY_SECRET_NAME", IDENTITY_SECRET),
-                    ("AZURE_CLUSTER_IDENTITY_SECRET_NAMESPACE", namespace),
-                    ("CLUSTER_IDENTITY_NAME", &format!("{name}-identity")),
-                ],
+                &variables,
             )
             .await?;
         Ok(output.stdout)

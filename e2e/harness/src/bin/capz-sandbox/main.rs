@@ -1,10 +1,12 @@
 //! The sandbox: a management plane that keeps running for people to use with kubectl and
 //! clusterctl: kube-apiserver with every CRD, Cluster API's managers, and the ARM emulator.
 //!
-//! Usage: `capz-sandbox up|down|status [--dir DIR] [--port PORT] [--emulator-port PORT]`
+//! Usage: `capz-sandbox up|down|status|demo [--dir DIR] [--port PORT] [--emulator-port PORT] [--name NAME]`
 //!
 //! - `up` starts it in the background (or says it already runs), waits until it serves, and prints
 //!   how to reach it;
+//! - `demo` creates a cluster of the default flavor called `--name` (default `demo`) in the running
+//!   sandbox and follows it until it converges (see `demo.rs`);
 //! - `down` stops it and every process it started;
 //! - `status` says what runs, with the log of each process;
 //! - `--dir`: where its files go: kubeconfig, certificates, `logs/` (default: `sandbox` in the
@@ -14,20 +16,24 @@
 //!
 //! `serve` (what `up` runs in the background) holds the processes until it gets SIGTERM or SIGINT.
 
+mod demo;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use capz_harness::{Options, Plane};
+use capz_harness::{AzureEndpoint, Options, Plane};
 use serde::{Deserialize, Serialize};
 
-const USAGE: &str = "usage: capz-sandbox up|down|status [--dir DIR] [--port PORT] [--emulator-port PORT]";
+const USAGE: &str =
+    "usage: capz-sandbox up|down|status|demo [--dir DIR] [--port PORT] [--emulator-port PORT] [--name NAME]";
 
 struct Args {
     command: String,
     dir: PathBuf,
     port: u16,
     emulator_port: u16,
+    name: String,
 }
 
 /// What a running sandbox writes for `status` and `down`.
@@ -57,6 +63,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         dir: capz_harness::cache_dir().join("sandbox"),
         port: 6443,
         emulator_port: 8443,
+        name: "demo".to_owned(),
     };
     while let Some(arg) = args.next() {
         let mut value = |flag: &str| args.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -68,6 +75,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     .parse()
                     .map_err(|err| format!("--emulator-port: {err}"))?;
             }
+            "--name" => parsed.name = value("--name")?,
             other => return Err(format!("unexpected argument {other}")),
         }
     }
@@ -90,6 +98,10 @@ fn main() -> ExitCode {
             Ok(())
         }
         "serve" => serve(&args),
+        "demo" => match running(&args.dir) {
+            Some(state) => demo::demo(&state, &args.dir, &args.name),
+            None => Err("the sandbox is not running: `just up` starts it".to_owned()),
+        },
         other => Err(format!("unknown command {other}\n{USAGE}")),
     };
     match outcome {
@@ -194,7 +206,7 @@ fn print_usage(state: &State) {
     let kubeconfig = state.kubeconfig.display();
     let config = state.clusterctl_config.display();
     println!(
-        "\n  API server:   {}\n  ARM emulator: {} (CA: {})\n  logs:         {}\n\nUse it with:\n  export KUBECONFIG={kubeconfig} PATH=\"{}:{}:$PATH\" CLUSTERCTL_DISABLE_VERSIONCHECK=true\n  kubectl get crds\n  kubectl get providers -A    # clusterctl's inventory\n  clusterctl describe cluster <name>\n  clusterctl generate cluster <name> --from <template> --config {config}\n  clusterctl upgrade plan --config {config}\n\nStop it with `just down`; `just status` shows what runs.",
+        "\n  API server:   {}\n  ARM emulator: {} (CA: {})\n  logs:         {}\n\nUse it with:\n  export KUBECONFIG={kubeconfig} PATH=\"{}:{}:$PATH\" CLUSTERCTL_DISABLE_VERSIONCHECK=true\n  kubectl get crds\n  kubectl get providers -A    # clusterctl's inventory: Cluster API and capz-rs\n  clusterctl generate cluster <name> --infrastructure azure --config {config}\n  kubectl get cluster-api -A\n  clusterctl describe cluster <name>\n  clusterctl upgrade plan --config {config}\n\n`just demo` creates a cluster of the default flavor and follows it until it converges.\nStop it with `just down`; `just status` shows what runs.",
         state.api_server,
         state.emulator,
         state.emulator_ca.display(),
@@ -273,6 +285,19 @@ fn serve(args: &Args) -> Result<(), String> {
             started.elapsed().as_secs_f64()
         );
         let (emulator, emulator_ca) = start_emulator(&mut plane, args.emulator_port).await?;
+        let endpoint = AzureEndpoint {
+            url: emulator.clone(),
+            ca_file: emulator_ca.clone(),
+        };
+        // Kept until the end: it refreshes the controllers' tokens.
+        let _capz = plane
+            .start_capz(&clusterctl, &endpoint)
+            .await
+            .map_err(|err| err.to_string())?;
+        eprintln!(
+            "capz-sandbox: clusterctl installed capz-rs, its controllers and webhooks serve after {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
         let state = State {
             pid: std::process::id(),
             kubeconfig: plane.kubeconfig().to_owned(),
@@ -316,11 +341,17 @@ async fn start_emulator(plane: &mut Plane, port: u16) -> Result<(String, PathBuf
         ));
     }
     let ca = plane.dir().join("arm-emulator-ca.pem");
+    // Clients poll operations after one second instead of Azure's usual fifteen.
+    let config = plane.dir().join("arm-emulator.yaml");
+    std::fs::write(&config, "retryAfterSeconds: 1\n")
+        .map_err(|err| format!("cannot write {}: {err}", config.display()))?;
     let args = [
         "--listen".to_owned(),
         format!("127.0.0.1:{port}"),
         "--ca-file".to_owned(),
         ca.display().to_string(),
+        "--config".to_owned(),
+        config.display().to_string(),
     ];
     plane
         .spawn("arm-emulator", &binary, &args)

@@ -1,0 +1,232 @@
+//! `capz-sandbox demo`: a cluster of the default flavor in the running sandbox, made the way a
+//! user makes one (`clusterctl generate cluster`, `kubectl apply`), then followed until Azure has
+//! converged: the AzureCluster Ready with its endpoint and the first control-plane machine Ready
+//! with its VM. Every command is printed before it runs, so the output doubles as a walkthrough.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use capz_harness::capz::{IDENTITY_SECRET, KUBERNETES_VERSION, flavor_variables};
+use capz_harness::clusterctl::PROVIDER;
+
+use crate::State;
+
+/// The namespace the demo cluster goes in.
+const NAMESPACE: &str = "default";
+
+/// kubectl and clusterctl set up for the sandbox.
+struct Tools<'a> {
+    state: &'a State,
+}
+
+impl Tools<'_> {
+    fn command(&self, dir: &Path, program: &str) -> Command {
+        let mut command = Command::new(dir.join(program));
+        command
+            .env("KUBECONFIG", &self.state.kubeconfig)
+            .env("CLUSTERCTL_DISABLE_VERSIONCHECK", "true");
+        command
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Command {
+        let mut command = self.command(&self.state.kube_bins, "kubectl");
+        command.args(args);
+        command
+    }
+
+    fn clusterctl(&self, args: &[&str]) -> Command {
+        let mut command = self.command(&self.state.capi_bins, "clusterctl");
+        command
+            .args(args)
+            .arg("--config")
+            .arg(&self.state.clusterctl_config);
+        command
+    }
+}
+
+/// Runs `command`, its output going to ours; `shown` is what is printed for it.
+fn run(shown: &str, command: &mut Command) -> Result<(), String> {
+    println!("\n$ {shown}");
+    let status = command
+        .status()
+        .map_err(|err| format!("cannot run {shown}: {err}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{shown}` failed ({status})"))
+    }
+}
+
+/// Runs `command` with `input` on its standard input, its output going to ours.
+fn run_with_input(shown: &str, command: &mut Command, input: &[u8]) -> Result<(), String> {
+    println!("\n$ {shown}");
+    let mut child = command
+        .stdin(Stdio::piped())
+        .spawn()
+        .map_err(|err| format!("cannot run {shown}: {err}"))?;
+    child
+        .stdin
+        .take()
+        .ok_or("no standard input")?
+        .write_all(input)
+        .map_err(|err| format!("cannot write to {shown}: {err}"))?;
+    let status = child.wait().map_err(|err| err.to_string())?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{shown}` failed ({status})"))
+    }
+}
+
+/// What `command` wrote to its standard output.
+fn output(shown: &str, command: &mut Command) -> Result<Vec<u8>, String> {
+    let output = command
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|err| format!("cannot run {shown}: {err}"))?;
+    if output.status.success() {
+        Ok(output.stdout)
+    } else {
+        Err(format!("`{shown}` failed ({})", output.status))
+    }
+}
+
+/// Creates cluster `name` of the default flavor and follows it until it converges.
+pub(crate) fn demo(state: &State, dir: &Path, name: &str) -> Result<(), String> {
+    let tools = Tools { state };
+    let started = Instant::now();
+
+    // The flavor's AzureClusterIdentity signs in with a client secret read from a Secret.
+    let secret = output(
+        "kubectl create secret generic ... --dry-run=client -o yaml",
+        &mut tools.kubectl(&[
+            "create",
+            "secret",
+            "generic",
+            IDENTITY_SECRET,
+            "--namespace",
+            NAMESPACE,
+            &format!(
+                "--from-literal=clientSecret={}",
+                arm_emulator::config::DEFAULT_CLIENT_SECRET
+            ),
+            "--dry-run=client",
+            "-o",
+            "yaml",
+        ]),
+    )?;
+    run_with_input(
+        &format!(
+            "kubectl create secret generic {IDENTITY_SECRET} --from-literal=clientSecret=<the emulator's client secret> --dry-run=client -o yaml | kubectl apply -f -"
+        ),
+        &mut tools.kubectl(&["apply", "-f", "-"]),
+        &secret,
+    )?;
+
+    let variables = flavor_variables(name, NAMESPACE);
+    let shown_variables: Vec<String> = variables
+        .iter()
+        .map(|(variable, value)| format!("{variable}={value}"))
+        .collect();
+    let generate = [
+        "generate",
+        "cluster",
+        name,
+        "--infrastructure",
+        PROVIDER,
+        "--kubernetes-version",
+        KUBERNETES_VERSION,
+        "--worker-machine-count",
+        "2",
+    ];
+    let manifest = output(
+        "clusterctl generate cluster",
+        tools
+            .clusterctl(&generate)
+            .envs(variables.iter().map(|(variable, value)| (variable, value))),
+    )?;
+    let file: PathBuf = dir.join(format!("{name}.yaml"));
+    std::fs::write(&file, &manifest).map_err(|err| format!("cannot write {}: {err}", file.display()))?;
+    println!(
+        "\n$ {} clusterctl {} > {}",
+        shown_variables.join(" "),
+        generate.join(" "),
+        file.display()
+    );
+
+    let file_arg = file.display().to_string();
+    run(
+        &format!("kubectl apply -f {file_arg}"),
+        &mut tools.kubectl(&["apply", "-f", &file_arg]),
+    )?;
+    let azure_cluster = format!("azurecluster/{name}");
+    run(
+        &format!("kubectl wait {azure_cluster} --for=jsonpath='{{.status.ready}}'=true --timeout=3m"),
+        &mut tools.kubectl(&[
+            "wait",
+            &azure_cluster,
+            "--for=jsonpath={.status.ready}=true",
+            "--timeout=3m",
+        ]),
+    )?;
+    let control_plane = format!("cluster.x-k8s.io/cluster-name={name},cluster.x-k8s.io/control-plane");
+    wait_exists(&tools, "azuremachine", &control_plane, Duration::from_mins(3))?;
+    run(
+        &format!("kubectl wait azuremachine -l {control_plane} --for=condition=Ready --timeout=3m"),
+        &mut tools.kubectl(&[
+            "wait",
+            "azuremachine",
+            "-l",
+            &control_plane,
+            "--for=condition=Ready",
+            "--timeout=3m",
+        ]),
+    )?;
+    run(
+        "kubectl get cluster-api",
+        &mut tools.kubectl(&["get", "cluster-api", "--namespace", NAMESPACE]),
+    )?;
+    run(
+        &format!("clusterctl describe cluster {name}"),
+        &mut tools.clusterctl(&["describe", "cluster", name, "--namespace", NAMESPACE]),
+    )?;
+    println!(
+        "\nCluster {name} converged in {:.1} s: its AzureCluster is Ready and its first control-plane machine runs.\n\
+         The workers wait for bootstrap data: with no real VM, kubeadm never initializes the control plane.\n\
+         Delete it with `kubectl delete cluster {name}`; `just down` stops the sandbox.",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Waits until an object of `kind` with labels `selector` exists (`kubectl wait` needs one).
+fn wait_exists(tools: &Tools<'_>, kind: &str, selector: &str, timeout: Duration) -> Result<(), String> {
+    let started = Instant::now();
+    loop {
+        let found = output(
+            "kubectl get",
+            &mut tools.kubectl(&[
+                "get",
+                kind,
+                "-l",
+                selector,
+                "-o",
+                "name",
+                "--namespace",
+                NAMESPACE,
+            ]),
+        )?;
+        if !found.is_empty() {
+            return Ok(());
+        }
+        if started.elapsed() > timeout {
+            return Err(format!(
+                "no {kind} with labels {selector} appeared in {} s",
+                timeout.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
