@@ -70,24 +70,29 @@ pub fn flavor_variables(name: &str, namespace: &str) -> Vec<(&'static str, Strin
     .collect()
 }
 
-/// The Azure cloud capz-rs is to use: the ARM emulator's base URL and the CA file its certificate
-/// is signed by.
+/// The Azure cloud capz-rs is to use: the ARM emulator's base URL, the CA file its certificate
+/// is signed by and, for managed identities, its instance metadata endpoint.
 #[derive(Debug, Clone)]
 pub struct AzureEndpoint {
     pub url: String,
     pub ca_file: PathBuf,
+    pub imds_url: Option<String>,
 }
 
 impl AzureEndpoint {
     /// The variables that make every capz-rs process use this endpoint as its cloud.
     fn environment(&self) -> Vec<(String, String)> {
         [
-            ("CAPZ_CUSTOM_CLOUD_RESOURCE_MANAGER", self.url.clone()),
-            ("CAPZ_CUSTOM_CLOUD_AUTHORITY_HOST", self.url.clone()),
-            ("CAPZ_CUSTOM_CLOUD_CA_FILE", self.ca_file.display().to_string()),
+            ("CAPZ_CUSTOM_CLOUD_RESOURCE_MANAGER", Some(self.url.clone())),
+            ("CAPZ_CUSTOM_CLOUD_AUTHORITY_HOST", Some(self.url.clone())),
+            (
+                "CAPZ_CUSTOM_CLOUD_CA_FILE",
+                Some(self.ca_file.display().to_string()),
+            ),
+            ("CAPZ_IMDS_ENDPOINT", self.imds_url.clone()),
         ]
         .into_iter()
-        .map(|(name, value)| (name.to_owned(), value))
+        .filter_map(|(name, value)| Some((name.to_owned(), value?)))
         .collect()
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use arm_emulator::config::DEFAULT_CLIENT_SECRET;
-use arm_emulator::{Config, Running};
+use arm_emulator::{Config, Running, RunningImds};
 use capz_harness::{AzureEndpoint, Capz, Clusterctl, Plane};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject, ListParams, PostParams};
@@ -29,6 +29,8 @@ pub struct Environment {
     pub plane: Plane,
     pub clusterctl: Clusterctl,
     pub azure: Running,
+    /// The emulator's instance metadata endpoint, where managed identities get tokens.
+    pub imds: RunningImds,
     pub capz: Capz,
     pub client: Client,
 }
@@ -40,16 +42,27 @@ impl Environment {
     /// # Errors
     /// When any part does not start; the error says which and where its log is.
     pub async fn start(config: Config) -> TestResult<Self> {
+        Self::start_with(|_| config).await
+    }
+
+    /// As [`Environment::start`], with the emulator's configuration made from the plane (for
+    /// federations that trust the plane's service-account issuer).
+    ///
+    /// # Errors
+    /// When any part does not start; the error says which and where its log is.
+    pub async fn start_with(config: impl FnOnce(&Plane) -> Config) -> TestResult<Self> {
         let started = Instant::now();
         let mut plane = Plane::start().await?;
         let clusterctl = plane.start_cluster_api().await?;
         let tls = arm_emulator::tls::Tls::generate(&[])?;
-        let azure = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config, &tls).await?;
+        let azure = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config(&plane), &tls).await?;
+        let imds = arm_emulator::start_imds(([127, 0, 0, 1], 0).into(), &azure.emulator).await?;
         let ca_file = plane.dir().join("azure-ca.pem");
         std::fs::write(&ca_file, &tls.ca_pem)?;
         let endpoint = AzureEndpoint {
             url: azure.base_url(),
             ca_file,
+            imds_url: Some(format!("http://{}", imds.address)),
         };
         let capz = plane.start_capz(&clusterctl, &endpoint).await?;
         let client = plane.client().await?;
@@ -63,6 +76,7 @@ impl Environment {
             plane,
             clusterctl,
             azure,
+            imds,
             capz,
             client,
         })

@@ -38,6 +38,9 @@ pub use arm::{
     PollOutcome, RateLimitBudget, UnknownTokenError,
 };
 pub use cloud::{Cloud, CloudError, CustomCloud};
-pub use credential::{ClientCertificate, Credential, CredentialError, ManagedIdentityId};
+pub use credential::{
+    ClientCertificate, Credential, CredentialError, FederatedTokenError, FederatedTokenFile,
+    FederatedTokenSource, ManagedIdentityId,
+};
 pub use http::HttpClient;
 pub use id::{ApiVersion, IdError, Location, ResourceGroupName, ResourceId, SubscriptionId};

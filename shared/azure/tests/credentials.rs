@@ -272,8 +272,13 @@ async fn a_workload_identity_exchanges_the_token_file_it_reads_at_each_exchange(
     });
     let azure = start(config).await?;
     let token_file = std::env::temp_dir().join(format!("capz-azure-federated-{}", uuid::Uuid::new_v4()));
-    let credential =
-        Credential::workload_identity(&azure.cloud, &azure.http, TENANT, WORKLOAD_CLIENT, &token_file)?;
+    let credential = Credential::workload_identity(
+        &azure.cloud,
+        &azure.http,
+        TENANT,
+        WORKLOAD_CLIENT,
+        std::sync::Arc::new(capz_azure::FederatedTokenFile::new(&token_file)),
+    )?;
     let scope = azure.cloud.arm_scope();
 
     // The file is read when a token is needed, not when the credential is made.

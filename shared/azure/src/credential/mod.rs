@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | client secret | [`Credential::client_secret`] | azure_identity's `ClientSecretCredential` |
 //! | client certificate | [`Credential::client_certificate`] | azure_identity's `ClientAssertionCredential`, with a JWT we sign (RS256) from a PEM or PKCS#12 certificate |
-//! | workload identity | [`Credential::workload_identity`] | `ClientAssertionCredential` with the federated token read from its file at every exchange |
+//! | workload identity | [`Credential::workload_identity`] | `ClientAssertionCredential` with a federated token from a [`FederatedTokenSource`] (a file, or the caller's own) at every exchange |
 //! | managed identity | [`Credential::managed_identity`] | our IMDS client, with a configurable endpoint |
 //!
 //! Every credential sends its requests through the given [`HttpClient`] with no SDK retries, and
@@ -19,7 +19,6 @@ mod certificate;
 mod managed_identity;
 mod workload_identity;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use azure_core::cloud::{CloudConfiguration, CustomConfiguration};
@@ -30,6 +29,7 @@ use azure_identity::{ClientAssertionCredential, ClientAssertionCredentialOptions
 
 pub use certificate::ClientCertificate;
 pub use managed_identity::ManagedIdentityId;
+pub use workload_identity::{FederatedTokenError, FederatedTokenFile, FederatedTokenSource};
 
 use crate::cloud::Cloud;
 use crate::http::HttpClient;
@@ -141,9 +141,9 @@ impl Credential {
         Ok(Self::new(CLIENT_CERTIFICATE, client_id, source))
     }
 
-    /// A workload identity: the federated token in `token_file` (a Kubernetes service account
-    /// token, rotated by the kubelet) is exchanged for an Entra token. The file is read at every
-    /// exchange, so a rotated token is always picked up.
+    /// A workload identity: a federated token from `source` (a Kubernetes service-account token)
+    /// is exchanged for an Entra token. The source is asked at every exchange, so a rotated token
+    /// is always used.
     ///
     /// # Errors
     /// When the tenant id or client id is empty or malformed.
@@ -152,9 +152,9 @@ impl Credential {
         http: &HttpClient,
         tenant_id: &str,
         client_id: &str,
-        token_file: impl Into<PathBuf>,
+        source: Arc<dyn FederatedTokenSource>,
     ) -> Result<Self, CredentialError> {
-        let assertion = workload_identity::TokenFile::new(token_file.into());
+        let assertion = workload_identity::Assertion(source);
         let source = assertion_credential(WORKLOAD_IDENTITY, cloud, http, tenant_id, client_id, assertion)?;
         Ok(Self::new(WORKLOAD_IDENTITY, client_id, source))
     }

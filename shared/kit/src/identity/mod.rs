@@ -24,7 +24,7 @@
 //! | `ServicePrincipal`, `ManualServicePrincipal` | the Secret's `clientSecret` |
 //! | `ServicePrincipalCertificate` | the Secret's `certificate` (PEM or PFX; CAPZ's `clientSecret` key also works) and `password`, or the file at `certPath` |
 //! | `UserAssignedMSI` | the managed identity endpoint ([`IdentitySettings::imds_endpoint`]), for `clientID` |
-//! | `WorkloadIdentity` | the federated token file ([`IdentitySettings::federated_token_file`]) |
+//! | `WorkloadIdentity` | a `capz-manager` token from the TokenRequest API, or a token file ([`IdentitySettings::federated_token`]) |
 //! | `UserAssignedIdentityCredential` | not supported: [`IdentityError::UnsupportedIdentityType`] |
 //!
 //! Building a credential fetches no token: tokens are fetched when ARM is first called (or by
@@ -33,18 +33,21 @@
 mod cache;
 mod error;
 mod namespaces;
+mod service_account;
 mod settings;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 
 use azure_core::credentials::AccessToken;
 use capz_api::azureclusteridentity::{AzureClusterIdentity, AzureClusterIdentitySpec, IdentityType};
 use capz_api::common::ObjectReference;
 use capz_api::{AzureCluster, AzureManagedControlPlane};
 use capz_azure::{
-    ArmClient, ClientCertificate, Cloud, Credential, HttpClient, ManagedIdentityId, ResourceId,
+    ArmClient, ClientCertificate, Cloud, Credential, FederatedTokenFile, FederatedTokenSource, HttpClient,
+    ManagedIdentityId, ResourceId,
 };
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::{Api, Client};
@@ -52,11 +55,13 @@ use kube::{Api, Client};
 use cache::{CacheKey, CredentialCache};
 pub use error::{IdentityError, NAMESPACE_NOT_ALLOWED_BY_IDENTITY};
 pub use namespaces::namespace_allowed;
+use service_account::ServiceAccountToken;
 use settings::EnvironmentMethod;
 pub use settings::{
     CUSTOM_CLOUD_AUTHORITY_HOST_VAR, CUSTOM_CLOUD_CA_FILE_VAR, CUSTOM_CLOUD_RESOURCE_MANAGER_VAR,
-    CUSTOM_CLOUD_TOKEN_AUDIENCE_VAR, CustomCloudSettings, DEFAULT_FEDERATED_TOKEN_FILE,
-    EnvironmentCredentials, FEDERATED_TOKEN_FILE_VAR, IMDS_ENDPOINT_VAR, IdentitySettings, SettingsError,
+    CUSTOM_CLOUD_TOKEN_AUDIENCE_VAR, CustomCloudSettings, EnvironmentCredentials, FEDERATED_SERVICE_ACCOUNT,
+    FEDERATED_TOKEN_FILE_VAR, FederatedToken, IMDS_ENDPOINT_VAR, IdentitySettings, POD_NAMESPACE_VAR,
+    SettingsError,
 };
 
 /// The Secret key of a service principal's client secret.
@@ -248,6 +253,8 @@ impl fmt::Debug for Identities {
 
 struct Inner {
     client: Client,
+    /// Where WorkloadIdentity identities get their federated token.
+    federated: Arc<dyn FederatedTokenSource>,
     settings: IdentitySettings,
     custom_cloud: Option<(Cloud, HttpClient)>,
     http: HttpClient,
@@ -270,7 +277,7 @@ enum Recipe {
     WorkloadIdentity {
         tenant: String,
         client: String,
-        token_file: PathBuf,
+        source: Arc<dyn FederatedTokenSource>,
     },
     ManagedIdentity(ManagedIdentityId),
 }
@@ -291,8 +298,19 @@ impl Identities {
             None => None,
         };
         let http = HttpClient::new(None, settings.request_timeout)?;
+        let federated: Arc<dyn FederatedTokenSource> = match &settings.federated_token {
+            FederatedToken::File(path) => Arc::new(FederatedTokenFile::new(path)),
+            FederatedToken::ServiceAccount { namespace, name } => Arc::new(ServiceAccountToken::new(
+                client.clone(),
+                namespace
+                    .clone()
+                    .unwrap_or_else(|| client.default_namespace().to_owned()),
+                name.clone(),
+            )),
+        };
         Ok(Self(std::sync::Arc::new(Inner {
             client,
+            federated,
             settings,
             custom_cloud,
             http,
@@ -559,7 +577,7 @@ impl Identities {
             IdentityType::WorkloadIdentity => Ok(Recipe::WorkloadIdentity {
                 tenant,
                 client,
-                token_file: self.0.settings.federated_token_file.clone(),
+                source: self.0.federated.clone(),
             }),
             IdentityType::UserAssignedMsi => {
                 let resource_id = spec.resource_id.as_deref().filter(|id| !id.is_empty());
@@ -620,7 +638,7 @@ impl Identities {
             } => Recipe::WorkloadIdentity {
                 tenant: tenant.to_owned(),
                 client: client.to_owned(),
-                token_file: token_file.clone(),
+                source: Arc::new(FederatedTokenFile::new(token_file)),
             },
             EnvironmentMethod::ManagedIdentity(id) => Recipe::ManagedIdentity(id),
         })
@@ -703,13 +721,13 @@ impl Identities {
             Recipe::WorkloadIdentity {
                 tenant,
                 client,
-                token_file,
+                source,
             } => CacheKey::new(
                 "WorkloadIdentity",
                 tenant,
                 client,
                 authority.as_str(),
-                &[token_file.as_os_str().as_encoded_bytes()],
+                &[source.describe().as_bytes()],
             ),
             Recipe::ManagedIdentity(id) => {
                 CacheKey::new("ManagedIdentity", "", &id.to_string(), imds.as_str(), &[])
@@ -736,8 +754,8 @@ impl Identities {
             Recipe::WorkloadIdentity {
                 tenant,
                 client,
-                token_file,
-            } => Credential::workload_identity(cloud, http, &tenant, &client, token_file)?,
+                source,
+            } => Credential::workload_identity(cloud, http, &tenant, &client, source)?,
             Recipe::ManagedIdentity(id) => Credential::managed_identity(http, imds.clone(), id),
         };
         Ok(self.0.cache.insert(key, credential))

@@ -12,10 +12,31 @@ use capz_azure::{Cloud, CloudError, CustomCloud, ManagedIdentityId};
 
 /// The managed identity endpoint (IMDS); default [`ManagedIdentityId::IMDS_ENDPOINT`].
 pub const IMDS_ENDPOINT_VAR: &str = "CAPZ_IMDS_ENDPOINT";
-/// The federated token file of `WorkloadIdentity`; default [`DEFAULT_FEDERATED_TOKEN_FILE`].
+/// A federated token file for `WorkloadIdentity` (a projected service-account token, as Azure
+/// Workload Identity's webhook mounts it); when unset, tokens of [`FEDERATED_SERVICE_ACCOUNT`]
+/// are requested instead.
 pub const FEDERATED_TOKEN_FILE_VAR: &str = "AZURE_FEDERATED_TOKEN_FILE";
-/// Where Azure Workload Identity's webhook mounts the projected service-account token.
-pub const DEFAULT_FEDERATED_TOKEN_FILE: &str = "/var/run/secrets/azure/tokens/azure-identity-token";
+/// The namespace the controller runs in (the downward API's `metadata.namespace`); the
+/// kubeconfig's namespace when unset.
+pub const POD_NAMESPACE_VAR: &str = "POD_NAMESPACE";
+/// The ServiceAccount whose tokens `WorkloadIdentity` identities exchange: the subject existing
+/// CAPZ federations name (`system:serviceaccount:capz-system:capz-manager`).
+pub const FEDERATED_SERVICE_ACCOUNT: &str = "capz-manager";
+
+/// Where `WorkloadIdentity` identities get the service-account token they exchange with Entra ID.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FederatedToken {
+    /// A token file someone else keeps fresh.
+    File(PathBuf),
+    /// A token of ServiceAccount `name`, requested through the TokenRequest API at each exchange;
+    /// in the controller's own namespace when `namespace` is unset.
+    ServiceAccount {
+        /// Its namespace.
+        namespace: Option<String>,
+        /// Its name.
+        name: String,
+    },
+}
 /// The Resource Manager endpoint of a custom cloud; setting it turns the custom cloud on.
 pub const CUSTOM_CLOUD_RESOURCE_MANAGER_VAR: &str = "CAPZ_CUSTOM_CLOUD_RESOURCE_MANAGER";
 /// The Entra authority host of the custom cloud; read from the cloud's metadata when unset.
@@ -56,7 +77,7 @@ pub struct IdentitySettings {
     /// The managed identity endpoint that `UserAssignedMSI` identities get tokens from.
     pub imds_endpoint: Url,
     /// The federated service-account token `WorkloadIdentity` identities exchange.
-    pub federated_token_file: PathBuf,
+    pub federated_token: FederatedToken,
     /// A cloud given by its endpoints (Azure Stack Hub, the ARM emulator). When set, every cluster
     /// uses it: the process talks to one set of endpoints.
     pub custom_cloud: Option<CustomCloudSettings>,
@@ -106,9 +127,13 @@ impl IdentitySettings {
         };
         Ok(Self {
             imds_endpoint,
-            federated_token_file: value(FEDERATED_TOKEN_FILE_VAR)
-                .unwrap_or_else(|| DEFAULT_FEDERATED_TOKEN_FILE.to_owned())
-                .into(),
+            federated_token: match value(FEDERATED_TOKEN_FILE_VAR) {
+                Some(file) => FederatedToken::File(file.into()),
+                None => FederatedToken::ServiceAccount {
+                    namespace: value(POD_NAMESPACE_VAR),
+                    name: FEDERATED_SERVICE_ACCOUNT.to_owned(),
+                },
+            },
             custom_cloud,
             environment: EnvironmentCredentials::from_lookup(&lookup),
             request_timeout: Duration::from_secs(30),
@@ -312,7 +337,7 @@ pub(super) enum EnvironmentMethod<'a> {
 mod tests {
     use std::collections::HashMap;
 
-    use super::{EnvironmentCredentials, EnvironmentMethod, IdentitySettings, SettingsError};
+    use super::{EnvironmentCredentials, EnvironmentMethod, FederatedToken, IdentitySettings, SettingsError};
     use capz_azure::ManagedIdentityId;
 
     fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
@@ -327,9 +352,21 @@ mod tests {
     fn defaults_point_at_azure() {
         let settings = IdentitySettings::from_lookup(lookup(&[])).unwrap();
         assert_eq!(settings.imds_endpoint.as_str(), "http://169.254.169.254/");
+        // Without a token file, capz-manager's tokens in the controller's own namespace.
         assert_eq!(
-            settings.federated_token_file.to_str(),
-            Some("/var/run/secrets/azure/tokens/azure-identity-token")
+            settings.federated_token,
+            FederatedToken::ServiceAccount {
+                namespace: None,
+                name: "capz-manager".to_owned()
+            }
+        );
+        let in_pod = IdentitySettings::from_lookup(lookup(&[("POD_NAMESPACE", "capz-system")])).unwrap();
+        assert_eq!(
+            in_pod.federated_token,
+            FederatedToken::ServiceAccount {
+                namespace: Some("capz-system".to_owned()),
+                name: "capz-manager".to_owned()
+            }
         );
         assert!(settings.custom_cloud.is_none());
         assert_eq!(settings.environment, EnvironmentCredentials::default());
@@ -349,6 +386,10 @@ mod tests {
         assert_eq!(custom.resource_manager.as_str(), "https://arm.local/");
         assert!(custom.authority_host.is_none(), "read from the cloud metadata");
         assert_eq!(custom.ca_file.unwrap().to_str(), Some("/etc/ca.pem"));
+        assert_eq!(
+            settings.federated_token,
+            FederatedToken::File("/tmp/token".into())
+        );
         // An explicitly set token file is also the environment credentials' workload identity.
         assert_eq!(
             settings.environment.federated_token_file.unwrap().to_str(),

@@ -17,7 +17,7 @@ use capz_kit::api::{AzureCluster, AzureClusterIdentity};
 use capz_kit::azure::ResourceId;
 use capz_kit::identity::{
     ClusterCredential, ClusterIdentityRef, CredentialSource, CustomCloudSettings, EnvironmentCredentials,
-    Identities, IdentityError, IdentitySettings, Notice,
+    FederatedToken, Identities, IdentityError, IdentitySettings, Notice,
 };
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
@@ -72,7 +72,7 @@ impl Azure {
             token_audience: None,
             ca_file: Some(self.ca_file.clone()),
         });
-        settings.federated_token_file = dir.join("federated-token");
+        settings.federated_token = FederatedToken::File(dir.join("federated-token"));
         Ok(settings)
     }
 }
@@ -420,15 +420,12 @@ async fn a_workload_identity_exchanges_a_service_account_token_of_the_plane() ->
             ..principal(WORKLOAD_CLIENT)
         });
         let azure = Azure::start(config, &test.dir).await?;
-        let settings = azure.settings(&test.dir)?;
-        let _token = capz_harness::ProjectedToken::start(
-            &test.client,
-            &test.namespace,
-            SERVICE_ACCOUNT,
-            &settings.federated_token_file,
-            capz_harness::TokenOptions::default(),
-        )
-        .await?;
+        let mut settings = azure.settings(&test.dir)?;
+        // What a controller does by default: it asks the TokenRequest API for the account's token.
+        settings.federated_token = FederatedToken::ServiceAccount {
+            namespace: Some(test.namespace.clone()),
+            name: SERVICE_ACCOUNT.to_owned(),
+        };
         let identities = Identities::new(test.client.clone(), settings).await?;
         test.identity(
             "workload",

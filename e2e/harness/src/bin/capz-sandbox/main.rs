@@ -288,6 +288,7 @@ fn serve(args: &Args) -> Result<(), String> {
         let endpoint = AzureEndpoint {
             url: emulator.clone(),
             ca_file: emulator_ca.clone(),
+            imds_url: None,
         };
         // Kept until the end: it refreshes the controllers' tokens.
         let _capz = plane
