@@ -103,6 +103,12 @@ bench-kit *args: kube-bins
 bench-webhooks *args:
     cargo bench --locked -p capz-webhooks --bench admission -- {{args}}
 
+# Benchmark a cluster of Ready machines end to end (ARM calls per machine and per resync, time to
+# Ready, controllers' peak RSS), e.g. `just bench-e2e --machines 100 --sync-period 20`.
+bench-e2e *args: kube-bins capi-bins
+    cargo build --locked --release --bins
+    cargo bench --locked -p capz-e2e --bench convergence -- {{args}}
+
 # Regenerate deploy/components/webhooks/webhook-configurations.yaml from the webhook server's route table.
 webhook-manifests: kube-bins
     CAPZ_WRITE_MANIFESTS=1 cargo test --locked -p capz-webhooks --test deploy

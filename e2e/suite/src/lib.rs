@@ -51,6 +51,18 @@ impl Environment {
     /// # Errors
     /// When any part does not start; the error says which and where its log is.
     pub async fn start_with(config: impl FnOnce(&Plane) -> Config) -> TestResult<Self> {
+        Self::start_with_args(config, &[]).await
+    }
+
+    /// As [`Environment::start_with`], with `controller_args` added to every controller's
+    /// arguments (such as a shorter `--sync-period`).
+    ///
+    /// # Errors
+    /// When any part does not start; the error says which and where its log is.
+    pub async fn start_with_args(
+        config: impl FnOnce(&Plane) -> Config,
+        controller_args: &[String],
+    ) -> TestResult<Self> {
         let started = Instant::now();
         let mut plane = Plane::start().await?;
         let clusterctl = plane.start_cluster_api().await?;
@@ -64,7 +76,9 @@ impl Environment {
             ca_file,
             imds_url: Some(format!("http://{}", imds.address)),
         };
-        let capz = plane.start_capz(&clusterctl, &endpoint).await?;
+        let capz = plane
+            .start_capz_with(&clusterctl, &endpoint, controller_args)
+            .await?;
         let client = plane.client().await?;
         eprintln!(
             "e2e: Cluster API and capz-rs ({}) serve after {:.1} s; logs in {}",

@@ -1,0 +1,273 @@
+//! How much a cluster of Ready machines costs capz-rs: ARM calls per AzureMachine to reach Ready
+//! and per steady-state resync, time from apply to AzureCluster Ready and to every machine Ready
+//! (zero emulator latency), and each controller's peak RSS.
+//!
+//! The environment is the end-to-end tests' (clusterctl installs Cluster API and capz-rs, the
+//! controllers run as this build's binaries), with a MachineDeployment whose bootstrap data comes
+//! from a Secret (`dataSecretName`), so every machine gets its VM.
+//!
+//! `just bench-e2e --machines 100 --sync-period 20` (defaults: 20 machines, 20 s).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use arm_emulator::Config;
+use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
+use capz_e2e::{Environment, IDENTITY_SECRET, TestResult, condition, wait_list};
+use capz_harness::capz::{KUBERNETES_VERSION, SSH_PUBLIC_KEY_B64};
+
+const CLUSTER: &str = "bench";
+
+struct Options {
+    machines: u32,
+    sync_period: u64,
+}
+
+fn options() -> Result<Options, String> {
+    let mut options = Options {
+        machines: 20,
+        sync_period: 20,
+    };
+    let mut args = std::env::args().skip(1).filter(|arg| arg != "--bench");
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--machines" => {
+                options.machines = value()?.parse().map_err(|err| format!("--machines: {err}"))?;
+            }
+            "--sync-period" => {
+                options.sync_period = value()?.parse().map_err(|err| format!("--sync-period: {err}"))?;
+            }
+            other => {
+                return Err(format!(
+                    "unexpected argument {other}; use --machines N --sync-period SECONDS"
+                ));
+            }
+        }
+    }
+    Ok(options)
+}
+
+fn manifest(namespace: &str, machines: u32) -> String {
+    format!(
+        r"apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata:
+  name: {CLUSTER}
+spec:
+  infrastructureRef:
+    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+    kind: AzureCluster
+    name: {CLUSTER}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureCluster
+metadata:
+  name: {CLUSTER}
+spec:
+  location: westeurope
+  resourceGroup: {CLUSTER}
+  subscriptionID: {DEFAULT_SUBSCRIPTION}
+  identityRef:
+    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+    kind: AzureClusterIdentity
+    name: {CLUSTER}
+  networkSpec:
+    subnets:
+    - name: control-plane-subnet
+      role: control-plane
+    - name: node-subnet
+      role: node
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureClusterIdentity
+metadata:
+  name: {CLUSTER}
+spec:
+  type: ServicePrincipal
+  allowedNamespaces: {{}}
+  tenantID: {DEFAULT_TENANT}
+  clientID: {DEFAULT_CLIENT_ID}
+  clientSecret: {{name: {IDENTITY_SECRET}, namespace: {namespace}}}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: {CLUSTER}-bootstrap
+type: cluster.x-k8s.io/secret
+stringData:
+  format: cloud-config
+  value: |
+    #cloud-config
+    runcmd: []
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureMachineTemplate
+metadata:
+  name: {CLUSTER}-workers
+spec:
+  template:
+    spec:
+      vmSize: Standard_D2s_v3
+      sshPublicKey: {SSH_PUBLIC_KEY_B64}
+      osDisk:
+        osType: Linux
+        diskSizeGB: 30
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata:
+  name: {CLUSTER}-workers
+spec:
+  clusterName: {CLUSTER}
+  replicas: {machines}
+  selector:
+    matchLabels: {{}}
+  template:
+    spec:
+      clusterName: {CLUSTER}
+      version: {KUBERNETES_VERSION}
+      bootstrap:
+        dataSecretName: {CLUSTER}-bootstrap
+      infrastructureRef:
+        apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+        kind: AzureMachineTemplate
+        name: {CLUSTER}-workers
+"
+    )
+}
+
+/// ARM requests (not sign-ins or metadata) logged from `from` on, by method.
+fn arm_calls(environment: &Environment, from: usize) -> BTreeMap<String, usize> {
+    let mut calls = BTreeMap::new();
+    for request in environment.azure.emulator.requests().iter().skip(from) {
+        let path = request.path.to_ascii_lowercase();
+        if path.starts_with("/subscriptions/") || path.starts_with("/providers/") {
+            *calls.entry(request.method.clone()).or_default() += 1;
+        }
+    }
+    calls
+}
+
+fn total(calls: &BTreeMap<String, usize>) -> usize {
+    calls.values().sum()
+}
+
+/// Peak and current resident set of a process, in MiB, from `/proc`.
+fn memory(pid: u32) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kib| kib.parse::<f64>().ok())
+            .map_or(0.0, |kib| kib / 1024.0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+#[expect(clippy::cast_precision_loss, reason = "counts far below 2^52")]
+fn per(count: usize, of: u32) -> f64 {
+    count as f64 / f64::from(of)
+}
+
+async fn bench(options: &Options) -> TestResult {
+    let sync_period = format!("--sync-period={}s", options.sync_period);
+    let environment = Environment::start_with_args(
+        |_| Config {
+            retry_after_seconds: 1,
+            ..Config::default()
+        },
+        &[sync_period],
+    )
+    .await?;
+    let client = environment.client.clone();
+    let machines = options.machines;
+    capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
+        environment.create_identity_secret(&namespace).await?;
+        let applied_at = Instant::now();
+        let start = environment.azure.emulator.requests().len();
+        capz_harness::apply_yaml(&client, &namespace, &manifest(&namespace, machines)).await?;
+        let clusters = environment.infrastructure("AzureCluster", &namespace).await?;
+        wait_list(&clusters, "", "AzureCluster Ready", Duration::from_mins(5), |all| {
+            all.iter().any(|cluster| cluster.data["status"]["ready"] == true)
+        })
+        .await?;
+        let cluster_ready = applied_at.elapsed();
+        let cluster_calls = arm_calls(&environment, start);
+        let machines_start = environment.azure.emulator.requests().len();
+        let azure_machines = environment.infrastructure("AzureMachine", &namespace).await?;
+        wait_list(&azure_machines, "", "every AzureMachine Ready", Duration::from_mins(15), |all| {
+            all.len() == machines as usize
+                && all
+                    .iter()
+                    .all(|machine| condition(machine, "Ready").is_some_and(|(status, _)| status == "True"))
+        })
+        .await?;
+        let machines_ready = applied_at.elapsed();
+        let machine_calls = arm_calls(&environment, machines_start);
+
+        // Steady state: let the controllers settle, then count what two full sync periods cost.
+        tokio::time::sleep(Duration::from_secs(options.sync_period)).await;
+        let steady_start = environment.azure.emulator.requests().len();
+        tokio::time::sleep(Duration::from_secs(2 * options.sync_period)).await;
+        let steady = arm_calls(&environment, steady_start);
+        let resources = environment.created_in_azure().len();
+
+        println!("\n{machines} machines, sync period {} s, zero emulator latency", options.sync_period);
+        println!(
+            "apply -> AzureCluster Ready            {:>8.2} s   ({} ARM calls: {cluster_calls:?})",
+            cluster_ready.as_secs_f64(),
+            total(&cluster_calls)
+        );
+        println!(
+            "apply -> every AzureMachine Ready      {:>8.2} s",
+            machines_ready.as_secs_f64()
+        );
+        println!(
+            "ARM calls per AzureMachine to Ready    {:>8.2}     ({machine_calls:?})",
+            per(total(&machine_calls), machines)
+        );
+        let writes = total(&steady) - steady.get("GET").copied().unwrap_or_default();
+        println!(
+            "steady state, per sync period          {:>8.2} reads, {} writes, over {resources} Azure resources ({:.2} reads per resource)",
+            per(steady.get("GET").copied().unwrap_or_default(), 2),
+            writes,
+            per(steady.get("GET").copied().unwrap_or_default(), 2) / f64::from(u32::try_from(resources).unwrap_or(1).max(1))
+        );
+        println!("peak RSS (current) per process, MiB:");
+        for process in environment.plane.processes() {
+            if process.name().starts_with("capz-") {
+                let (peak, current) = memory(process.id());
+                println!("  {:<20} {peak:>7.1} ({current:.1})", process.name());
+            }
+        }
+        Ok(())
+    })
+    .await?
+}
+
+fn main() -> std::process::ExitCode {
+    let options = match options() {
+        Ok(options) => options,
+        Err(problem) => {
+            eprintln!("convergence: {problem}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("convergence: {err}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(bench(&options)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("convergence: {err}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
