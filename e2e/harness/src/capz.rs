@@ -128,21 +128,23 @@ impl Plane {
         self.start_capz_with(clusterctl, azure, &[]).await
     }
 
-    /// As [`Plane::start_capz`], with `controller_args` added to every controller's arguments
-    /// (not the webhook server's), e.g. a shorter `--sync-period` for a benchmark.
+    /// [`Plane::start_capz`], with arguments added to some Deployments' container first, as a
+    /// user edits a Deployment: `(deployment, argument)` pairs, such as `("capz-compute",
+    /// "--sync-period=10s")`.
     ///
     /// # Errors
-    /// As [`Plane::start_capz`].
+    /// As [`Plane::start_capz`]; also when a named Deployment does not exist.
     pub async fn start_capz_with(
         &mut self,
         clusterctl: &Clusterctl,
         azure: &AzureEndpoint,
-        controller_args: &[String],
+        extra_args: &[(&str, &str)],
     ) -> Result<Capz> {
         let client = self.client().await?;
         settle_cert_manager_probe(&client).await?;
         let provider = format!("{PROVIDER}:{}", provider_version());
         clusterctl.run(&["init", "--infrastructure", &provider]).await?;
+        add_container_args(&client, extra_args).await?;
         let deployments = Api::<Deployment>::namespaced(client.clone(), NAMESPACE)
             .list(&ListParams::default().labels(SELECTOR))
             .await?;
@@ -152,10 +154,9 @@ impl Plane {
         };
         let mut webhooks = None;
         for deployment in &deployments {
-            let mut pod = self.pod(&client, deployment, azure, &mut capz).await?;
-            match pod.webhook_port {
-                Some(port) => webhooks = Some(port),
-                None => pod.launch.args.extend_from_slice(controller_args),
+            let pod = self.pod(&client, deployment, azure, &mut capz).await?;
+            if let Some(port) = pod.webhook_port {
+                webhooks = Some(port);
             }
             self.launch(&pod.name, pod.launch)?;
             self.wait_listening(&pod.name, pod.health_port).await?;
@@ -284,6 +285,28 @@ fn not_runnable(deployment: &str, why: &str) -> Error {
         path: format!("Deployment {NAMESPACE}/{deployment}"),
         message: format!("cannot run it: {why}"),
     }
+}
+
+/// Appends each `(deployment, argument)` to the arguments of that Deployment's first container.
+async fn add_container_args(client: &Client, extra_args: &[(&str, &str)]) -> Result<()> {
+    let deployments = Api::<Deployment>::namespaced(client.clone(), NAMESPACE);
+    for (name, arg) in extra_args {
+        let mut deployment = deployments.get(name).await?;
+        let container = deployment
+            .spec
+            .as_mut()
+            .and_then(|spec| spec.template.spec.as_mut())
+            .and_then(|pod| pod.containers.first_mut())
+            .ok_or_else(|| not_runnable(name, "it has no container"))?;
+        container
+            .args
+            .get_or_insert_with(Vec::new)
+            .push((*arg).to_owned());
+        deployments
+            .replace(name, &PostParams::default(), &deployment)
+            .await?;
+    }
+    Ok(())
 }
 
 /// The container's environment: plain values, and values from Secrets (an optional reference

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use arm_emulator::Config;
 use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
 use capz_e2e::{Environment, IDENTITY_SECRET, TestResult, condition, wait_list};
-use capz_harness::capz::{KUBERNETES_VERSION, SSH_PUBLIC_KEY_B64};
+use capz_e2e::{KUBERNETES_VERSION, SSH_PUBLIC_KEY_B64};
 
 const CLUSTER: &str = "bench";
 
@@ -179,7 +179,13 @@ async fn bench(options: &Options) -> TestResult {
             retry_after_seconds: 1,
             ..Config::default()
         },
-        &[sync_period],
+        &[
+            "capz-network",
+            "capz-loadbalancer",
+            "capz-compute",
+            "capz-identity",
+        ]
+        .map(|controller| (controller, sync_period.as_str())),
     )
     .await?;
     let client = environment.client.clone();

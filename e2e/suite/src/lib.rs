@@ -9,20 +9,23 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use arm_emulator::config::DEFAULT_CLIENT_SECRET;
+use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET};
 use arm_emulator::{Config, Running, RunningImds};
+use base64::Engine as _;
 use capz_harness::{AzureEndpoint, Capz, Clusterctl, Plane};
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, DynamicObject, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::config::Kubeconfig;
 use kube::{Client, ResourceExt as _};
 use serde_json::{Value, json};
+use tower::ServiceExt as _;
 
 /// What the tests return: any error, with its message.
 pub type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
 /// The API group of capz-rs's kinds.
 pub const INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io";
-pub use capz_harness::capz::{IDENTITY_SECRET, KUBERNETES_VERSION};
+pub use capz_harness::capz::{IDENTITY_SECRET, KUBERNETES_VERSION, SSH_PUBLIC_KEY_B64};
 
 /// A management cluster with Cluster API and capz-rs, and the emulated Azure they work on.
 pub struct Environment {
@@ -54,14 +57,15 @@ impl Environment {
         Self::start_with_args(config, &[]).await
     }
 
-    /// As [`Environment::start_with`], with `controller_args` added to every controller's
-    /// arguments (such as a shorter `--sync-period`).
+    /// [`Environment::start_with`], with `(deployment, argument)` pairs added to capz-rs's
+    /// Deployments before their processes start, as a user edits a Deployment: for example
+    /// `("capz-compute", "--sync-period=10s")`.
     ///
     /// # Errors
-    /// When any part does not start; the error says which and where its log is.
+    /// As [`Environment::start`].
     pub async fn start_with_args(
         config: impl FnOnce(&Plane) -> Config,
-        controller_args: &[String],
+        capz_args: &[(&str, &str)],
     ) -> TestResult<Self> {
         let started = Instant::now();
         let mut plane = Plane::start().await?;
@@ -76,9 +80,7 @@ impl Environment {
             ca_file,
             imds_url: Some(format!("http://{}", imds.address)),
         };
-        let capz = plane
-            .start_capz_with(&clusterctl, &endpoint, controller_args)
-            .await?;
+        let capz = plane.start_capz_with(&clusterctl, &endpoint, capz_args).await?;
         let client = plane.client().await?;
         eprintln!(
             "e2e: Cluster API and capz-rs ({}) serve after {:.1} s; logs in {}",
@@ -148,6 +150,70 @@ impl Environment {
         Ok(())
     }
 
+    /// Writes the `<cluster>-kubeconfig` Secret Cluster API reaches a workload cluster with,
+    /// pointing at the management cluster's own API server: without machines that boot, it is the
+    /// only real API server there is, and Cluster API's node and health checks then work on Node
+    /// objects the test creates there.
+    ///
+    /// # Errors
+    /// When the plane's kubeconfig cannot be read or the API server refuses the Secret.
+    pub async fn create_workload_kubeconfig(&self, cluster: &str, namespace: &str) -> TestResult {
+        let mut kubeconfig = Kubeconfig::read_from(self.plane.kubeconfig())?;
+        // Self-contained, as kubeconfigs in Secrets are: the CA inline instead of a file path.
+        let ca = base64::engine::general_purpose::STANDARD.encode(std::fs::read(self.plane.ca_file())?);
+        for named in &mut kubeconfig.clusters {
+            if let Some(cluster) = named.cluster.as_mut() {
+                cluster.certificate_authority = None;
+                cluster.certificate_authority_data = Some(ca.clone());
+            }
+        }
+        let secret: Secret = serde_json::from_value(json!({
+            "metadata": {
+                "name": format!("{cluster}-kubeconfig"),
+                "labels": {"cluster.x-k8s.io/cluster-name": cluster},
+            },
+            "type": "cluster.x-k8s.io/secret",
+            "stringData": {"value": serde_json::to_string(&kubeconfig)?},
+        }))?;
+        Api::<Secret>::namespaced(self.client.clone(), namespace)
+            .create(&PostParams::default(), &secret)
+            .await?;
+        Ok(())
+    }
+
+    /// Sends an ARM request to the emulator signed in as its default principal, as a user of the
+    /// subscription would outside Cluster API; returns the answer's status.
+    ///
+    /// # Errors
+    /// When the principal has no token or the request cannot be built.
+    pub async fn arm(&self, method: &str, path_and_query: &str) -> TestResult<u16> {
+        let emulator = &self.azure.emulator;
+        let token = emulator
+            .access_token(DEFAULT_CLIENT_ID)
+            .ok_or("the emulator's default principal has no token")?;
+        let request = axum::http::Request::builder()
+            .method(method)
+            .uri(path_and_query)
+            .header("authorization", format!("Bearer {token}"))
+            .body(axum::body::Body::empty())?;
+        let response = emulator.router().oneshot(request).await?;
+        Ok(response.status().as_u16())
+    }
+
+    /// The ids of the resources [`Environment::created_in_azure`] lists whose type is `type_`
+    /// (such as `microsoft.compute/virtualmachines`, lower-cased); not their child resources.
+    #[must_use]
+    pub fn created_of_type(&self, type_: &str) -> Vec<String> {
+        self.created_in_azure()
+            .into_iter()
+            .filter(|id| {
+                id.split_once("/providers/")
+                    .and_then(|(_, typed)| typed.rsplit_once('/'))
+                    .is_some_and(|(type_of_id, _)| type_of_id == type_)
+            })
+            .collect()
+    }
+
     /// The API of a capz-rs kind (v1beta1) in `namespace`.
     ///
     /// # Errors
@@ -178,6 +244,38 @@ impl Environment {
             .filter(|item| item["seeded"] != true)
             .map(|item| text(&item["body"]["id"]).to_ascii_lowercase())
             .collect()
+    }
+
+    /// Deletes the Cluster `name` in `namespace`, waits until every AzureMachine and AzureCluster
+    /// there is gone (each controller released its finalizer), and checks that nothing capz-rs
+    /// created is left in Azure; returns how long the deletion took.
+    ///
+    /// # Errors
+    /// When nothing was created before, the deletion is refused or does not finish within
+    /// `timeout`, or something is left in Azure.
+    pub async fn delete_cluster_without_leftovers(
+        &self,
+        name: &str,
+        namespace: &str,
+        timeout: Duration,
+    ) -> TestResult<Duration> {
+        if self.created_in_azure().is_empty() {
+            return Err(format!("nothing was created in Azure for {name}").into());
+        }
+        let deleted_at = Instant::now();
+        self.cluster_api("Cluster", namespace)
+            .await?
+            .delete(name, &DeleteParams::default())
+            .await?;
+        for kind in ["AzureMachine", "AzureCluster"] {
+            let api = self.infrastructure(kind, namespace).await?;
+            wait_list(&api, "", &format!("every {kind} gone"), timeout, <[_]>::is_empty).await?;
+        }
+        let left = self.created_in_azure();
+        if !left.is_empty() {
+            return Err(format!("left in Azure after deleting {name}: {left:?}").into());
+        }
+        Ok(deleted_at.elapsed())
     }
 
     /// Where the logs of the plane's processes are.
