@@ -27,11 +27,13 @@ use capz_kit::api::common::conditions::ConditionType;
 use capz_kit::apply::FieldManager;
 use capz_kit::cluster::{is_externally_managed, is_paused, owner_cluster};
 use capz_kit::conditions::Reason;
+use capz_kit::filter::{changes, cluster_changes};
 use capz_kit::finalizer::{FinalizerError, finalized};
 use capz_kit::identity::{Identities, IdentityError, IdentitySettings};
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::finalizer::Event;
 use capz_kit::kube::runtime::reflector::ObjectRef;
+use capz_kit::kube::runtime::{PredicateConfig, WatchStreamExt as _, watcher};
 use capz_kit::kube::{Api, Client, ResourceExt as _};
 use capz_kit::policy::{Backoff, Category, Classify};
 use capz_kit::report::Reporter;
@@ -52,6 +54,9 @@ pub const OWNED: &[ConditionType] = &[
     ConditionType::PUBLIC_IPS_READY,
     ConditionType::LOAD_BALANCERS_READY,
 ];
+
+/// The network's conditions it waits on; its own status writes and others' do not wake it.
+const DEPENDS_ON: &[ConditionType] = &[ConditionType::RESOURCE_GROUP_READY, ConditionType::SUBNETS_READY];
 
 /// Why a reconcile failed.
 #[derive(Debug, thiserror::Error)]
@@ -144,9 +149,13 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
         reporter: Reporter::new(ctx.client(), FIELD_MANAGER.as_str()),
         backoff: Backoff::default(),
     });
-    ctx.controller(ctx.api::<AzureCluster>())
-        // Pause and the API server port live on the Cluster.
-        .watches(ctx.api::<Cluster>(), ctx.watcher_config(), |cluster: Cluster| {
+    // Pause and the API server port live on the Cluster.
+    let clusters = watcher(ctx.api::<Cluster>(), ctx.watcher_config())
+        .default_backoff()
+        .touched_objects()
+        .predicate_filter(cluster_changes, PredicateConfig::default());
+    ctx.filtered_controller(ctx.api::<AzureCluster>(), changes::<AzureCluster>(DEPENDS_ON))
+        .watches_stream(clusters, |cluster: Cluster| {
             let namespace = cluster.namespace()?;
             cluster
                 .spec

@@ -24,6 +24,7 @@ use capz_resources::route_table::RouteTable;
 use capz_resources::security_group::SecurityGroup;
 use capz_resources::subnet::Subnet;
 use capz_resources::virtual_network::VirtualNetwork;
+use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,12 +36,14 @@ use capz_kit::api::common::operations::{Future, Futures};
 use capz_kit::apply::{FieldManager, apply_status};
 use capz_kit::cluster::{is_externally_managed, is_paused, owner_cluster};
 use capz_kit::conditions::{Observation, differ, observe};
+use capz_kit::filter::{changes, cluster_changes};
 use capz_kit::finalizer::{FinalizerError, finalized};
 use capz_kit::identity::{Identities, IdentitySettings};
 use capz_kit::kube::api::Api;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::finalizer::Event;
 use capz_kit::kube::runtime::reflector::ObjectRef;
+use capz_kit::kube::runtime::{PredicateConfig, WatchStreamExt as _, watcher};
 use capz_kit::kube::{Client, ResourceExt as _};
 use capz_kit::operations::Operations;
 use capz_kit::policy::{Backoff, Classify};
@@ -121,8 +124,12 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
         features: ctx.args().feature_gates,
         backoff: Backoff::default(),
     });
-    ctx.controller(ctx.api::<AzureCluster>())
-        .watches(ctx.api::<Cluster>(), ctx.watcher_config(), |cluster| {
+    let clusters = watcher(ctx.api::<Cluster>(), ctx.watcher_config())
+        .default_backoff()
+        .touched_objects()
+        .predicate_filter(cluster_changes, PredicateConfig::default());
+    ctx.filtered_controller(ctx.api::<AzureCluster>(), |object| Some(wakes(object)))
+        .watches_stream(clusters, |cluster| {
             let namespace = cluster.namespace().unwrap_or_default();
             cluster
                 .spec
@@ -134,6 +141,30 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
         .for_each(|_| async {})
         .await;
     Ok(())
+}
+
+/// The peers' conditions the roll-up carries into `Ready`.
+const PEER_CONDITIONS: &[ConditionType] = &[
+    ConditionType::LOAD_BALANCERS_READY,
+    ConditionType::PUBLIC_IPS_READY,
+    ConditionType::BASTION_HOST_READY,
+    ConditionType::PRIVATE_DNS_ZONE_READY,
+    ConditionType::PRIVATE_DNS_LINK_READY,
+    ConditionType::PRIVATE_DNS_RECORD_READY,
+];
+
+/// What wakes the controller on an AzureCluster: what the kit's filter sees, and also a peer's
+/// condition changing its reason, severity or message, which `Ready` repeats. Its own status
+/// writes do not: they would only read everything in Azure again.
+fn wakes(object: &AzureCluster) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    changes::<AzureCluster>(PEER_CONDITIONS)(object).hash(&mut hasher);
+    if let Some(conditions) = current_conditions(object) {
+        for condition in PEER_CONDITIONS.iter().filter_map(|type_| conditions.get(type_)) {
+            (&condition.reason, condition.severity, &condition.message).hash(&mut hasher);
+        }
+    }
+    hasher.finish()
 }
 
 #[allow(

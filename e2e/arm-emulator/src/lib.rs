@@ -632,6 +632,7 @@ async fn arm(
         resource_type,
         status: answer.status.as_u16(),
         caller,
+        at: SystemTime::now(),
     });
     let correlation = headers
         .get("x-ms-correlation-request-id")

@@ -311,6 +311,14 @@ pub struct LoggedRequest {
     pub status: u16,
     /// Who made the call; absent when it was refused for want of a valid token.
     pub caller: Option<crate::Caller>,
+    /// When it was answered (the real time, not the emulator's clock): tests measure the
+    /// intervals between a client's retries with it.
+    #[serde(serialize_with = "rfc3339")]
+    pub at: SystemTime,
+}
+
+fn rfc3339<S: serde::Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&crate::time::rfc3339(*time))
 }
 
 /// How many requests the log keeps; older ones only remain in the counters.

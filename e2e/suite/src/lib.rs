@@ -7,10 +7,10 @@
 //! e2e` and `cargo test --workspace` do first), each with its own ServiceAccount's tokens.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET};
-use arm_emulator::{Config, Running, RunningImds};
+use arm_emulator::{Config, LoggedRequest, Running, RunningImds};
 use base64::Engine as _;
 use capz_harness::{AzureEndpoint, Capz, Clusterctl, Plane};
 use k8s_openapi::api::core::v1::Secret;
@@ -104,12 +104,31 @@ impl Environment {
     /// # Errors
     /// When clusterctl fails.
     pub async fn generate(&self, name: &str, namespace: &str, workers: u32) -> TestResult<String> {
+        self.generate_with(name, namespace, workers, &[]).await
+    }
+
+    /// [`Environment::generate`] with some of its variables (`AZURE_LOCATION`,
+    /// `AZURE_CONTROL_PLANE_MACHINE_TYPE`, ...) given other values.
+    ///
+    /// # Errors
+    /// When clusterctl fails.
+    pub async fn generate_with(
+        &self,
+        name: &str,
+        namespace: &str,
+        workers: u32,
+        overrides: &[(&str, &str)],
+    ) -> TestResult<String> {
         let workers = workers.to_string();
-        let variables = capz_harness::capz::flavor_variables(name, namespace);
-        let variables: Vec<(&str, &str)> = variables
+        let defaults = capz_harness::capz::flavor_variables(name, namespace);
+        let mut variables: Vec<(&str, &str)> = defaults
             .iter()
             .map(|(name, value)| (*name, value.as_str()))
             .collect();
+        for (name, value) in overrides {
+            variables.retain(|(variable, _)| variable != name);
+            variables.push((name, value));
+        }
         let output = self
             .clusterctl
             .run_with_env(
@@ -140,9 +159,19 @@ impl Environment {
     /// # Errors
     /// When the API server refuses it.
     pub async fn create_identity_secret(&self, namespace: &str) -> TestResult {
+        self.create_identity_secret_holding(namespace, DEFAULT_CLIENT_SECRET)
+            .await
+    }
+
+    /// Creates the Secret [`Environment::generate`]'s identity in `namespace` reads, holding
+    /// `client_secret`.
+    ///
+    /// # Errors
+    /// When the API server refuses it.
+    pub async fn create_identity_secret_holding(&self, namespace: &str, client_secret: &str) -> TestResult {
         let secret: Secret = serde_json::from_value(json!({
             "metadata": {"name": IDENTITY_SECRET},
-            "stringData": {"clientSecret": DEFAULT_CLIENT_SECRET},
+            "stringData": {"clientSecret": client_secret},
         }))?;
         Api::<Secret>::namespaced(self.client.clone(), namespace)
             .create(&PostParams::default(), &secret)
@@ -278,6 +307,39 @@ impl Environment {
         Ok(deleted_at.elapsed())
     }
 
+    /// The body of the resource `id` as the emulator holds it, `None` when there is none.
+    #[must_use]
+    pub fn azure_resource(&self, id: &str) -> Option<Value> {
+        self.azure.emulator.snapshot()["resources"]
+            .as_array()?
+            .iter()
+            .find(|item| text(&item["body"]["id"]).eq_ignore_ascii_case(id))
+            .map(|item| item["body"].clone())
+    }
+
+    /// The requests the emulator answered at or after `since`, oldest first (of the last thousand
+    /// it keeps).
+    #[must_use]
+    pub fn requests_since(&self, since: SystemTime) -> Vec<LoggedRequest> {
+        self.azure
+            .emulator
+            .requests()
+            .into_iter()
+            .filter(|request| request.at >= since)
+            .collect()
+    }
+
+    /// Server-side applies `objects` into `namespace`, in their order.
+    ///
+    /// # Errors
+    /// When the API server refuses one.
+    pub async fn apply(&self, namespace: &str, objects: &[DynamicObject]) -> TestResult {
+        for object in objects {
+            capz_harness::apply(&self.client, namespace, object).await?;
+        }
+        Ok(())
+    }
+
     /// Where the logs of the plane's processes are.
     #[must_use]
     pub fn logs(&self) -> &Path {
@@ -344,6 +406,41 @@ pub fn condition(object: &DynamicObject, type_: &str) -> Option<(String, String)
         .iter()
         .find(|condition| condition["type"] == type_)
         .map(|condition| (text(&condition["status"]), text(&condition["reason"])))
+}
+
+/// The message of the condition `type_` of `object`.
+#[must_use]
+pub fn condition_message(object: &DynamicObject, type_: &str) -> Option<String> {
+    object.data["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|condition| condition["type"] == type_)
+        .map(|condition| text(&condition["message"]))
+}
+
+/// The documents of a manifest, to change before they are applied.
+///
+/// # Errors
+/// When a document is not a Kubernetes object.
+pub fn manifest(yaml: &str) -> TestResult<Vec<DynamicObject>> {
+    Ok(serde_saphyr::from_multiple(yaml)?)
+}
+
+/// The document of `kind` in `objects`.
+///
+/// # Errors
+/// When there is none.
+pub fn document<'a>(objects: &'a mut [DynamicObject], kind: &str) -> TestResult<&'a mut DynamicObject> {
+    objects
+        .iter_mut()
+        .find(|object| object.types.as_ref().is_some_and(|types| types.kind == kind))
+        .ok_or_else(|| format!("the manifest has no {kind}").into())
+}
+
+/// Whether a request changes what it addresses.
+#[must_use]
+pub fn is_write(request: &LoggedRequest) -> bool {
+    matches!(request.method.as_str(), "PUT" | "PATCH" | "DELETE" | "POST")
 }
 
 fn text(value: &Value) -> String {

@@ -65,6 +65,8 @@ reasons! {
     INVALID_CONFIGURATION = "InvalidConfiguration";
     /// Azure asked to slow down; the controller retries after the time it gave.
     THROTTLED = "Throttled";
+    /// The request would exceed a quota of the subscription; raise it or ask for less.
+    QUOTA_EXCEEDED = "QuotaExceeded";
     /// A resource by the wanted name exists but is not ours; it is left alone.
     NOT_OWNED = "NotOwned";
     /// The cluster is paused.

@@ -70,6 +70,17 @@ pub fn changes<K: Reported>(depends_on: &'static [ConditionType]) -> impl Fn(&K)
     }
 }
 
+/// A hash of what a cluster-level controller reacts to on a Cluster: its spec (pause, API server
+/// port, infrastructure reference) and the pause annotation, not the status Cluster API keeps
+/// writing. Use it as the predicate of a `Cluster` watch.
+#[must_use]
+pub fn cluster_changes(cluster: &capz_api::capi::Cluster) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    cluster.meta().generation.hash(&mut hasher);
+    cluster.annotations().get(PAUSED_ANNOTATION).hash(&mut hasher);
+    Some(hasher.finish())
+}
+
 #[cfg(test)]
 mod tests {
     use capz_api::common::conditions::{Condition, ConditionStatus};

@@ -5,7 +5,8 @@
 //! - transient: again after an exponential backoff per object, reset by a success;
 //! - throttled: again once Azure's `Retry-After` has passed, not before;
 //! - terminal: the condition says why; again only after a long pause, so an outside fix (a role
-//!   assignment, a quota) is noticed without a retry storm.
+//!   assignment, a quota increase) is noticed without a retry storm. An exceeded quota is
+//!   terminal whatever ARM's status (409) says.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -70,6 +71,9 @@ pub trait Classify: std::error::Error {
 
 impl Classify for capz_azure::ArmError {
     fn category(&self) -> Category {
+        if exceeds_quota(self) {
+            return Category::Terminal;
+        }
         capz_azure::ArmError::category(self).into()
     }
 
@@ -78,12 +82,34 @@ impl Classify for capz_azure::ArmError {
     }
 
     fn reason(&self) -> Reason {
+        if exceeds_quota(self) {
+            return Reason::QUOTA_EXCEEDED;
+        }
+        // Tokens are fetched at the first call that needs one: a refused credential shows there.
+        if let capz_azure::ArmError::Credential(error) = self {
+            return Reason::new(crate::identity::credential_reason(error));
+        }
         match capz_azure::ArmError::category(self) {
             capz_azure::Category::Throttled => Reason::THROTTLED,
             capz_azure::Category::InvalidInput => Reason::INVALID_CONFIGURATION,
             _ => Reason::FAILED,
         }
     }
+}
+
+/// Whether Azure refused the request because it would exceed a quota of the subscription: a 409
+/// (or a failed operation) that only a quota increase or a smaller request fixes, so retrying
+/// soon is pointless. Compute answers `OperationNotAllowed` naming the quota; other providers
+/// answer `QuotaExceeded`.
+fn exceeds_quota(error: &capz_azure::ArmError) -> bool {
+    let (capz_azure::ArmError::Status { error: body, .. }
+    | capz_azure::ArmError::OperationFailed { error: body }) = error
+    else {
+        return false;
+    };
+    body.code.eq_ignore_ascii_case("QuotaExceeded")
+        || (body.code.eq_ignore_ascii_case("OperationNotAllowed")
+            && body.message.to_ascii_lowercase().contains("quota"))
 }
 
 /// Per-object retry state and the timings of the policy.
@@ -189,6 +215,69 @@ mod tests {
             backoff.on_error("a", &TestError(Category::Throttled, Some(Duration::from_secs(7)))),
             Action::requeue(Duration::from_secs(7))
         );
+    }
+
+    fn arm_error(status: u16, code: &str, message: &str) -> capz_azure::ArmError {
+        capz_azure::ArmError::Status {
+            status,
+            error: capz_azure::ErrorBody {
+                code: code.into(),
+                message: message.into(),
+                target: None,
+                details: Vec::new(),
+            },
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn an_exceeded_quota_is_terminal_and_says_so() {
+        let cores = arm_error(
+            409,
+            "OperationNotAllowed",
+            "Operation could not be completed as it results in exceeding approved Total Regional Cores quota.",
+        );
+        assert_eq!(Classify::category(&cores), Category::Terminal);
+        assert_eq!(Classify::reason(&cores), Reason::QUOTA_EXCEEDED);
+        let addresses = arm_error(
+            409,
+            "QuotaExceeded",
+            "Cannot create more than 10 public IP addresses.",
+        );
+        assert_eq!(Classify::category(&addresses), Category::Terminal);
+        let failed = capz_azure::ArmError::OperationFailed {
+            error: capz_azure::ErrorBody {
+                code: "QuotaExceeded".into(),
+                message: String::new(),
+                target: None,
+                details: Vec::new(),
+            },
+        };
+        assert_eq!(Classify::reason(&failed), Reason::QUOTA_EXCEEDED);
+        // Other refusals keep their category.
+        let busy = arm_error(
+            409,
+            "OperationNotAllowed",
+            "Another operation is in progress on the resource.",
+        );
+        assert_eq!(Classify::category(&busy), Category::Transient);
+        assert_eq!(Classify::reason(&busy), Reason::FAILED);
+    }
+
+    #[test]
+    fn a_credential_refused_at_the_first_call_keeps_its_reason() {
+        let rejected = capz_azure::ArmError::from(capz_azure::CredentialError::Rejected {
+            kind: "client secret",
+            message: "AADSTS7000215: Invalid client secret provided.".into(),
+        });
+        assert_eq!(Classify::category(&rejected), Category::Terminal);
+        assert_eq!(Classify::reason(&rejected).as_str(), "CredentialRejected");
+        let unreachable = capz_azure::ArmError::from(capz_azure::CredentialError::Transient {
+            kind: "client secret",
+            message: "timeout".into(),
+        });
+        assert_eq!(Classify::category(&unreachable), Category::Transient);
+        assert_eq!(Classify::reason(&unreachable).as_str(), "CredentialUnavailable");
     }
 
     #[test]

@@ -54,7 +54,7 @@ use clap::Parser as _;
 use futures_util::Stream;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::core::NamespaceResourceScope;
-use kube::runtime::{Controller, controller, watcher};
+use kube::runtime::{Controller, PredicateConfig, WatchStreamExt as _, controller, reflector, watcher};
 use kube::{Api, Client, Config, Resource};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
@@ -217,6 +217,35 @@ impl Context {
         self.readiness
             .wait_for_list(api.clone(), &config, self.shutdown.0.clone());
         Controller::new(api, config)
+            .with_config(controller::Config::default().concurrency(self.args.concurrency_for(&kind)))
+            .reconcile_all_on(every(self.args.sync_period))
+            .graceful_shutdown_on(self.shutdown.triggered())
+    }
+
+    /// [`Self::controller`] woken only by the watch events of the kind for which `changes` gives
+    /// a new hash (see [`crate::filter::changes`]): its own status writes and peers' unrelated
+    /// ones then cost no reconcile. Timers (requeues, the sync period) still wake it.
+    #[must_use]
+    pub fn filtered_controller<K>(
+        &self,
+        api: Api<K>,
+        changes: impl Fn(&K) -> Option<u64> + Send + 'static,
+    ) -> Controller<K>
+    where
+        K: Clone + Resource + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::DynamicType: Eq + Hash + Clone + Default,
+    {
+        let kind = K::kind(&K::DynamicType::default()).into_owned();
+        let config = self.watcher_config();
+        self.readiness
+            .wait_for_list(api.clone(), &config, self.shutdown.0.clone());
+        let (reader, writer) = reflector::store();
+        let events = watcher(api, config)
+            .default_backoff()
+            .reflect(writer)
+            .applied_objects()
+            .predicate_filter(changes, PredicateConfig::default());
+        Controller::for_stream(events, reader)
             .with_config(controller::Config::default().concurrency(self.args.concurrency_for(&kind)))
             .reconcile_all_on(every(self.args.sync_period))
             .graceful_shutdown_on(self.shutdown.triggered())

@@ -253,6 +253,7 @@ pub(crate) async fn log_sign_in(
             resource_type: "-".to_owned(),
             status: answer.status().as_u16(),
             caller: None,
+            at: std::time::SystemTime::now(),
         });
     }
     answer

@@ -122,9 +122,7 @@ impl IdentityError {
             Self::CertificateFile { .. } => "CertificateUnreadable",
             Self::AzureEnvironment(_) => "InvalidAzureEnvironment",
             Self::EnvironmentCredentials(_) => "InvalidEnvironmentCredentials",
-            Self::Credential(CredentialError::Rejected { .. }) => "CredentialRejected",
-            Self::Credential(CredentialError::Configuration { .. }) => "InvalidCredential",
-            Self::Credential(CredentialError::Transient { .. }) => "CredentialUnavailable",
+            Self::Credential(error) => credential_reason(error),
             Self::Kubernetes { .. } => "KubernetesApiError",
         }
     }
@@ -138,6 +136,17 @@ impl IdentityError {
             Self::Credential(err) => err.is_terminal(),
             _ => true,
         }
+    }
+}
+
+/// The condition reason of a credential that could not get a token, whether it failed while
+/// the credential was built or at the first Azure call that needed a token.
+#[must_use]
+pub fn credential_reason(error: &CredentialError) -> &'static str {
+    match error {
+        CredentialError::Rejected { .. } => "CredentialRejected",
+        CredentialError::Configuration { .. } => "InvalidCredential",
+        CredentialError::Transient { .. } => "CredentialUnavailable",
     }
 }
 
