@@ -118,6 +118,7 @@ pub mod throttle;
 mod time;
 pub mod tls;
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
@@ -285,6 +286,13 @@ impl Emulator {
             .get(&(method.to_owned(), resource_type.to_owned(), status))
             .copied()
             .unwrap_or(0)
+    }
+
+    /// Every count [`Emulator::count`] answers: (method, resource type, status) -> requests, since
+    /// the start (not limited like the log).
+    #[must_use]
+    pub fn counts(&self) -> BTreeMap<(String, String, u16), u64> {
+        self.state().counters.clone()
     }
 
     /// Whether the long-running operation this request starts must end `Failed`.

@@ -137,13 +137,19 @@ spec:
     )
 }
 
-/// ARM requests (not sign-ins or metadata) logged from `from` on, by method.
-fn arm_calls(environment: &Environment, from: usize) -> BTreeMap<String, usize> {
+/// What the emulator counted so far: requests per (method, resource type, status).
+type Counts = BTreeMap<(String, String, u16), u64>;
+
+/// ARM requests (to a resource type, not sign-ins or metadata) answered since `before`, by method.
+fn arm_calls(environment: &Environment, before: &Counts) -> BTreeMap<String, usize> {
     let mut calls = BTreeMap::new();
-    for request in environment.azure.emulator.requests().iter().skip(from) {
-        let path = request.path.to_ascii_lowercase();
-        if path.starts_with("/subscriptions/") || path.starts_with("/providers/") {
-            *calls.entry(request.method.clone()).or_default() += 1;
+    for ((method, resource_type, status), count) in environment.azure.emulator.counts() {
+        let earlier = before
+            .get(&(method.clone(), resource_type.clone(), status))
+            .copied()
+            .unwrap_or_default();
+        if resource_type.contains('/') && count > earlier {
+            *calls.entry(method).or_default() += usize::try_from(count - earlier).unwrap_or(usize::MAX);
         }
     }
     calls
@@ -193,7 +199,7 @@ async fn bench(options: &Options) -> TestResult {
     capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
         environment.create_identity_secret(&namespace).await?;
         let applied_at = Instant::now();
-        let start = environment.azure.emulator.requests().len();
+        let start = environment.azure.emulator.counts();
         capz_harness::apply_yaml(&client, &namespace, &manifest(&namespace, machines)).await?;
         let clusters = environment.infrastructure("AzureCluster", &namespace).await?;
         wait_list(&clusters, "", "AzureCluster Ready", Duration::from_mins(5), |all| {
@@ -201,8 +207,8 @@ async fn bench(options: &Options) -> TestResult {
         })
         .await?;
         let cluster_ready = applied_at.elapsed();
-        let cluster_calls = arm_calls(&environment, start);
-        let machines_start = environment.azure.emulator.requests().len();
+        let cluster_calls = arm_calls(&environment, &start);
+        let machines_start = environment.azure.emulator.counts();
         let azure_machines = environment.infrastructure("AzureMachine", &namespace).await?;
         wait_list(&azure_machines, "", "every AzureMachine Ready", Duration::from_mins(15), |all| {
             all.len() == machines as usize
@@ -212,13 +218,13 @@ async fn bench(options: &Options) -> TestResult {
         })
         .await?;
         let machines_ready = applied_at.elapsed();
-        let machine_calls = arm_calls(&environment, machines_start);
+        let machine_calls = arm_calls(&environment, &machines_start);
 
         // Steady state: let the controllers settle, then count what two full sync periods cost.
         tokio::time::sleep(Duration::from_secs(options.sync_period)).await;
-        let steady_start = environment.azure.emulator.requests().len();
+        let steady_start = environment.azure.emulator.counts();
         tokio::time::sleep(Duration::from_secs(2 * options.sync_period)).await;
-        let steady = arm_calls(&environment, steady_start);
+        let steady = arm_calls(&environment, &steady_start);
         let resources = environment.created_in_azure().len();
 
         println!("\n{machines} machines, sync period {} s, zero emulator latency", options.sync_period);
