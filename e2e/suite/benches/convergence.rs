@@ -12,9 +12,10 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use arm_emulator::Config;
-use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
-use capz_e2e::{Environment, IDENTITY_SECRET, TestResult, condition, wait_list};
-use capz_e2e::{KUBERNETES_VERSION, SSH_PUBLIC_KEY_B64};
+use capz_e2e::{
+    Environment, TestResult, bootstrap_secret, cluster_manifest, condition, machine_deployment,
+    service_principal_identity, wait_list,
+};
 
 const CLUSTER: &str = "bench";
 
@@ -49,92 +50,14 @@ fn options() -> Result<Options, String> {
 }
 
 fn manifest(namespace: &str, machines: u32) -> String {
-    format!(
-        r"apiVersion: cluster.x-k8s.io/v1beta1
-kind: Cluster
-metadata:
-  name: {CLUSTER}
-spec:
-  infrastructureRef:
-    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-    kind: AzureCluster
-    name: {CLUSTER}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: AzureCluster
-metadata:
-  name: {CLUSTER}
-spec:
-  location: westeurope
-  resourceGroup: {CLUSTER}
-  subscriptionID: {DEFAULT_SUBSCRIPTION}
-  identityRef:
-    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-    kind: AzureClusterIdentity
-    name: {CLUSTER}
-  networkSpec:
-    subnets:
-    - name: control-plane-subnet
-      role: control-plane
-    - name: node-subnet
-      role: node
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: AzureClusterIdentity
-metadata:
-  name: {CLUSTER}
-spec:
-  type: ServicePrincipal
-  allowedNamespaces: {{}}
-  tenantID: {DEFAULT_TENANT}
-  clientID: {DEFAULT_CLIENT_ID}
-  clientSecret: {{name: {IDENTITY_SECRET}, namespace: {namespace}}}
----
-apiVersion: v1
-kind: Secret
-metadata:
-  name: {CLUSTER}-bootstrap
-type: cluster.x-k8s.io/secret
-stringData:
-  format: cloud-config
-  value: |
-    #cloud-config
-    runcmd: []
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: AzureMachineTemplate
-metadata:
-  name: {CLUSTER}-workers
-spec:
-  template:
-    spec:
-      vmSize: Standard_D2s_v3
-      sshPublicKey: {SSH_PUBLIC_KEY_B64}
-      osDisk:
-        osType: Linux
-        diskSizeGB: 30
----
-apiVersion: cluster.x-k8s.io/v1beta1
-kind: MachineDeployment
-metadata:
-  name: {CLUSTER}-workers
-spec:
-  clusterName: {CLUSTER}
-  replicas: {machines}
-  selector:
-    matchLabels: {{}}
-  template:
-    spec:
-      clusterName: {CLUSTER}
-      version: {KUBERNETES_VERSION}
-      bootstrap:
-        dataSecretName: {CLUSTER}-bootstrap
-      infrastructureRef:
-        apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-        kind: AzureMachineTemplate
-        name: {CLUSTER}-workers
-"
-    )
+    let bootstrap = format!("{CLUSTER}-bootstrap");
+    [
+        cluster_manifest(CLUSTER, CLUSTER),
+        service_principal_identity(CLUSTER, namespace),
+        bootstrap_secret(&bootstrap),
+        machine_deployment(&format!("{CLUSTER}-workers"), CLUSTER, machines, &bootstrap),
+    ]
+    .join("---\n")
 }
 
 /// What the emulator counted so far: requests per (method, resource type, status).

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET};
+use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
 use arm_emulator::{Config, LoggedRequest, Running, RunningImds};
 use base64::Engine as _;
 use capz_harness::{AzureEndpoint, Capz, Clusterctl, Plane};
@@ -445,4 +445,129 @@ pub fn is_write(request: &LoggedRequest) -> bool {
 
 fn text(value: &Value) -> String {
     value.as_str().unwrap_or_default().to_owned()
+}
+
+/// A Cluster without a control-plane provider and its AzureCluster (westeurope, a resource group
+/// of the cluster's name, the default flavor's two subnets) signing in as the AzureClusterIdentity
+/// `identity`.
+#[must_use]
+pub fn cluster_manifest(name: &str, identity: &str) -> String {
+    format!(
+        r"apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata:
+  name: {name}
+spec:
+  clusterNetwork:
+    pods:
+      cidrBlocks:
+      - 192.168.0.0/16
+  infrastructureRef:
+    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+    kind: AzureCluster
+    name: {name}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureCluster
+metadata:
+  name: {name}
+spec:
+  identityRef:
+    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+    kind: AzureClusterIdentity
+    name: {identity}
+  location: westeurope
+  networkSpec:
+    subnets:
+    - name: control-plane-subnet
+      role: control-plane
+    - name: node-subnet
+      role: node
+    vnet:
+      name: {name}-vnet
+  resourceGroup: {name}
+  subscriptionID: {DEFAULT_SUBSCRIPTION}
+"
+    )
+}
+
+/// An AzureClusterIdentity `name` of the emulator's default principal, its client secret in the
+/// Secret [`Environment::create_identity_secret`] makes in `namespace`.
+#[must_use]
+pub fn service_principal_identity(name: &str, namespace: &str) -> String {
+    format!(
+        r"apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureClusterIdentity
+metadata:
+  name: {name}
+spec:
+  allowedNamespaces: {{}}
+  clientID: {DEFAULT_CLIENT_ID}
+  clientSecret:
+    name: {IDENTITY_SECRET}
+    namespace: {namespace}
+  tenantID: {DEFAULT_TENANT}
+  type: ServicePrincipal
+"
+    )
+}
+
+/// The Secret `name` holding bootstrap data a user wrote, for `bootstrap.dataSecretName`.
+#[must_use]
+pub fn bootstrap_secret(name: &str) -> String {
+    format!(
+        r"apiVersion: v1
+kind: Secret
+metadata:
+  name: {name}
+type: cluster.x-k8s.io/secret
+stringData:
+  format: cloud-config
+  value: |
+    #cloud-config
+    runcmd:
+    - echo booted by a bootstrap Secret the user wrote
+"
+    )
+}
+
+/// An AzureMachineTemplate `name` and a MachineDeployment of the same name with `replicas`
+/// machines of cluster `cluster`, bootstrapped from the Secret `bootstrap`.
+#[must_use]
+pub fn machine_deployment(name: &str, cluster: &str, replicas: u32, bootstrap: &str) -> String {
+    format!(
+        r"apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureMachineTemplate
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      osDisk:
+        diskSizeGB: 128
+        osType: Linux
+      sshPublicKey: {SSH_PUBLIC_KEY_B64}
+      vmSize: Standard_D2s_v3
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata:
+  name: {name}
+spec:
+  clusterName: {cluster}
+  replicas: {replicas}
+  selector:
+    matchLabels: null
+  template:
+    spec:
+      clusterName: {cluster}
+      version: {KUBERNETES_VERSION}
+      bootstrap:
+        dataSecretName: {bootstrap}
+      infrastructureRef:
+        apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+        kind: AzureMachineTemplate
+        name: {name}
+"
+    )
 }

@@ -13,7 +13,7 @@ use arm_emulator::config::{
     DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT, FederatedCredential,
     ManagedIdentity, Principal,
 };
-use capz_e2e::{Environment, TestResult, condition, wait_list};
+use capz_e2e::{Environment, TestResult, cluster_manifest, condition, wait_list};
 use capz_harness::Plane;
 use kube::api::DynamicObject;
 
@@ -82,35 +82,7 @@ fn manifest(name: &str, namespace: &str, identity_spec: &str, secret: Option<(&s
         )
     });
     format!(
-        r"apiVersion: cluster.x-k8s.io/v1beta1
-kind: Cluster
-metadata:
-  name: {name}
-spec:
-  infrastructureRef:
-    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-    kind: AzureCluster
-    name: {name}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: AzureCluster
-metadata:
-  name: {name}
-spec:
-  location: westeurope
-  resourceGroup: {name}
-  subscriptionID: {DEFAULT_SUBSCRIPTION}
-  identityRef:
-    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-    kind: AzureClusterIdentity
-    name: {name}
-  networkSpec:
-    subnets:
-    - name: control-plane-subnet
-      role: control-plane
-    - name: node-subnet
-      role: node
----
+        r"{cluster}---
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: AzureClusterIdentity
 metadata:
@@ -120,6 +92,7 @@ spec:
   tenantID: {DEFAULT_TENANT}
   {identity_spec}
 {secret}",
+        cluster = cluster_manifest(name, name),
         identity_spec = identity_spec.replace("{namespace}", namespace),
     )
 }

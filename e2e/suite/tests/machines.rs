@@ -28,9 +28,10 @@
 use std::time::{Duration, Instant};
 
 use arm_emulator::Config;
-use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
+use arm_emulator::config::DEFAULT_SUBSCRIPTION;
 use capz_e2e::{
-    Environment, IDENTITY_SECRET, KUBERNETES_VERSION, SSH_PUBLIC_KEY_B64, TestResult, condition, wait_list,
+    Environment, KUBERNETES_VERSION, SSH_PUBLIC_KEY_B64, TestResult, bootstrap_secret, cluster_manifest,
+    condition, machine_deployment, service_principal_identity, wait_list,
 };
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
@@ -101,68 +102,13 @@ fn manifest(namespace: &str) -> String {
 /// The Cluster, without a control-plane provider, its network and identity, and the bootstrap
 /// data every machine boots with.
 fn cluster(namespace: &str) -> String {
-    format!(
-        r"apiVersion: cluster.x-k8s.io/v1beta1
-kind: Cluster
-metadata:
-  name: {CLUSTER}
-spec:
-  clusterNetwork:
-    pods:
-      cidrBlocks:
-      - 192.168.0.0/16
-  infrastructureRef:
-    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-    kind: AzureCluster
-    name: {CLUSTER}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: AzureCluster
-metadata:
-  name: {CLUSTER}
-spec:
-  identityRef:
-    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-    kind: AzureClusterIdentity
-    name: {CLUSTER}-identity
-  location: westeurope
-  networkSpec:
-    subnets:
-    - name: control-plane-subnet
-      role: control-plane
-    - name: node-subnet
-      role: node
-    vnet:
-      name: {CLUSTER}-vnet
-  resourceGroup: {CLUSTER}
-  subscriptionID: {DEFAULT_SUBSCRIPTION}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: AzureClusterIdentity
-metadata:
-  name: {CLUSTER}-identity
-spec:
-  allowedNamespaces: {{}}
-  clientID: {DEFAULT_CLIENT_ID}
-  clientSecret:
-    name: {IDENTITY_SECRET}
-    namespace: {namespace}
-  tenantID: {DEFAULT_TENANT}
-  type: ServicePrincipal
----
-apiVersion: v1
-kind: Secret
-metadata:
-  name: {CLUSTER}-bootstrap
-type: cluster.x-k8s.io/secret
-stringData:
-  format: cloud-config
-  value: |
-    #cloud-config
-    runcmd:
-    - echo booted by a bootstrap Secret the user wrote
-"
-    )
+    let identity = format!("{CLUSTER}-identity");
+    [
+        cluster_manifest(CLUSTER, &identity),
+        service_principal_identity(&identity, namespace),
+        bootstrap_secret(&format!("{CLUSTER}-bootstrap")),
+    ]
+    .join("---\n")
 }
 
 /// One stand-alone control-plane Machine and its AzureMachine.
@@ -204,41 +150,8 @@ spec:
 /// The MachineDeployment of two workers, and their health check.
 fn workers() -> String {
     let deployment = deployment();
-    format!(
-        r#"apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: AzureMachineTemplate
-metadata:
-  name: {deployment}
-spec:
-  template:
-    spec:
-      osDisk:
-        diskSizeGB: 128
-        osType: Linux
-      sshPublicKey: {SSH_PUBLIC_KEY_B64}
-      vmSize: Standard_D2s_v3
----
-apiVersion: cluster.x-k8s.io/v1beta1
-kind: MachineDeployment
-metadata:
-  name: {deployment}
-spec:
-  clusterName: {CLUSTER}
-  replicas: 2
-  selector:
-    matchLabels: null
-  template:
-    spec:
-      clusterName: {CLUSTER}
-      version: {KUBERNETES_VERSION}
-      bootstrap:
-        dataSecretName: {CLUSTER}-bootstrap
-      infrastructureRef:
-        apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-        kind: AzureMachineTemplate
-        name: {deployment}
----
-apiVersion: cluster.x-k8s.io/v1beta2
+    let health_check = format!(
+        r#"apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachineHealthCheck
 metadata:
   name: {deployment}
@@ -255,7 +168,12 @@ spec:
       timeoutSeconds: {timeout}
 "#,
         timeout = UNHEALTHY_FOR.as_secs()
-    )
+    );
+    [
+        machine_deployment(&deployment, CLUSTER, 2, &format!("{CLUSTER}-bootstrap")),
+        health_check,
+    ]
+    .join("---\n")
 }
 
 /// Waits until the control-plane AzureMachine and exactly `workers` worker AzureMachines are
