@@ -347,7 +347,10 @@ async fn environment(client: &Client, container: &Container) -> Result<Vec<(Stri
 
 /// One of this workspace's binaries, built next to the running program (a test's binary sits one
 /// directory further down, in `deps/`).
-fn built(name: &str) -> Result<PathBuf> {
+///
+/// # Errors
+/// [`Error::NotBuilt`] when it is in neither place.
+pub fn built(name: &str) -> Result<PathBuf> {
     let exe = std::env::current_exe().map_err(Error::io("locate", "the running program"))?;
     let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
     let candidates = [dir.join(name), dir.parent().unwrap_or(&dir).join(name)];

@@ -46,32 +46,24 @@ impl Tools<'_> {
     }
 }
 
-/// Runs `command`, its output going to ours; `shown` is what is printed for it.
-fn run(shown: &str, command: &mut Command) -> Result<(), String> {
+/// Runs `command`, its output going to ours, with `input` on its standard input when given;
+/// `shown` is what is printed for it.
+fn run(shown: &str, command: &mut Command, input: Option<&[u8]>) -> Result<(), String> {
     println!("\n$ {shown}");
-    let status = command
-        .status()
-        .map_err(|err| format!("cannot run {shown}: {err}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`{shown}` failed ({status})"))
+    if input.is_some() {
+        command.stdin(Stdio::piped());
     }
-}
-
-/// Runs `command` with `input` on its standard input, its output going to ours.
-fn run_with_input(shown: &str, command: &mut Command, input: &[u8]) -> Result<(), String> {
-    println!("\n$ {shown}");
     let mut child = command
-        .stdin(Stdio::piped())
         .spawn()
         .map_err(|err| format!("cannot run {shown}: {err}"))?;
-    child
-        .stdin
-        .take()
-        .ok_or("no standard input")?
-        .write_all(input)
-        .map_err(|err| format!("cannot write to {shown}: {err}"))?;
+    if let Some(input) = input {
+        child
+            .stdin
+            .take()
+            .ok_or("no standard input")?
+            .write_all(input)
+            .map_err(|err| format!("cannot write to {shown}: {err}"))?;
+    }
     let status = child.wait().map_err(|err| err.to_string())?;
     if status.success() {
         Ok(())
@@ -98,32 +90,7 @@ pub(crate) fn demo(state: &State, dir: &Path, name: &str) -> Result<(), String> 
     let tools = Tools { state };
     let started = Instant::now();
 
-    // The flavor's AzureClusterIdentity signs in with a client secret read from a Secret.
-    let secret = output(
-        "kubectl create secret generic ... --dry-run=client -o yaml",
-        &mut tools.kubectl(&[
-            "create",
-            "secret",
-            "generic",
-            IDENTITY_SECRET,
-            "--namespace",
-            NAMESPACE,
-            &format!(
-                "--from-literal=clientSecret={}",
-                arm_emulator::config::DEFAULT_CLIENT_SECRET
-            ),
-            "--dry-run=client",
-            "-o",
-            "yaml",
-        ]),
-    )?;
-    run_with_input(
-        &format!(
-            "kubectl create secret generic {IDENTITY_SECRET} --from-literal=clientSecret=<the emulator's client secret> --dry-run=client -o yaml | kubectl apply -f -"
-        ),
-        &mut tools.kubectl(&["apply", "-f", "-"]),
-        &secret,
-    )?;
+    create_identity_secret(&tools)?;
 
     let variables = flavor_variables(name, NAMESPACE);
     let shown_variables: Vec<String> = variables
@@ -160,6 +127,7 @@ pub(crate) fn demo(state: &State, dir: &Path, name: &str) -> Result<(), String> 
     run(
         &format!("kubectl apply -f {file_arg}"),
         &mut tools.kubectl(&["apply", "-f", &file_arg]),
+        None,
     )?;
     let azure_cluster = format!("azurecluster/{name}");
     run(
@@ -170,6 +138,7 @@ pub(crate) fn demo(state: &State, dir: &Path, name: &str) -> Result<(), String> 
             "--for=jsonpath={.status.ready}=true",
             "--timeout=3m",
         ]),
+        None,
     )?;
     let control_plane = format!("cluster.x-k8s.io/cluster-name={name},cluster.x-k8s.io/control-plane");
     wait_exists(&tools, "azuremachine", &control_plane, Duration::from_mins(3))?;
@@ -183,14 +152,17 @@ pub(crate) fn demo(state: &State, dir: &Path, name: &str) -> Result<(), String> 
             "--for=condition=Ready",
             "--timeout=3m",
         ]),
+        None,
     )?;
     run(
         "kubectl get cluster-api",
         &mut tools.kubectl(&["get", "cluster-api", "--namespace", NAMESPACE]),
+        None,
     )?;
     run(
         &format!("clusterctl describe cluster {name}"),
         &mut tools.clusterctl(&["describe", "cluster", name, "--namespace", NAMESPACE]),
+        None,
     )?;
     println!(
         "\nCluster {name} converged in {:.1} s: its AzureCluster is Ready and its first control-plane machine runs.\n\
@@ -199,6 +171,36 @@ pub(crate) fn demo(state: &State, dir: &Path, name: &str) -> Result<(), String> 
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The Secret the flavor's AzureClusterIdentity reads its client secret from, applied so that a
+/// second demo finds it in place.
+fn create_identity_secret(tools: &Tools<'_>) -> Result<(), String> {
+    let secret = output(
+        "kubectl create secret generic ... --dry-run=client -o yaml",
+        &mut tools.kubectl(&[
+            "create",
+            "secret",
+            "generic",
+            IDENTITY_SECRET,
+            "--namespace",
+            NAMESPACE,
+            &format!(
+                "--from-literal=clientSecret={}",
+                arm_emulator::config::DEFAULT_CLIENT_SECRET
+            ),
+            "--dry-run=client",
+            "-o",
+            "yaml",
+        ]),
+    )?;
+    run(
+        &format!(
+            "kubectl create secret generic {IDENTITY_SECRET} --from-literal=clientSecret=<the emulator's client secret> --dry-run=client -o yaml | kubectl apply -f -"
+        ),
+        &mut tools.kubectl(&["apply", "-f", "-"]),
+        Some(&secret),
+    )
 }
 
 /// Waits until an object of `kind` with labels `selector` exists (`kubectl wait` needs one).

@@ -332,15 +332,7 @@ fn serve(args: &Args) -> Result<(), String> {
 
 /// Starts the ARM emulator built beside this program; returns its URL and CA file.
 async fn start_emulator(plane: &mut Plane, port: u16) -> Result<(String, PathBuf), String> {
-    let binary = std::env::current_exe()
-        .map_err(|err| err.to_string())?
-        .with_file_name("arm-emulator");
-    if !binary.is_file() {
-        return Err(format!(
-            "{} is missing: build it with `cargo build -p arm-emulator` (`just up` does)",
-            binary.display()
-        ));
-    }
+    let binary = capz_harness::capz::built("arm-emulator").map_err(|err| err.to_string())?;
     let ca = plane.dir().join("arm-emulator-ca.pem");
     // Clients poll operations after one second instead of Azure's usual fifteen.
     let config = plane.dir().join("arm-emulator.yaml");
