@@ -18,7 +18,7 @@ use capz_kit::api::common::operations::Future;
 use capz_kit::apply::{apply_spec, apply_status};
 use capz_kit::azure::ArmClient;
 use capz_kit::azure::models::network::PublicIpAddress;
-use capz_kit::conditions::{Observation, Reason, differ, observe};
+use capz_kit::conditions::{Observation, Reason, differ, observe, unless_held};
 use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::k8s_openapi::jiff::Timestamp;
 use capz_kit::kube::Api;
@@ -67,6 +67,8 @@ enum Stage {
         reason: Reason,
         severity: ConditionSeverity,
         message: String,
+        /// Azure throttled the caller: the resources were not looked at.
+        throttled: bool,
     },
 }
 
@@ -86,6 +88,7 @@ impl Stage {
             reason,
             severity,
             message: error.to_string(),
+            throttled: error.category() == Category::Throttled,
         }
     }
 
@@ -112,6 +115,7 @@ impl Stage {
                 reason,
                 severity,
                 message,
+                ..
             } => Observation::fails(type_, reason.clone(), *severity, message.clone()),
         }
     }
@@ -161,7 +165,9 @@ impl Pass {
         self
     }
 
-    fn observations(&self) -> Vec<Observation> {
+    /// The observations of the pass, where a throttled stage keeps a condition that holds in
+    /// `current`.
+    fn observations(&self, current: Option<&Conditions>) -> Vec<Observation> {
         [
             (&self.public_ips, ConditionType::PUBLIC_IPS_READY, "publicips"),
             (
@@ -171,7 +177,13 @@ impl Pass {
             ),
         ]
         .into_iter()
-        .filter_map(|(stage, type_, what)| stage.as_ref().map(|stage| stage.observe(type_, what)))
+        .filter_map(|(stage, type_, what)| {
+            let observed = stage.as_ref()?.observe(type_, what);
+            Some(match stage {
+                Some(Stage::Failed { throttled: true, .. }) => unless_held(current, observed),
+                _ => observed,
+            })
+        })
         .collect()
     }
 
@@ -280,6 +292,10 @@ fn operations_of(object: &AzureCluster) -> Operations {
     Operations::owned(states, NAME, SERVICES)
 }
 
+fn conditions(object: &AzureCluster) -> Option<&Conditions> {
+    object.status.as_ref().map(|status| &status.conditions)
+}
+
 fn api_server_port(cluster: Option<&Cluster>) -> i32 {
     cluster.map_or(DEFAULT_API_SERVER_PORT, Cluster::api_server_port)
 }
@@ -295,7 +311,7 @@ pub(crate) async fn apply(
     let port = api_server_port(cluster);
     let mut operations = operations_of(object);
     let pass = converge(state, object, port, &mut operations).await;
-    write_status(api, object, &pass.observations(), &operations).await?;
+    write_status(api, object, &pass.observations(conditions(object)), &operations).await?;
     if let Some(host) = &pass.host {
         set_endpoint(api, object, host, port).await?;
     }
@@ -455,7 +471,7 @@ pub(crate) async fn cleanup(
         Ok(client) => remove(&client, &plan, &mut operations).await,
         Err(error) => Pass::expecting(&plan).failed(error, true),
     };
-    write_status(api, object, &pass.observations(), &operations).await?;
+    write_status(api, object, &pass.observations(conditions(object)), &operations).await?;
     // Returning normally would let the finalizer go with deletes still running.
     match pass.due() {
         Some(retry_after) if pass.error.is_none() => Err(Error::StillDeleting { retry_after }),
@@ -486,4 +502,76 @@ async fn remove(client: &ArmClient, plan: &ClusterLoadBalancers, operations: &mu
     pass.public_ips = pass.public_ips.map(|_| stage);
     pass.error = pass.error.or(error);
     pass
+}
+
+#[cfg(test)]
+mod tests {
+    use capz_kit::api::common::conditions::ConditionStatus;
+    use capz_kit::azure::{ArmError, ResourceId};
+
+    use super::*;
+
+    fn failure(source: ArmError) -> Error {
+        let id: ResourceId = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/g/providers/Microsoft.Network/loadBalancers/lb"
+            .parse()
+            .unwrap();
+        ResourceError::Arm {
+            action: "read",
+            id,
+            source,
+        }
+        .into()
+    }
+
+    fn pass() -> Pass {
+        Pass {
+            public_ips: Some(Stage::Done),
+            load_balancers: Some(Stage::Done),
+            ..Pass::default()
+        }
+    }
+
+    #[test]
+    fn a_throttled_pass_keeps_what_held_and_other_failures_do_not() {
+        let current = Conditions(observe(
+            None,
+            [
+                Observation::holds(ConditionType::LOAD_BALANCERS_READY),
+                Observation::fails(
+                    ConditionType::PUBLIC_IPS_READY,
+                    Reason::CREATING,
+                    ConditionSeverity::Info,
+                    "creating",
+                ),
+            ],
+            Timestamp::now(),
+        ));
+        let statuses = |pass: Pass| -> Vec<(ConditionType, ConditionStatus)> {
+            pass.observations(Some(&current))
+                .into_iter()
+                .map(|observation| (observation.type_, observation.status))
+                .collect()
+        };
+        let throttled = pass().failed(
+            failure(ArmError::Throttled {
+                retry_after: Duration::from_secs(1),
+            }),
+            false,
+        );
+        assert_eq!(
+            statuses(throttled),
+            [
+                (ConditionType::PUBLIC_IPS_READY, ConditionStatus::False),
+                (ConditionType::LOAD_BALANCERS_READY, ConditionStatus::True),
+            ]
+        );
+        let broken = pass().failed(failure(ArmError::UnexpectedAnswer("garbled".into())), false);
+        assert_eq!(
+            statuses(broken),
+            [
+                (ConditionType::PUBLIC_IPS_READY, ConditionStatus::False),
+                (ConditionType::LOAD_BALANCERS_READY, ConditionStatus::False),
+            ]
+        );
+    }
 }
