@@ -11,6 +11,7 @@ use capz_kit::conditions::Reason;
 use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::kube::Api;
 use capz_kit::kube::runtime::controller::Action;
+use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::operations::Operations;
 use capz_kit::policy::Classify as _;
 use capz_kit::resource::{self, AzureResource, Progress, ResourceError};
@@ -63,7 +64,9 @@ pub(crate) async fn cleanup(
                 severity(error.category()),
                 error.to_string(),
             );
-            publish(api, machine, &report, &operations).await?;
+            if publish(api, machine, &report, &operations).await? {
+                shared.backoff.reset(&ObjectRef::from_obj(machine));
+            }
             shared.reporter.failed(machine, "Delete", &error).await;
             Err(error)
         }

@@ -185,12 +185,16 @@ fn gate(found: &Found) -> Option<(Reason, String)> {
 
 /// Why the machine waits for peers' work: the subnets and the load balancers its interface joins.
 /// An externally managed AzureCluster has no such conditions: Cluster API's gate is all there is.
+/// Once the AzureCluster has been Ready (`status.ready` stays true) they exist: a peer's later
+/// check that failed (a throttled read, say) turns its condition False for a while, and must not
+/// hold machines back, as CAPZ's machines only wait for the cluster's infrastructure once.
 pub(crate) fn dependencies(
     scope: &ClusterScope,
     azure_cluster: &AzureCluster,
     control_plane: bool,
 ) -> Option<String> {
-    if is_externally_managed(azure_cluster) {
+    let was_ready = azure_cluster.status.as_ref().and_then(|status| status.ready) == Some(true);
+    if was_ready || is_externally_managed(azure_cluster) {
         return None;
     }
     let holds = |conditions: Option<&Conditions>, type_: &ConditionType| {
@@ -277,7 +281,7 @@ pub(crate) async fn settle(
     match outcome {
         Ok(action) => {
             publish(api, machine, &report, operations).await?;
-            shared.backoff.on_success(&key);
+            shared.backoff.reset(&key);
             Ok(action)
         }
         Err(Failed { condition, error }) => {
@@ -287,9 +291,54 @@ pub(crate) async fn settle(
                 severity(error.category()),
                 error.to_string(),
             );
-            publish(api, machine, &report, operations).await?;
+            if publish(api, machine, &report, operations).await? {
+                // The machine moved on before this failure: not a repeat of the last one.
+                shared.backoff.reset(&key);
+            }
             shared.reporter.failed(machine, "Reconcile", &error).await;
             Ok(shared.backoff.on_error(key, &error))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use capz_api::AzureCluster;
+    use capz_kit::scope::ClusterScope;
+    use serde_json::json;
+
+    use super::dependencies;
+
+    fn cluster(ready: Option<bool>, subnets: &str) -> AzureCluster {
+        serde_json::from_value(json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureCluster",
+            "metadata": {"name": "c", "namespace": "n"},
+            "spec": {
+                "subscriptionID": "00000000-0000-0000-0000-000000000000",
+                "location": "westeurope",
+            },
+            "status": {
+                "ready": ready,
+                "conditions": [
+                    {"type": "SubnetsReady", "status": subnets, "lastTransitionTime": "2026-01-01T00:00:00Z"},
+                    {"type": "LoadBalancersReady", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"},
+                ],
+            },
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn machines_wait_for_subnets_only_until_the_cluster_was_ready() {
+        let waiting = cluster(None, "False");
+        let scope = ClusterScope::new(&waiting, capz_rules::Features::default(), None).unwrap();
+        assert_eq!(
+            dependencies(&scope, &waiting, true).as_deref(),
+            Some("waiting for SubnetsReady on the AzureCluster")
+        );
+        assert_eq!(dependencies(&scope, &cluster(None, "True"), true), None);
+        // A failed check after the cluster was built does not hold the machine back.
+        assert_eq!(dependencies(&scope, &cluster(Some(true), "False"), true), None);
     }
 }

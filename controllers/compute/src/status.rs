@@ -114,7 +114,8 @@ impl Report {
     }
 }
 
-/// Applies `report` and `operations` to `machine`'s status when they change it.
+/// Applies `report` and `operations` to `machine`'s status when they change it; gives whether it
+/// wrote.
 ///
 /// # Errors
 /// The API server's refusal.
@@ -123,7 +124,7 @@ pub(crate) async fn publish(
     machine: &AzureMachine,
     report: &Report,
     operations: &Operations,
-) -> capz_kit::kube::Result<()> {
+) -> capz_kit::kube::Result<bool> {
     let current = machine.status.as_ref();
     let ready = report.ready();
     let is_ready = ready.status == ConditionStatus::True;
@@ -155,7 +156,7 @@ pub(crate) async fn publish(
     if changed {
         apply_status(api, &FIELD_MANAGER, machine, &owned).await?;
     }
-    Ok(())
+    Ok(changed)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use capz_api::capi::{Cluster, Machine};
 use capz_api::common::conditions::ConditionType;
 use capz_api::{AzureCluster, AzureMachine};
 use capz_kit::cluster::cluster_name;
-use capz_kit::filter::changes;
+use capz_kit::filter::{changes, everything_but_status};
 use capz_kit::kube::runtime::reflector::{ObjectRef, Store};
 use capz_kit::kube::runtime::{Controller, WatchStreamExt as _, predicates, watcher};
 use capz_kit::kube::{Resource, ResourceExt as _};
@@ -19,7 +19,8 @@ pub(crate) const CLUSTER_DEPENDS_ON: &[ConditionType] =
 
 /// The controller of AzureMachines with its secondary watches.
 pub(crate) fn controller(ctx: &runner::Context) -> Controller<AzureMachine> {
-    let controller = ctx.controller(ctx.api::<AzureMachine>());
+    let controller =
+        ctx.filtered_controller(ctx.api::<AzureMachine>(), everything_but_status::<AzureMachine>);
     let store = controller.store();
     let config = ctx.watcher_config();
     let machines = watcher(ctx.api::<Machine>(), config.clone())

@@ -18,6 +18,7 @@ use capz_kit::api::{AzureCluster, AzureMachine, AzureMachineTemplate};
 use capz_kit::azure::ResourceId;
 use capz_kit::azure::models::{ArmModel as _, UserAssignedIdentity};
 use capz_kit::cluster::{cluster_name, is_paused};
+use capz_kit::filter::everything_but_status;
 use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::k8s_openapi::ByteString;
 use capz_kit::k8s_openapi::api::core::v1::Secret;
@@ -88,7 +89,7 @@ impl MachineSource for AzureMachine {
 /// AzureCluster) or an AzureCluster (spec, cluster label) that changes wakes the objects of its
 /// cluster; peers' status writes on them do not.
 pub(crate) async fn run<K: MachineSource>(ctx: &Context, shared: Arc<Shared>) {
-    let controller = ctx.controller(ctx.api::<K>());
+    let controller = ctx.filtered_controller(ctx.api::<K>(), everything_but_status::<K>);
     let store = controller.store();
     let clusters_seen = Seen::default();
     let azure_clusters_seen = Seen::default();
@@ -144,7 +145,7 @@ fn of_cluster<K: MachineSource>(
 async fn reconcile<K: MachineSource>(object: Arc<K>, shared: Arc<Shared>) -> Result<Action, Error> {
     match write(&*object, &shared).await {
         Ok(()) => {
-            shared.backoff.on_success(&backoff_key(&*object));
+            shared.backoff.reset(&backoff_key(&*object));
             Ok(Action::await_change())
         }
         Err(error) => {

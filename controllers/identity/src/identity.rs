@@ -16,6 +16,7 @@ use capz_kit::api::common::conditions::{Condition, ConditionSeverity, ConditionT
 use capz_kit::api::{AzureCluster, AzureManagedControlPlane};
 use capz_kit::apply::{FieldManager, apply_status};
 use capz_kit::conditions::{Observation, Reason, differ, observe};
+use capz_kit::filter::everything_but_status;
 use capz_kit::identity::IdentityError;
 use capz_kit::k8s_openapi::jiff::Timestamp;
 use capz_kit::kube::api::{Api, Patch, PatchParams};
@@ -90,11 +91,14 @@ pub(crate) async fn run(ctx: &Context, shared: Arc<Shared>) {
         control_planes,
         failures: Mutex::default(),
     });
-    ctx.controller(ctx.api::<AzureClusterIdentity>())
-        .reconcile_all_on(references)
-        .run(reconcile, error_policy, state)
-        .for_each(|_| async {})
-        .await;
+    ctx.filtered_controller(
+        ctx.api::<AzureClusterIdentity>(),
+        everything_but_status::<AzureClusterIdentity>,
+    )
+    .reconcile_all_on(references)
+    .run(reconcile, error_policy, state)
+    .for_each(|_| async {})
+    .await;
 }
 
 /// The identity `object` refers to with `reference`: a reference without a namespace points into

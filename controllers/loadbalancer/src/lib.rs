@@ -172,7 +172,7 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
 async fn reconcile(object: Arc<AzureCluster>, state: Arc<State>) -> Result<Action, Error> {
     let result = reconcile_cluster(object.clone(), &state).await;
     match &result {
-        Ok(_) => state.backoff.on_success(&ObjectRef::from(&*object)),
+        Ok(_) => state.backoff.reset(&ObjectRef::from(&*object)),
         Err(Error::StillDeleting { .. }) => {}
         Err(error) => state.reporter.failed(&*object, "Reconcile", error).await,
     }

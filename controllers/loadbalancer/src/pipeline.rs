@@ -18,11 +18,12 @@ use capz_kit::api::common::operations::Future;
 use capz_kit::apply::{apply_spec, apply_status};
 use capz_kit::azure::ArmClient;
 use capz_kit::azure::models::network::PublicIpAddress;
-use capz_kit::conditions::{Observation, Reason, differ, observe};
+use capz_kit::conditions::{Observation, Reason, differ, observe, unless_held};
 use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::k8s_openapi::jiff::Timestamp;
 use capz_kit::kube::Api;
 use capz_kit::kube::runtime::controller::Action;
+use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::operations::Operations;
 use capz_kit::policy::{Category, Classify as _};
 use capz_kit::resource::{self, AzureResource as _, Progress, ResourceError};
@@ -67,6 +68,8 @@ enum Stage {
         reason: Reason,
         severity: ConditionSeverity,
         message: String,
+        /// Azure throttled the caller: the resources were not looked at.
+        throttled: bool,
     },
 }
 
@@ -86,6 +89,7 @@ impl Stage {
             reason,
             severity,
             message: error.to_string(),
+            throttled: error.category() == Category::Throttled,
         }
     }
 
@@ -112,6 +116,7 @@ impl Stage {
                 reason,
                 severity,
                 message,
+                ..
             } => Observation::fails(type_, reason.clone(), *severity, message.clone()),
         }
     }
@@ -161,7 +166,9 @@ impl Pass {
         self
     }
 
-    fn observations(&self) -> Vec<Observation> {
+    /// The observations of the pass, where a throttled stage keeps a condition that holds in
+    /// `current`.
+    fn observations(&self, current: Option<&Conditions>) -> Vec<Observation> {
         [
             (&self.public_ips, ConditionType::PUBLIC_IPS_READY, "publicips"),
             (
@@ -171,7 +178,13 @@ impl Pass {
             ),
         ]
         .into_iter()
-        .filter_map(|(stage, type_, what)| stage.as_ref().map(|stage| stage.observe(type_, what)))
+        .filter_map(|(stage, type_, what)| {
+            let observed = stage.as_ref()?.observe(type_, what);
+            Some(match stage {
+                Some(Stage::Failed { throttled: true, .. }) => unless_held(current, observed),
+                _ => observed,
+            })
+        })
         .collect()
     }
 
@@ -280,6 +293,10 @@ fn operations_of(object: &AzureCluster) -> Operations {
     Operations::owned(states, NAME, SERVICES)
 }
 
+fn conditions(object: &AzureCluster) -> Option<&Conditions> {
+    object.status.as_ref().map(|status| &status.conditions)
+}
+
 fn api_server_port(cluster: Option<&Cluster>) -> i32 {
     cluster.map_or(DEFAULT_API_SERVER_PORT, Cluster::api_server_port)
 }
@@ -295,7 +312,7 @@ pub(crate) async fn apply(
     let port = api_server_port(cluster);
     let mut operations = operations_of(object);
     let pass = converge(state, object, port, &mut operations).await;
-    write_status(api, object, &pass.observations(), &operations).await?;
+    write_status(state, api, object, &pass, &operations).await?;
     if let Some(host) = &pass.host {
         set_endpoint(api, object, host, port).await?;
     }
@@ -419,15 +436,18 @@ async fn set_endpoint(
     Ok(())
 }
 
-/// Applies the conditions and operations when they differ from what the object holds.
+/// Applies the pass's conditions and operations when they differ from what the object holds. A
+/// failed pass that still changed the status moved the cluster on: its backoff starts afresh.
 async fn write_status(
+    state: &State,
     api: &Api<AzureCluster>,
     object: &AzureCluster,
-    observations: &[Observation],
+    pass: &Pass,
     operations: &Operations,
 ) -> Result<(), Error> {
     let current = object.status.as_ref().map(|status| &status.conditions);
-    let conditions = observe(current, observations.iter().cloned(), Timestamp::now());
+    let observations = pass.observations(conditions(object));
+    let conditions = observe(current, observations, Timestamp::now());
     if !differ(current, OWNED, &conditions) && !operations.changed() {
         return Ok(());
     }
@@ -436,6 +456,9 @@ async fn write_status(
         long_running_operation_states: operations.entries(),
     };
     apply_status(api, &FIELD_MANAGER, object, &status).await?;
+    if pass.error.is_some() {
+        state.backoff.reset(&ObjectRef::from(object));
+    }
     Ok(())
 }
 
@@ -455,7 +478,7 @@ pub(crate) async fn cleanup(
         Ok(client) => remove(&client, &plan, &mut operations).await,
         Err(error) => Pass::expecting(&plan).failed(error, true),
     };
-    write_status(api, object, &pass.observations(), &operations).await?;
+    write_status(state, api, object, &pass, &operations).await?;
     // Returning normally would let the finalizer go with deletes still running.
     match pass.due() {
         Some(retry_after) if pass.error.is_none() => Err(Error::StillDeleting { retry_after }),
@@ -486,4 +509,76 @@ async fn remove(client: &ArmClient, plan: &ClusterLoadBalancers, operations: &mu
     pass.public_ips = pass.public_ips.map(|_| stage);
     pass.error = pass.error.or(error);
     pass
+}
+
+#[cfg(test)]
+mod tests {
+    use capz_kit::api::common::conditions::ConditionStatus;
+    use capz_kit::azure::{ArmError, ResourceId};
+
+    use super::*;
+
+    fn failure(source: ArmError) -> Error {
+        let id: ResourceId = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/g/providers/Microsoft.Network/loadBalancers/lb"
+            .parse()
+            .unwrap();
+        ResourceError::Arm {
+            action: "read",
+            id,
+            source,
+        }
+        .into()
+    }
+
+    fn pass() -> Pass {
+        Pass {
+            public_ips: Some(Stage::Done),
+            load_balancers: Some(Stage::Done),
+            ..Pass::default()
+        }
+    }
+
+    #[test]
+    fn a_throttled_pass_keeps_what_held_and_other_failures_do_not() {
+        let current = Conditions(observe(
+            None,
+            [
+                Observation::holds(ConditionType::LOAD_BALANCERS_READY),
+                Observation::fails(
+                    ConditionType::PUBLIC_IPS_READY,
+                    Reason::CREATING,
+                    ConditionSeverity::Info,
+                    "creating",
+                ),
+            ],
+            Timestamp::now(),
+        ));
+        let statuses = |pass: Pass| -> Vec<(ConditionType, ConditionStatus)> {
+            pass.observations(Some(&current))
+                .into_iter()
+                .map(|observation| (observation.type_, observation.status))
+                .collect()
+        };
+        let throttled = pass().failed(
+            failure(ArmError::Throttled {
+                retry_after: Duration::from_secs(1),
+            }),
+            false,
+        );
+        assert_eq!(
+            statuses(throttled),
+            [
+                (ConditionType::PUBLIC_IPS_READY, ConditionStatus::False),
+                (ConditionType::LOAD_BALANCERS_READY, ConditionStatus::True),
+            ]
+        );
+        let broken = pass().failed(failure(ArmError::UnexpectedAnswer("garbled".into())), false);
+        assert_eq!(
+            statuses(broken),
+            [
+                (ConditionType::PUBLIC_IPS_READY, ConditionStatus::False),
+                (ConditionType::LOAD_BALANCERS_READY, ConditionStatus::False),
+            ]
+        );
+    }
 }

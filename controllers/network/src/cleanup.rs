@@ -153,24 +153,26 @@ pub(crate) async fn cleanup(
     if matches!(outcome, Outcome::Done) {
         return Ok(Action::await_change());
     }
-    let action = next(context, object, key, &outcome).await;
     let observed = observation(
         ConditionType::NETWORK_INFRASTRUCTURE_READY,
         "deleting the network",
         &outcome,
         Reason::DELETING,
     );
-    report(api, object, observed, &operations).await?;
-    Err(Error::Deleting(action))
+    let progressed = report(api, object, observed, &operations).await?;
+    Err(Error::Deleting(
+        next(context, object, key, &outcome, progressed).await,
+    ))
 }
 
-/// Applies the deletion's progress: the network's condition, `Ready` following it.
+/// Applies the deletion's progress: the network's condition, `Ready` following it. Gives whether
+/// the status changed.
 async fn report(
     api: &Api<AzureCluster>,
     object: &AzureCluster,
     network: Observation,
     operations: &Operations,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let ready = Observation {
         type_: ConditionType::READY,
         ..network.clone()

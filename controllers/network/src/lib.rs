@@ -242,8 +242,9 @@ fn current_operations(object: &AzureCluster) -> Option<&Futures> {
         .map(|status| &status.long_running_operation_states)
 }
 
-/// Applies `report` when it changes the object's status; a steady state writes nothing.
-async fn publish(api: &Api<AzureCluster>, object: &AzureCluster, report: Report<'_>) -> Result<(), Error> {
+/// Applies `report` when it changes the object's status; a steady state writes nothing. Gives
+/// whether it wrote.
+async fn publish(api: &Api<AzureCluster>, object: &AzureCluster, report: Report<'_>) -> Result<bool, Error> {
     let current = current_conditions(object);
     let conditions = observe(current, report.observations, Timestamp::now());
     let status = object.status.as_ref();
@@ -252,7 +253,7 @@ async fn publish(api: &Api<AzureCluster>, object: &AzureCluster, report: Report<
         && status.and_then(|status| status.ready) == report.ready
         && status.and_then(|status| status.failure_domains.as_ref()) == report.failure_domains;
     if unchanged {
-        return Ok(());
+        return Ok(false);
     }
     let owned = OwnedStatus {
         conditions,
@@ -261,29 +262,34 @@ async fn publish(api: &Api<AzureCluster>, object: &AzureCluster, report: Report<
         long_running_operation_states: report.operations.entries(),
     };
     apply_status(api, &MANAGER, object, &owned).await?;
-    Ok(())
+    Ok(true)
 }
 
-/// The action after a reconcile that ended with `outcome`: a failure is reported and backs off,
-/// an operation in flight is polled after Azure's hint.
+/// The action after a reconcile that ended with `outcome`: a failure is reported and backs off
+/// (afresh when the reconcile still `progressed`, changing the status), an operation in flight is
+/// polled after Azure's hint.
 async fn next(
     context: &Context,
     object: &AzureCluster,
     key: &ObjectRef<AzureCluster>,
     outcome: &provision::Outcome,
+    progressed: bool,
 ) -> Action {
     match outcome {
         provision::Outcome::Failed(failure) => {
             let failure = Failure(failure.as_ref());
             context.reporter.failed(object, "Reconcile", &failure).await;
+            if progressed {
+                context.backoff.reset(key);
+            }
             context.backoff.on_error(key.clone(), &failure)
         }
         provision::Outcome::InFlight(retry_after) => {
-            context.backoff.on_success(key);
+            context.backoff.reset(key);
             Action::requeue(retry_after.unwrap_or(Duration::from_secs(5)))
         }
         provision::Outcome::Done => {
-            context.backoff.on_success(key);
+            context.backoff.reset(key);
             Action::await_change()
         }
     }

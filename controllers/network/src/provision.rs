@@ -10,10 +10,10 @@
 use std::time::Duration;
 
 use capz_kit::api::AzureCluster;
-use capz_kit::api::common::conditions::{ConditionSeverity, ConditionType};
+use capz_kit::api::common::conditions::{ConditionSeverity, ConditionType, Conditions};
 use capz_kit::api::common::{FailureDomainSpec, FailureDomains};
 use capz_kit::azure::{ArmClient, ResourceId};
-use capz_kit::conditions::{Observation, Reason};
+use capz_kit::conditions::{Observation, Reason, unless_held};
 use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::kube::api::Api;
 use capz_kit::kube::runtime::controller::Action;
@@ -91,6 +91,27 @@ pub(crate) fn observation(
     }
 }
 
+/// Whether the step could not look at its resources because Azure throttled the caller.
+fn throttled(outcome: &Outcome) -> bool {
+    matches!(outcome, Outcome::Failed(failure) if failure.category() == Category::Throttled)
+}
+
+/// The observation of `type_` from `outcome`, where a throttled step keeps a condition that
+/// holds in `current`.
+fn checked_observation(
+    current: Option<&Conditions>,
+    type_: ConditionType,
+    what: &str,
+    outcome: &Outcome,
+) -> Observation {
+    let observed = observation(type_, what, outcome, Reason::CREATING);
+    if throttled(outcome) {
+        unless_held(current, observed)
+    } else {
+        observed
+    }
+}
+
 /// The observation of `type_` for `failure`: its reason and message, a warning when retrying
 /// soon may help, an error when the user has to act.
 pub(crate) fn failed(type_: ConditionType, failure: &(dyn Classify + Send + Sync)) -> Observation {
@@ -102,13 +123,22 @@ pub(crate) fn failed(type_: ConditionType, failure: &(dyn Classify + Send + Sync
 }
 
 /// The conditions of a pipeline of steps, and how the first unfinished step ended.
-#[derive(Default)]
-struct Pipeline {
+struct Pipeline<'a> {
+    /// The object's conditions before this pass.
+    current: Option<&'a Conditions>,
     observations: Vec<Observation>,
     blocker: Option<(ConditionType, Outcome)>,
 }
 
-impl Pipeline {
+impl<'a> Pipeline<'a> {
+    fn new(current: Option<&'a Conditions>) -> Self {
+        Self {
+            current,
+            observations: Vec::new(),
+            blocker: None,
+        }
+    }
+
     fn blocked(&self) -> bool {
         self.blocker.is_some()
     }
@@ -116,7 +146,7 @@ impl Pipeline {
     /// Records a step's outcome; an unfinished one holds back the steps after it.
     fn record(&mut self, type_: ConditionType, what: &str, outcome: Outcome) {
         self.observations
-            .push(observation(type_.clone(), what, &outcome, Reason::CREATING));
+            .push(checked_observation(self.current, type_.clone(), what, &outcome));
         if !matches!(outcome, Outcome::Done) {
             self.blocker = Some((type_, outcome));
         }
@@ -129,12 +159,22 @@ impl Pipeline {
             .as_ref()
             .map(|(blocker, _)| blocker.to_string())
             .unwrap_or_default();
-        self.observations.push(Observation::fails(
+        let waiting = Observation::fails(
             type_,
             Reason::WAITING_FOR_DEPENDENCY,
             ConditionSeverity::Info,
             format!("waiting for {waiting_for}"),
-        ));
+        );
+        // Held back by throttling, the step was not looked at: what it was stays.
+        let throttled = self
+            .blocker
+            .as_ref()
+            .is_some_and(|(_, outcome)| throttled(outcome));
+        self.observations.push(if throttled {
+            unless_held(self.current, waiting)
+        } else {
+            waiting
+        });
     }
 }
 
@@ -178,8 +218,13 @@ fn brought<T>(result: Result<Progress<T>, ResourceError>) -> (bool, Result<Progr
 }
 
 /// Runs the steps of `plan`; the pipeline says how far they got.
-async fn steps(client: &ArmClient, plan: &Plan, operations: &mut Operations) -> Pipeline {
-    let mut pipeline = Pipeline::default();
+async fn steps<'a>(
+    client: &ArmClient,
+    plan: &Plan,
+    current: Option<&'a Conditions>,
+    operations: &mut Operations,
+) -> Pipeline<'a> {
+    let mut pipeline = Pipeline::new(current);
     let (group_brought, result) = brought(resource::reconcile(client, &plan.group, operations).await);
     let mut outcome = Outcome::Done;
     if !group_brought {
@@ -375,7 +420,7 @@ pub(crate) async fn reconcile(
             return unreachable(context, api, object, key, &operations, &error).await;
         }
     };
-    let pipeline = steps(&client, &plan, &mut operations).await;
+    let pipeline = steps(&client, &plan, current_conditions(object), &mut operations).await;
     let current = object.status.as_ref();
     let mut domains = current.and_then(|status| status.failure_domains.clone());
     let infrastructure = match pipeline.blocker {
@@ -390,16 +435,16 @@ pub(crate) async fn reconcile(
     };
     let mut observations = pipeline.observations;
     observations.extend(unsupported(&plan));
-    observations.push(observation(
+    observations.push(checked_observation(
+        current_conditions(object),
         ConditionType::NETWORK_INFRASTRUCTURE_READY,
         "network",
         &infrastructure,
-        Reason::CREATING,
     ));
     let ready = rollup::ready(&plan.scope().spec, &observations, current_conditions(object));
     let latched = current.and_then(|status| status.ready) == Some(true) || rollup::holds(&ready);
     observations.push(ready);
-    publish(
+    let progressed = publish(
         api,
         object,
         Report {
@@ -410,7 +455,7 @@ pub(crate) async fn reconcile(
         },
     )
     .await?;
-    Ok(next(context, object, key, &infrastructure).await)
+    Ok(next(context, object, key, &infrastructure, progressed).await)
 }
 
 /// Reports a cluster whose Azure resources cannot even be looked at: its spec names no valid
@@ -432,7 +477,7 @@ async fn unreachable(
     let ready = rollup::ready(&object.spec, &observations, current_conditions(object));
     observations.push(ready);
     let current = object.status.as_ref();
-    publish(
+    let progressed = publish(
         api,
         object,
         Report {
@@ -443,5 +488,82 @@ async fn unreachable(
         },
     )
     .await?;
-    Ok(next(context, object, key, failure).await)
+    Ok(next(context, object, key, failure, progressed).await)
+}
+
+#[cfg(test)]
+mod tests {
+    use capz_kit::api::common::conditions::{ConditionStatus, Conditions};
+    use capz_kit::azure::ArmError;
+    use capz_kit::conditions::observe;
+    use capz_kit::k8s_openapi::jiff::Timestamp;
+
+    use super::*;
+
+    fn failed(error: ArmError) -> Outcome {
+        Outcome::Failed(Box::new(error))
+    }
+
+    fn status(pipeline: &Pipeline<'_>, type_: &ConditionType) -> ConditionStatus {
+        pipeline
+            .observations
+            .iter()
+            .find(|observation| &observation.type_ == type_)
+            .map(|observation| observation.status)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_throttled_step_keeps_what_held_and_other_failures_do_not() {
+        let current = Conditions(observe(
+            None,
+            [
+                Observation::holds(ConditionType::VNET_READY),
+                Observation::holds(ConditionType::SUBNETS_READY),
+                Observation::fails(
+                    ConditionType::SECURITY_GROUPS_READY,
+                    Reason::CREATING,
+                    ConditionSeverity::Info,
+                    "creating",
+                ),
+            ],
+            Timestamp::now(),
+        ));
+        let mut throttled = Pipeline::new(Some(&current));
+        throttled.record(
+            ConditionType::VNET_READY,
+            "virtual network",
+            failed(ArmError::Throttled {
+                retry_after: Duration::from_secs(1),
+            }),
+        );
+        throttled.wait(ConditionType::SECURITY_GROUPS_READY);
+        throttled.wait(ConditionType::SUBNETS_READY);
+        assert!(throttled.blocked());
+        assert_eq!(
+            status(&throttled, &ConditionType::VNET_READY),
+            ConditionStatus::True
+        );
+        assert_eq!(
+            status(&throttled, &ConditionType::SUBNETS_READY),
+            ConditionStatus::True
+        );
+        assert_eq!(
+            status(&throttled, &ConditionType::SECURITY_GROUPS_READY),
+            ConditionStatus::False
+        );
+
+        let mut broken = Pipeline::new(Some(&current));
+        let unavailable = ArmError::UnexpectedAnswer("the server failed".into());
+        broken.record(ConditionType::VNET_READY, "virtual network", failed(unavailable));
+        broken.wait(ConditionType::SUBNETS_READY);
+        assert_eq!(
+            status(&broken, &ConditionType::VNET_READY),
+            ConditionStatus::False
+        );
+        assert_eq!(
+            status(&broken, &ConditionType::SUBNETS_READY),
+            ConditionStatus::False
+        );
+    }
 }

@@ -32,6 +32,8 @@ pub struct Config {
     pub retry_after_seconds: u64,
     /// How many items a list answers with before it adds a `nextLink`.
     pub page_size: usize,
+    /// How many of the last requests the request log keeps (older ones only in the counts).
+    pub request_log_size: usize,
     /// Microsoft Entra tenants.
     pub tenants: Vec<Tenant>,
     /// Subscriptions, each in a tenant.
@@ -62,6 +64,7 @@ impl Default for Config {
             latencies: BTreeMap::new(),
             retry_after_seconds: 15,
             page_size: 100,
+            request_log_size: 1000,
             tenants: vec![Tenant {
                 id: DEFAULT_TENANT.into(),
             }],

@@ -28,6 +28,10 @@ pub struct Fault {
     /// The error message.
     #[serde(default)]
     pub message: Option<String>,
+    /// For a 429 answer: the `Retry-After` seconds it carries (`Config::retry_after_seconds` when
+    /// absent).
+    #[serde(default)]
+    pub retry_after_seconds: Option<u64>,
     /// Apply to the next `count` matching requests only; to every one when absent.
     #[serde(default)]
     pub count: Option<u32>,
@@ -52,6 +56,7 @@ pub(crate) struct Effect {
     pub(crate) delay: Option<Duration>,
     pub(crate) drop_connection: bool,
     pub(crate) answer: Option<ArmError>,
+    pub(crate) retry_after_seconds: Option<u64>,
 }
 
 /// The rules in force, by id.
@@ -171,6 +176,7 @@ impl Faults {
                 .status
                 .is_some()
                 .then(|| fault.error(StatusCode::INTERNAL_SERVER_ERROR)),
+            retry_after_seconds: fault.retry_after_seconds,
         }
     }
 
@@ -195,6 +201,7 @@ mod tests {
             status: Some(429),
             code: None,
             message: None,
+            retry_after_seconds: None,
             count: Some(2),
             percent: None,
             latency_ms: None,

@@ -271,7 +271,7 @@ impl Emulator {
         )
     }
 
-    /// The last requests answered (up to a thousand), oldest first: what `GET
+    /// The last requests answered (`Config::request_log_size`, a thousand by default), oldest first: what `GET
     /// /_emulator/requests` lists, for tests running the emulator in-process.
     #[must_use]
     pub fn requests(&self) -> Vec<LoggedRequest> {
@@ -304,6 +304,18 @@ impl Emulator {
     #[expect(clippy::must_use_candidate, reason = "most callers keep the rule until reset")]
     pub fn add_fault(&self, fault: faults::Fault) -> u64 {
         lock(&self.faults).add(fault)
+    }
+
+    /// The fault rules in force, with their ids; counted rules leave once used up.
+    #[must_use]
+    pub fn faults(&self) -> Vec<(u64, faults::Fault)> {
+        lock(&self.faults).list().to_vec()
+    }
+
+    /// Removes a fault-injection rule; whether it was there.
+    #[expect(clippy::must_use_candidate, reason = "a rule already used up is no error")]
+    pub fn remove_fault(&self, id: u64) -> bool {
+        lock(&self.faults).remove(id)
     }
 
     /// Answers a request that Microsoft.Compute's virtual machine limits allow, reporting what
@@ -553,6 +565,14 @@ fn mend_path(mut request: axum::extract::Request) -> axum::extract::Request {
     request
 }
 
+/// The client's `User-Agent`, for the request log.
+pub(crate) fn user_agent(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
 /// A 429 telling the client when to come back.
 fn retry_later(throttled: ArmError, seconds: u64) -> Answer {
     let mut answer = throttled.into_answer();
@@ -568,6 +588,7 @@ async fn arm(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let received = SystemTime::now();
     let path = uri.path().to_owned();
     let effect = lock(&emulator.faults).on_request(&method, &path);
     if let Some(delay) = effect.delay {
@@ -591,11 +612,15 @@ async fn arm(
             let resource_type =
                 ArmPath::parse(&path).map_or_else(|| "-".to_owned(), |arm_path| arm_path.resource_type());
             let answer = if error.status == StatusCode::TOO_MANY_REQUESTS {
-                retry_later(error, emulator.config.retry_after_seconds)
+                let seconds = effect
+                    .retry_after_seconds
+                    .unwrap_or(emulator.config.retry_after_seconds);
+                retry_later(error, seconds)
             } else {
                 error.into_answer()
             };
-            (answer, resource_type, None)
+            // Azure throttles and fails signed-in callers: the log names who was refused.
+            (answer, resource_type, emulator.authenticate(&path, &headers).ok())
         }
         // Every ARM call needs a token; a refused one is answered before its path is looked at.
         (None, Ok(body)) => match emulator.authenticate(&path, &headers) {
@@ -634,14 +659,25 @@ async fn arm(
             }
         },
     };
-    emulator.state().record(LoggedRequest {
-        method: method.as_str().to_owned(),
-        path,
-        resource_type,
-        status: answer.status.as_u16(),
-        caller,
-        at: SystemTime::now(),
-    });
+    let retry_after = answer
+        .headers
+        .iter()
+        .find(|(name, _)| *name == "retry-after")
+        .and_then(|(_, value)| value.parse().ok());
+    emulator.state().record(
+        LoggedRequest {
+            method: method.as_str().to_owned(),
+            path,
+            resource_type,
+            status: answer.status.as_u16(),
+            caller,
+            user_agent: user_agent(&headers),
+            retry_after,
+            received,
+            answered: SystemTime::now(),
+        },
+        emulator.config.request_log_size,
+    );
     let correlation = headers
         .get("x-ms-correlation-request-id")
         .and_then(|value| value.to_str().ok())
@@ -657,7 +693,7 @@ async fn arm(
 const MAX_REQUEST_BYTES: usize = 4 << 20;
 
 /// A response body that fails at once, so the server drops the connection mid-answer.
-struct BrokenBody;
+pub(crate) struct BrokenBody;
 
 impl http_body::Body for BrokenBody {
     type Data = Bytes;

@@ -311,18 +311,21 @@ pub struct LoggedRequest {
     pub status: u16,
     /// Who made the call; absent when it was refused for want of a valid token.
     pub caller: Option<crate::Caller>,
-    /// When it was answered (the real time, not the emulator's clock): tests measure the
-    /// intervals between a client's retries with it.
-    #[serde(serialize_with = "rfc3339")]
-    pub at: SystemTime,
+    /// The client's `User-Agent`, which tells apart processes signing in as one principal.
+    pub user_agent: Option<String>,
+    /// The `Retry-After` of the answer, in seconds.
+    pub retry_after: Option<u64>,
+    /// When the request arrived, by the real clock (`Emulator::advance_clock` does not move it).
+    #[serde(serialize_with = "serialize_time")]
+    pub received: SystemTime,
+    /// When it was answered, by the real clock.
+    #[serde(serialize_with = "serialize_time")]
+    pub answered: SystemTime,
 }
 
-fn rfc3339<S: serde::Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
+fn serialize_time<S: serde::Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(&crate::time::rfc3339(*time))
 }
-
-/// How many requests the log keeps; older ones only remain in the counters.
-const LOG_CAPACITY: usize = 1000;
 
 /// The emulator's whole mutable state.
 #[derive(Debug, Default)]
@@ -638,12 +641,13 @@ impl State {
         }
     }
 
-    pub(crate) fn record(&mut self, entry: LoggedRequest) {
+    /// Logs and counts a request; the log keeps the last `capacity`.
+    pub(crate) fn record(&mut self, entry: LoggedRequest, capacity: usize) {
         *self
             .counters
             .entry((entry.method.clone(), entry.resource_type.clone(), entry.status))
             .or_default() += 1;
-        if self.log.len() == LOG_CAPACITY {
+        while self.log.len() >= capacity.max(1) {
             self.log.pop_front();
         }
         self.log.push_back(entry);

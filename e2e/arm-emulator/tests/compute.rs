@@ -1006,6 +1006,7 @@ async fn a_zone_without_capacity_fails_the_machine_through_its_operation() {
         percent: None,
         latency_ms: None,
         drop_connection: false,
+        retry_after_seconds: None,
         fail_operation: true,
     });
     let mut body = vm_body("Standard_D2s_v3", "nic0");

@@ -331,6 +331,63 @@ async fn a_client_secret_gets_a_token_that_arm_accepts() {
 }
 
 #[tokio::test]
+async fn fault_rules_throttle_and_fail_sign_ins_and_name_the_throttled_caller() {
+    let emulator = Emulator::new(Config::default());
+    let rule = |status: u16, path: &str| arm_emulator::faults::Fault {
+        method: None,
+        path: path.into(),
+        status: Some(status),
+        code: None,
+        message: None,
+        retry_after_seconds: Some(2),
+        count: Some(1),
+        percent: None,
+        latency_ms: None,
+        drop_connection: false,
+        fail_operation: false,
+    };
+    emulator.add_fault(rule(429, "*/oauth2/v2.0/token"));
+    emulator.add_fault(rule(500, "*/oauth2/v2.0/token"));
+    let secret = [("client_secret", DEFAULT_CLIENT_SECRET)];
+    let throttled = exchange(&emulator, DEFAULT_CLIENT_ID, &secret).await;
+    assert_entra_error(
+        &throttled,
+        StatusCode::TOO_MANY_REQUESTS,
+        "temporarily_unavailable",
+        90033,
+    );
+    assert_eq!(throttled.headers["retry-after"], "2");
+    let failed = exchange(&emulator, DEFAULT_CLIENT_ID, &secret).await;
+    assert_entra_error(
+        &failed,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "temporarily_unavailable",
+        90033,
+    );
+    let signed_in = exchange(&emulator, DEFAULT_CLIENT_ID, &secret).await;
+    assert_eq!(signed_in.status, StatusCode::OK, "{}", signed_in.body);
+
+    // An ARM call refused by a rule is logged with the caller its token names.
+    emulator.add_fault(rule(429, "/subscriptions/*"));
+    let token = signed_in.body["access_token"].as_str().unwrap();
+    let refused = arm_call(&emulator, Some(&bearer(token))).await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(refused.headers["retry-after"], "2");
+    let log = emulator.requests();
+    let seen: Vec<(u16, Option<u64>)> = log
+        .iter()
+        .map(|entry| (entry.status, entry.retry_after))
+        .collect();
+    assert_eq!(seen, [(429, Some(2)), (500, None), (200, None), (429, Some(2))]);
+    let arm = &log[3];
+    assert_eq!(
+        arm.caller.as_ref().map(|caller| caller.client_id.as_str()),
+        Some(DEFAULT_CLIENT_ID)
+    );
+    assert!(arm.received <= arm.answered);
+}
+
+#[tokio::test]
 async fn bad_token_requests_get_entra_errors() {
     let emulator = Emulator::new(Config::default());
     let wrong_secret = exchange(&emulator, DEFAULT_CLIENT_ID, &[("client_secret", "guess")]).await;

@@ -601,6 +601,7 @@ async fn injected_faults_fail_throttle_and_break_operations() {
         percent: None,
         latency_ms: None,
         drop_connection: false,
+        retry_after_seconds: None,
         fail_operation: false,
     });
     let throttled = send(

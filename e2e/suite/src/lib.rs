@@ -325,7 +325,7 @@ impl Environment {
             .emulator
             .requests()
             .into_iter()
-            .filter(|request| request.at >= since)
+            .filter(|request| request.answered >= since)
             .collect()
     }
 
@@ -340,11 +340,93 @@ impl Environment {
         Ok(())
     }
 
+    /// Waits until the default flavor's cluster in `namespace` has converged: the AzureCluster
+    /// Ready with its endpoint, the first control-plane AzureMachine Ready with its VM, and the
+    /// `workers` worker AzureMachines waiting for bootstrap data (no workload cluster exists, so
+    /// kubeadm never initializes). Prints how long each step took after `applied_at`.
+    ///
+    /// # Errors
+    /// When a step does not happen within `timeout`, with the objects' conditions.
+    pub async fn converged(
+        &self,
+        namespace: &str,
+        workers: u32,
+        timeout: Duration,
+        applied_at: Instant,
+    ) -> TestResult {
+        let clusters = self.infrastructure("AzureCluster", namespace).await?;
+        let ready = wait_list(
+            &clusters,
+            "",
+            "AzureCluster Ready with an endpoint",
+            timeout,
+            |all| {
+                all.iter().any(|cluster| {
+                    cluster.data["status"]["ready"] == true
+                        && cluster.data["spec"]["controlPlaneEndpoint"]["host"]
+                            .as_str()
+                            .is_some_and(|host| !host.is_empty())
+                })
+            },
+        )
+        .await?;
+        eprintln!(
+            "e2e: AzureCluster Ready {:.1} s after the apply, endpoint {}",
+            applied_at.elapsed().as_secs_f64(),
+            ready[0].data["spec"]["controlPlaneEndpoint"]
+        );
+        let machines = self.infrastructure("AzureMachine", namespace).await?;
+        let control_plane = wait_list(
+            &machines,
+            CONTROL_PLANE,
+            "the first control-plane AzureMachine Ready with providerID and addresses",
+            timeout,
+            |all| all.iter().any(machine_ready),
+        )
+        .await?;
+        eprintln!(
+            "e2e: control-plane AzureMachine {} Ready {:.1} s after the apply",
+            control_plane[0].name_any(),
+            applied_at.elapsed().as_secs_f64()
+        );
+        wait_list(
+            &machines,
+            &format!("!{CONTROL_PLANE}"),
+            &format!("{workers} worker AzureMachines waiting for bootstrap data"),
+            timeout,
+            |all| {
+                u32::try_from(all.len()) == Ok(workers)
+                    && all.iter().all(|machine| {
+                        condition(machine, "Ready").is_some_and(|(status, reason)| {
+                            status == "False" && reason == "WaitingForBootstrapData"
+                        })
+                    })
+            },
+        )
+        .await?;
+        Ok(())
+    }
+
     /// Where the logs of the plane's processes are.
     #[must_use]
     pub fn logs(&self) -> &Path {
         self.plane.dir()
     }
+}
+
+/// The label of control-plane Machines and AzureMachines.
+pub const CONTROL_PLANE: &str = "cluster.x-k8s.io/control-plane";
+
+/// Whether an AzureMachine is Ready with its VM: a providerID and addresses.
+#[must_use]
+pub fn machine_ready(machine: &DynamicObject) -> bool {
+    condition(machine, "Ready").is_some_and(|(status, _)| status == "True")
+        && machine.data["spec"]["providerID"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("azure:///subscriptions/"))
+        && machine.data["status"]["addresses"]
+            .as_array()
+            .is_some_and(|addresses| !addresses.is_empty())
 }
 
 /// Lists the objects of `api` until `done` holds for the list, or fails after `timeout` with

@@ -200,7 +200,7 @@ async fn assert_no_retry_storm(
     let times: Vec<SystemTime> = requests
         .iter()
         .filter(|request| matches(request))
-        .map(|request| request.at)
+        .map(|request| request.answered)
         .collect();
     let offsets: Vec<String> = times
         .iter()

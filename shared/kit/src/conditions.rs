@@ -135,6 +135,22 @@ impl Observation {
     }
 }
 
+/// What to report for a condition whose resources could not be checked because Azure throttled
+/// the caller: `Observation::holds` when the condition holds in `current` (a 429 says nothing
+/// about the resources, and a condition flapping at every throttled pass would keep the
+/// controllers that roll it up from ever seeing all of theirs hold), else `observation`.
+#[must_use]
+pub fn unless_held(current: Option<&Conditions>, observation: Observation) -> Observation {
+    let held = current
+        .and_then(|conditions| conditions.get(&observation.type_))
+        .is_some_and(|condition| condition.status == ConditionStatus::True);
+    if held {
+        Observation::holds(observation.type_)
+    } else {
+        observation
+    }
+}
+
 /// The conditions for `observations`, in their order, given the object's current `conditions`:
 /// a condition whose status is unchanged keeps its `lastTransitionTime`, others take `now`.
 #[must_use]
@@ -184,6 +200,37 @@ mod tests {
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_second(seconds).unwrap()
+    }
+
+    #[test]
+    fn a_throttled_check_keeps_a_held_condition_only() {
+        let current = Conditions(observe(
+            None,
+            [
+                Observation::holds(ConditionType::VNET_READY),
+                Observation::fails(
+                    ConditionType::SUBNETS_READY,
+                    Reason::CREATING,
+                    ConditionSeverity::Info,
+                    "creating",
+                ),
+            ],
+            at(1),
+        ));
+        let throttled =
+            |type_| Observation::fails(type_, Reason::THROTTLED, ConditionSeverity::Warning, "429");
+        assert_eq!(
+            unless_held(Some(&current), throttled(ConditionType::VNET_READY)),
+            Observation::holds(ConditionType::VNET_READY)
+        );
+        assert_eq!(
+            unless_held(Some(&current), throttled(ConditionType::SUBNETS_READY)),
+            throttled(ConditionType::SUBNETS_READY)
+        );
+        assert_eq!(
+            unless_held(None, throttled(ConditionType::VNET_READY)),
+            throttled(ConditionType::VNET_READY)
+        );
     }
 
     #[test]

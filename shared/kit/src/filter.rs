@@ -50,12 +50,7 @@ reported!(
 pub fn changes<K: Reported>(depends_on: &'static [ConditionType]) -> impl Fn(&K) -> Option<u64> + Clone {
     move |object: &K| {
         let mut hasher = DefaultHasher::new();
-        object.meta().generation.hash(&mut hasher);
-        object.meta().deletion_timestamp.is_some().hash(&mut hasher);
-        object.finalizers().hash(&mut hasher);
-        for owner in object.owner_references() {
-            (&owner.uid, &owner.kind, &owner.name).hash(&mut hasher);
-        }
+        hash_lifecycle(object, &mut hasher);
         for annotation in [PAUSED_ANNOTATION, MANAGED_BY_ANNOTATION] {
             object.annotations().get(annotation).hash(&mut hasher);
         }
@@ -67,6 +62,28 @@ pub fn changes<K: Reported>(depends_on: &'static [ConditionType]) -> impl Fn(&K)
                 .hash(&mut hasher);
         }
         Some(hasher.finish())
+    }
+}
+
+/// A hash of everything but the status: the spec generation, deletion, finalizers, owner
+/// references, labels and annotations. For controllers that read nothing from the status of the
+/// kind they watch, so that status writes (their own, or a peer's) never wake them.
+#[must_use]
+pub fn everything_but_status<K: Resource>(object: &K) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    hash_lifecycle(object, &mut hasher);
+    object.labels().hash(&mut hasher);
+    object.annotations().hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// The spec generation, deletion, finalizers and owners: what every controller reacts to.
+fn hash_lifecycle<K: Resource>(object: &K, hasher: &mut DefaultHasher) {
+    object.meta().generation.hash(hasher);
+    object.meta().deletion_timestamp.is_some().hash(hasher);
+    object.finalizers().hash(hasher);
+    for owner in object.owner_references() {
+        (&owner.uid, &owner.kind, &owner.name).hash(hasher);
     }
 }
 
@@ -149,5 +166,27 @@ mod tests {
         let mut paused = base.clone();
         paused.metadata.annotations = Some([(PAUSED_ANNOTATION.to_owned(), String::new())].into());
         assert_ne!(hash(&base), hash(&paused));
+    }
+
+    #[test]
+    fn everything_but_the_status_changes_the_whole_object_hash() {
+        let base = cluster(&[(ConditionType::SUBNETS_READY, ConditionStatus::False, "Creating")]);
+        let hash = everything_but_status::<capz_api::AzureCluster>;
+        let written = cluster(&[(ConditionType::READY, ConditionStatus::True, "")]);
+        assert_eq!(hash(&base), hash(&written));
+
+        let mut labelled = base.clone();
+        labelled.metadata.labels =
+            Some([("cluster.x-k8s.io/cluster-name".to_owned(), "c".to_owned())].into());
+        assert_ne!(hash(&base), hash(&labelled));
+        let mut annotated = base.clone();
+        annotated.metadata.annotations = Some([("example.com/any".to_owned(), String::new())].into());
+        assert_ne!(hash(&base), hash(&annotated));
+        let mut spec = base.clone();
+        spec.metadata.generation = Some(2);
+        assert_ne!(hash(&base), hash(&spec));
+        let mut deleted = base.clone();
+        deleted.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH));
+        assert_ne!(hash(&base), hash(&deleted));
     }
 }

@@ -127,7 +127,7 @@ pub struct Backoff<Key> {
 impl<Key: Eq + Hash> Default for Backoff<Key> {
     fn default() -> Self {
         Self::new(
-            Duration::from_secs(5),
+            Duration::from_secs(1),
             Duration::from_mins(5),
             Duration::from_mins(10),
         )
@@ -171,8 +171,10 @@ impl<Key: Eq + Hash> Backoff<Key> {
         }
     }
 
-    /// Forgets the failures of `key` after a successful reconcile.
-    pub fn on_success(&self, key: &Key) {
+    /// Forgets the failures of `key`: after a reconcile that succeeded, and after one that failed
+    /// but still moved the object on (its status changed). Faults that come and go while work
+    /// progresses then never add up to a long wait; the same failure again and again does.
+    pub fn reset(&self, key: &Key) {
         self.failures
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -299,7 +301,7 @@ mod tests {
             backoff.on_error("b", &transient),
             Action::requeue(Duration::from_secs(1))
         );
-        backoff.on_success(&"a");
+        backoff.reset(&"a");
         assert_eq!(
             backoff.on_error("a", &transient),
             Action::requeue(Duration::from_secs(1))

@@ -228,6 +228,11 @@ impl EntraError {
         )
     }
 
+    /// A failure a fault rule asks for: throttling (429) or the service failing (5xx).
+    pub(crate) fn injected(status: StatusCode, description: String) -> Self {
+        Self::new(status, OAuthError::TemporarilyUnavailable, 90033, description)
+    }
+
     /// The answer, stamped with the request's correlation id and a fresh trace id.
     pub(crate) fn into_response(self, context: &Context) -> Response {
         let code = self.code;

@@ -243,20 +243,66 @@ pub(crate) async fn log_sign_in(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let method = request.method().as_str().to_owned();
+    let received = std::time::SystemTime::now();
     let path = request.uri().path().to_owned();
-    let answer = next.run(request).await;
-    if path.ends_with("/token") {
-        emulator.state().record(crate::LoggedRequest {
-            method,
+    if !path.ends_with("/token") {
+        return next.run(request).await;
+    }
+    let method = request.method().clone();
+    let headers = request.headers().clone();
+    let answer = match injected_failure(&emulator, &method, &path, &headers).await {
+        Some(failure) => failure,
+        None => next.run(request).await,
+    };
+    let retry_after = answer
+        .headers()
+        .get(header::RETRY_AFTER)
+        .and_then(|value| value.to_str().ok()?.parse().ok());
+    emulator.state().record(
+        crate::LoggedRequest {
+            method: method.as_str().to_owned(),
             path,
             resource_type: "-".to_owned(),
             status: answer.status().as_u16(),
             caller: None,
-            at: std::time::SystemTime::now(),
-        });
-    }
+            user_agent: crate::user_agent(&headers),
+            retry_after,
+            received,
+            answered: std::time::SystemTime::now(),
+        },
+        emulator.config.request_log_size,
+    );
     answer
+}
+
+/// What the fault rules make of a token request: a delay, a dropped connection, or an answer in
+/// Entra's shape (with `Retry-After` when throttled); `None` to serve it.
+async fn injected_failure(
+    emulator: &Emulator,
+    method: &axum::http::Method,
+    path: &str,
+    headers: &HeaderMap,
+) -> Option<Response> {
+    let effect = crate::lock(&emulator.faults).on_request(method, path);
+    if let Some(delay) = effect.delay {
+        tokio::time::sleep(delay).await;
+    }
+    if effect.drop_connection {
+        return Some(Response::new(axum::body::Body::new(crate::BrokenBody)));
+    }
+    let failure = effect.answer?;
+    let throttled = failure.status == StatusCode::TOO_MANY_REQUESTS;
+    let mut response = error::EntraError::injected(failure.status, failure.message)
+        .into_response(&Context::new(emulator, headers));
+    if throttled {
+        let seconds = effect
+            .retry_after_seconds
+            .unwrap_or(emulator.config.retry_after_seconds);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+    }
+    Some(response)
 }
 
 /// The Entra, IMDS and cloud metadata routes, served beside ARM.

@@ -43,8 +43,11 @@ pub enum ArmError {
         error: ErrorBody,
     },
     /// Not sent: ARM throttled this subscription and principal a moment ago and the wait it asked
-    /// for is not over.
-    #[error("ARM is throttling this subscription and principal; not sending for another {} s", .retry_after.as_secs_f32().ceil())]
+    /// for is not over. The message names no countdown: it lands in conditions, and a message
+    /// changing at every attempt would write the status (and wake its watchers) each time.
+    #[error(
+        "ARM is throttling this subscription and principal; not sending until the wait it asked for is over"
+    )]
     Throttled {
         /// How long is left to wait.
         retry_after: Duration,
@@ -228,7 +231,7 @@ mod tests {
                 retry_after: Duration::from_millis(1500)
             }
             .to_string(),
-            "ARM is throttling this subscription and principal; not sending for another 2 s"
+            "ARM is throttling this subscription and principal; not sending until the wait it asked for is over"
         );
     }
 }

@@ -38,6 +38,7 @@ pub use operation::{
     InProgress, OperationMethod, OperationToken, Outcome, PollKind, PollOutcome, UnknownTokenError,
 };
 pub use throttle::RateLimitBudget;
+pub(crate) use throttle::retry_after;
 
 use crate::cloud::Cloud;
 use crate::credential::{Credential, CredentialError};

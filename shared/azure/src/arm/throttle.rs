@@ -121,7 +121,7 @@ pub(super) fn budget(subscription: &SubscriptionId, principal: &str) -> Option<R
 
 /// The wait an answer asks for: `retry-after-ms` / `x-ms-retry-after-ms` (milliseconds), else
 /// `Retry-After` in seconds or as an HTTP date.
-pub(super) fn retry_after(headers: &Headers) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &Headers) -> Option<Duration> {
     for name in ["retry-after-ms", "x-ms-retry-after-ms"] {
         if let Some(millis) = headers
             .get_optional_str(&HeaderName::from_static(name))

@@ -12,19 +12,22 @@
 //! Every credential sends its requests through the given [`HttpClient`] with no SDK retries, and
 //! sits behind a token cache: a token is reused until five minutes before it expires, and
 //! concurrent callers wait for a single refresh. Failures are [`CredentialError`]s that tell a
-//! rejected credential (terminal: a wrong secret stays wrong) from a transient failure.
+//! rejected credential (terminal: a wrong secret stays wrong) from a transient failure. A 429 from
+//! the identity provider holds the credential's sign-ins back until its `Retry-After` has passed.
+//! Sign-ins name the program (`capz-network`) in their `User-Agent`.
 
 mod cache;
 mod certificate;
 mod managed_identity;
 mod workload_identity;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use azure_core::cloud::{CloudConfiguration, CustomConfiguration};
 use azure_core::credentials::{AccessToken, TokenCredential, TokenRequestOptions};
 use azure_core::error::ErrorKind;
-use azure_core::http::{ClientOptions, RetryOptions, Transport, Url};
+use azure_core::http::{ClientOptions, RetryOptions, Transport, Url, UserAgentOptions};
 use azure_identity::{ClientAssertionCredential, ClientAssertionCredentialOptions};
 
 pub use certificate::ClientCertificate;
@@ -91,6 +94,29 @@ struct Inner {
     principal: String,
     source: Arc<dyn TokenCredential>,
     cache: cache::TokenCache,
+    /// Until when the identity provider asked (429 `Retry-After`) not to be asked again.
+    throttled_until: Mutex<Option<Instant>>,
+}
+
+/// How long to hold sign-ins back after a 429 that names no wait, as for ARM.
+const DEFAULT_THROTTLE_WAIT: Duration = Duration::from_mins(1);
+
+impl Inner {
+    fn throttled(&self) -> bool {
+        self.throttled_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some_and(|until| Instant::now() < until)
+    }
+
+    fn throttle_for(&self, wait: Duration) {
+        let until = Instant::now() + wait;
+        let mut throttled_until = self
+            .throttled_until
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *throttled_until = Some(throttled_until.map_or(until, |earlier| earlier.max(until)));
+    }
 }
 
 const CLIENT_SECRET: &str = "client secret";
@@ -174,6 +200,7 @@ impl Credential {
             principal: principal.to_ascii_lowercase(),
             source,
             cache: cache::TokenCache::default(),
+            throttled_until: Mutex::new(None),
         }))
     }
 
@@ -193,11 +220,22 @@ impl Credential {
         inner
             .cache
             .get(scopes, || async {
-                let token = inner
-                    .source
-                    .get_token(scopes, None)
-                    .await
-                    .map_err(|err| classify(inner.kind, &err));
+                // Asking while the identity provider throttles would only draw more 429s, as
+                // with ARM (see the throttle gate); every caller of the credential waits.
+                if inner.throttled() {
+                    return Err(CredentialError::Transient {
+                        kind: inner.kind,
+                        message: "the identity provider is throttling sign-ins; not asking until the wait \
+                                  it asked for is over"
+                            .to_owned(),
+                    });
+                }
+                let token = inner.source.get_token(scopes, None).await.map_err(|err| {
+                    if let Some(wait) = throttled_for(&err) {
+                        inner.throttle_for(wait);
+                    }
+                    classify(inner.kind, &err)
+                });
                 let outcome = match &token {
                     Ok(_) => "success",
                     Err(CredentialError::Rejected { .. }) => "rejected",
@@ -251,8 +289,21 @@ fn client_options(cloud: &Cloud, http: &HttpClient) -> ClientOptions {
         transport: Some(Transport::new(Arc::new(http.clone()))),
         retry: RetryOptions::none(),
         cloud: Some(Arc::new(configuration)),
+        user_agent: UserAgentOptions {
+            application_id: application_id(),
+        },
         ..ClientOptions::default()
     }
+}
+
+/// The program's name (`capz-network`) as the application id of sign-ins' `User-Agent`, so that
+/// the identity provider's logs tell apart the controllers signing in as one principal; none when
+/// the SDK would refuse it (more than 24 characters, or not printable ASCII).
+fn application_id() -> Option<String> {
+    let program = std::env::args_os().next()?;
+    let name = std::path::Path::new(&program).file_name()?.to_str()?;
+    (!name.is_empty() && name.len() <= 24 && name.chars().all(|c| c.is_ascii_graphic()))
+        .then(|| name.to_owned())
 }
 
 /// The v2.0 token endpoint of a tenant, as azure_identity builds it: the audience of client
@@ -282,6 +333,27 @@ fn assertion_credential<A: azure_identity::ClientAssertion + 'static>(
     )
     .map_err(|err| CredentialError::configuration(kind, err.to_string()))?;
     Ok(credential)
+}
+
+/// How long a token source's failure asks to wait: a 429's `Retry-After`, if it was a 429.
+fn throttled_for(err: &azure_core::Error) -> Option<Duration> {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(error) = current {
+        if let Some(ErrorKind::HttpResponse {
+            status, raw_response, ..
+        }) = error
+            .downcast_ref::<azure_core::Error>()
+            .map(azure_core::Error::kind)
+            && u16::from(*status) == 429
+        {
+            let asked = raw_response
+                .as_ref()
+                .and_then(|response| crate::arm::retry_after(response.headers()));
+            return Some(asked.unwrap_or(DEFAULT_THROTTLE_WAIT));
+        }
+        current = error.source();
+    }
+    None
 }
 
 /// Turns a token source's failure into a [`CredentialError`]: one of ours passes through; an HTTP
@@ -389,5 +461,51 @@ mod tests {
         );
         let err = classify("workload identity", &wrapped);
         assert!(matches!(err, CredentialError::Configuration { .. }), "{err}");
+    }
+
+    /// A token source Entra throttles once, with `Retry-After: 1`, then serves.
+    #[derive(Debug, Default)]
+    struct ThrottledOnce(std::sync::atomic::AtomicUsize);
+
+    #[async_trait::async_trait]
+    impl azure_core::credentials::TokenCredential for ThrottledOnce {
+        async fn get_token(
+            &self,
+            _: &[&str],
+            _: Option<azure_core::credentials::TokenRequestOptions<'_>>,
+        ) -> azure_core::Result<azure_core::credentials::AccessToken> {
+            if self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) > 0 {
+                let expires =
+                    azure_core::time::OffsetDateTime::now_utc() + azure_core::time::Duration::hours(1);
+                return Ok(azure_core::credentials::AccessToken::new("token", expires));
+            }
+            let mut headers = azure_core::http::headers::Headers::new();
+            headers.insert("retry-after", "1");
+            let response =
+                azure_core::http::RawResponse::from_bytes(StatusCode::TooManyRequests, headers, "{}");
+            let answer = Error::new(
+                ErrorKind::HttpResponse {
+                    status: StatusCode::TooManyRequests,
+                    error_code: None,
+                    raw_response: Some(Box::new(response)),
+                },
+                "throttled",
+            );
+            Err(Error::with_error(ErrorKind::Credential, answer, "sign-in failed"))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_throttled_sign_in_is_not_retried_before_its_retry_after() {
+        let source = std::sync::Arc::new(ThrottledOnce::default());
+        let credential = super::Credential::new("client secret", "client", source.clone());
+        for _ in 0..3 {
+            let err = credential.token(&["scope"]).await.unwrap_err();
+            assert!(matches!(err, CredentialError::Transient { .. }), "{err}");
+        }
+        assert_eq!(source.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        credential.token(&["scope"]).await.unwrap();
+        assert_eq!(source.0.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 }
