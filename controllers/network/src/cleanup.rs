@@ -19,6 +19,7 @@ use capz_kit::operations::Operations;
 use capz_kit::resource::{self, AzureResource};
 use capz_kit::scope::ClusterScope;
 use capz_kit::tags;
+use capz_resources::security_group::LastApplied;
 use capz_resources::subnet::Network;
 
 use crate::plan::Plan;
@@ -122,8 +123,8 @@ pub(crate) async fn cleanup(
         .collect();
     let fallback = context.settings.environment.subscription_id.as_deref();
     // A spec naming no valid subscription or names never led to anything in Azure.
-    let Ok(plan) =
-        ClusterScope::new(object, context.features, fallback).and_then(|scope| Plan::new(scope, 6443))
+    let Ok(plan) = ClusterScope::new(object, context.features, fallback)
+        .and_then(|scope| Plan::new(scope, 6443, &LastApplied::default()))
     else {
         return Ok(Action::await_change());
     };

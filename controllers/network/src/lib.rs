@@ -57,7 +57,7 @@ use serde::Serialize;
 pub const NAME: &str = "network";
 /// The finalizer the controller keeps on AzureClusters.
 pub const FINALIZER: &str = "network.infrastructure.cluster.x-k8s.io";
-const MANAGER: FieldManager = FieldManager::new("capz-network");
+pub(crate) const MANAGER: FieldManager = FieldManager::new("capz-network");
 
 /// The operation services the controller records: one per unit type it reconciles.
 const SERVICES: &[&str] = &[

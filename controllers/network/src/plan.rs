@@ -8,7 +8,7 @@ use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_resources::nat_gateway::NatGateway;
 use capz_resources::resource_group::ResourceGroup;
 use capz_resources::route_table::RouteTable;
-use capz_resources::security_group::SecurityGroup;
+use capz_resources::security_group::{LastApplied, SecurityGroup};
 use capz_resources::subnet::{Network, Subnet};
 use capz_resources::virtual_network::VirtualNetwork;
 
@@ -29,11 +29,16 @@ fn first_of_each(names: &mut BTreeSet<String>, name: &str) -> bool {
 }
 
 impl Plan {
-    /// The units of `scope`'s network; `api_server_port` opens the control plane's default rule.
+    /// The units of `scope`'s network; `api_server_port` opens the control plane's default rule;
+    /// `last_applied` holds the security rules written from the spec before.
     ///
     /// # Errors
     /// When a name in the spec is not a valid Azure name.
-    pub(crate) fn new(scope: ClusterScope, api_server_port: i32) -> Result<Self, ScopeError> {
+    pub(crate) fn new(
+        scope: ClusterScope,
+        api_server_port: i32,
+        last_applied: &LastApplied,
+    ) -> Result<Self, ScopeError> {
         let mut subnets = scope.subnets().to_vec();
         // The bastion's subnet is a child of the cluster's network too.
         if let Some(subnet) = scope
@@ -50,7 +55,7 @@ impl Plan {
         let mut route_tables = Vec::new();
         let mut nat_gateways = Vec::new();
         for subnet in &subnets {
-            if let Some(group) = SecurityGroup::for_subnet(&scope, subnet, api_server_port)?
+            if let Some(group) = SecurityGroup::for_subnet(&scope, subnet, api_server_port, last_applied)?
                 && subnet
                     .security_group
                     .as_ref()

@@ -12,9 +12,11 @@ use std::time::Duration;
 use capz_kit::api::AzureCluster;
 use capz_kit::api::common::conditions::{ConditionSeverity, ConditionType, Conditions};
 use capz_kit::api::common::{FailureDomainSpec, FailureDomains};
+use capz_kit::apply::apply_annotations;
 use capz_kit::azure::{ArmClient, ResourceId};
 use capz_kit::conditions::{Observation, Reason, unless_held};
 use capz_kit::identity::ClusterIdentityRef;
+use capz_kit::kube::ResourceExt as _;
 use capz_kit::kube::api::Api;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::reflector::ObjectRef;
@@ -22,11 +24,13 @@ use capz_kit::operations::Operations;
 use capz_kit::policy::{Category, Classify};
 use capz_kit::resource::{self, AzureResource, Progress, ResourceError};
 use capz_kit::scope::ClusterScope;
+use capz_resources::security_group::{LAST_APPLIED_ANNOTATION, LastApplied};
 use capz_resources::subnet::Network;
 
 use crate::plan::Plan;
 use crate::{
-    Context, Error, NAME, Report, SERVICES, current_conditions, current_operations, next, publish, rollup,
+    Context, Error, MANAGER, NAME, Report, SERVICES, current_conditions, current_operations, next, publish,
+    rollup,
 };
 
 /// A failure that goes into a condition and decides the requeue.
@@ -222,6 +226,7 @@ async fn steps<'a>(
     client: &ArmClient,
     plan: &Plan,
     current: Option<&'a Conditions>,
+    record: &mut LastApplied,
     operations: &mut Operations,
 ) -> Pipeline<'a> {
     let mut pipeline = Pipeline::new(current);
@@ -251,7 +256,7 @@ async fn steps<'a>(
         pipeline.wait(ConditionType::SECURITY_GROUPS_READY);
     } else {
         let outcome = if owned {
-            each(client, &plan.security_groups, operations).await
+            security_groups(client, plan, record, operations).await
         } else {
             Outcome::Done
         };
@@ -288,6 +293,24 @@ async fn steps<'a>(
         pipeline.record(ConditionType::SUBNETS_READY, "subnets", outcome);
     }
     pipeline
+}
+
+/// The security groups, noting in `record` the rules each holds once Azure has them as wanted (a
+/// finished write may be an older one, resumed).
+async fn security_groups(
+    client: &ArmClient,
+    plan: &Plan,
+    record: &mut LastApplied,
+    operations: &mut Operations,
+) -> Outcome {
+    let mut outcome = Outcome::Done;
+    for group in &plan.security_groups {
+        let result = resource::reconcile(client, group, operations).await;
+        let holds = matches!(&result, Ok(Progress::Done(model)) if group.desired(Some(model)).is_none());
+        record.record(group, holds);
+        outcome.absorb(result);
+    }
+    outcome
 }
 
 /// The NAT gateways' public IPs, then the gateways once their addresses exist.
@@ -398,8 +421,9 @@ pub(crate) async fn reconcile(
     api_server_port: i32,
 ) -> Result<Action, Error> {
     let fallback = context.settings.environment.subscription_id.as_deref();
+    let recorded = LastApplied::from_annotations(object.annotations());
     let plan = match ClusterScope::new(object, context.features, fallback)
-        .and_then(|scope| Plan::new(scope, api_server_port))
+        .and_then(|scope| Plan::new(scope, api_server_port, &recorded))
     {
         Ok(plan) => plan,
         Err(error) => {
@@ -420,7 +444,19 @@ pub(crate) async fn reconcile(
             return unreachable(context, api, object, key, &operations, &error).await;
         }
     };
-    let pipeline = steps(&client, &plan, current_conditions(object), &mut operations).await;
+    let mut record = recorded.clone();
+    let pipeline = steps(
+        &client,
+        &plan,
+        current_conditions(object),
+        &mut record,
+        &mut operations,
+    )
+    .await;
+    if record != recorded {
+        let annotations = [(LAST_APPLIED_ANNOTATION.to_owned(), record.to_annotation())].into();
+        apply_annotations(api, &MANAGER, object, &annotations).await?;
+    }
     let current = object.status.as_ref();
     let mut domains = current.and_then(|status| status.failure_domains.clone());
     let infrastructure = match pipeline.blocker {

@@ -284,6 +284,7 @@ async fn default_cluster(azure: &Harness, client: &Client, namespace: &str) -> T
     check_azure_resources(azure).await?;
     resync_writes_nothing(azure, &api).await?;
     foreign_rule_survives_an_update(azure, &api).await?;
+    removed_rules_go_and_foreign_ones_stay(azure, &api).await?;
 
     // The externally managed cluster was left alone, in Kubernetes and in Azure.
     let external = api.get("ext").await?;
@@ -455,6 +456,85 @@ async fn foreign_rule_survives_an_update(azure: &Harness, api: &Api<AzureCluster
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The rule names of the security group `name` of cluster c1, sorted.
+async fn rule_names(azure: &Harness, name: &str) -> TestResult<Vec<String>> {
+    let nsg = azure
+        .read(
+            &network_resource("c1", &format!("networkSecurityGroups/{name}")),
+            &NETWORK_API,
+        )
+        .await?
+        .ok_or("no security group")?;
+    let mut names: Vec<String> = nsg["properties"]["securityRules"]
+        .as_array()
+        .ok_or("no rules")?
+        .iter()
+        .filter_map(|rule| rule["name"].as_str().map(str::to_owned))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// The record of the security rules written from the spec, as the AzureCluster holds it.
+async fn last_applied(api: &Api<AzureCluster>) -> TestResult<Value> {
+    let object = api.get("c1").await?;
+    let value = object
+        .annotations()
+        .get("sigs.k8s.io/cluster-api-provider-azure-last-applied-security-rules")
+        .ok_or("no record of the applied security rules")?;
+    Ok(serde_json::from_str(value)?)
+}
+
+/// Rules written from the spec and then removed from it are removed from the group; a rule added
+/// by hand stays.
+async fn removed_rules_go_and_foreign_ones_stay(azure: &Harness, api: &Api<AzureCluster>) -> TestResult {
+    assert_eq!(
+        last_applied(api).await?,
+        json!({"c1-controlplane-nsg": {"allow_apiserver": "Allow K8s API Server", "allow_ssh": "Allow SSH"}})
+    );
+    let by_hand: ResourceId = network_resource(
+        "c1",
+        "networkSecurityGroups/c1-controlplane-nsg/securityRules/by-hand",
+    )
+    .parse()?;
+    let rule = json!({"properties": {
+        "protocol": "Tcp", "sourcePortRange": "*", "destinationPortRange": "9090",
+        "sourceAddressPrefix": "*", "destinationAddressPrefix": "*",
+        "access": "Allow", "priority": 3000, "direction": "Inbound"
+    }});
+    let _: capz_kit::azure::Outcome<Value> = azure.arm.put(&by_hand, &NETWORK_API, &rule).await?;
+    // Custom rules replace the defaults on the control-plane subnet.
+    let custom = json!({"spec": {"networkSpec": {"subnets": [
+        {"name": "c1-controlplane-subnet", "role": "control-plane", "securityGroup": {
+            "name": "c1-controlplane-nsg", "securityRules": [{
+                "name": "allow_https", "description": "HTTPS", "protocol": "Tcp", "direction": "Inbound",
+                "priority": 2300, "destinationPorts": "443"
+            }]
+        }},
+        {"name": "c1-node-subnet", "role": "node"}
+    ]}}});
+    api.patch("c1", &PatchParams::default(), &Patch::Merge(&custom))
+        .await?;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while rule_names(azure, "c1-controlplane-nsg").await? != ["allow_https", "by-hand"] {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the control-plane group holds {:?}",
+            rule_names(azure, "c1-controlplane-nsg").await?
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    while last_applied(api).await? != json!({"c1-controlplane-nsg": {"allow_https": "HTTPS"}}) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the record says {}",
+            last_applied(api).await?
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
 }
 
 /// Plays the load-balancer controller: its conditions and the endpoint make the cluster ready.

@@ -11,6 +11,7 @@
 //! force: those fields are ours to write.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use kube::api::{Api, Patch, PatchParams};
 use kube::{Resource, ResourceExt as _};
@@ -92,6 +93,8 @@ struct PartialMeta<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     namespace: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    annotations: Option<&'a BTreeMap<String, String>>,
 }
 
 fn partial<'a, K, S, T>(object: &'a K, spec: Option<&'a S>, status: Option<&'a T>) -> Partial<'a, S, T>
@@ -104,6 +107,7 @@ where
         metadata: PartialMeta {
             name: object.meta().name.as_deref().unwrap_or_default(),
             namespace: object.meta().namespace.as_deref(),
+            annotations: None,
         },
         spec,
         status,
@@ -145,6 +149,30 @@ where
     S: Serialize + std::fmt::Debug,
 {
     let body = partial::<K, S, ()>(object, Some(spec), None);
+    let name = object.name_any();
+    apply_once_or_take_over(manager, |params| {
+        let (name, body) = (&name, &body);
+        async move { api.patch(name, &params, &Patch::Apply(body)).await }
+    })
+    .await
+}
+
+/// Applies `annotations` — every annotation the caller owns on `object`, so one it no longer
+/// sends is removed — under `manager`.
+///
+/// # Errors
+/// The API server's refusal: a conflict when another capz-rs controller owns one of them.
+pub async fn apply_annotations<K>(
+    api: &Api<K>,
+    manager: &FieldManager,
+    object: &K,
+    annotations: &BTreeMap<String, String>,
+) -> kube::Result<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let mut body = partial::<K, (), ()>(object, None, None);
+    body.metadata.annotations = Some(annotations);
     let name = object.name_any();
     apply_once_or_take_over(manager, |params| {
         let (name, body) = (&name, &body);

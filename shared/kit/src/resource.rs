@@ -176,7 +176,18 @@ pub async fn reconcile<R: AzureResource>(
         .put::<R::Model, R::Model>(id, &R::API_VERSION, &body)
         .await
         .map_err(failed("write", id))?;
-    Ok(follow(outcome, operations, R::SERVICE, &name))
+    let progress = follow(outcome, operations, R::SERVICE, &name);
+    if let Progress::InProgress { retry_after } = progress {
+        return Ok(
+            match resume::<R>(client, operations, id, OperationMethod::Put, "finish writing").await? {
+                Some(Progress::Done(Some(model))) => Progress::Done(model),
+                Some(Progress::InProgress { retry_after }) => Progress::InProgress { retry_after },
+                // Finished without the resource: the next reconcile reads it.
+                Some(Progress::Done(None)) | None => Progress::InProgress { retry_after },
+            },
+        );
+    }
+    Ok(progress)
 }
 
 /// Deletes the resource if it exists and is ours; a resource that is not ours is left as it is.
@@ -215,7 +226,17 @@ pub async fn delete<R: AzureResource>(
         .delete(id, &R::API_VERSION)
         .await
         .map_err(failed("delete", id))?;
-    Ok(follow(outcome, operations, R::SERVICE, &name))
+    let progress = follow(outcome, operations, R::SERVICE, &name);
+    if let Progress::InProgress { .. } = progress
+        && let Some(now) =
+            resume::<R>(client, operations, id, OperationMethod::Delete, "finish deleting").await?
+    {
+        return Ok(match now {
+            Progress::Done(_) => Progress::Done(()),
+            Progress::InProgress { retry_after } => Progress::InProgress { retry_after },
+        });
+    }
+    Ok(progress)
 }
 
 /// Polls the recorded operation `method` on the resource once, if there is one we can read:
@@ -253,7 +274,9 @@ async fn resume<R: AzureResource>(
     }
 }
 
-/// What a write's answer means for the reconcile: done, or an operation to record and poll later.
+/// What a write's answer means for the reconcile: done, or an operation to record. The callers
+/// poll a recorded operation once at once: Azure finishes many writes within moments, and CAPZ
+/// also polls before it leaves an operation to a later reconcile.
 fn follow<T>(
     outcome: Outcome<T>,
     operations: &mut Operations,

@@ -5,6 +5,12 @@
 //! of band (by a person, a policy, the cloud provider) are kept as they are, and only the spec's
 //! rules are added or brought back to what the spec says. The control-plane subnet's group gets
 //! rules for SSH and the API server when the spec gives it no rules, as CAPZ does.
+//!
+//! A rule that was written from the spec and then removed from it is removed from the group too.
+//! What was written is remembered on the AzureCluster, in CAPZ's annotation and format
+//! ([`LastApplied`]), so that a cluster taken over from CAPZ keeps its record.
+
+use std::collections::BTreeMap;
 
 use capz_api::common::network::{
     SecurityProtocol, SecurityRule as RuleSpec, SecurityRuleAction, SecurityRuleDirection as DirectionSpec,
@@ -23,6 +29,71 @@ use capz_kit::tags::{Role, Tags};
 /// The priority of the default SSH rule; the API server rule takes the next one.
 const SSH_PRIORITY: u32 = 2200;
 
+/// The AzureCluster annotation recording, per security group, the rules last written from the
+/// spec (name to description), as CAPZ records them.
+pub const LAST_APPLIED_ANNOTATION: &str =
+    "sigs.k8s.io/cluster-api-provider-azure-last-applied-security-rules";
+
+/// The rules written from the spec to each security group, by group name, then rule name (the
+/// value is the rule's description, which CAPZ keeps there).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LastApplied(BTreeMap<String, BTreeMap<String, String>>);
+
+impl LastApplied {
+    /// The record in `annotations`. A value that is not such a record counts as none: at worst a
+    /// rule removed from the spec stays on its group, which is what happened before it existed.
+    #[must_use]
+    pub fn from_annotations(annotations: &BTreeMap<String, String>) -> Self {
+        annotations
+            .get(LAST_APPLIED_ANNOTATION)
+            .and_then(|value| serde_json::from_str(value).ok())
+            .unwrap_or_default()
+    }
+
+    /// The record as the annotation's value (`{}` when empty, so that an emptied record reads back
+    /// as what was written).
+    #[must_use]
+    pub fn to_annotation(&self) -> String {
+        serde_json::to_string(&self.0).unwrap_or_default()
+    }
+
+    /// Records the rules `group` writes. Until Azure is known to hold them (`done`), the rules it
+    /// drops stay recorded, so that a later pass still removes them.
+    pub fn record(&mut self, group: &SecurityGroup, done: bool) {
+        let mut rules: BTreeMap<String, String> = group
+            .rules
+            .iter()
+            .filter_map(|rule| {
+                let description = rule
+                    .properties
+                    .as_ref()
+                    .and_then(|properties| properties.description.clone());
+                Some((rule.name.clone()?, description.unwrap_or_default()))
+            })
+            .collect();
+        let name = group.id.name().into_owned();
+        if !done {
+            for (rule, description) in self.rules_of(&name) {
+                if group.dropped.contains(rule) {
+                    rules.insert(rule.clone(), description.clone());
+                }
+            }
+        }
+        self.0.retain(|recorded, _| !recorded.eq_ignore_ascii_case(&name));
+        if !rules.is_empty() {
+            self.0.insert(name, rules);
+        }
+    }
+
+    /// The rules recorded for the group `group` (Azure names are case-insensitive).
+    fn rules_of<'a>(&'a self, group: &'a str) -> impl Iterator<Item = (&'a String, &'a String)> {
+        self.0
+            .iter()
+            .filter(move |(name, _)| name.eq_ignore_ascii_case(group))
+            .flat_map(|(_, rules)| rules)
+    }
+}
+
 /// A security group of the cluster and the rules it must hold.
 #[derive(Debug, Clone)]
 pub struct SecurityGroup {
@@ -31,11 +102,13 @@ pub struct SecurityGroup {
     location: Location,
     tags: Tags,
     rules: Vec<RuleModel>,
+    /// Rules written from the spec before that the spec no longer has.
+    dropped: Vec<String>,
 }
 
 impl SecurityGroup {
     /// The group of `subnet`, if the subnet names one; `api_server_port` is the port the default
-    /// control-plane rule opens.
+    /// control-plane rule opens; `last_applied` says which rules were written from the spec before.
     ///
     /// # Errors
     /// When the group's name is not a valid Azure name.
@@ -43,6 +116,7 @@ impl SecurityGroup {
         scope: &ClusterScope,
         subnet: &SubnetSpec,
         api_server_port: i32,
+        last_applied: &LastApplied,
     ) -> Result<Option<Self>, ScopeError> {
         let Some(group) = subnet
             .security_group
@@ -71,12 +145,19 @@ impl SecurityGroup {
         };
         let mut tags = group.class.tags.clone().unwrap_or_default();
         tags.extend(scope.owned_tags(Role::Common));
+        let dropped = last_applied
+            .rules_of(&group.name)
+            .map(|(name, _)| name)
+            .filter(|name| !rules.iter().any(|rule| same_name(rule, Some(name))))
+            .cloned()
+            .collect();
         Ok(Some(Self {
             id,
             cluster: scope.name.clone(),
             location: scope.location.clone(),
             tags,
             rules,
+            dropped,
         }))
     }
 }
@@ -223,14 +304,17 @@ impl AzureResource for SecurityGroup {
                         .is_some_and(|(existing, wanted)| same_rule(existing, wanted))
             })
         };
+        let dropped = |rule: &RuleModel| self.dropped.iter().any(|name| same_name(rule, Some(name)));
         if existing.is_some_and(|group| group.tags.as_ref() == Some(&self.tags))
             && self.rules.iter().all(holds)
+            && !current.iter().any(dropped)
         {
             return None;
         }
-        // Every rule the group has stays, those of the spec as the spec says.
+        // Every other rule the group has stays, those of the spec as the spec says.
         let mut rules: Vec<RuleModel> = current
             .iter()
+            .filter(|rule| !dropped(rule))
             .map(|rule| {
                 self.rules
                     .iter()
@@ -264,7 +348,9 @@ mod tests {
 
     fn group_of(scope: &ClusterScope, subnet: &str) -> SecurityGroup {
         let spec = scope.subnets().iter().find(|s| s.class.name == subnet).unwrap();
-        SecurityGroup::for_subnet(scope, spec, 6443).unwrap().unwrap()
+        SecurityGroup::for_subnet(scope, spec, 6443, &LastApplied::default())
+            .unwrap()
+            .unwrap()
     }
 
     fn names(group: &NetworkSecurityGroup) -> Vec<String> {
@@ -367,5 +453,74 @@ mod tests {
             ssh.properties.as_ref().unwrap().destination_port_range.as_deref(),
             Some("22")
         );
+    }
+
+    #[test]
+    fn a_rule_removed_from_the_spec_is_removed_and_foreign_rules_stay() {
+        let with_https = test_scope(&serde_json::json!({"networkSpec": {"subnets": [{
+            "name": "cp", "role": "control-plane",
+            "securityGroup": {"name": "cp-nsg", "securityRules": [
+                {"name": "allow_https", "description": "HTTPS", "protocol": "Tcp", "direction": "Inbound",
+                 "priority": 2300, "destinationPorts": "443"},
+                {"name": "allow_dns", "description": "DNS", "protocol": "Udp", "direction": "Inbound",
+                 "priority": 2301, "destinationPorts": "53"}
+            ]},
+        }]}}));
+        let before = group_of(&with_https, "cp");
+        let mut existing = before.desired(None).unwrap();
+        existing
+            .properties
+            .as_mut()
+            .unwrap()
+            .security_rules
+            .as_mut()
+            .unwrap()
+            .push(inbound_tcp("foreign", "added by hand", "8080".into(), 3000));
+        let mut record = LastApplied::default();
+        record.record(&before, true);
+        let annotation = record.to_annotation();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&annotation).unwrap(),
+            serde_json::json!({"cp-nsg": {"allow_dns": "DNS", "allow_https": "HTTPS"}})
+        );
+
+        // The spec drops allow_dns: the next write leaves it out, and keeps the foreign rule.
+        let without_dns = test_scope(&serde_json::json!({"networkSpec": {"subnets": [{
+            "name": "cp", "role": "control-plane",
+            "securityGroup": {"name": "cp-nsg", "securityRules": [
+                {"name": "allow_https", "description": "HTTPS", "protocol": "Tcp", "direction": "Inbound",
+                 "priority": 2300, "destinationPorts": "443"}
+            ]},
+        }]}}));
+        let annotations = [(LAST_APPLIED_ANNOTATION.to_owned(), annotation)].into();
+        let recorded = LastApplied::from_annotations(&annotations);
+        let spec = without_dns
+            .subnets()
+            .iter()
+            .find(|s| s.class.name == "cp")
+            .unwrap();
+        let after = SecurityGroup::for_subnet(&without_dns, spec, 6443, &recorded)
+            .unwrap()
+            .unwrap();
+        let update = after.desired(Some(&existing)).unwrap();
+        assert_eq!(names(&update), ["allow_https", "foreign"]);
+
+        // Until that write is done, the record keeps the dropped rule; then it forgets it.
+        let mut pending = recorded.clone();
+        pending.record(&after, false);
+        assert_eq!(pending, recorded);
+        let mut done = recorded.clone();
+        done.record(&after, true);
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&done.to_annotation()).unwrap(),
+            serde_json::json!({"cp-nsg": {"allow_https": "HTTPS"}})
+        );
+
+        // Once the rule is gone, nothing more is written; without a record nothing is dropped.
+        assert_eq!(after.desired(Some(&update)), None);
+        let unrecorded = SecurityGroup::for_subnet(&without_dns, spec, 6443, &LastApplied::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(unrecorded.desired(Some(&existing)), None);
     }
 }
