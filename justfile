@@ -113,6 +113,10 @@ bench-e2e *args: kube-bins capi-bins
 webhook-manifests: kube-bins
     CAPZ_WRITE_MANIFESTS=1 cargo test --locked -p capz-webhooks --test deploy
 
+# Regenerate docs/support.md (which spec fields capz-rs acts on) from the support matrix in shared/rules.
+support-matrix:
+    CAPZ_WRITE_SUPPORT_MATRIX=1 cargo test --locked -p capz-rules --test support the_docs_table
+
 # Serve the admission webhooks locally, e.g. `just webhooks --cert-dir DIR --kubeconfig FILE`.
 webhooks *args:
     cargo run --locked --quiet -p capz-webhooks -- {{args}}

@@ -9,7 +9,9 @@
 //!   deletions are admitted. A denial carries what the API server itself gives for invalid objects:
 //!   a `Status` with code 422, reason `Invalid`, the message of [`Verdict::message`] and one cause
 //!   per field (`FieldValueRequired`, ...), so `kubectl` shows it like built-in validation.
-//!   Warnings go back in the response's `warnings`, admitted or not.
+//!   Warnings go back in the response's `warnings`, admitted or not: the rules' own, and one per
+//!   field the object sets that capz-rs does not act on yet ([`support::warnings`]; on updates
+//!   only those new or changed).
 //! - A request that cannot be read is denied with code 400 and says why; an object that cannot be
 //!   decoded as the kind is denied the same way. Nothing panics on input.
 //!
@@ -20,7 +22,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine as _;
-use capz_rules::{Context, Entropy, Features, FieldError, Operation, Rules, SystemEntropy, Verdict};
+use capz_rules::{Context, Entropy, Features, FieldError, Operation, Rules, SystemEntropy, Verdict, support};
 use json_patch::Patch;
 use kube::Client;
 use kube::core::admission::{
@@ -543,7 +545,7 @@ pub(crate) fn validate<K: Rules>(admission: &Admission, body: &[u8]) -> Answer {
         return reading.answer(Outcome::Allowed);
     };
     let ctx = admission.context(operation, reading.dry_run(), None);
-    let verdict = match operation {
+    let mut verdict = match operation {
         Operation::Delete => return reading.answer(Outcome::Allowed),
         Operation::Create => match Reading::<K>::decode(reading.request.object.as_ref(), "object") {
             Ok(object) => object.validate_create(&ctx),
@@ -562,6 +564,10 @@ pub(crate) fn validate<K: Rules>(admission: &Admission, body: &[u8]) -> Answer {
             }
         }
     };
+    if let (Some(kind), Some(object)) = (support::Kind::named(&K::kind(&())), &reading.request.object) {
+        let old = reading.request.old_object.as_ref();
+        verdict.warnings.extend(support::warnings(kind, object, old));
+    }
     if !verdict.warnings.is_empty() {
         reading.response.warnings = Some(verdict.warnings.clone());
     }
@@ -665,6 +671,101 @@ mod tests {
         assert!(
             warnings[0].as_str().unwrap().contains("allowedNamespaces"),
             "{warnings:?}"
+        );
+    }
+
+    /// The warnings a validation review of `kind` answers with.
+    fn warnings_of<K: Rules>(
+        kind: &str,
+        operation: &str,
+        object: &Value,
+        old: Option<&Value>,
+    ) -> Vec<String> {
+        let admission = Admission::new(Features::default(), None);
+        let mut body: Value = serde_json::from_slice(&review(operation, object, old, false)).unwrap();
+        body["request"]["kind"]["kind"] = json!(kind);
+        let answer = validate::<K>(&admission, &serde_json::to_vec(&body).unwrap());
+        let response = &answer_json(&answer)["response"];
+        response["warnings"]
+            .as_array()
+            .map(|warnings| warnings.iter().map(|w| w.as_str().unwrap().to_owned()).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn fields_not_acted_on_yet_are_warned_about_on_create_and_when_new_on_update() {
+        let machine = |spec: Value| {
+            let mut spec_ =
+                json!({"vmSize": "Standard_D2s_v3", "osDisk": {"osType": "Linux", "diskSizeGB": 128}});
+            spec_
+                .as_object_mut()
+                .unwrap()
+                .extend(spec.as_object().unwrap().clone());
+            json!({
+                "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                "kind": "AzureMachine",
+                "metadata": {"name": "m", "namespace": "default"},
+                "spec": spec_,
+            })
+        };
+        let extensions = json!({"vmExtensions": [{"name": "x", "publisher": "p", "version": "1"}]});
+        let more = json!({"vmExtensions": [{"name": "x", "publisher": "p", "version": "1"}],
+            "allocatePublicIP": true});
+        let extension_warning =
+            "spec.vmExtensions: not acted on by capz-rs yet: VM extensions are not installed";
+        let public_ip_warning =
+            "spec.allocatePublicIP: not acted on by capz-rs yet: the VM gets no public IP of its own";
+        let cases: [(&str, Value, Option<Value>, Vec<&str>); 5] = [
+            ("CREATE", json!({}), None, vec![]),
+            ("CREATE", json!({"allocatePublicIP": false}), None, vec![]),
+            (
+                "CREATE",
+                more.clone(),
+                None,
+                vec![public_ip_warning, extension_warning],
+            ),
+            // Nothing new: the warnings were given when the fields were set.
+            ("UPDATE", extensions.clone(), Some(extensions.clone()), vec![]),
+            ("UPDATE", more, Some(extensions), vec![public_ip_warning]),
+        ];
+        for (operation, spec, old, expected) in cases {
+            let old = old.map(machine);
+            let found = warnings_of::<capz_api::AzureMachine>(
+                "AzureMachine",
+                operation,
+                &machine(spec.clone()),
+                old.as_ref(),
+            );
+            assert_eq!(found, expected, "{operation} {spec}");
+        }
+
+        let template = json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureClusterTemplate",
+            "metadata": {"name": "t", "namespace": "default"},
+            "spec": {"template": {"spec": {"location": "westeurope", "networkSpec": {
+                "vnet": {"peerings": [{"remoteVnetName": "hub", "resourceGroup": "hub-rg"}]}}}}},
+        });
+        let found =
+            warnings_of::<capz_api::AzureClusterTemplate>("AzureClusterTemplate", "CREATE", &template, None);
+        assert!(
+            found.iter().any(|warning| warning
+                == "spec.template.spec.networkSpec.vnet.peerings: not acted on by capz-rs yet: virtual network \
+                    peerings are not created"),
+            "{found:?}"
+        );
+
+        let credentials_file = identity(&json!({"type": "UserAssignedIdentityCredential", "clientID": "c",
+            "tenantID": "t", "userAssignedIdentityCredentialsPath": "/c", "allowedNamespaces": {}}));
+        let found =
+            warnings_of::<AzureClusterIdentity>("AzureClusterIdentity", "CREATE", &credentials_file, None);
+        assert_eq!(
+            found
+                .iter()
+                .filter(|warning| warning.contains("cannot sign in with a credentials file"))
+                .count(),
+            2,
+            "{found:?}"
         );
     }
 

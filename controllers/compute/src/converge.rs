@@ -22,9 +22,7 @@ use capz_kit::operations::Operations;
 use capz_kit::resource::{self, AzureResource, Progress, ResourceError};
 use capz_kit::scope::ClusterScope;
 use capz_resources::network_interface::private_addresses;
-use capz_resources::virtual_machine::{
-    MachineInputs, VirtualMachine, provider_id, resolve_image, unsupported_fields,
-};
+use capz_resources::virtual_machine::{MachineInputs, VirtualMachine, provider_id, resolve_image};
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use serde::Serialize;
 
@@ -251,21 +249,6 @@ impl Run<'_> {
         let image = resolve_image(spec.vm.image.as_ref(), self.found.machine.spec.version.as_deref())
             .map_err(capz_resources::virtual_machine::MachineSpecError::from)?;
         let custom_data = self.bootstrap_data().await?;
-        let unsupported = unsupported_fields(spec);
-        if !unsupported.is_empty() && self.operations.in_flight(VirtualMachine::SERVICE) == 0 {
-            self.shared
-                .reporter
-                .normal(
-                    self.machine,
-                    &Reason::new("UnsupportedFields"),
-                    "CreateVM",
-                    format!(
-                        "capz-rs does not act on {} yet; the VM is created without them",
-                        unsupported.join(", ")
-                    ),
-                )
-                .await;
-        }
         let inputs = MachineInputs {
             image,
             custom_data,

@@ -240,6 +240,7 @@ async fn apply(
         return Ok(Action::await_change());
     }
     let mut report = Report::default();
+    report.not_yet(machine);
     if let Some((reason, message)) = gate(found) {
         report.fails(
             ConditionType::VM_RUNNING,

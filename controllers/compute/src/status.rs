@@ -6,9 +6,10 @@ use capz_api::common::MachineAddress;
 use capz_api::common::conditions::{Condition, ConditionSeverity, ConditionStatus, ConditionType};
 use capz_api::common::operations::Future;
 use capz_kit::apply::apply_status;
-use capz_kit::conditions::{Observation, Reason, differ, observe};
+use capz_kit::conditions::{self, Observation, Reason, differ, observe};
 use capz_kit::kube::Api;
 use capz_kit::operations::Operations;
+use capz_rules::support::Kind;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
@@ -22,7 +23,15 @@ const OWNED: &[ConditionType] = &[
     ConditionType::AVAILABILITY_SET_READY,
     ConditionType::DISKS_READY,
     ConditionType::ROLE_ASSIGNMENT_READY,
+    ConditionType::SPEC_SUPPORTED,
+    ConditionType::BOOTSTRAP_SUCCEEDED,
 ];
+
+/// The conditions compute reports the AzureMachine fields on that capz-rs does not act on yet
+/// (`capz_rules::support`); a Windows `osType` is refused on `VMRunning` instead, as the VM
+/// cannot be built at all.
+pub(crate) const NOT_YET: &[ConditionType] =
+    &[ConditionType::SPEC_SUPPORTED, ConditionType::BOOTSTRAP_SUCCEEDED];
 
 /// A machine whose VM is gone after it existed; it is never recreated.
 pub(crate) const VM_NOT_FOUND: Reason = Reason::new("VMNotFound");
@@ -60,6 +69,9 @@ pub(crate) struct Failure {
 #[derive(Debug, Default)]
 pub(crate) struct Report {
     observations: Vec<Observation>,
+    /// The fields the machine is built without, kept out of `Ready`: the VM works without them,
+    /// and a machine that never became Ready would be replaced, or hold its cluster back.
+    not_yet: Vec<Observation>,
     pub(crate) addresses: Option<Vec<MachineAddress>>,
     pub(crate) vm_state: Option<String>,
     pub(crate) failure: Option<Failure>,
@@ -70,6 +82,11 @@ impl Report {
     pub(crate) fn observe(&mut self, observation: Observation) {
         self.observations.retain(|known| known.type_ != observation.type_);
         self.observations.push(observation);
+    }
+
+    /// Adds the fields `machine` sets that capz-rs does not act on yet.
+    pub(crate) fn not_yet(&mut self, machine: &AzureMachine) {
+        self.not_yet = conditions::not_yet(Kind::AzureMachine, machine, NOT_YET);
     }
 
     /// Adds that `type_` holds.
@@ -128,7 +145,12 @@ pub(crate) async fn publish(
     let current = machine.status.as_ref();
     let ready = report.ready();
     let is_ready = ready.status == ConditionStatus::True;
-    let observations = report.observations.iter().cloned().chain([ready]);
+    let observations = report
+        .observations
+        .iter()
+        .chain(&report.not_yet)
+        .cloned()
+        .chain([ready]);
     let conditions = observe(
         current.map(|status| &status.conditions),
         observations,
@@ -187,5 +209,62 @@ mod tests {
         // A later observation of the same type replaces the earlier one.
         report.holds(ConditionType::ROLE_ASSIGNMENT_READY);
         assert_eq!(report.ready().reason, Some(Reason::CREATING));
+    }
+
+    #[test]
+    fn fields_not_acted_on_are_reported_but_leave_ready_alone() {
+        let machine: AzureMachine = serde_json::from_value(serde_json::json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureMachine",
+            "metadata": {"name": "m", "namespace": "n"},
+            "spec": {
+                "vmSize": "Standard_D2s_v3",
+                "osDisk": {"osType": "Linux", "diskSizeGB": 128},
+                "allocatePublicIP": true,
+                "capacityReservationGroupID": "/crg",
+                "vmExtensions": [{"name": "x", "publisher": "p", "version": "1"}],
+            },
+        }))
+        .unwrap();
+        let mut report = Report::default();
+        report.holds(ConditionType::VM_RUNNING);
+        report.not_yet(&machine);
+        let types: Vec<&str> = report
+            .not_yet
+            .iter()
+            .map(|observation| observation.type_.as_str())
+            .collect();
+        assert_eq!(types, ["SpecSupported", "BootstrapSucceeded"]);
+        let spec = &report.not_yet[0];
+        assert_eq!(spec.reason, Some(Reason::new("NotSupported")));
+        assert_eq!(spec.severity, Some(ConditionSeverity::Warning));
+        let message = spec.message.as_deref().unwrap();
+        assert!(
+            message.contains("spec.allocatePublicIP: ")
+                && message.contains("spec.capacityReservationGroupID: "),
+            "{message}"
+        );
+        assert_eq!(report.ready().status, ConditionStatus::True);
+        assert!(
+            report
+                .not_yet
+                .iter()
+                .all(|observation| OWNED.contains(&observation.type_))
+        );
+    }
+
+    #[test]
+    fn every_condition_the_matrix_names_for_machines_is_reported() {
+        for entry in Kind::AzureMachine.entries() {
+            if let capz_rules::support::Support::NotYet(not_yet) = &entry.support
+                && let Some(condition) = &not_yet.condition
+            {
+                assert!(
+                    NOT_YET.contains(condition) || *condition == ConditionType::VM_RUNNING,
+                    "{}: {condition}",
+                    entry.field
+                );
+            }
+        }
     }
 }

@@ -80,8 +80,19 @@ const OWNED: &[ConditionType] = &[
     ConditionType::SUBNETS_READY,
     ConditionType::VNET_PEERING_READY,
     ConditionType::PRIVATE_ENDPOINTS_READY,
+    ConditionType::BASTION_HOST_READY,
     ConditionType::NETWORK_INFRASTRUCTURE_READY,
     ConditionType::READY,
+];
+
+/// The conditions the controller reports the AzureCluster fields on that capz-rs does not act
+/// on yet (`capz_rules::support`); they count in `Ready` like its others. No other controller
+/// reports on them: `BastionHostReady` is the network controller's until a bastion controller
+/// builds bastions.
+const NOT_YET: &[ConditionType] = &[
+    ConditionType::VNET_PEERING_READY,
+    ConditionType::PRIVATE_ENDPOINTS_READY,
+    ConditionType::BASTION_HOST_READY,
 ];
 
 /// Why a reconcile could not finish; Azure's own failures become conditions instead.
@@ -318,5 +329,24 @@ impl Classify for Failure<'_> {
 
     fn reason(&self) -> capz_kit::conditions::Reason {
         self.0.reason()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use capz_rules::support::{Kind, Support};
+
+    use super::{NOT_YET, OWNED};
+
+    #[test]
+    fn every_condition_the_matrix_names_for_azure_clusters_is_reported_here() {
+        for entry in Kind::AzureCluster.entries() {
+            if let Support::NotYet(not_yet) = &entry.support
+                && let Some(condition) = &not_yet.condition
+            {
+                assert!(NOT_YET.contains(condition), "{}: {condition}", entry.field);
+            }
+        }
+        assert!(NOT_YET.iter().all(|type_| OWNED.contains(type_)));
     }
 }

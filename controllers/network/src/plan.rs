@@ -100,15 +100,4 @@ impl Plan {
             .map(|subnet| Subnet::new(&self.scope, subnet, network))
             .collect()
     }
-
-    /// Whether any subnet asks for private endpoints, which the controller does not create yet.
-    pub(crate) fn has_private_endpoints(&self) -> bool {
-        self.subnets.iter().any(|subnet| {
-            subnet
-                .class
-                .private_endpoints
-                .as_ref()
-                .is_some_and(|endpoints| !endpoints.0.is_empty())
-        })
-    }
 }

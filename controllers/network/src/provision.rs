@@ -14,7 +14,7 @@ use capz_kit::api::common::conditions::{ConditionSeverity, ConditionType, Condit
 use capz_kit::api::common::{FailureDomainSpec, FailureDomains};
 use capz_kit::apply::apply_annotations;
 use capz_kit::azure::{ArmClient, ResourceId};
-use capz_kit::conditions::{Observation, Reason, unless_held};
+use capz_kit::conditions::{self, Observation, Reason, unless_held};
 use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::kube::ResourceExt as _;
 use capz_kit::kube::api::Api;
@@ -26,6 +26,7 @@ use capz_kit::resource::{self, AzureResource, Progress, ResourceError};
 use capz_kit::scope::ClusterScope;
 use capz_resources::security_group::{LAST_APPLIED_ANNOTATION, LastApplied};
 use capz_resources::subnet::Network;
+use capz_rules::support::Kind;
 
 use crate::plan::Plan;
 use crate::{
@@ -351,35 +352,6 @@ fn missing_subnet(id: &ResourceId) -> SubnetMissing {
     }
 }
 
-/// What the spec asks for that the controller does not build yet: reported, never ignored.
-fn unsupported(plan: &Plan) -> Vec<Observation> {
-    let scope = plan.scope();
-    let mut observations = Vec::new();
-    if scope
-        .vnet()
-        .class
-        .peerings
-        .as_ref()
-        .is_some_and(|peerings| !peerings.is_empty())
-    {
-        observations.push(Observation::fails(
-            ConditionType::VNET_PEERING_READY,
-            Reason::new("NotSupported"),
-            ConditionSeverity::Warning,
-            "spec.networkSpec.vnet.peerings: virtual network peerings are not created by capz-rs yet",
-        ));
-    }
-    if plan.has_private_endpoints() {
-        observations.push(Observation::fails(
-            ConditionType::PRIVATE_ENDPOINTS_READY,
-            Reason::new("NotSupported"),
-            ConditionSeverity::Warning,
-            "spec.networkSpec.subnets[].privateEndpoints: private endpoints are not created by capz-rs yet",
-        ));
-    }
-    observations
-}
-
 /// The failure domains of the cluster's location: every zone, usable by the control plane unless
 /// `spec.failureDomains` says otherwise; none for an extended location.
 async fn failure_domains(
@@ -470,7 +442,8 @@ pub(crate) async fn reconcile(
         },
     };
     let mut observations = pipeline.observations;
-    observations.extend(unsupported(&plan));
+    // What the spec asks for that the controller does not build yet: reported, never ignored.
+    observations.extend(conditions::not_yet(Kind::AzureCluster, object, crate::NOT_YET));
     observations.push(checked_observation(
         current_conditions(object),
         ConditionType::NETWORK_INFRASTRUCTURE_READY,

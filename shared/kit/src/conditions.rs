@@ -10,8 +10,10 @@ use std::fmt;
 use capz_api::common::conditions::{
     Condition, ConditionSeverity, ConditionStatus, ConditionType, Conditions,
 };
+use capz_rules::support::{self, Kind};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
+use serde::Serialize;
 
 /// Why a condition has its status: one CamelCase word users and tools match on.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -149,6 +151,42 @@ pub fn unless_held(current: Option<&Conditions>, observation: Observation) -> Ob
     } else {
         observation
     }
+}
+
+/// What `object` (of `kind`) sets that capz-rs does not act on yet, as the support matrix
+/// reports it on conditions among `reported_here` (a controller's own): one observation per type, False
+/// with severity Warning and reason `NotSupported`, naming each field and why, in matrix order.
+#[must_use]
+pub fn not_yet(kind: Kind, object: &impl Serialize, reported_here: &[ConditionType]) -> Vec<Observation> {
+    let Ok(object) = serde_json::to_value(object) else {
+        return Vec::new();
+    };
+    let mut observations: Vec<Observation> = Vec::new();
+    for unacted in support::not_yet_set(kind, &object) {
+        let Some(type_) = unacted
+            .not_yet
+            .condition
+            .as_ref()
+            .filter(|type_| reported_here.contains(type_))
+        else {
+            continue;
+        };
+        let line = format!("{}: {}", unacted.path, unacted.not_yet.reason);
+        match observations.iter_mut().find(|known| &known.type_ == type_) {
+            Some(known) => {
+                let message = known.message.get_or_insert_with(String::new);
+                message.push_str("; ");
+                message.push_str(&line);
+            }
+            None => observations.push(Observation::fails(
+                type_.clone(),
+                Reason::new(support::NOT_SUPPORTED),
+                ConditionSeverity::Warning,
+                format!("not acted on by capz-rs yet: {line}"),
+            )),
+        }
+    }
+    observations
 }
 
 /// The conditions for `observations`, in their order, given the object's current `conditions`:
@@ -331,5 +369,32 @@ mod tests {
         );
         assert_eq!(later[0].last_transition_time, Time(at(100)));
         assert_eq!(later[0].reason.as_deref(), Some("Failed"));
+    }
+
+    #[test]
+    fn not_yet_fields_are_reported_once_per_condition_of_the_callers_types() {
+        let cluster = serde_json::json!({"spec": {"networkSpec": {
+            "vnet": {"peerings": [{"remoteVnetName": "hub"}]},
+            "subnets": [{"privateEndpoints": [{"name": "a"}]}, {"privateEndpoints": [{"name": "b"}]}],
+        }, "extendedLocation": {"name": "edge", "type": "EdgeZone"}}});
+        let types = [
+            ConditionType::PRIVATE_ENDPOINTS_READY,
+            ConditionType::BASTION_HOST_READY,
+        ];
+        let observations = not_yet(Kind::AzureCluster, &cluster, &types);
+        assert_eq!(observations.len(), 1, "{observations:?}");
+        let endpoints = &observations[0];
+        assert_eq!(endpoints.type_, ConditionType::PRIVATE_ENDPOINTS_READY);
+        assert_eq!(endpoints.status, ConditionStatus::False);
+        assert_eq!(endpoints.severity, Some(ConditionSeverity::Warning));
+        assert_eq!(endpoints.reason, Some(Reason::new("NotSupported")));
+        assert_eq!(
+            endpoints.message.as_deref(),
+            Some(
+                "not acted on by capz-rs yet: spec.networkSpec.subnets[0].privateEndpoints: private endpoints \
+                 are not created; spec.networkSpec.subnets[1].privateEndpoints: private endpoints are not created"
+            )
+        );
+        assert!(not_yet(Kind::AzureCluster, &serde_json::json!({"spec": {}}), &types).is_empty());
     }
 }

@@ -33,6 +33,7 @@ use capz_kit::policy::{Category, Classify};
 use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::scope::{COMPUTE, ClusterScope};
 use capz_kit::tags::Tags;
+use capz_rules::support::{self, Kind};
 
 pub use image::{
     ImageError, REFERENCE_GALLERY, REFERENCE_LINUX_IMAGE, ResolvedImage, resolve as resolve_image,
@@ -73,7 +74,10 @@ impl Classify for MachineSpecError {
     }
 
     fn reason(&self) -> Reason {
-        Reason::INVALID_CONFIGURATION
+        match self {
+            Self::Unsupported { .. } => Reason::new(support::NOT_SUPPORTED),
+            Self::Image(_) | Self::Invalid { .. } => Reason::INVALID_CONFIGURATION,
+        }
     }
 }
 
@@ -131,7 +135,9 @@ impl VirtualMachine {
         if spec.vm.os_disk.os_type.eq_ignore_ascii_case("Windows") {
             return Err(MachineSpecError::Unsupported {
                 field: "spec.osDisk.osType",
-                message: "Windows machines are not supported yet; use a Linux image".to_owned(),
+                message: support::reason(Kind::AzureMachine, "osDisk.osType")
+                    .unwrap_or_default()
+                    .to_owned(),
             });
         }
         let id = scope
@@ -225,50 +231,6 @@ impl AzureResource for VirtualMachine {
     fn desired(&self, existing: Option<&Model>) -> Option<Model> {
         self.body.clone().filter(|_| existing.is_none())
     }
-}
-
-/// The fields of `spec` that capz-rs accepts but does not act on yet, with why.
-#[must_use]
-pub fn unsupported_fields(spec: &AzureMachineSpec) -> Vec<&'static str> {
-    let mut fields = Vec::new();
-    if spec
-        .vm
-        .vm_extensions
-        .as_ref()
-        .is_some_and(|list| !list.is_empty())
-    {
-        fields.push("spec.vmExtensions");
-    }
-    if spec.vm.disable_vm_bootstrap_extension == Some(false) {
-        fields.push("spec.disableVMBootstrapExtension");
-    }
-    if spec.allocate_public_ip == Some(true) {
-        fields.push("spec.allocatePublicIP");
-    }
-    if spec.capacity_reservation_group_id.is_some() {
-        fields.push("spec.capacityReservationGroupID");
-    }
-    if spec.virtual_machine_scale_set_id.is_some() {
-        fields.push("spec.virtualMachineScaleSetID");
-    }
-    if spec
-        .vm
-        .additional_capabilities
-        .as_ref()
-        .is_some_and(|capabilities| capabilities.ultra_ssd_enabled.is_some())
-    {
-        fields.push("spec.additionalCapabilities.ultraSSDEnabled");
-    }
-    if spec
-        .vm
-        .os_disk
-        .managed_disk
-        .as_ref()
-        .is_some_and(|disk| disk.security_profile.is_some())
-    {
-        fields.push("spec.osDisk.managedDisk.securityProfile");
-    }
-    fields
 }
 
 fn storage_type(name: &str) -> StorageAccountType {
@@ -685,7 +647,7 @@ mod tests {
     }
 
     #[test]
-    fn bad_keys_windows_and_unacted_fields_are_reported() {
+    fn bad_keys_and_windows_are_refused() {
         let scope = scope();
         let bad = spec(&serde_json::json!({"sshPublicKey": "not base64!"}));
         let err = VirtualMachine::new(&scope, "m-0", &bad, inputs(&scope, Placement::default())).unwrap_err();
@@ -696,14 +658,10 @@ mod tests {
         let windows = spec(&serde_json::json!({"osDisk": {"osType": "Windows"}}));
         let err =
             VirtualMachine::new(&scope, "m-0", &windows, inputs(&scope, Placement::default())).unwrap_err();
-        assert!(matches!(err, MachineSpecError::Unsupported { .. }));
-        let extensions = spec(&serde_json::json!({
-            "vmExtensions": [{"name": "x", "publisher": "p", "version": "1"}],
-            "allocatePublicIP": true,
-        }));
         assert_eq!(
-            unsupported_fields(&extensions),
-            ["spec.vmExtensions", "spec.allocatePublicIP"]
+            err.to_string(),
+            "spec.osDisk.osType: Unsupported value: Windows machines are not created; use a Linux image"
         );
+        assert_eq!(err.reason(), Reason::new("NotSupported"));
     }
 }

@@ -278,18 +278,14 @@ fn managed_identities(spec_: &AzureClusterIdentitySpec, verdict: &mut Verdict) {
                 });
             }
         }
-        IdentityType::UserAssignedIdentityCredential => {
-            if !is_set(spec_.user_assigned_identity_credentials_path.as_ref()) {
-                verdict.reject(FieldError::required(
-                    spec().child("userAssignedIdentityCredentialsPath"),
-                    "set it to the path of the credentials file mounted into the controllers",
-                ));
-            }
-            verdict.warn(
-                "capz-rs does not support UserAssignedIdentityCredential identities yet: clusters using \
-                 this identity report the reason UnsupportedIdentityType; use WorkloadIdentity or \
-                 UserAssignedMSI instead",
-            );
+        // That capz-rs cannot use such an identity yet is the support matrix's warning.
+        IdentityType::UserAssignedIdentityCredential
+            if !is_set(spec_.user_assigned_identity_credentials_path.as_ref()) =>
+        {
+            verdict.reject(FieldError::required(
+                spec().child("userAssignedIdentityCredentialsPath"),
+                "set it to the path of the credentials file mounted into the controllers",
+            ));
         }
         _ => {}
     }
@@ -595,11 +591,6 @@ mod tests {
                 json!({"resourceID":
                 "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/i"}),
                 "deprecated and ignored",
-            ),
-            (
-                "UserAssignedIdentityCredential",
-                json!({"userAssignedIdentityCredentialsPath": "/c"}),
-                "UnsupportedIdentityType",
             ),
             (
                 "WorkloadIdentity",

@@ -14,6 +14,7 @@
 //!   meta        Kubernetes names, label keys and values, label selectors
 //!   names       the names of the Azure resources derived from a cluster's name
 //!   checks      Azure's naming rules, DNS names, resource IDs, tag limits
+//!   support     the support matrix: which spec fields are acted on, which not yet and why
 //!   <kind>      one module per kind: its Rules (default, validate_create, validate_update)
 //!     azureclusteridentity   AzureClusterIdentity: what each identity type needs
 //!     azurecluster   AzureCluster and AzureClusterTemplate: the network, load balancers, bastion
@@ -36,6 +37,7 @@ mod immutable;
 pub mod meta;
 pub mod names;
 mod ssh;
+pub mod support;
 
 use capz_api::capi::TOPOLOGY_DRY_RUN_ANNOTATION;
 use kube::Resource;

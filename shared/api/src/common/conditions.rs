@@ -101,6 +101,9 @@ condition_types! {
     INBOUND_NAT_RULES_READY = "InboundNATRulesReady";
     /// The role assignment of a system-assigned identity exists.
     ROLE_ASSIGNMENT_READY = "RoleAssignmentReady";
+    /// Every field the spec sets is acted on; False names those capz-rs accepts but does not act
+    /// on yet.
+    SPEC_SUPPORTED = "SpecSupported";
     /// A machine's disks exist (reported while they are deleted).
     DISKS_READY = "DisksReady";
     /// A scale set exists and is running.
