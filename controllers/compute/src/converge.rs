@@ -27,7 +27,7 @@ use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use serde::Serialize;
 
 use crate::plan::{self, Plan};
-use crate::reconcile::{Failed, Found, POLL, dependencies, on};
+use crate::reconcile::{Failed, Found, POLL, awaits_ssh_rule, dependencies, on};
 use crate::status::{Failure, Report, VM_NOT_FOUND};
 use crate::{Error, FIELD_MANAGER, Shared};
 
@@ -83,7 +83,9 @@ impl Run<'_> {
             &self.found.machine,
             &spec,
         )?;
-        if let Some(message) = dependencies(&scope, self.azure_cluster, plan.control_plane) {
+        if let Some(message) = dependencies(&scope, self.azure_cluster, plan.control_plane)
+            .or_else(|| awaits_ssh_rule(self.machine, plan.ssh_rule))
+        {
             self.report.fails(
                 ConditionType::VM_RUNNING,
                 Reason::WAITING_FOR_DEPENDENCY,

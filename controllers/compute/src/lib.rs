@@ -5,6 +5,7 @@
 //!   AzureMachine ── owner Machine (bootstrap data, failure domain, version)
 //!        │          owner Cluster (pause, infrastructure provisioned)
 //!        │          AzureCluster (subnets and load balancers ready; names, ids, credentials)
+//!        │          InboundNATRulesReady (a control-plane machine's SSH rule, from loadbalancer)
 //!        ▼
 //!   availability set ─▶ network interfaces ─▶ virtual machine ─▶ role assignment
 //!        ▼

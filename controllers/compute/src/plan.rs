@@ -6,18 +6,18 @@ use capz_api::common::compute::VmIdentity;
 use capz_api::common::network::SubnetRole;
 use capz_api::{AzureCluster, AzureMachine, AzureMachineSpec};
 use capz_azure::ResourceId;
+use capz_kit::cluster::is_control_plane;
 use capz_kit::kube::ResourceExt as _;
 use capz_kit::scope::{ClusterScope, NETWORK};
 use capz_kit::tags::{self, Role, Tags};
 use capz_resources::availability_set::{self, AvailabilitySet};
 use capz_resources::disk::{self, Disk};
+use capz_resources::inbound_nat_rule::gets_rule;
 use capz_resources::network_interface::{self, Attachments, NetworkInterface};
 use capz_resources::role_assignment::{self, RoleAssignment};
 use capz_resources::virtual_machine::{MachineSpecError, Placement, VirtualMachine};
 use capz_rules::{Context, Entropy, Features, Operation, Rules as _};
 
-/// The label Cluster API puts on control-plane Machines.
-const CONTROL_PLANE_LABEL: &str = "cluster.x-k8s.io/control-plane";
 /// The label naming a Machine's MachineDeployment.
 const DEPLOYMENT_LABEL: &str = "cluster.x-k8s.io/deployment-name";
 /// The label naming a Machine's MachineSet.
@@ -58,12 +58,6 @@ pub(crate) fn defaulted(
     defaulted.spec
 }
 
-/// Whether `machine` belongs to the control plane.
-pub(crate) fn is_control_plane(azure_machine: &AzureMachine, machine: &Machine) -> bool {
-    azure_machine.labels().contains_key(CONTROL_PLANE_LABEL)
-        || machine.labels().contains_key(CONTROL_PLANE_LABEL)
-}
-
 /// The role assignment a machine with a system-assigned identity gets.
 #[derive(Debug, Clone)]
 pub(crate) struct RoleSpec {
@@ -88,6 +82,8 @@ impl RoleSpec {
 pub(crate) struct Plan {
     pub(crate) name: String,
     pub(crate) control_plane: bool,
+    /// Whether the machine gets an SSH inbound NAT rule (from the loadbalancer controller).
+    pub(crate) ssh_rule: bool,
     pub(crate) tags: Tags,
     pub(crate) availability_set: Option<AvailabilitySet>,
     pub(crate) interfaces: Vec<NetworkInterface>,
@@ -130,11 +126,13 @@ impl Plan {
             .map_err(|err| invalid("metadata.labels", err.to_string()))?;
         // The SSH NAT rule is the loadbalancer controller's to create; the interface refers to it
         // only once that controller reports it on the machine.
-        let nat_rule = azure_machine.status.as_ref().is_some_and(|status| {
-            status
-                .conditions
-                .is_true(&capz_api::common::conditions::ConditionType::INBOUND_NAT_RULES_READY)
-        });
+        let ssh_rule = gets_rule(azure_cluster, scope, control_plane);
+        let nat_rule = ssh_rule
+            && azure_machine.status.as_ref().is_some_and(|status| {
+                status
+                    .conditions
+                    .is_true(&capz_api::common::conditions::ConditionType::INBOUND_NAT_RULES_READY)
+            });
         let interfaces = interfaces(scope, &name, spec, control_plane, nat_rule, &tags)?;
         let vm =
             VirtualMachine::named(scope, &name).map_err(|err| invalid("metadata.name", err.to_string()))?;
@@ -153,6 +151,7 @@ impl Plan {
         Ok(Self {
             name,
             control_plane,
+            ssh_rule,
             tags,
             availability_set,
             interfaces,
@@ -269,8 +268,7 @@ fn subnet_name(
 
 /// The load balancer pools and NAT rules the primary interface joins: the API server load
 /// balancer's pool (and the control-plane outbound one) for the control plane, with its SSH NAT
-/// rule behind a public API server once `nat_rule` says it exists; the node outbound pool for other
-/// machines.
+/// rule once `nat_rule` says it exists; the node outbound pool for other machines.
 fn attachments(
     scope: &ClusterScope,
     machine: &str,
@@ -297,7 +295,7 @@ fn attachments(
         let api = network.and_then(|network| network.api_server_lb.as_ref());
         if let Some((lb, backend)) = pool(api)? {
             attachments.backend_pools.push(backend);
-            if nat_rule && is_public(api) {
+            if nat_rule {
                 let rule = lb
                     .child("inboundNatRules", machine)
                     .map_err(|err| invalid("metadata.name", err.to_string()))?;
@@ -313,16 +311,6 @@ fn attachments(
         attachments.backend_pools.push(backend);
     }
     Ok(attachments)
-}
-
-/// Whether the API server load balancer is public (the default type).
-pub(crate) fn is_public(lb: Option<&capz_api::common::network::LoadBalancerSpec>) -> bool {
-    lb.is_some_and(|lb| {
-        lb.class
-            .type_
-            .as_deref()
-            .is_none_or(|kind| kind.eq_ignore_ascii_case("Public"))
-    })
 }
 
 fn interfaces(

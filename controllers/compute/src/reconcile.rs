@@ -219,6 +219,25 @@ pub(crate) fn dependencies(
     (!waiting.is_empty()).then(|| format!("waiting for {}", waiting.join(", ")))
 }
 
+/// Why a machine that gets an SSH inbound NAT rule waits for it: its interface is then created
+/// once, with the rule, instead of being updated when the rule comes. A machine already past
+/// that point (its interface or VM exists) is not held back; its interface joins the rule when
+/// the loadbalancer controller reports it.
+pub(crate) fn awaits_ssh_rule(machine: &AzureMachine, ssh_rule: bool) -> Option<String> {
+    let conditions = machine.status.as_ref().map(|status| &status.conditions);
+    let holds = |type_: &ConditionType| conditions.is_some_and(|conditions| conditions.is_true(type_));
+    let vm_recorded = machine
+        .spec
+        .provider_id
+        .as_deref()
+        .is_some_and(|id| !id.is_empty());
+    let past = vm_recorded || holds(&ConditionType::NETWORK_INTERFACES_READY);
+    (ssh_rule && !past && !holds(&ConditionType::INBOUND_NAT_RULES_READY)).then(|| {
+        "waiting for InboundNATRulesReady on the AzureMachine: its SSH inbound NAT rule, which the loadbalancer controller creates"
+            .to_owned()
+    })
+}
+
 /// Brings Azure to the spec of a live AzureMachine and reports where it stands.
 async fn apply(
     shared: &Shared,
@@ -308,7 +327,7 @@ mod tests {
     use capz_kit::scope::ClusterScope;
     use serde_json::json;
 
-    use super::dependencies;
+    use super::{awaits_ssh_rule, dependencies};
 
     fn cluster(ready: Option<bool>, subnets: &str) -> AzureCluster {
         serde_json::from_value(json!({
@@ -341,5 +360,42 @@ mod tests {
         assert_eq!(dependencies(&scope, &cluster(None, "True"), true), None);
         // A failed check after the cluster was built does not hold the machine back.
         assert_eq!(dependencies(&scope, &cluster(Some(true), "False"), true), None);
+    }
+
+    fn machine(provider_id: Option<&str>, conditions: &[(&str, &str)]) -> capz_api::AzureMachine {
+        let conditions: Vec<_> = conditions
+            .iter()
+            .map(|(type_, status)| json!({"type": type_, "status": status, "lastTransitionTime": "2026-01-01T00:00:00Z"}))
+            .collect();
+        serde_json::from_value(json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureMachine",
+            "metadata": {"name": "cp-0", "namespace": "n"},
+            "spec": {"vmSize": "Standard_D2s_v3", "osDisk": {"osType": "Linux"}, "providerID": provider_id},
+            "status": {"conditions": conditions},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_machine_with_an_ssh_rule_waits_for_it_only_before_its_interface_exists() {
+        let fresh = machine(None, &[]);
+        let waiting = awaits_ssh_rule(&fresh, true).unwrap();
+        assert!(waiting.contains("InboundNATRulesReady"), "{waiting}");
+        assert_eq!(awaits_ssh_rule(&fresh, false), None, "no rule to wait for");
+        let reported = machine(None, &[("InboundNATRulesReady", "True")]);
+        assert_eq!(awaits_ssh_rule(&reported, true), None);
+        let not_yet = machine(None, &[("InboundNATRulesReady", "False")]);
+        assert!(awaits_ssh_rule(&not_yet, true).is_some());
+        // Machines built before the rule came (or whose rule check fails later) go on.
+        let with_interface = machine(None, &[("NetworkInterfacesReady", "True")]);
+        assert_eq!(awaits_ssh_rule(&with_interface, true), None);
+        let with_vm = machine(
+            Some(
+                "azure:///subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachines/cp-0",
+            ),
+            &[],
+        );
+        assert_eq!(awaits_ssh_rule(&with_vm, true), None);
     }
 }

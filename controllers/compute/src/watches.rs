@@ -6,9 +6,9 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use capz_api::capi::{Cluster, Machine};
 use capz_api::common::conditions::ConditionType;
 use capz_api::{AzureCluster, AzureMachine};
-use capz_kit::cluster::cluster_name;
+use capz_kit::cluster::{cluster_name, members_of};
 use capz_kit::filter::{changes, everything_but_status};
-use capz_kit::kube::runtime::reflector::{ObjectRef, Store};
+use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::kube::runtime::{Controller, WatchStreamExt as _, predicates, watcher};
 use capz_kit::kube::{Resource, ResourceExt as _};
 use capz_kit::runner;
@@ -19,8 +19,9 @@ pub(crate) const CLUSTER_DEPENDS_ON: &[ConditionType] =
 
 /// The controller of AzureMachines with its secondary watches.
 pub(crate) fn controller(ctx: &runner::Context) -> Controller<AzureMachine> {
-    let controller =
-        ctx.filtered_controller(ctx.api::<AzureMachine>(), everything_but_status::<AzureMachine>);
+    let controller = ctx.filtered_controller(ctx.api::<AzureMachine>(), |machine: &AzureMachine| {
+        Some(azure_machine_changes(machine))
+    });
     let store = controller.store();
     let config = ctx.watcher_config();
     let machines = watcher(ctx.api::<Machine>(), config.clone())
@@ -47,7 +48,7 @@ pub(crate) fn controller(ctx: &runner::Context) -> Controller<AzureMachine> {
     controller
         .watches_stream(machines, |machine: Machine| infrastructure_of(&machine))
         .watches_stream(clusters, move |cluster: Cluster| {
-            machines_of(
+            members_of(
                 &by_cluster,
                 &cluster.namespace().unwrap_or_default(),
                 &cluster.name_any(),
@@ -57,7 +58,7 @@ pub(crate) fn controller(ctx: &runner::Context) -> Controller<AzureMachine> {
             let Some(name) = cluster_name(&azure_cluster) else {
                 return Vec::new();
             };
-            machines_of(
+            members_of(
                 &by_azure_cluster,
                 &azure_cluster.namespace().unwrap_or_default(),
                 &name,
@@ -67,6 +68,20 @@ pub(crate) fn controller(ctx: &runner::Context) -> Controller<AzureMachine> {
 
 fn predicates_config() -> capz_kit::kube::runtime::PredicateConfig {
     capz_kit::kube::runtime::PredicateConfig::default()
+}
+
+/// An AzureMachine matters for everything but its status, and for the loadbalancer controller's
+/// `InboundNATRulesReady` changing status (a control-plane interface waits for its SSH rule).
+fn azure_machine_changes(machine: &AzureMachine) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    everything_but_status(machine).hash(&mut hasher);
+    machine
+        .status
+        .as_ref()
+        .and_then(|status| status.conditions.get(&ConditionType::INBOUND_NAT_RULES_READY))
+        .map(|condition| condition.status)
+        .hash(&mut hasher);
+    hasher.finish()
 }
 
 /// A Machine matters for its spec (bootstrap data, failure domain, version), its deletion and
@@ -99,15 +114,35 @@ fn infrastructure_of(machine: &Machine) -> Option<ObjectRef<AzureMachine>> {
         .then(|| ObjectRef::new(&reference.name).within(&machine.namespace().unwrap_or_default()))
 }
 
-/// The AzureMachines of the Cluster `cluster` in `namespace`.
-fn machines_of(store: &Store<AzureMachine>, namespace: &str, cluster: &str) -> Vec<ObjectRef<AzureMachine>> {
-    store
-        .state()
-        .iter()
-        .filter(|machine| {
-            machine.namespace().as_deref() == Some(namespace)
-                && cluster_name(machine.as_ref()).as_deref() == Some(cluster)
-        })
-        .map(|machine| ObjectRef::from_obj(machine.as_ref()))
-        .collect()
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn machine(conditions: &[(&str, &str)]) -> AzureMachine {
+        let conditions: Vec<_> = conditions
+            .iter()
+            .map(|(type_, status)| {
+                json!({"type": type_, "status": status, "lastTransitionTime": "2026-01-01T00:00:00Z"})
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureMachine",
+            "metadata": {"name": "cp-0", "namespace": "n", "generation": 1},
+            "spec": {"vmSize": "Standard_D2s_v3", "osDisk": {"osType": "Linux"}},
+            "status": {"conditions": conditions},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_ssh_rule_condition_wakes_compute_and_its_own_status_writes_do_not() {
+        let base = azure_machine_changes(&machine(&[("InboundNATRulesReady", "False")]));
+        let own = machine(&[("InboundNATRulesReady", "False"), ("VMRunning", "True")]);
+        assert_eq!(azure_machine_changes(&own), base);
+        let rule = machine(&[("InboundNATRulesReady", "True")]);
+        assert_ne!(azure_machine_changes(&rule), base);
+    }
 }

@@ -16,7 +16,17 @@
 //!
 //! Deletion removes the load balancers, then their public IPs, each only when it carries the
 //! cluster's `owned` tag, and then the finalizer.
+//!
+//! A second controller, on AzureMachines, keeps the SSH inbound NAT rule of each control-plane
+//! machine behind a public API server load balancer (module `nat_rules`):
+//!
+//! ```text
+//!   AzureMachine (control plane) ── LoadBalancersReady on its AzureCluster ──▶ wait
+//!     │ finalizer, rule <machine> on port 22 or 2201..2219   InboundNATRulesReady
+//!     ▼ deleted: compute's finalizer gone ─▶ rule deleted ─▶ finalizer gone
+//! ```
 
+mod nat_rules;
 mod pipeline;
 
 use std::sync::Arc;
@@ -47,7 +57,7 @@ use futures_util::StreamExt as _;
 pub const NAME: &str = "loadbalancer";
 /// The field manager of everything it writes.
 pub const FIELD_MANAGER: FieldManager = FieldManager::new("capz-loadbalancer");
-/// Its finalizer on AzureClusters.
+/// Its finalizer on AzureClusters and on the AzureMachines that get an SSH rule.
 pub const FINALIZER: &str = "loadbalancer.infrastructure.cluster.x-k8s.io";
 /// The condition types it owns.
 pub const OWNED: &[ConditionType] = &[
@@ -76,10 +86,13 @@ pub enum Error {
     /// An Azure resource could not be brought to what the spec asks.
     #[error(transparent)]
     Resource(Box<ResourceError>),
-    /// Not a failure: deletes are still running. The finalizer stays until they end, and only
-    /// an error keeps kube-runtime from removing it, so cleanup reports this one.
-    #[error("deleting the load balancers and their public IPs")]
+    /// Not a failure: deletes are still running, or wait for a peer. The finalizer stays until
+    /// they end, and only an error keeps kube-runtime from removing it, so cleanup reports this
+    /// one.
+    #[error("{what}")]
     StillDeleting {
+        /// What cleanup is doing.
+        what: &'static str,
         /// When to look again.
         retry_after: std::time::Duration,
     },
@@ -107,7 +120,7 @@ impl Classify for Error {
     fn retry_after(&self) -> Option<std::time::Duration> {
         match self {
             Self::Resource(error) => error.retry_after(),
-            Self::StillDeleting { retry_after } => Some(*retry_after),
+            Self::StillDeleting { retry_after, .. } => Some(*retry_after),
             _ => None,
         }
     }
@@ -154,7 +167,9 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
         .default_backoff()
         .touched_objects()
         .predicate_filter(cluster_changes, PredicateConfig::default());
-    ctx.filtered_controller(ctx.api::<AzureCluster>(), changes::<AzureCluster>(DEPENDS_ON))
+    let machines = nat_rules::run(&ctx, state.clone());
+    let azure_clusters = ctx
+        .filtered_controller(ctx.api::<AzureCluster>(), changes::<AzureCluster>(DEPENDS_ON))
         .watches_stream(clusters, |cluster: Cluster| {
             let namespace = cluster.namespace()?;
             cluster
@@ -164,8 +179,8 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
                 .map(|reference| ObjectRef::new(&reference.name).within(&namespace))
         })
         .run(reconcile, error_policy, state)
-        .for_each(|_| async {})
-        .await;
+        .for_each(|_| async {});
+    futures_util::future::join(azure_clusters, machines).await;
     Ok(())
 }
 

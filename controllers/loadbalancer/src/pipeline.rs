@@ -37,16 +37,16 @@ use crate::{Error, FIELD_MANAGER, NAME, OWNED, State};
 /// The services whose operations this controller records.
 const SERVICES: &[&str] = &[PublicIp::SERVICE, LoadBalancer::SERVICE];
 /// The wait before polling an operation Azure gave no `Retry-After` for.
-const POLL: Duration = Duration::from_secs(5);
+pub(crate) const POLL: Duration = Duration::from_secs(5);
 /// The API server port of a cluster whose Cluster is gone (during deletion only).
 const DEFAULT_API_SERVER_PORT: i32 = 6443;
 
-/// The status fields this controller owns.
+/// The status fields this controller owns, on AzureClusters and on AzureMachines.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct OwnedStatus<'a> {
-    conditions: Vec<Condition>,
-    long_running_operation_states: &'a [Future],
+pub(crate) struct OwnedStatus<'a> {
+    pub(crate) conditions: Vec<Condition>,
+    pub(crate) long_running_operation_states: &'a [Future],
 }
 
 /// The spec field this controller writes.
@@ -260,7 +260,7 @@ fn plan(state: &State, object: &AzureCluster, port: i32) -> Result<ClusterLoadBa
     Ok(ClusterLoadBalancers::of(&scope, state.features, port)?)
 }
 
-fn holds(object: &AzureCluster, type_: &ConditionType) -> bool {
+pub(crate) fn holds(object: &AzureCluster, type_: &ConditionType) -> bool {
     object
         .status
         .as_ref()
@@ -277,7 +277,7 @@ fn missing_dependency(object: &AzureCluster, plan: &ClusterLoadBalancers) -> Opt
     })
 }
 
-async fn arm_client(state: &State, object: &AzureCluster) -> Result<ArmClient, Error> {
+pub(crate) async fn arm_client(state: &State, object: &AzureCluster) -> Result<ArmClient, Error> {
     let credential = state
         .identities
         .credential(ClusterIdentityRef::from(object))
@@ -481,7 +481,10 @@ pub(crate) async fn cleanup(
     write_status(state, api, object, &pass, &operations).await?;
     // Returning normally would let the finalizer go with deletes still running.
     match pass.due() {
-        Some(retry_after) if pass.error.is_none() => Err(Error::StillDeleting { retry_after }),
+        Some(retry_after) if pass.error.is_none() => Err(Error::StillDeleting {
+            what: "deleting the load balancers and their public IPs",
+            retry_after,
+        }),
         _ => pass.finish(),
     }
 }

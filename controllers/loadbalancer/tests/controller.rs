@@ -2,6 +2,8 @@
 //! waits for the network controller's conditions (applied here by the test under a field manager
 //! of its own), builds the load balancers and public IPs CAPZ builds, sets the control plane
 //! endpoint, writes nothing on a resync, leaves foreign resources alone and cleans up on delete.
+//! For control-plane AzureMachines it keeps the SSH inbound NAT rules, with the test playing
+//! compute (its finalizer and conditions).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,8 +12,8 @@ use arm_emulator::config::{
     DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT, SeedResource,
 };
 use arm_emulator::{Config, Running};
-use capz_kit::api::AzureCluster;
 use capz_kit::api::common::conditions::{ConditionStatus, ConditionType};
+use capz_kit::api::{AzureCluster, AzureMachine};
 use capz_kit::apply::{FieldManager, apply_status};
 use capz_kit::azure::models::network::LoadBalancer;
 use capz_kit::azure::models::{ArmModel as _, network::PublicIpAddress};
@@ -20,8 +22,8 @@ use capz_kit::cli::Args;
 use capz_kit::conditions::{Observation, observe};
 use capz_kit::identity::IdentitySettings;
 use capz_kit::k8s_openapi::jiff::Timestamp;
-use capz_kit::kube::api::{Api, DeleteParams};
-use capz_kit::kube::{Client, ResourceExt as _};
+use capz_kit::kube::api::{Api, DeleteParams, Patch, PatchParams};
+use capz_kit::kube::{Client, Resource, ResourceExt as _};
 use capz_kit::runner::{self, Shutdown};
 use clap::Parser as _;
 use serde_json::{Value, json};
@@ -30,6 +32,9 @@ type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
 /// The network controller, as the test plays it.
 const NETWORK: FieldManager = FieldManager::new("capz-test-network");
+/// The compute controller, as the test plays it.
+const COMPUTE: FieldManager = FieldManager::new("capz-test-compute");
+const COMPUTE_FINALIZER: &str = "compute.infrastructure.cluster.x-k8s.io";
 const WAIT: Duration = Duration::from_mins(1);
 
 fn group_id(group: &str) -> String {
@@ -233,18 +238,25 @@ async fn create_cluster(client: &Client, namespace: &str, name: &str, network: &
 
 /// Reports `types` True as the network controller would.
 async fn network_reports(api: &Api<AzureCluster>, name: &str, types: &[ConditionType]) -> TestResult {
+    reports(api, name, &NETWORK, types).await
+}
+
+/// Reports `types` True on `name` under `manager`, as the peer it plays would.
+async fn reports<K>(api: &Api<K>, name: &str, manager: &FieldManager, types: &[ConditionType]) -> TestResult
+where
+    K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
     #[derive(Debug, serde::Serialize)]
     struct Status {
         conditions: Vec<capz_kit::api::common::conditions::Condition>,
     }
     let object = api.get(name).await?;
-    let current = object.status.as_ref().map(|status| &status.conditions);
     let conditions = observe(
-        current,
+        None,
         types.iter().cloned().map(Observation::holds),
         Timestamp::now(),
     );
-    apply_status(api, &NETWORK, &object, &Status { conditions }).await?;
+    apply_status(api, manager, &object, &Status { conditions }).await?;
     Ok(())
 }
 
@@ -577,4 +589,232 @@ async fn the_ilb_gate_and_an_outbound_balancer_add_their_balancers_and_ips() -> 
         controller.stop().await
     })
     .await
+}
+
+/// A Machine of the cluster `cluster` and its AzureMachine `name`, in the control plane when
+/// `control_plane`, carrying compute's finalizer as compute would.
+async fn create_machine(
+    client: &Client,
+    namespace: &str,
+    cluster: &str,
+    name: &str,
+    control_plane: bool,
+) -> TestResult {
+    let mut labels = json!({"cluster.x-k8s.io/cluster-name": cluster});
+    if control_plane {
+        labels["cluster.x-k8s.io/control-plane"] = json!("");
+    }
+    let machine = json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2",
+        "kind": "Machine",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "clusterName": cluster,
+            "bootstrap": {},
+            "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "AzureMachine", "name": name},
+        },
+    });
+    let created = capz_harness::apply_yaml(client, namespace, &serde_json::to_string(&machine)?).await?;
+    let uid = created
+        .first()
+        .and_then(|object| object.metadata.uid.clone())
+        .ok_or("the Machine has no uid")?;
+    let azure_machine = json!({
+        "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+        "kind": "AzureMachine",
+        "metadata": {
+            "name": name,
+            "labels": labels,
+            "ownerReferences": [{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine", "name": name, "uid": uid}],
+            "finalizers": [COMPUTE_FINALIZER],
+        },
+        "spec": {
+            "vmSize": "Standard_D2s_v3",
+            "osDisk": {"osType": "Linux", "diskSizeGB": 64, "managedDisk": {"storageAccountType": "Premium_LRS"}},
+        },
+    });
+    capz_harness::apply_yaml(client, namespace, &serde_json::to_string(&azure_machine)?).await?;
+    Ok(())
+}
+
+fn machine_condition(
+    machine: &AzureMachine,
+    type_: &ConditionType,
+) -> Option<(ConditionStatus, Option<String>)> {
+    machine
+        .status
+        .as_ref()?
+        .conditions
+        .get(type_)
+        .map(|condition| (condition.status, condition.reason.clone()))
+}
+
+fn has_rule(machine: &AzureMachine) -> bool {
+    machine_condition(machine, &ConditionType::INBOUND_NAT_RULES_READY)
+        .is_some_and(|(status, _)| status == ConditionStatus::True)
+}
+
+impl Azure {
+    /// The frontend port of the SSH rule of `machine`, if the rule exists.
+    async fn ssh_port(&self, group: &str, machine: &str) -> TestResult<Option<u64>> {
+        let id = format!(
+            "{}/inboundNatRules/{machine}",
+            network_id(group, "loadBalancers", &format!("{group}-public-lb"))
+        );
+        let rule: Option<Value> = self.get(&id, &LoadBalancer::API_VERSION).await?;
+        let Some(rule) = rule else { return Ok(None) };
+        let properties = &rule["properties"];
+        assert_eq!(properties["protocol"], "Tcp");
+        assert_eq!(properties["backendPort"], 22);
+        assert_eq!(properties["idleTimeoutInMinutes"], 4);
+        assert_eq!(properties["enableFloatingIP"], false);
+        assert!(
+            properties["frontendIPConfiguration"]["id"].as_str().is_some_and(
+                |id| id.ends_with(&format!("/frontendIPConfigurations/{group}-public-lb-frontEnd"))
+            )
+        );
+        Ok(properties["frontendPort"].as_u64())
+    }
+}
+
+#[tokio::test]
+async fn control_plane_machines_get_ssh_rules_on_free_ports_and_lose_them_after_compute() -> TestResult {
+    in_namespace(async |plane, client, namespace| {
+        let name = "nat1";
+        let azure = Azure::start(name, Vec::new()).await?;
+        let controller = Controller::start(plane, &namespace, azure.settings()?, "")?;
+        let result = Box::pin(ssh_rules(&client, &namespace, name, &azure)).await;
+        controller.stop().await?;
+        result
+    })
+    .await
+}
+
+async fn ssh_rules(client: &Client, namespace: &str, name: &str, azure: &Azure) -> TestResult {
+    let clusters = Api::<AzureCluster>::namespaced(client.clone(), namespace);
+    let machines = Api::<AzureMachine>::namespaced(client.clone(), namespace);
+    create_cluster(client, namespace, name, &json!({})).await?;
+
+    // Before the API server load balancer exists the machine waits, with nothing in Azure.
+    create_machine(client, namespace, name, "nat1-cp-0", true).await?;
+    reports(&machines, "nat1-cp-0", &COMPUTE, &[ConditionType::VM_RUNNING]).await?;
+    let waiting = |machine: &AzureMachine| {
+        machine_condition(machine, &ConditionType::INBOUND_NAT_RULES_READY)
+            .is_some_and(|(_, reason)| reason.as_deref() == Some("WaitingForDependency"))
+    };
+    capz_harness::wait_for(&machines, "nat1-cp-0", "the rule waiting", WAIT, waiting).await?;
+    assert_eq!(azure.arm_calls(), Vec::<String>::new());
+
+    network_reports(&clusters, name, &[ConditionType::RESOURCE_GROUP_READY]).await?;
+    let first = capz_harness::wait_for(&machines, "nat1-cp-0", "the first rule", WAIT, has_rule).await?;
+    assert_eq!(azure.ssh_port(name, "nat1-cp-0").await?, Some(22));
+    assert!(
+        first
+            .finalizers()
+            .iter()
+            .any(|f| f == capz_loadbalancer::FINALIZER)
+    );
+    // The condition went in beside compute's, which stayed as it was.
+    assert_eq!(
+        machine_condition(&first, &ConditionType::VM_RUNNING).map(|(status, _)| status),
+        Some(ConditionStatus::True)
+    );
+    assert!(
+        first
+            .status
+            .as_ref()
+            .is_some_and(|status| status.long_running_operation_states.0.is_empty()),
+        "an ended operation stayed recorded"
+    );
+
+    // The next machines take the first free alternatives, in turn.
+    create_machine(client, namespace, name, "nat1-cp-1", true).await?;
+    capz_harness::wait_for(&machines, "nat1-cp-1", "the second rule", WAIT, has_rule).await?;
+    assert_eq!(azure.ssh_port(name, "nat1-cp-1").await?, Some(2201));
+    create_machine(client, namespace, name, "nat1-cp-2", true).await?;
+    create_machine(client, namespace, name, "nat1-cp-3", true).await?;
+    create_machine(client, namespace, name, "nat1-md-0", false).await?;
+    let mut ports = Vec::new();
+    for machine in ["nat1-cp-2", "nat1-cp-3"] {
+        capz_harness::wait_for(&machines, machine, "a concurrent rule", WAIT, has_rule).await?;
+        ports.push(azure.ssh_port(name, machine).await?);
+    }
+    ports.sort_unstable();
+    assert_eq!(ports, [Some(2202), Some(2203)]);
+
+    steady(&machines, azure).await?;
+    // A worker gets no rule, no finalizer and no condition.
+    let worker = machines.get("nat1-md-0").await?;
+    assert_eq!(azure.ssh_port(name, "nat1-md-0").await?, None);
+    assert_eq!(worker.finalizers(), [COMPUTE_FINALIZER]);
+    assert_eq!(
+        machine_condition(&worker, &ConditionType::INBOUND_NAT_RULES_READY),
+        None
+    );
+
+    deletion(&machines, name, azure).await
+}
+
+/// Resyncs (every second) list the rules and write nothing, to Azure or to the machines.
+async fn steady(machines: &Api<AzureMachine>, azure: &Azure) -> TestResult {
+    let version = machines.get("nat1-cp-0").await?.resource_version();
+    let writes = azure.writes();
+    let lists = |azure: &Azure| {
+        azure
+            .arm_calls()
+            .into_iter()
+            .filter(|call| call.starts_with("GET ") && call.ends_with("/inboundNatRules"))
+            .count()
+    };
+    let listed = lists(azure);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while lists(azure) < listed + 8 {
+        assert!(tokio::time::Instant::now() < deadline, "no resync happened");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(azure.writes(), writes, "a resync wrote to Azure");
+    assert_eq!(
+        machines.get("nat1-cp-0").await?.resource_version(),
+        version,
+        "a resync wrote the machine"
+    );
+    Ok(())
+}
+
+/// A deleted machine keeps its rule while compute's finalizer is on it, then loses both.
+async fn deletion(machines: &Api<AzureMachine>, name: &str, azure: &Azure) -> TestResult {
+    machines.delete("nat1-cp-0", &DeleteParams::default()).await?;
+    let held = |machine: &AzureMachine| {
+        machine_condition(machine, &ConditionType::INBOUND_NAT_RULES_READY)
+            .is_some_and(|(_, reason)| reason.as_deref() == Some("Deleting"))
+    };
+    capz_harness::wait_for(machines, "nat1-cp-0", "the rule held for compute", WAIT, held).await?;
+    assert_eq!(azure.ssh_port(name, "nat1-cp-0").await?, Some(22));
+
+    let remaining: Vec<String> = machines
+        .get("nat1-cp-0")
+        .await?
+        .finalizers()
+        .iter()
+        .filter(|finalizer| *finalizer != COMPUTE_FINALIZER)
+        .cloned()
+        .collect();
+    machines
+        .patch(
+            "nat1-cp-0",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": remaining}})),
+        )
+        .await?;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while machines.get_opt("nat1-cp-0").await?.is_some() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "nat1-cp-0 kept its finalizer"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(azure.ssh_port(name, "nat1-cp-0").await?, None);
+    assert_eq!(azure.ssh_port(name, "nat1-cp-1").await?, Some(2201));
+    Ok(())
 }

@@ -4,10 +4,11 @@
 
 use capz_api::capi::{Cluster, Machine, MachinePool};
 use kube::api::Api;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
 
-pub use capz_api::capi::{CLUSTER_NAME_LABEL, MANAGED_BY_ANNOTATION, PAUSED_ANNOTATION};
+pub use capz_api::capi::{CLUSTER_NAME_LABEL, CONTROL_PLANE_LABEL, MANAGED_BY_ANNOTATION, PAUSED_ANNOTATION};
 
 /// Whether reconciling `object` is paused: its Cluster says `spec.paused`, or the object carries
 /// the paused annotation.
@@ -28,6 +29,32 @@ pub fn is_externally_managed(object: &impl Resource) -> bool {
 #[must_use]
 pub fn cluster_name(object: &impl Resource) -> Option<String> {
     owner_named::<Cluster>(object).or_else(|| object.labels().get(CLUSTER_NAME_LABEL).cloned())
+}
+
+/// Whether an infrastructure machine belongs to the control plane: it or its Machine carries
+/// Cluster API's control-plane label.
+#[must_use]
+pub fn is_control_plane(infrastructure: &impl Resource, machine: &Machine) -> bool {
+    infrastructure.labels().contains_key(CONTROL_PLANE_LABEL)
+        || machine.labels().contains_key(CONTROL_PLANE_LABEL)
+}
+
+/// The objects in `store` that belong to the Cluster `cluster` of `namespace`: what a watch of a
+/// cluster-level object wakes.
+#[must_use]
+pub fn members_of<K>(store: &Store<K>, namespace: &str, cluster: &str) -> Vec<ObjectRef<K>>
+where
+    K: Resource<DynamicType = ()> + Clone,
+{
+    store
+        .state()
+        .iter()
+        .filter(|object| {
+            object.namespace().as_deref() == Some(namespace)
+                && cluster_name(object.as_ref()).as_deref() == Some(cluster)
+        })
+        .map(|object| ObjectRef::from_obj(object.as_ref()))
+        .collect()
 }
 
 /// The Cluster `object` belongs to, `None` until Cluster API has linked them (or when it is gone).

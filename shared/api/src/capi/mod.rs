@@ -25,6 +25,8 @@ pub const VERSION: &str = "v1beta2";
 
 /// The label Cluster API puts on every object of a cluster, naming the cluster.
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+/// The label Cluster API puts on control-plane Machines (and their infrastructure machines).
+pub const CONTROL_PLANE_LABEL: &str = "cluster.x-k8s.io/control-plane";
 /// The annotation pausing one object.
 pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
 /// The annotation marking infrastructure whose owner is not the provider.

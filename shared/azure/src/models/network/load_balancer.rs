@@ -326,6 +326,11 @@ impl ArmModel for LoadBalancer {
     const API_VERSION: ApiVersion = API_VERSION;
 }
 
+impl ArmModel for InboundNatRule {
+    const RESOURCE_TYPE: &'static str = "Microsoft.Network/loadBalancers/inboundNatRules";
+    const API_VERSION: ApiVersion = API_VERSION;
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -1,0 +1,457 @@
+//! The SSH inbound NAT rules of control-plane machines, a controller of AzureMachines beside the
+//! AzureCluster one: the rules are children of the API server load balancer, which this family
+//! owns.
+//!
+//! A machine gets a rule when [`gets_rule`] says so (control plane, public API server load
+//! balancer, cluster not externally managed); compute asks the same question before it creates
+//! the machine's network interface. Once the AzureCluster reports `LoadBalancersReady`, the
+//! machine gets this controller's finalizer and its rule, on a frontend port chosen from one list
+//! of the balancer's rules, and `InboundNATRulesReady` in its status (applied alone under this
+//! controller's field manager, so compute's conditions stay as they are).
+//!
+//! A deleted machine keeps its rule until compute's finalizer is gone: until then its interface
+//! may still use the rule, which Azure refuses to delete. Then the rule goes, and the finalizer.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use capz_kit::api::capi::Cluster;
+use capz_kit::api::common::conditions::{ConditionSeverity, ConditionType, Conditions};
+use capz_kit::api::{AzureCluster, AzureMachine};
+use capz_kit::apply::apply_status;
+use capz_kit::azure::models::ArmModel as _;
+use capz_kit::azure::models::network::InboundNatRule as RuleModel;
+use capz_kit::azure::{IdError, ResourceId};
+use capz_kit::cluster::{
+    cluster_name, is_control_plane, is_paused, members_of, owner_cluster, owner_machine,
+};
+use capz_kit::conditions::{Observation, Reason, differ, observe, unless_held};
+use capz_kit::filter::{changes, cluster_changes, everything_but_status};
+use capz_kit::finalizer::finalized;
+use capz_kit::k8s_openapi::jiff::Timestamp;
+use capz_kit::kube::runtime::controller::Action;
+use capz_kit::kube::runtime::finalizer::Event;
+use capz_kit::kube::runtime::reflector::ObjectRef;
+use capz_kit::kube::runtime::{PredicateConfig, WatchStreamExt as _, watcher};
+use capz_kit::kube::{Api, Client, ResourceExt as _};
+use capz_kit::operations::Operations;
+use capz_kit::policy::{Backoff, Category, Classify as _};
+use capz_kit::resource::{self, AzureResource as _, Progress, ResourceError};
+use capz_kit::runner;
+use capz_kit::scope::{ClusterScope, ScopeError};
+use capz_resources::inbound_nat_rule::{ApiServerFrontend, InboundNatRule, frontend_port, gets_rule};
+use capz_resources::load_balancer::PlanError;
+use futures_util::StreamExt as _;
+
+use crate::pipeline::{OwnedStatus, POLL, arm_client, holds};
+use crate::{Error, FIELD_MANAGER, FINALIZER, NAME, State};
+
+/// Compute's finalizer: while it is on a machine, the machine's interface may use the rule.
+const COMPUTE_FINALIZER: &str = "compute.infrastructure.cluster.x-k8s.io";
+/// The AzureCluster condition whose changes wake the machines of the cluster.
+const CLUSTER_DEPENDS_ON: &[ConditionType] = &[ConditionType::LOAD_BALANCERS_READY];
+/// The condition this controller owns on AzureMachines.
+const OWNED: &[ConditionType] = &[ConditionType::INBOUND_NAT_RULES_READY];
+/// How soon a machine whose interface compute still holds is looked at again, should the change
+/// of its finalizers not wake it first.
+const COMPUTE_WAIT: Duration = Duration::from_secs(30);
+/// Every frontend port an SSH rule may use is taken.
+const NO_FREE_PORT: Reason = Reason::new("NoFreeFrontendPort");
+
+/// What the reconciles of machines share.
+struct Machines {
+    state: Arc<State>,
+    backoff: Backoff<ObjectRef<AzureMachine>>,
+    /// One lock per API server load balancer: its rules get their ports one machine at a time, or
+    /// two machines could both see 22 free and take it.
+    balancers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl Machines {
+    fn lock_of(&self, balancer: &ResourceId) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.balancers.lock().unwrap_or_else(PoisonError::into_inner);
+        locks
+            .entry(balancer.to_string().to_ascii_lowercase())
+            .or_default()
+            .clone()
+    }
+}
+
+/// The controller of AzureMachines, woken by their changes other than status writes, by their
+/// Cluster (pause) and by their AzureCluster's `LoadBalancersReady` (and spec).
+pub(crate) fn run(ctx: &runner::Context, state: Arc<State>) -> impl Future<Output = ()> + use<> {
+    let controller =
+        ctx.filtered_controller(ctx.api::<AzureMachine>(), everything_but_status::<AzureMachine>);
+    let by_cluster = controller.store();
+    let by_azure_cluster = by_cluster.clone();
+    let clusters = watcher(ctx.api::<Cluster>(), ctx.watcher_config())
+        .default_backoff()
+        .touched_objects()
+        .predicate_filter(cluster_changes, PredicateConfig::default());
+    // AzureClusters carry no watch-filter label of their own in every setup; the machines do.
+    let azure_clusters = watcher(ctx.api::<AzureCluster>(), watcher::Config::default())
+        .default_backoff()
+        .touched_objects()
+        .predicate_filter(
+            changes::<AzureCluster>(CLUSTER_DEPENDS_ON),
+            PredicateConfig::default(),
+        );
+    let machines = Arc::new(Machines {
+        state,
+        backoff: Backoff::default(),
+        balancers: Mutex::default(),
+    });
+    controller
+        .watches_stream(clusters, move |cluster: Cluster| {
+            members_of(
+                &by_cluster,
+                &cluster.namespace().unwrap_or_default(),
+                &cluster.name_any(),
+            )
+        })
+        .watches_stream(azure_clusters, move |azure_cluster: AzureCluster| {
+            let Some(name) = cluster_name(&azure_cluster) else {
+                return Vec::new();
+            };
+            members_of(
+                &by_azure_cluster,
+                &azure_cluster.namespace().unwrap_or_default(),
+                &name,
+            )
+        })
+        .run(reconcile, error_policy, machines)
+        .for_each(|_| async {})
+}
+
+async fn reconcile(machine: Arc<AzureMachine>, machines: Arc<Machines>) -> Result<Action, Error> {
+    let result = reconcile_machine(machine.clone(), &machines).await;
+    match &result {
+        Ok(_) => machines.backoff.reset(&ObjectRef::from(&*machine)),
+        Err(Error::StillDeleting { .. }) => {}
+        Err(error) => {
+            machines
+                .state
+                .reporter
+                .failed(&*machine, "Reconcile", error)
+                .await;
+        }
+    }
+    result
+}
+
+#[expect(clippy::needless_pass_by_value, reason = "the signature kube-runtime calls")]
+fn error_policy(machine: Arc<AzureMachine>, error: &Error, machines: Arc<Machines>) -> Action {
+    machines.backoff.on_error(ObjectRef::from(&*machine), error)
+}
+
+/// A machine's AzureCluster, with its defaults, and where its SSH rules sit (`None` when its
+/// machines get none).
+struct Site {
+    azure_cluster: AzureCluster,
+    scope: ClusterScope,
+    target: Option<ApiServerFrontend>,
+}
+
+async fn reconcile_machine(machine: Arc<AzureMachine>, machines: &Machines) -> Result<Action, Error> {
+    let client = &machines.state.client;
+    let cluster = owner_cluster(client, &*machine).await?;
+    if is_paused(cluster.as_ref(), &*machine) {
+        return Ok(Action::await_change());
+    }
+    let site = match &cluster {
+        Some(cluster) => site_of(machines, client, cluster).await?,
+        None => None,
+    };
+    let owner = owner_machine(client, &*machine).await?;
+    let wanted = match (&site, &owner) {
+        (Some(site), Some(owner)) => gets_rule(
+            &site.azure_cluster,
+            &site.scope,
+            is_control_plane(&*machine, owner),
+        ),
+        // Before Cluster API links the machine (an owner reference change wakes it).
+        _ => false,
+    };
+    let ours = machine
+        .finalizers()
+        .iter()
+        .any(|finalizer| finalizer == FINALIZER);
+    let deleting = machine.metadata.deletion_timestamp.is_some();
+    // Only machines that get a rule carry the finalizer; one that has it keeps it until cleanup.
+    if !(wanted || (ours && deleting)) {
+        return Ok(Action::await_change());
+    }
+    let api = Api::<AzureMachine>::namespaced(client.clone(), &machine.namespace().unwrap_or_default());
+    let target = site.as_ref().and_then(|site| site.target.as_ref());
+    finalized(&api, FINALIZER, machine, async |event| {
+        match (event, &site, target) {
+            (Event::Apply(machine), Some(site), Some(target)) => {
+                apply(machines, &api, &machine, site, target).await
+            }
+            (Event::Apply(_), _, _) => Ok(Action::await_change()),
+            (Event::Cleanup(machine), site, target) => {
+                cleanup(machines, &api, &machine, site.as_ref(), target).await
+            }
+        }
+    })
+    .await
+}
+
+/// The AzureCluster the Cluster names as its infrastructure, unless it has none or a spec that
+/// names no valid resources (its own controller reports that).
+async fn site_of(machines: &Machines, client: &Client, cluster: &Cluster) -> Result<Option<Site>, Error> {
+    let Some(reference) = cluster
+        .spec
+        .infrastructure_ref
+        .as_ref()
+        .filter(|reference| reference.is("infrastructure.cluster.x-k8s.io", "AzureCluster"))
+    else {
+        return Ok(None);
+    };
+    let namespace = cluster.namespace().unwrap_or_default();
+    let Some(azure_cluster) = Api::<AzureCluster>::namespaced(client.clone(), &namespace)
+        .get_opt(&reference.name)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let state = &machines.state;
+    let Ok(scope) = ClusterScope::new(&azure_cluster, state.features, state.subscription.as_deref()) else {
+        return Ok(None);
+    };
+    let target = ApiServerFrontend::of(&scope).ok().flatten();
+    Ok(Some(Site {
+        azure_cluster,
+        scope,
+        target,
+    }))
+}
+
+/// Where a machine's rule stands after a pass.
+enum Outcome {
+    Exists,
+    Creating(Option<Duration>),
+    Waiting(String),
+    NoFreePort(String),
+    WaitingForCompute,
+    Deleting(Option<Duration>),
+    Failed { error: Error, deleting: bool },
+}
+
+impl Outcome {
+    /// `InboundNATRulesReady` as the pass found it, given the machine's `current` conditions.
+    fn observation(&self, current: Option<&Conditions>) -> Observation {
+        use ConditionSeverity::{Error as Severe, Info, Warning};
+        let type_ = ConditionType::INBOUND_NAT_RULES_READY;
+        match self {
+            Self::Exists => Observation::holds(type_),
+            Self::Creating(_) => {
+                Observation::fails(type_, Reason::CREATING, Info, "creating the SSH inbound NAT rule")
+            }
+            Self::Waiting(message) => {
+                Observation::fails(type_, Reason::WAITING_FOR_DEPENDENCY, Info, message.clone())
+            }
+            Self::NoFreePort(message) => Observation::fails(type_, NO_FREE_PORT, Warning, message.clone()),
+            Self::WaitingForCompute => Observation::fails(
+                type_,
+                Reason::DELETING,
+                Info,
+                "waiting for compute to delete the network interface that uses the SSH inbound NAT rule",
+            ),
+            Self::Deleting(_) => {
+                Observation::fails(type_, Reason::DELETING, Info, "deleting the SSH inbound NAT rule")
+            }
+            Self::Failed { error, deleting } => {
+                let reason = match error {
+                    Error::Resource(failure)
+                        if *deleting && matches!(**failure, ResourceError::Arm { .. }) =>
+                    {
+                        Reason::DELETION_FAILED
+                    }
+                    _ => error.reason(),
+                };
+                let passing = matches!(error.category(), Category::Transient | Category::Throttled);
+                let severity = if passing { Warning } else { Severe };
+                let observed = Observation::fails(type_, reason, severity, error.to_string());
+                // Compute joins the interface to the rule while the condition holds: a check that
+                // failed for a while says nothing about a rule that existed, and must not detach it.
+                if passing && !deleting {
+                    unless_held(current, observed)
+                } else {
+                    observed
+                }
+            }
+        }
+    }
+
+    /// The next reconcile. While the machine is deleted only an error keeps the finalizer.
+    fn finish(self) -> Result<Action, Error> {
+        match self {
+            Self::Exists | Self::Waiting(_) | Self::NoFreePort(_) => Ok(Action::await_change()),
+            Self::Creating(retry_after) => Ok(Action::requeue(retry_after.unwrap_or(POLL))),
+            Self::WaitingForCompute => Err(Error::StillDeleting {
+                what: "waiting for compute to delete the machine's network interface",
+                retry_after: COMPUTE_WAIT,
+            }),
+            Self::Deleting(retry_after) => Err(Error::StillDeleting {
+                what: "deleting the SSH inbound NAT rule",
+                retry_after: retry_after.unwrap_or(POLL),
+            }),
+            Self::Failed { error, .. } => Err(error),
+        }
+    }
+}
+
+fn operations_of(machine: &AzureMachine) -> Operations {
+    let states = machine
+        .status
+        .as_ref()
+        .map(|status| &status.long_running_operation_states);
+    Operations::owned(states, NAME, &[InboundNatRule::SERVICE])
+}
+
+/// The rule of `machine` on `target`.
+fn rule_of(machine: &AzureMachine, target: &ApiServerFrontend) -> Result<InboundNatRule, Error> {
+    let name = machine.name_any();
+    InboundNatRule::new(target, &name).map_err(|source: IdError| {
+        PlanError::from(ScopeError::Invalid {
+            field: "metadata.name",
+            value: name,
+            source,
+        })
+        .into()
+    })
+}
+
+/// Creates the machine's rule once the API server load balancer exists, and reports it.
+async fn apply(
+    machines: &Machines,
+    api: &Api<AzureMachine>,
+    machine: &AzureMachine,
+    site: &Site,
+    target: &ApiServerFrontend,
+) -> Result<Action, Error> {
+    let mut operations = operations_of(machine);
+    // Once the cluster has been ready its balancer exists, whatever a later check of it says.
+    let was_ready = site.azure_cluster.status.as_ref().and_then(|status| status.ready) == Some(true);
+    let outcome = if was_ready || holds(&site.azure_cluster, &ConditionType::LOAD_BALANCERS_READY) {
+        create(machines, machine, site, target, &mut operations)
+            .await
+            .unwrap_or_else(|error| Outcome::Failed {
+                error,
+                deleting: false,
+            })
+    } else {
+        Outcome::Waiting(
+            "waiting for the API server load balancer: LoadBalancersReady is not True on the AzureCluster"
+                .to_owned(),
+        )
+    };
+    write_status(api, machine, &outcome, &operations).await?;
+    outcome.finish()
+}
+
+async fn create(
+    machines: &Machines,
+    machine: &AzureMachine,
+    site: &Site,
+    target: &ApiServerFrontend,
+    operations: &mut Operations,
+) -> Result<Outcome, Error> {
+    let rule = rule_of(machine, target)?;
+    let client = arm_client(&machines.state, &site.azure_cluster).await?;
+    let lock = machines.lock_of(&target.load_balancer);
+    let _choosing = lock.lock().await;
+    let rules: Vec<RuleModel> = client
+        .list(
+            &target.load_balancer,
+            RuleModel::RESOURCE_TYPE,
+            &RuleModel::API_VERSION,
+        )
+        .await
+        .map_err(|source| ResourceError::Arm {
+            action: "list the inbound NAT rules of",
+            id: target.load_balancer.clone(),
+            source,
+        })?;
+    let name = machine.name_any();
+    let Some(port) = frontend_port(&rules, &name) else {
+        return Ok(Outcome::NoFreePort(format!(
+            "no frontend port is free for the SSH rule on {}: 22 and 2201 to 2219 are taken",
+            target.load_balancer.name()
+        )));
+    };
+    Ok(
+        match resource::reconcile(&client, &rule.frontend_port(port), operations).await? {
+            Progress::Done(_) => Outcome::Exists,
+            Progress::InProgress { retry_after } => Outcome::Creating(retry_after),
+        },
+    )
+}
+
+/// Deletes the rule of a deleted machine once compute has let go of its interface; done when the
+/// rule is gone (or its cluster or balancer is, which took the rule with it).
+async fn cleanup(
+    machines: &Machines,
+    api: &Api<AzureMachine>,
+    machine: &AzureMachine,
+    site: Option<&Site>,
+    target: Option<&ApiServerFrontend>,
+) -> Result<Action, Error> {
+    let mut operations = operations_of(machine);
+    let outcome = if machine
+        .finalizers()
+        .iter()
+        .any(|finalizer| finalizer == COMPUTE_FINALIZER)
+    {
+        Outcome::WaitingForCompute
+    } else {
+        let (Some(site), Some(target)) = (site, target) else {
+            return Ok(Action::await_change());
+        };
+        match remove(machines, machine, site, target, &mut operations).await {
+            Ok(Progress::Done(())) => return Ok(Action::await_change()),
+            Ok(Progress::InProgress { retry_after }) => Outcome::Deleting(retry_after),
+            Err(error) => Outcome::Failed {
+                error,
+                deleting: true,
+            },
+        }
+    };
+    write_status(api, machine, &outcome, &operations).await?;
+    outcome.finish()
+}
+
+async fn remove(
+    machines: &Machines,
+    machine: &AzureMachine,
+    site: &Site,
+    target: &ApiServerFrontend,
+    operations: &mut Operations,
+) -> Result<Progress<()>, Error> {
+    let rule = rule_of(machine, target)?;
+    let client = arm_client(&machines.state, &site.azure_cluster).await?;
+    Ok(resource::delete(&client, &rule, operations).await?)
+}
+
+/// Applies `InboundNATRulesReady` and the rule's operation when they change the machine's status.
+async fn write_status(
+    api: &Api<AzureMachine>,
+    machine: &AzureMachine,
+    outcome: &Outcome,
+    operations: &Operations,
+) -> Result<(), Error> {
+    let current = machine.status.as_ref().map(|status| &status.conditions);
+    let conditions = observe(current, [outcome.observation(current)], Timestamp::now());
+    if !differ(current, OWNED, &conditions) && !operations.changed() {
+        return Ok(());
+    }
+    let status = OwnedStatus {
+        conditions,
+        long_running_operation_states: operations.entries(),
+    };
+    apply_status(api, &FIELD_MANAGER, machine, &status).await?;
+    Ok(())
+}
