@@ -6,7 +6,6 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use capz_api::capi::{Cluster, Machine};
 use capz_api::common::conditions::ConditionType;
 use capz_api::{AzureCluster, AzureMachine};
-use capz_kit::cluster::{cluster_name, members_of};
 use capz_kit::filter::{changes, everything_but_status};
 use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::kube::runtime::{Controller, WatchStreamExt as _, predicates, watcher};
@@ -22,48 +21,18 @@ pub(crate) fn controller(ctx: &runner::Context) -> Controller<AzureMachine> {
     let controller = ctx.filtered_controller(ctx.api::<AzureMachine>(), |machine: &AzureMachine| {
         Some(azure_machine_changes(machine))
     });
-    let store = controller.store();
-    let config = ctx.watcher_config();
-    let machines = watcher(ctx.api::<Machine>(), config.clone())
+    let machines = watcher(ctx.api::<Machine>(), ctx.watcher_config())
         .default_backoff()
         .touched_objects()
         .predicate_filter(
             |machine: &Machine| Some(machine_changes(machine)),
             predicates_config(),
         );
-    let clusters = watcher(ctx.api::<Cluster>(), config)
-        .default_backoff()
-        .touched_objects()
-        .predicate_filter(
-            |cluster: &Cluster| Some(cluster_changes(cluster)),
-            predicates_config(),
-        );
-    // AzureClusters carry no watch-filter label of their own in every setup; the machines do.
-    let azure_clusters = watcher(ctx.api::<AzureCluster>(), watcher::Config::default())
-        .default_backoff()
-        .touched_objects()
-        .predicate_filter(changes::<AzureCluster>(CLUSTER_DEPENDS_ON), predicates_config());
-    let by_cluster = store.clone();
-    let by_azure_cluster = store;
-    controller
-        .watches_stream(machines, |machine: Machine| infrastructure_of(&machine))
-        .watches_stream(clusters, move |cluster: Cluster| {
-            members_of(
-                &by_cluster,
-                &cluster.namespace().unwrap_or_default(),
-                &cluster.name_any(),
-            )
-        })
-        .watches_stream(azure_clusters, move |azure_cluster: AzureCluster| {
-            let Some(name) = cluster_name(&azure_cluster) else {
-                return Vec::new();
-            };
-            members_of(
-                &by_azure_cluster,
-                &azure_cluster.namespace().unwrap_or_default(),
-                &name,
-            )
-        })
+    ctx.wake_cluster_members(
+        controller.watches_stream(machines, |machine: Machine| infrastructure_of(&machine)),
+        |cluster: &Cluster| Some(cluster_changes(cluster)),
+        changes::<AzureCluster>(CLUSTER_DEPENDS_ON),
+    )
 }
 
 fn predicates_config() -> capz_kit::kube::runtime::PredicateConfig {

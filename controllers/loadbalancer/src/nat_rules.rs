@@ -24,9 +24,7 @@ use capz_kit::apply::apply_status;
 use capz_kit::azure::models::ArmModel as _;
 use capz_kit::azure::models::network::InboundNatRule as RuleModel;
 use capz_kit::azure::{IdError, ResourceId};
-use capz_kit::cluster::{
-    cluster_name, is_control_plane, is_paused, members_of, owner_cluster, owner_machine,
-};
+use capz_kit::cluster::{is_control_plane, is_paused, owner_cluster, owner_machine};
 use capz_kit::conditions::{Observation, Reason, differ, observe, unless_held};
 use capz_kit::filter::{changes, cluster_changes, everything_but_status};
 use capz_kit::finalizer::finalized;
@@ -34,7 +32,6 @@ use capz_kit::k8s_openapi::jiff::Timestamp;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::finalizer::Event;
 use capz_kit::kube::runtime::reflector::ObjectRef;
-use capz_kit::kube::runtime::{PredicateConfig, WatchStreamExt as _, watcher};
 use capz_kit::kube::{Api, Client, ResourceExt as _};
 use capz_kit::operations::Operations;
 use capz_kit::policy::{Backoff, Category, Classify as _};
@@ -84,45 +81,18 @@ impl Machines {
 pub(crate) fn run(ctx: &runner::Context, state: Arc<State>) -> impl Future<Output = ()> + use<> {
     let controller =
         ctx.filtered_controller(ctx.api::<AzureMachine>(), everything_but_status::<AzureMachine>);
-    let by_cluster = controller.store();
-    let by_azure_cluster = by_cluster.clone();
-    let clusters = watcher(ctx.api::<Cluster>(), ctx.watcher_config())
-        .default_backoff()
-        .touched_objects()
-        .predicate_filter(cluster_changes, PredicateConfig::default());
-    // AzureClusters carry no watch-filter label of their own in every setup; the machines do.
-    let azure_clusters = watcher(ctx.api::<AzureCluster>(), watcher::Config::default())
-        .default_backoff()
-        .touched_objects()
-        .predicate_filter(
-            changes::<AzureCluster>(CLUSTER_DEPENDS_ON),
-            PredicateConfig::default(),
-        );
     let machines = Arc::new(Machines {
         state,
         backoff: Backoff::default(),
         balancers: Mutex::default(),
     });
-    controller
-        .watches_stream(clusters, move |cluster: Cluster| {
-            members_of(
-                &by_cluster,
-                &cluster.namespace().unwrap_or_default(),
-                &cluster.name_any(),
-            )
-        })
-        .watches_stream(azure_clusters, move |azure_cluster: AzureCluster| {
-            let Some(name) = cluster_name(&azure_cluster) else {
-                return Vec::new();
-            };
-            members_of(
-                &by_azure_cluster,
-                &azure_cluster.namespace().unwrap_or_default(),
-                &name,
-            )
-        })
-        .run(reconcile, error_policy, machines)
-        .for_each(|_| async {})
+    ctx.wake_cluster_members(
+        controller,
+        cluster_changes,
+        changes::<AzureCluster>(CLUSTER_DEPENDS_ON),
+    )
+    .run(reconcile, error_policy, machines)
+    .for_each(|_| async {})
 }
 
 async fn reconcile(machine: Arc<AzureMachine>, machines: Arc<Machines>) -> Result<Action, Error> {

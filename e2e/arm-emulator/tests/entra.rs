@@ -1055,9 +1055,9 @@ async fn arm_refuses_calls_without_a_valid_token() {
     assert_eq!(last["caller"]["tenant"], TENANT);
     assert!(last["caller"]["objectId"].is_string());
     // Stamped with the real time, whatever the emulator's clock says.
-    let answered = last["at"].as_str().unwrap();
+    let answered = last["answered"].as_str().unwrap();
     assert!(
-        answered.ends_with('Z') && answered >= entries[0]["at"].as_str().unwrap(),
+        answered.ends_with('Z') && answered >= entries[0]["answered"].as_str().unwrap(),
         "{answered}"
     );
 }

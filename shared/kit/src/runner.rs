@@ -50,16 +50,19 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use capz_api::AzureCluster;
+use capz_api::capi::Cluster;
 use clap::Parser as _;
 use futures_util::Stream;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::core::NamespaceResourceScope;
 use kube::runtime::{Controller, PredicateConfig, WatchStreamExt as _, controller, reflector, watcher};
-use kube::{Api, Client, Config, Resource};
+use kube::{Api, Client, Config, Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::Args;
+use crate::cluster::{cluster_name, members_of};
 use crate::leader::{self, LeaderElector, LeaderError, Timing};
 use crate::server::{Readiness, Servers};
 use crate::telemetry::Telemetry;
@@ -249,6 +252,52 @@ impl Context {
             .with_config(controller::Config::default().concurrency(self.args.concurrency_for(&kind)))
             .reconcile_all_on(every(self.args.sync_period))
             .graceful_shutdown_on(self.shutdown.triggered())
+    }
+}
+
+impl Context {
+    /// `controller`, also woken for the members of a cluster (the objects labelled with its name):
+    /// by the events of their Cluster that change `cluster_changes`, and of their AzureCluster
+    /// that change `azure_cluster_changes`. AzureClusters are watched without the watch filter's
+    /// label, which not every setup puts on them; their members carry it.
+    #[must_use]
+    pub fn wake_cluster_members<K>(
+        &self,
+        controller: Controller<K>,
+        cluster_changes: impl Fn(&Cluster) -> Option<u64> + Send + 'static,
+        azure_cluster_changes: impl Fn(&AzureCluster) -> Option<u64> + Send + 'static,
+    ) -> Controller<K>
+    where
+        K: Clone + Resource<DynamicType = ()> + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let clusters = watcher(self.api::<Cluster>(), self.watcher_config())
+            .default_backoff()
+            .touched_objects()
+            .predicate_filter(cluster_changes, PredicateConfig::default());
+        let azure_clusters = watcher(self.api::<AzureCluster>(), watcher::Config::default())
+            .default_backoff()
+            .touched_objects()
+            .predicate_filter(azure_cluster_changes, PredicateConfig::default());
+        let by_cluster = controller.store();
+        let by_azure_cluster = by_cluster.clone();
+        controller
+            .watches_stream(clusters, move |cluster: Cluster| {
+                members_of(
+                    &by_cluster,
+                    &cluster.namespace().unwrap_or_default(),
+                    &cluster.name_any(),
+                )
+            })
+            .watches_stream(azure_clusters, move |azure_cluster: AzureCluster| {
+                let Some(name) = cluster_name(&azure_cluster) else {
+                    return Vec::new();
+                };
+                members_of(
+                    &by_azure_cluster,
+                    &azure_cluster.namespace().unwrap_or_default(),
+                    &name,
+                )
+            })
     }
 }
 
