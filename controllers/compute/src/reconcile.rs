@@ -281,7 +281,7 @@ async fn apply(
                 report: &mut report,
                 operations: &mut operations,
             };
-            run.converge().await
+            Box::pin(run.converge()).await
         }
         None => Ok(Action::await_change()),
     };

@@ -177,17 +177,11 @@ pub async fn reconcile<R: AzureResource>(
         .await
         .map_err(failed("write", id))?;
     let progress = follow(outcome, operations, R::SERVICE, &name);
-    if let Progress::InProgress { retry_after } = progress {
-        return Ok(
-            match resume::<R>(client, operations, id, OperationMethod::Put, "finish writing").await? {
-                Some(Progress::Done(Some(model))) => Progress::Done(model),
-                Some(Progress::InProgress { retry_after }) => Progress::InProgress { retry_after },
-                // Finished without the resource: the next reconcile reads it.
-                Some(Progress::Done(None)) | None => Progress::InProgress { retry_after },
-            },
-        );
-    }
-    Ok(progress)
+    // Finished without the resource: the next reconcile reads it.
+    poll_now::<R, _>(client, operations, id, progress, OperationMethod::Put, |model| {
+        model
+    })
+    .await
 }
 
 /// Deletes the resource if it exists and is ours; a resource that is not ours is left as it is.
@@ -227,16 +221,37 @@ pub async fn delete<R: AzureResource>(
         .await
         .map_err(failed("delete", id))?;
     let progress = follow(outcome, operations, R::SERVICE, &name);
-    if let Progress::InProgress { .. } = progress
-        && let Some(now) =
-            resume::<R>(client, operations, id, OperationMethod::Delete, "finish deleting").await?
-    {
-        return Ok(match now {
-            Progress::Done(_) => Progress::Done(()),
-            Progress::InProgress { retry_after } => Progress::InProgress { retry_after },
-        });
-    }
-    Ok(progress)
+    poll_now::<R, _>(client, operations, id, progress, OperationMethod::Delete, |_| {
+        Some(())
+    })
+    .await
+}
+
+/// Polls the operation a write just recorded once more, at once. `finished` turns what the
+/// operation ended with into the caller's result; `None` leaves it to the next reconcile.
+async fn poll_now<R: AzureResource, T>(
+    client: &ArmClient,
+    operations: &mut Operations,
+    id: &ResourceId,
+    progress: Progress<T>,
+    method: OperationMethod,
+    finished: impl FnOnce(Option<R::Model>) -> Option<T>,
+) -> Result<Progress<T>, ResourceError> {
+    let Progress::InProgress { retry_after } = progress else {
+        return Ok(progress);
+    };
+    let action = if method == OperationMethod::Delete {
+        "finish deleting"
+    } else {
+        "finish writing"
+    };
+    Ok(match resume::<R>(client, operations, id, method, action).await? {
+        Some(Progress::Done(model)) => {
+            finished(model).map_or(Progress::InProgress { retry_after }, Progress::Done)
+        }
+        Some(Progress::InProgress { retry_after }) => Progress::InProgress { retry_after },
+        None => Progress::InProgress { retry_after },
+    })
 }
 
 /// Polls the recorded operation `method` on the resource once, if there is one we can read:
