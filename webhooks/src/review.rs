@@ -708,11 +708,9 @@ mod tests {
                 "spec": spec_,
             })
         };
-        let extensions = json!({"vmExtensions": [{"name": "x", "publisher": "p", "version": "1"}]});
-        let more = json!({"vmExtensions": [{"name": "x", "publisher": "p", "version": "1"}],
-            "allocatePublicIP": true});
-        let extension_warning =
-            "spec.vmExtensions: not acted on by capz-rs yet: VM extensions are not installed";
+        let scale_set = json!({"virtualMachineScaleSetID": "/vmss"});
+        let more = json!({"virtualMachineScaleSetID": "/vmss", "allocatePublicIP": true});
+        let scale_set_warning = "spec.virtualMachineScaleSetID: not acted on by capz-rs yet: the VM is created outside any scale set";
         let public_ip_warning =
             "spec.allocatePublicIP: not acted on by capz-rs yet: the VM gets no public IP of its own";
         let cases: [(&str, Value, Option<Value>, Vec<&str>); 5] = [
@@ -722,11 +720,11 @@ mod tests {
                 "CREATE",
                 more.clone(),
                 None,
-                vec![public_ip_warning, extension_warning],
+                vec![public_ip_warning, scale_set_warning],
             ),
             // Nothing new: the warnings were given when the fields were set.
-            ("UPDATE", extensions.clone(), Some(extensions.clone()), vec![]),
-            ("UPDATE", more, Some(extensions), vec![public_ip_warning]),
+            ("UPDATE", scale_set.clone(), Some(scale_set.clone()), vec![]),
+            ("UPDATE", more, Some(scale_set), vec![public_ip_warning]),
         ];
         for (operation, spec, old, expected) in cases {
             let old = old.map(machine);

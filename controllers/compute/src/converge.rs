@@ -1,6 +1,6 @@
 //! Building a machine in order: availability set, network interfaces, virtual machine, role
-//! assignment. Each step reads its resource once, writes only when it differs, and stops the
-//! reconcile while an operation runs.
+//! assignment, VM extensions. Each step reads its resource once, writes only when it differs, and
+//! stops the reconcile while an operation runs.
 
 use std::time::Duration;
 
@@ -22,7 +22,9 @@ use capz_kit::operations::Operations;
 use capz_kit::resource::{self, AzureResource, Progress, ResourceError};
 use capz_kit::scope::ClusterScope;
 use capz_resources::network_interface::private_addresses;
-use capz_resources::virtual_machine::{MachineInputs, VirtualMachine, provider_id, resolve_image};
+use capz_resources::virtual_machine::{
+    MachineInputs, ReferenceOs, VirtualMachine, is_windows, provider_id, resolve_image,
+};
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use serde::Serialize;
 
@@ -33,6 +35,15 @@ use crate::{Error, FIELD_MANAGER, Shared};
 
 /// How soon a machine that is not running yet is looked at again.
 const NOT_RUNNING: Duration = Duration::from_secs(15);
+
+/// The annotation naming a Windows machine's container runtime (CAPZ's).
+const RUNTIME_ANNOTATION: &str = "runtime";
+/// The annotation naming a Windows machine's Windows Server release (CAPZ's).
+const WINDOWS_SERVER_ANNOTATION: &str = "windowsServerVersion";
+/// CAPZ's reason while a VM extension is being installed.
+const BOOTSTRAP_IN_PROGRESS: Reason = Reason::new("BootstrapInProgress");
+/// CAPZ's reason when a VM extension failed.
+const BOOTSTRAP_FAILED: Reason = Reason::new("BootstrapFailed");
 
 /// The spec field compute writes.
 #[derive(Debug, Serialize)]
@@ -134,6 +145,9 @@ impl Run<'_> {
         self.report.addresses = Some(listed);
         let running = self.observe_vm(&vm);
         if let Some(action) = self.role_assignment(&client, &plan, &vm).await? {
+            return Ok(action);
+        }
+        if let Some(action) = self.extensions(&client, &plan).await? {
             return Ok(action);
         }
         Ok(if running {
@@ -248,8 +262,21 @@ impl Run<'_> {
         plan: &Plan,
         spec: &capz_api::AzureMachineSpec,
     ) -> Result<VirtualMachine, Failed> {
-        let image = resolve_image(spec.vm.image.as_ref(), self.found.machine.spec.version.as_deref())
-            .map_err(capz_resources::virtual_machine::MachineSpecError::from)?;
+        let annotations = self.machine.annotations();
+        let os = if is_windows(spec) {
+            ReferenceOs::Windows {
+                runtime: annotations.get(RUNTIME_ANNOTATION).map(String::as_str),
+                server: annotations.get(WINDOWS_SERVER_ANNOTATION).map(String::as_str),
+            }
+        } else {
+            ReferenceOs::Linux
+        };
+        let image = resolve_image(
+            spec.vm.image.as_ref(),
+            self.found.machine.spec.version.as_deref(),
+            os,
+        )
+        .map_err(capz_resources::virtual_machine::MachineSpecError::from)?;
         let custom_data = self.bootstrap_data().await?;
         let inputs = MachineInputs {
             image,
@@ -423,5 +450,61 @@ impl Run<'_> {
                 Ok(Some(requeue(retry_after)))
             }
         }
+    }
+
+    /// The VM's extensions. `BootstrapSucceeded` reports them all, as in CAPZ: it holds once
+    /// every one is installed, and an extension that failed (the bootstrap check does when the
+    /// node never finished joining) is left for a person, without writing it again.
+    async fn extensions(&mut self, client: &ArmClient, plan: &Plan) -> Result<Option<Action>, Failed> {
+        let condition = ConditionType::BOOTSTRAP_SUCCEEDED;
+        let mut installing = None;
+        for extension in &plan.extensions {
+            let name = extension.id().name().into_owned();
+            let state = match resource::reconcile(client, extension, self.operations)
+                .await
+                .map_err(on(condition.clone()))?
+            {
+                Progress::Done(model) => model
+                    .properties
+                    .and_then(|properties| properties.provisioning_state),
+                Progress::InProgress { retry_after } => {
+                    installing.get_or_insert((name, retry_after));
+                    continue;
+                }
+            };
+            match state {
+                Some(ProvisioningState::Succeeded) | None => {}
+                Some(ProvisioningState::Failed) => {
+                    let hint = if extension.is_bootstrap_check() {
+                        ": the node did not report that it finished bootstrapping; see the VM's boot diagnostics"
+                    } else {
+                        "; see the extension's status on the VM in Azure"
+                    };
+                    self.report.fails(
+                        condition,
+                        BOOTSTRAP_FAILED,
+                        ConditionSeverity::Error,
+                        format!("VM extension {name} failed{hint}"),
+                    );
+                    return Ok(Some(Action::await_change()));
+                }
+                Some(_) => {
+                    installing.get_or_insert((name, None));
+                }
+            }
+        }
+        if let Some((name, retry_after)) = installing {
+            self.report.fails(
+                condition,
+                BOOTSTRAP_IN_PROGRESS,
+                ConditionSeverity::Info,
+                format!("installing VM extension {name}"),
+            );
+            return Ok(Some(requeue(retry_after)));
+        }
+        if !plan.extensions.is_empty() {
+            self.report.holds(condition);
+        }
+        Ok(None)
     }
 }

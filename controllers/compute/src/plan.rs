@@ -15,7 +15,8 @@ use capz_resources::disk::{self, Disk};
 use capz_resources::inbound_nat_rule::gets_rule;
 use capz_resources::network_interface::{self, Attachments, NetworkInterface};
 use capz_resources::role_assignment::{self, RoleAssignment};
-use capz_resources::virtual_machine::{MachineSpecError, Placement, VirtualMachine};
+use capz_resources::virtual_machine::{self, MachineSpecError, Placement, VirtualMachine};
+use capz_resources::vm_extension::{self, VmExtension};
 use capz_rules::{Context, Entropy, Features, Operation, Rules as _};
 
 /// The label naming a Machine's MachineDeployment.
@@ -80,6 +81,7 @@ impl RoleSpec {
 
 /// Everything of one machine but its VM body, which needs the bootstrap data and image.
 pub(crate) struct Plan {
+    /// The VM's name, from which its interfaces and disks are named.
     pub(crate) name: String,
     pub(crate) control_plane: bool,
     /// Whether the machine gets an SSH inbound NAT rule (from the loadbalancer controller).
@@ -90,6 +92,7 @@ pub(crate) struct Plan {
     pub(crate) vm: VirtualMachine,
     pub(crate) disks: Vec<Disk>,
     pub(crate) role: Option<RoleSpec>,
+    pub(crate) extensions: Vec<VmExtension>,
     pub(crate) placement: Placement,
 }
 
@@ -109,7 +112,7 @@ impl Plan {
         machine: &Machine,
         spec: &AzureMachineSpec,
     ) -> Result<Self, MachineSpecError> {
-        let name = azure_machine.name_any();
+        let name = vm_name(azure_machine, spec);
         let control_plane = is_control_plane(azure_machine, machine);
         let role = if control_plane {
             Role::ControlPlane
@@ -148,6 +151,13 @@ impl Plan {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|err| invalid("spec.dataDisks[].nameSuffix", err.to_string()))?;
         let role = role_spec(spec, &vm);
+        let extensions = vm_extension::for_machine(
+            capz_kit::resource::AzureResource::id(&vm),
+            &scope.location,
+            spec,
+            scope.spec.class.azure_environment.as_deref(),
+        )
+        .map_err(|err| invalid("spec.vmExtensions[].name", err.to_string()))?;
         Ok(Self {
             name,
             control_plane,
@@ -158,9 +168,25 @@ impl Plan {
             vm,
             disks,
             role,
+            extensions,
             placement,
         })
     }
+}
+
+/// The VM's name: the one recorded in `spec.providerID` once there is one (CAPZ's naming rules
+/// changed over time, and a machine keeps the VM it has), else derived from the AzureMachine's.
+fn vm_name(azure_machine: &AzureMachine, spec: &AzureMachineSpec) -> String {
+    let recorded = spec
+        .provider_id
+        .as_deref()
+        .and_then(|id| id.rsplit_once("/virtualMachines/"))
+        .map(|(_, name)| name)
+        .filter(|name| !name.is_empty() && !name.contains('/'));
+    recorded.map_or_else(
+        || virtual_machine::vm_name(&azure_machine.name_any(), virtual_machine::is_windows(spec)),
+        str::to_owned,
+    )
 }
 
 /// The spec's `additionalTags` of the cluster and the machine, and the cloud provider's tag.

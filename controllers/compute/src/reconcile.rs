@@ -25,6 +25,7 @@ use capz_resources::disk::Disk;
 use capz_resources::network_interface::NetworkInterface;
 use capz_resources::role_assignment::RoleAssignment;
 use capz_resources::virtual_machine::VirtualMachine;
+use capz_resources::vm_extension::VmExtension;
 use tracing::Instrument as _;
 
 use crate::status::{Report, WAITING_FOR_BOOTSTRAP_DATA, WAITING_FOR_CLUSTER_INFRASTRUCTURE, publish};
@@ -37,6 +38,7 @@ pub(crate) const SERVICES: &[&str] = &[
     VirtualMachine::SERVICE,
     Disk::SERVICE,
     RoleAssignment::SERVICE,
+    VmExtension::SERVICE,
 ];
 
 /// The wait before looking again at an operation that gave no hint.

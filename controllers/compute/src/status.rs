@@ -28,10 +28,8 @@ const OWNED: &[ConditionType] = &[
 ];
 
 /// The conditions compute reports the AzureMachine fields on that capz-rs does not act on yet
-/// (`capz_rules::support`); a Windows `osType` is refused on `VMRunning` instead, as the VM
-/// cannot be built at all.
-pub(crate) const NOT_YET: &[ConditionType] =
-    &[ConditionType::SPEC_SUPPORTED, ConditionType::BOOTSTRAP_SUCCEEDED];
+/// (`capz_rules::support`).
+pub(crate) const NOT_YET: &[ConditionType] = &[ConditionType::SPEC_SUPPORTED];
 
 /// A machine whose VM is gone after it existed; it is never recreated.
 pub(crate) const VM_NOT_FOUND: Reason = Reason::new("VMNotFound");
@@ -222,7 +220,6 @@ mod tests {
                 "osDisk": {"osType": "Linux", "diskSizeGB": 128},
                 "allocatePublicIP": true,
                 "capacityReservationGroupID": "/crg",
-                "vmExtensions": [{"name": "x", "publisher": "p", "version": "1"}],
             },
         }))
         .unwrap();
@@ -234,7 +231,7 @@ mod tests {
             .iter()
             .map(|observation| observation.type_.as_str())
             .collect();
-        assert_eq!(types, ["SpecSupported", "BootstrapSucceeded"]);
+        assert_eq!(types, ["SpecSupported"]);
         let spec = &report.not_yet[0];
         assert_eq!(spec.reason, Some(Reason::new("NotSupported")));
         assert_eq!(spec.severity, Some(ConditionSeverity::Warning));
@@ -259,11 +256,7 @@ mod tests {
             if let capz_rules::support::Support::NotYet(not_yet) = &entry.support
                 && let Some(condition) = &not_yet.condition
             {
-                assert!(
-                    NOT_YET.contains(condition) || *condition == ConditionType::VM_RUNNING,
-                    "{}: {condition}",
-                    entry.field
-                );
+                assert!(NOT_YET.contains(condition), "{}: {condition}", entry.field);
             }
         }
     }

@@ -8,13 +8,14 @@ use std::time::Duration;
 use arm_emulator::config::{
     DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT, SeedResource,
 };
+use arm_emulator::faults::Fault;
 use arm_emulator::{Config, Running};
 use azure_core::http::Url;
 use capz_kit::api::common::conditions::{Condition, ConditionStatus, ConditionType, Conditions};
 use capz_kit::api::{AzureCluster, AzureMachine};
 use capz_kit::apply::{FieldManager, apply_status};
 use capz_kit::azure::models::ArmModel as _;
-use capz_kit::azure::models::compute::{Disk, VirtualMachine};
+use capz_kit::azure::models::compute::{Disk, VirtualMachine, VirtualMachineExtension};
 use capz_kit::azure::models::network::{LoadBalancer, NetworkInterface, VirtualNetwork};
 use capz_kit::azure::{
     ArmClient, Cloud, Credential, CustomCloud, HttpClient, Outcome, PollOutcome, ResourceId,
@@ -304,7 +305,13 @@ where
     Ok(())
 }
 
-/// A Machine, its bootstrap Secret (when `bootstrap`) and its AzureMachine.
+/// The spec of a Linux AzureMachine, as YAML flow-mapping entries.
+const LINUX: &str = "vmSize: Standard_D2s_v3, \
+    osDisk: {osType: Linux, diskSizeGB: 64, managedDisk: {storageAccountType: Premium_LRS}}, \
+    dataDisks: [{nameSuffix: etcddisk, diskSizeGB: 32, lun: 0}]";
+
+/// A Machine, its bootstrap Secret (when `bootstrap`) and its AzureMachine with `spec` (flow
+/// mapping entries) and the test's SSH key.
 async fn machine(
     client: &Client,
     namespace: &str,
@@ -312,6 +319,7 @@ async fn machine(
     labels: &str,
     extra: &str,
     bootstrap: bool,
+    spec: &str,
 ) -> TestResult {
     let data_secret = if bootstrap {
         format!("dataSecretName: {name}-bootstrap")
@@ -359,11 +367,7 @@ metadata:
   name: {name}
   labels: {{cluster.x-k8s.io/cluster-name: {CLUSTER}, {labels}}}
   ownerReferences: [{{apiVersion: cluster.x-k8s.io/v1beta2, kind: Machine, name: {name}, uid: {uid}}}]
-spec:
-  vmSize: Standard_D2s_v3
-  osDisk: {{osType: Linux, diskSizeGB: 64, managedDisk: {{storageAccountType: Premium_LRS}}}}
-  dataDisks: [{{nameSuffix: etcddisk, diskSizeGB: 32, lun: 0}}]
-  sshPublicKey: {SSH_KEY}
+spec: {{{spec}, sshPublicKey: {SSH_KEY}}}
 "
         ),
     )
@@ -423,6 +427,7 @@ async fn control_plane(client: &Client, namespace: &str, azure: &Azure) -> TestR
         "cluster.x-k8s.io/control-plane: ''",
         "failureDomain: '2'",
         true,
+        LINUX,
     )
     .await?;
     // Behind the public API server load balancer the interface waits for the machine's SSH rule,
@@ -462,6 +467,10 @@ async fn control_plane(client: &Client, namespace: &str, azure: &Azure) -> TestR
             "{type_}"
         );
     }
+    assert!(
+        condition(&done, &ConditionType::BOOTSTRAP_SUCCEEDED).is_none(),
+        "a machine without extensions reports none"
+    );
     let vm = azure
         .get::<VirtualMachine>(&compute("virtualMachines/cp-0"))
         .await?
@@ -643,6 +652,7 @@ async fn worker(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
         "cluster.x-k8s.io/deployment-name: md-0",
         "",
         false,
+        LINUX,
     )
     .await?;
     capz_harness::wait_for(&machines, "md-0-a", "WaitingForBootstrapData", WAIT, |machine| {
@@ -715,5 +725,179 @@ async fn worker(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
     );
     assert_eq!(azure.writes(), writes, "the VM was written again");
     assert!(!gone.finalizers().is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn extensions_are_installed_a_failed_bootstrap_check_is_left_to_a_person_and_windows_vms_get_short_names()
+-> TestResult {
+    in_namespace(async |plane, client, namespace| {
+        let azure = Azure::start(&namespace).await?;
+        cluster_objects(&client, &namespace).await?;
+        let controller = Controller::start(plane, &namespace, azure.settings()?)?;
+        let result = async {
+            Box::pin(failed_bootstrap_check(&client, &namespace, &azure)).await?;
+            Box::pin(windows_machine(&client, &namespace, &azure)).await
+        }
+        .await;
+        controller.stop().await?;
+        result
+    })
+    .await
+}
+
+/// PUTs of ARM paths ending in `suffix` so far.
+fn puts_of(azure: &Azure, suffix: &str) -> usize {
+    azure
+        .running
+        .emulator
+        .requests()
+        .iter()
+        .filter(|request| request.method == "PUT" && request.path.ends_with(suffix))
+        .count()
+}
+
+/// A Linux machine with a script extension and the bootstrap check, which fails.
+async fn failed_bootstrap_check(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
+    let machines = Api::<AzureMachine>::namespaced(client.clone(), namespace);
+    // The bootstrap check ends Failed, as it does when the node never finishes joining.
+    azure.running.emulator.add_fault(Fault {
+        method: Some("PUT".into()),
+        path: "*/extensions/CAPZ.Linux.Bootstrapping".into(),
+        status: None,
+        code: Some("VMExtensionProvisioningError".into()),
+        message: Some("the sentinel file never appeared: exit code 1".into()),
+        retry_after_seconds: None,
+        count: Some(1),
+        percent: None,
+        latency_ms: None,
+        drop_connection: false,
+        fail_operation: true,
+    });
+    let script = "vmExtensions: [{name: CustomScript, publisher: Microsoft.Azure.Extensions, version: '2.1', \
+        settings: {fileUris: 'https://example.com/hello.sh'}, protectedSettings: {commandToExecute: ./hello.sh}}]";
+    machine(
+        client,
+        namespace,
+        "md-1-a",
+        "cluster.x-k8s.io/deployment-name: md-1",
+        "",
+        true,
+        &format!("{LINUX}, {script}, disableVMBootstrapExtension: false"),
+    )
+    .await?;
+    let failed = capz_harness::wait_for(&machines, "md-1-a", "BootstrapFailed", WAIT, |machine| {
+        reason(machine, &ConditionType::BOOTSTRAP_SUCCEEDED).as_deref() == Some("BootstrapFailed")
+    })
+    .await?;
+    let bootstrap = condition(&failed, &ConditionType::BOOTSTRAP_SUCCEEDED).ok_or("no condition")?;
+    assert_eq!(
+        bootstrap.severity,
+        Some(capz_kit::api::common::conditions::ConditionSeverity::Error)
+    );
+    assert!(
+        bootstrap
+            .message
+            .as_deref()
+            .is_some_and(|message| message.contains("CAPZ.Linux.Bootstrapping")),
+        "{bootstrap:?}"
+    );
+    assert!(
+        !ready(&failed),
+        "a machine whose bootstrap check failed is not Ready"
+    );
+    let extensions = compute("virtualMachines/md-1-a/extensions");
+    let script = azure
+        .get::<VirtualMachineExtension>(&format!("{extensions}/CustomScript"))
+        .await?
+        .and_then(|extension| extension.properties)
+        .ok_or("no CustomScript extension")?;
+    assert_eq!(script.publisher.as_deref(), Some("Microsoft.Azure.Extensions"));
+    assert_eq!(script.extension_type.as_deref(), Some("CustomScript"));
+    assert_eq!(
+        script
+            .settings
+            .and_then(|settings| settings.get("fileUris").cloned())
+            .as_deref(),
+        Some("https://example.com/hello.sh")
+    );
+    let check = azure
+        .get::<VirtualMachineExtension>(&format!("{extensions}/CAPZ.Linux.Bootstrapping"))
+        .await?
+        .and_then(|extension| extension.properties)
+        .ok_or("no bootstrap check")?;
+    assert_eq!(
+        check.publisher.as_deref(),
+        Some("Microsoft.Azure.ContainerUpstream")
+    );
+    assert_eq!(check.type_handler_version.as_deref(), Some("1.0"));
+    // Resyncs every 2 s read the failed check but never write it again.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(puts_of(azure, "/extensions/CAPZ.Linux.Bootstrapping"), 1);
+    assert_eq!(puts_of(azure, "/extensions/CustomScript"), 1);
+
+    Ok(())
+}
+
+/// A Windows machine whose name Windows cannot take as a computer name, with its bootstrap check.
+async fn windows_machine(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
+    let machines = Api::<AzureMachine>::namespaced(client.clone(), namespace);
+    machine(
+        client,
+        namespace,
+        "md-win-0123456789",
+        "cluster.x-k8s.io/deployment-name: md-win",
+        "",
+        true,
+        "vmSize: Standard_D2s_v3, osDisk: {osType: Windows, diskSizeGB: 128}, disableVMBootstrapExtension: false",
+    )
+    .await?;
+    let windows = capz_harness::wait_for(&machines, "md-win-0123456789", "Ready", WAIT, ready).await?;
+    assert_eq!(
+        windows
+            .spec
+            .provider_id
+            .as_deref()
+            .and_then(|id| id.rsplit('/').next()),
+        Some("md-win-01-56789")
+    );
+    assert_eq!(
+        condition(&windows, &ConditionType::BOOTSTRAP_SUCCEEDED).map(|c| c.status),
+        Some(ConditionStatus::True)
+    );
+    let check = azure
+        .get::<VirtualMachineExtension>(&compute(
+            "virtualMachines/md-win-01-56789/extensions/CAPZ.Windows.Bootstrapping",
+        ))
+        .await?
+        .and_then(|extension| extension.properties)
+        .ok_or("no Windows bootstrap check")?;
+    assert_eq!(
+        check.extension_type.as_deref(),
+        Some("CAPZ.Windows.Bootstrapping")
+    );
+    let vm = azure
+        .get::<VirtualMachine>(&compute("virtualMachines/md-win-01-56789"))
+        .await?
+        .ok_or("no Windows VM")?;
+    let properties = vm.properties.ok_or("no properties")?;
+    let os = properties.os_profile.ok_or("no OS profile")?;
+    assert_eq!(os.computer_name.as_deref(), Some("md-win-01-56789"));
+    assert!(os.windows_configuration.is_some() && os.linux_configuration.is_none());
+    let image = properties
+        .storage_profile
+        .and_then(|storage| storage.image_reference)
+        .and_then(|image| image.community_gallery_image_id)
+        .ok_or("no image")?;
+    assert!(
+        image.ends_with("/Images/capi-win-2019-containerd/Versions/1.33.1"),
+        "{image}"
+    );
+    assert!(
+        azure
+            .get::<NetworkInterface>(&network("networkInterfaces/md-win-01-56789-nic"))
+            .await?
+            .is_some()
+    );
     Ok(())
 }

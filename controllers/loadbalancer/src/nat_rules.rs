@@ -40,6 +40,7 @@ use capz_kit::runner;
 use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_resources::inbound_nat_rule::{ApiServerFrontend, InboundNatRule, frontend_port, gets_rule};
 use capz_resources::load_balancer::PlanError;
+use capz_resources::virtual_machine;
 use futures_util::StreamExt as _;
 
 use crate::pipeline::{OwnedStatus, POLL, arm_client, holds};
@@ -282,9 +283,14 @@ fn operations_of(machine: &AzureMachine) -> Operations {
     Operations::owned(states, NAME, &[InboundNatRule::SERVICE])
 }
 
+/// The name of `machine`'s rule: its VM's name, as compute names the VM.
+fn rule_name(machine: &AzureMachine) -> String {
+    virtual_machine::vm_name(&machine.name_any(), virtual_machine::is_windows(&machine.spec))
+}
+
 /// The rule of `machine` on `target`.
 fn rule_of(machine: &AzureMachine, target: &ApiServerFrontend) -> Result<InboundNatRule, Error> {
-    let name = machine.name_any();
+    let name = rule_name(machine);
     InboundNatRule::new(target, &name).map_err(|source: IdError| {
         PlanError::from(ScopeError::Invalid {
             field: "metadata.name",
@@ -346,7 +352,7 @@ async fn create(
             id: target.load_balancer.clone(),
             source,
         })?;
-    let name = machine.name_any();
+    let name = rule_name(machine);
     let Some(port) = frontend_port(&rules, &name) else {
         return Ok(Outcome::NoFreePort(format!(
             "no frontend port is free for the SSH rule on {}: 22 and 2201 to 2219 are taken",

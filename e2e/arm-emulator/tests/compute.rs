@@ -91,7 +91,7 @@ fn vm_body(size: &str, nic: &str) -> Value {
             "osProfile": {
                 "computerName": "node",
                 "adminUsername": "capi",
-                "adminPassword": "not-to-be-seen",
+                "adminPassword": "Not-to-be-seen-1",
                 "customData": "I2Nsb3VkLWNvbmZpZwo=",
                 "linuxConfiguration": {
                     "disablePasswordAuthentication": true,
@@ -118,7 +118,7 @@ fn assert_no_secrets(body: &Value) {
     let text = body.to_string();
     assert!(!text.contains("customData"), "{text}");
     assert!(!text.contains("adminPassword"), "{text}");
-    assert!(!text.contains("not-to-be-seen"), "{text}");
+    assert!(!text.contains("Not-to-be-seen-1"), "{text}");
     assert!(!text.contains("protectedSettings"), "{text}");
 }
 
@@ -366,6 +366,59 @@ async fn machines_are_checked_like_azure_checks_them() {
         slow.body["error"]["code"],
         "VMSizeIsNotPermittedToEnableAcceleratedNetworking"
     );
+}
+
+#[tokio::test]
+async fn windows_machines_need_a_short_computer_name_and_a_strong_password() {
+    let emulator = with_network(Config::default()).await;
+    let windows = |computer: &str, password: &str| {
+        let mut body = vm_body("Standard_D2s_v3", "nic0");
+        body["properties"]["storageProfile"] = json!({
+            "imageReference": {"communityGalleryImageId": format!("/CommunityGalleries/{GALLERY}/Images/capi-win-2019-containerd/Versions/1.33.1")},
+            "osDisk": {"osType": "Windows", "createOption": "FromImage", "diskSizeGB": 128}
+        });
+        let profile = &mut body["properties"]["osProfile"];
+        profile["computerName"] = json!(computer);
+        profile["adminPassword"] = json!(password);
+        profile["windowsConfiguration"] = json!({"enableAutomaticUpdates": false});
+        if let Some(profile) = profile.as_object_mut() {
+            profile.remove("linuxConfiguration");
+        }
+        body
+    };
+    let path = compute("virtualMachines/win");
+    let put = |body: Value| send(&emulator, "PUT", &path, Some(body));
+    let message = |reply: &Reply| {
+        reply.body["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+
+    let long = put(windows("capz-md-win-abcde", "Aa1!-strong-enough")).await;
+    assert_eq!(long.status, StatusCode::BAD_REQUEST);
+    assert_eq!(long.body["error"]["code"], "InvalidParameter");
+    assert!(
+        message(&long).contains("cannot be more than 15 characters"),
+        "{}",
+        long.body
+    );
+    let numeric = put(windows("123456", "Aa1!-strong-enough")).await;
+    assert_eq!(numeric.status, StatusCode::BAD_REQUEST);
+    for weak in ["short1A", "alllowercase-but-long", "NoDigitsOrSymbols"] {
+        let refused = put(windows("capz-md-w-abcde", weak)).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{weak}");
+        assert!(
+            message(&refused).contains("password complexity"),
+            "{}",
+            refused.body
+        );
+    }
+    let created = put(windows("capz-md-w-abcde", "Aa1!-strong-enough")).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let os = &created.body["properties"]["osProfile"];
+    assert_eq!(os["windowsConfiguration"]["enableAutomaticUpdates"], false);
+    assert_no_secrets(&created.body);
 }
 
 #[tokio::test]

@@ -25,6 +25,9 @@ use tower::ServiceExt;
 
 /// The package directory, read when the test runs: the build directory is shared between clones,
 /// so the path compiled into a reused test binary may name another clone.
+/// The admin password sent where a recording shows its redaction placeholder.
+const REPLAYED_PASSWORD: &str = "Replayed-Passw0rd";
+
 fn manifest_dir() -> std::path::PathBuf {
     std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
 }
@@ -289,7 +292,9 @@ async fn replay(file: &Path) -> (usize, Vec<String>) {
                     .iter()
                     .fold(interaction.body.clone(), |body, (recorded, ours)| {
                         body.replace(recorded.as_str(), ours)
-                    }),
+                    })
+                    // The recorder hid the password it sent; Azure took it, so it met the rules.
+                    .replace("{PASSWORD}", REPLAYED_PASSWORD),
             ))
             .unwrap();
         let response = emulator.router().oneshot(request).await.unwrap();

@@ -6,10 +6,12 @@
 //! controllers run as this build's binaries), with a MachineDeployment whose bootstrap data comes
 //! from a Secret (`dataSecretName`), so every machine gets its VM.
 //!
-//! `just bench-e2e --machines 100 --sync-period 20` (defaults: 20 machines, 20 s).
+//! `just bench-e2e --machines 100 --sync-period 20` (defaults: 20 machines, 20 s). With
+//! `--timeline`, every ARM call up to AzureCluster Ready is listed with the time it arrived and was
+//! answered (since the apply) and the controller that made it, to see where that time goes.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::Config;
 use capz_e2e::{
@@ -22,12 +24,14 @@ const CLUSTER: &str = "bench";
 struct Options {
     machines: u32,
     sync_period: u64,
+    timeline: bool,
 }
 
 fn options() -> Result<Options, String> {
     let mut options = Options {
         machines: 20,
         sync_period: 20,
+        timeline: false,
     };
     let mut args = std::env::args().skip(1).filter(|arg| arg != "--bench");
     while let Some(arg) = args.next() {
@@ -39,9 +43,10 @@ fn options() -> Result<Options, String> {
             "--sync-period" => {
                 options.sync_period = value()?.parse().map_err(|err| format!("--sync-period: {err}"))?;
             }
+            "--timeline" => options.timeline = true,
             other => {
                 return Err(format!(
-                    "unexpected argument {other}; use --machines N --sync-period SECONDS"
+                    "unexpected argument {other}; use --machines N --sync-period SECONDS [--timeline]"
                 ));
             }
         }
@@ -96,6 +101,37 @@ fn memory(pid: u32) -> (f64, f64) {
     (field("VmHWM:"), field("VmRSS:"))
 }
 
+/// Prints the ARM calls between `since` and `until`: arrival and answer in seconds after `since`,
+/// the controller (from the user agent), method, status and path below the resource group.
+fn print_timeline(environment: &Environment, since: SystemTime, until: SystemTime) {
+    let offset = |time: SystemTime| time.duration_since(since).unwrap_or_default().as_secs_f64();
+    println!("\nARM calls until AzureCluster Ready (s after apply: arrived, answered):");
+    for request in environment.azure.emulator.requests() {
+        if request.received < since
+            || request.received > until
+            || !request.path.starts_with("/subscriptions/")
+        {
+            continue;
+        }
+        let caller = request
+            .user_agent
+            .as_deref()
+            .and_then(|agent| agent.split_whitespace().find(|part| part.starts_with("capz-")))
+            .unwrap_or("-");
+        let path = request
+            .path
+            .split_once("/providers/")
+            .map_or(request.path.as_str(), |(_, rest)| rest);
+        println!(
+            "  {:>6.3} {:>6.3}  {caller:<28} {:<6} {} {path}",
+            offset(request.received),
+            offset(request.answered),
+            request.method,
+            request.status
+        );
+    }
+}
+
 #[expect(clippy::cast_precision_loss, reason = "counts far below 2^52")]
 fn per(count: usize, of: u32) -> f64 {
     count as f64 / f64::from(of)
@@ -122,6 +158,7 @@ async fn bench(options: &Options) -> TestResult {
     capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
         environment.create_identity_secret(&namespace).await?;
         let applied_at = Instant::now();
+        let applied_clock = SystemTime::now();
         let start = environment.azure.emulator.counts();
         capz_harness::apply_yaml(&client, &namespace, &manifest(&namespace, machines)).await?;
         let clusters = environment.infrastructure("AzureCluster", &namespace).await?;
@@ -131,6 +168,9 @@ async fn bench(options: &Options) -> TestResult {
         .await?;
         let cluster_ready = applied_at.elapsed();
         let cluster_calls = arm_calls(&environment, &start);
+        if options.timeline {
+            print_timeline(&environment, applied_clock, SystemTime::now());
+        }
         let machines_start = environment.azure.emulator.counts();
         let azure_machines = environment.infrastructure("AzureMachine", &namespace).await?;
         wait_list(&azure_machines, "", "every AzureMachine Ready", Duration::from_mins(15), |all| {

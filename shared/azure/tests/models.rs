@@ -810,7 +810,7 @@ fn linux_profile(name: &str) -> OsProfile {
     OsProfile {
         computer_name: Some(name.to_owned()),
         admin_username: Some("capi".to_owned()),
-        custom_data: Some(Secret::new("I2Nsb3VkLWNvbmZpZwo=")),
+        custom_data: Some(Secret::new("I2Nsb3VkLWNvbmZpZwo=".to_owned())),
         linux_configuration: Some(LinuxConfiguration {
             disable_password_authentication: Some(true),
             ssh: Some(SshConfiguration {

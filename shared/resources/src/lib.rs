@@ -27,6 +27,7 @@ pub mod security_group;
 pub mod subnet;
 pub mod virtual_machine;
 pub mod virtual_network;
+pub mod vm_extension;
 
 /// The subscription of the units' tests.
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Virtual machines (`Microsoft.Compute/virtualMachines`) of AzureMachines: size, image, OS and
-//! data disks (created with the machine), admin user `capi` with the spec's SSH key, the
-//! bootstrap data as custom data, identities, spot settings, security and diagnostics, a zone or
-//! an availability set, and the machine's network interfaces.
+//! data disks (created with the machine), admin user `capi` (with the spec's SSH key on Linux, a
+//! throw-away random password on Windows, whose cloudbase-init sets its own), the bootstrap data
+//! as custom data, identities, spot settings, security and diagnostics, a zone or an
+//! availability set, and the machine's network interfaces.
 //!
 //! A machine is written once: like CAPZ, an existing machine is never updated (what it is made
 //! of is fixed at creation, and custom data cannot change).
@@ -25,6 +26,7 @@ use capz_azure::models::compute::{
     NetworkInterfaceReference, NetworkInterfaceReferenceProperties, NetworkProfile, OperatingSystemType,
     OsDisk, OsProfile, Priority, SecurityProfile, SecurityType, SshConfiguration, SshPublicKey,
     StorageAccountType, StorageProfile, UefiSettings, VirtualMachine as Model, VirtualMachineProperties,
+    WindowsConfiguration,
 };
 use capz_azure::models::{ArmModel as _, Secret, SubResource};
 use capz_azure::{ApiVersion, IdError, ResourceId};
@@ -33,16 +35,39 @@ use capz_kit::policy::{Category, Classify};
 use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::scope::{COMPUTE, ClusterScope};
 use capz_kit::tags::Tags;
-use capz_rules::support::{self, Kind};
 
 pub use image::{
-    ImageError, REFERENCE_GALLERY, REFERENCE_LINUX_IMAGE, ResolvedImage, resolve as resolve_image,
+    DEFAULT_WINDOWS_SERVER, ImageError, REFERENCE_GALLERY, REFERENCE_LINUX_IMAGE, ReferenceOs, ResolvedImage,
+    resolve as resolve_image,
 };
 
 use crate::disk::{data_disk_name, os_disk_name};
 
-/// The admin user of every Linux machine.
+/// The admin user of every machine.
 pub const ADMIN_USER: &str = "capi";
+
+/// The longest computer name Windows takes.
+const WINDOWS_NAME_LIMIT: usize = 15;
+
+/// Whether the spec's machine runs Windows.
+#[must_use]
+pub fn is_windows(spec: &AzureMachineSpec) -> bool {
+    spec.vm.os_disk.os_type.eq_ignore_ascii_case("Windows")
+}
+
+/// The name of the VM of the AzureMachine `machine`: its own name, except that a Windows machine
+/// whose name is longer than Windows takes is named by the first 9 characters of the name (less a
+/// trailing dash) and its last 5, as CAPZ does, so the VM's computer name can be the same.
+#[must_use]
+pub fn vm_name(machine: &str, windows: bool) -> String {
+    let chars: Vec<char> = machine.chars().collect();
+    if !windows || chars.len() <= WINDOWS_NAME_LIMIT {
+        return machine.to_owned();
+    }
+    let head: String = chars[..9].iter().collect();
+    let tail: String = chars[chars.len() - 5..].iter().collect();
+    format!("{}-{tail}", head.trim_end_matches('-'))
+}
 
 /// Why a machine's body cannot be made from its spec.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,24 +83,22 @@ pub enum MachineSpecError {
         /// What is wrong and how to fix it.
         message: String,
     },
-    /// The spec asks for something capz-rs does not do yet.
-    #[error("{field}: Unsupported value: {message}")]
-    Unsupported {
-        /// The field path.
-        field: &'static str,
-        /// What is not supported.
-        message: String,
-    },
+    /// The system's secure random source failed, so no admin password could be made.
+    #[error("no admin password could be made: the system's random source failed")]
+    NoRandomness,
 }
 
 impl Classify for MachineSpecError {
     fn category(&self) -> Category {
-        Category::InvalidInput
+        match self {
+            Self::NoRandomness => Category::Transient,
+            Self::Image(_) | Self::Invalid { .. } => Category::InvalidInput,
+        }
     }
 
     fn reason(&self) -> Reason {
         match self {
-            Self::Unsupported { .. } => Reason::new(support::NOT_SUPPORTED),
+            Self::NoRandomness => Reason::new("RandomSourceFailed"),
             Self::Image(_) | Self::Invalid { .. } => Reason::INVALID_CONFIGURATION,
         }
     }
@@ -132,14 +155,6 @@ impl VirtualMachine {
         spec: &AzureMachineSpec,
         inputs: MachineInputs,
     ) -> Result<Self, MachineSpecError> {
-        if spec.vm.os_disk.os_type.eq_ignore_ascii_case("Windows") {
-            return Err(MachineSpecError::Unsupported {
-                field: "spec.osDisk.osType",
-                message: support::reason(Kind::AzureMachine, "osDisk.osType")
-                    .unwrap_or_default()
-                    .to_owned(),
-            });
-        }
         let id = scope
             .resource_id(COMPUTE, "virtualMachines", name)
             .map_err(|err| invalid("metadata.name", err.to_string()))?;
@@ -291,7 +306,11 @@ fn storage_profile(
     });
     let os_disk = OsDisk {
         name: Some(os_disk_name(name)),
-        os_type: Some(OperatingSystemType::Linux),
+        os_type: Some(if is_windows(spec) {
+            OperatingSystemType::Windows
+        } else {
+            OperatingSystemType::Linux
+        }),
         create_option: Some(DiskCreateOption::FromImage),
         caching: disk.caching_type.map(caching),
         disk_size_gb: size_gb(disk.disk_size_gb, "spec.osDisk.diskSizeGB")?,
@@ -364,11 +383,26 @@ fn os_profile(
     spec: &AzureMachineSpec,
     custom_data: Secret,
 ) -> Result<OsProfile, MachineSpecError> {
-    Ok(OsProfile {
+    let profile = OsProfile {
         computer_name: Some(name.to_owned()),
         admin_username: Some(ADMIN_USER.to_owned()),
-        admin_password: None,
         custom_data: Some(custom_data),
+        allow_extension_operations: Some(!spec.disable_extension_operations.unwrap_or(false)),
+        ..OsProfile::default()
+    };
+    if is_windows(spec) {
+        // Azure wants a password for a Windows admin; cloudbase-init replaces it at first boot,
+        // and access is by the SSH key, so this one is never kept.
+        return Ok(OsProfile {
+            admin_password: Some(random_password().ok_or(MachineSpecError::NoRandomness)?),
+            windows_configuration: Some(WindowsConfiguration {
+                enable_automatic_updates: Some(false),
+                provision_vm_agent: None,
+            }),
+            ..profile
+        });
+    }
+    Ok(OsProfile {
         linux_configuration: Some(LinuxConfiguration {
             disable_password_authentication: Some(true),
             ssh: Some(SshConfiguration {
@@ -379,7 +413,21 @@ fn os_profile(
             }),
             provision_vm_agent: None,
         }),
+        ..profile
     })
+}
+
+/// A password Azure's complexity rules accept (upper and lower case, a digit and a symbol),
+/// 64 characters long, from the system's secure random source.
+fn random_password() -> Option<Secret> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = [0_u8; 60];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes).ok()?;
+    let random: String = bytes
+        .iter()
+        .map(|byte| char::from(ALPHABET[usize::from(*byte) % ALPHABET.len()]))
+        .collect();
+    Some(Secret::new(format!("Aa1!{random}")))
 }
 
 fn network_profile(interfaces: &[ResourceId]) -> NetworkProfile {
@@ -544,7 +592,7 @@ mod tests {
 
     fn inputs(scope: &ClusterScope, placement: Placement) -> MachineInputs {
         MachineInputs {
-            image: resolve_image(None, Some("v1.33.1")).unwrap(),
+            image: resolve_image(None, Some("v1.33.1"), ReferenceOs::Linux).unwrap(),
             custom_data: Secret::new(STANDARD.encode("#cloud-config\n")),
             network_interfaces: vec![
                 scope
@@ -597,6 +645,8 @@ mod tests {
         assert_eq!(os["computerName"], "m-0");
         assert_eq!(os["linuxConfiguration"]["ssh"]["publicKeys"][0]["keyData"], KEY);
         assert_eq!(os["customData"], STANDARD.encode("#cloud-config\n"));
+        assert_eq!(os["allowExtensionOperations"], true);
+        assert!(os.get("adminPassword").is_none());
         assert!(!format!("{body:?}").contains(&STANDARD.encode("#cloud-config\n")));
         assert_eq!(
             properties["networkProfile"]["networkInterfaces"][0]["properties"]["primary"],
@@ -647,7 +697,7 @@ mod tests {
     }
 
     #[test]
-    fn bad_keys_and_windows_are_refused() {
+    fn a_bad_key_is_named() {
         let scope = scope();
         let bad = spec(&serde_json::json!({"sshPublicKey": "not base64!"}));
         let err = VirtualMachine::new(&scope, "m-0", &bad, inputs(&scope, Placement::default())).unwrap_err();
@@ -655,13 +705,58 @@ mod tests {
             err.to_string().starts_with("spec.sshPublicKey: Invalid value"),
             "{err}"
         );
-        let windows = spec(&serde_json::json!({"osDisk": {"osType": "Windows"}}));
-        let err =
-            VirtualMachine::new(&scope, "m-0", &windows, inputs(&scope, Placement::default())).unwrap_err();
+        assert_eq!(err.reason(), Reason::INVALID_CONFIGURATION);
+    }
+
+    #[test]
+    fn windows_machines_get_a_short_name_a_random_password_and_no_ssh_configuration() {
+        assert_eq!(vm_name("capz-md-win-7xk2p-abcde", true), "capz-md-w-abcde");
+        assert_eq!(vm_name("c1-md-0-abcde-fghij", true), "c1-md-0-a-fghij");
+        // A dash at the cut is not doubled.
+        assert_eq!(vm_name("capz-md--xxxxxxxxx", true), "capz-md-xxxxx");
+        assert_eq!(vm_name("win-0123456789a", true), "win-0123456789a");
         assert_eq!(
-            err.to_string(),
-            "spec.osDisk.osType: Unsupported value: Windows machines are not created; use a Linux image"
+            vm_name("capz-md-win-7xk2p-abcde", false),
+            "capz-md-win-7xk2p-abcde"
         );
-        assert_eq!(err.reason(), Reason::new("NotSupported"));
+
+        let scope = scope();
+        let windows = spec(&serde_json::json!({
+            "osDisk": {"osType": "Windows", "diskSizeGB": 128},
+            "disableExtensionOperations": true,
+        }));
+        let make = || {
+            let machine = VirtualMachine::new(
+                &scope,
+                "capz-md-w-abcde",
+                &windows,
+                inputs(&scope, Placement::default()),
+            )
+            .unwrap();
+            serde_json::to_value(machine.desired(None).unwrap()).unwrap()
+        };
+        let (json, again) = (make(), make());
+        let os = &json["properties"]["osProfile"];
+        assert_eq!(os["computerName"], "capz-md-w-abcde");
+        assert_eq!(os["windowsConfiguration"]["enableAutomaticUpdates"], false);
+        assert_eq!(os["allowExtensionOperations"], false);
+        assert!(os.get("linuxConfiguration").is_none());
+        assert_eq!(
+            json["properties"]["storageProfile"]["osDisk"]["osType"],
+            "Windows"
+        );
+        let password = os["adminPassword"].as_str().unwrap();
+        assert_eq!(password.len(), 64);
+        let classes = [
+            password.chars().any(|c| c.is_ascii_uppercase()),
+            password.chars().any(|c| c.is_ascii_lowercase()),
+            password.chars().any(|c| c.is_ascii_digit()),
+            password.chars().any(|c| !c.is_ascii_alphanumeric()),
+        ];
+        assert_eq!(classes, [true; 4], "{password}");
+        assert_ne!(
+            again["properties"]["osProfile"]["adminPassword"],
+            os["adminPassword"]
+        );
     }
 }

@@ -288,9 +288,8 @@ pub fn markdown() -> String {
          change elsewhere does not repeat them).\n\
          - Where the table names a condition, the controller reports the field there: False, \
          severity `Warning`, reason `NotSupported`, the message naming each field. On an \
-         AzureMachine these conditions do not count in `Ready`: the VM is built without the field \
-         (a Windows `osType` is refused instead, on `VMRunning`). On an AzureCluster they count in \
-         `Ready`.\n\
+         AzureMachine these conditions do not count in `Ready`: the VM is built without the field. \
+         On an AzureCluster they count in `Ready`.\n\
          - Clusters using an AzureClusterIdentity whose type capz-rs cannot sign in with report \
          `UnsupportedIdentityType`.\n\n\
          A field is *set* when it is present and not null, an empty list or an empty object; \
@@ -496,18 +495,14 @@ static MACHINE: LazyLock<Vec<Entry>> = LazyLock::new(|| {
         "dnsServers",
         "networkInterfaces",
         "disableExtensionOperations",
+        "vmExtensions",
+        "disableVMBootstrapExtension",
     ]
     .iter()
     .map(|field| acted(field))
     .collect();
     let created_without = Some(ConditionType::SPEC_SUPPORTED);
     entries.extend([
-        only(
-            "osDisk.osType",
-            When::Is(Value::from("Windows")),
-            "Windows machines are not created; use a Linux image",
-            Some(ConditionType::VM_RUNNING),
-        ),
         not_yet(
             "osDisk.managedDisk.securityProfile",
             "the VM is created without disk security settings",
@@ -539,17 +534,6 @@ static MACHINE: LazyLock<Vec<Entry>> = LazyLock::new(|| {
             When::Is(Value::Bool(true)),
             "the VM is created without Ultra SSD support",
             created_without,
-        ),
-        not_yet(
-            "vmExtensions",
-            "VM extensions are not installed",
-            Some(ConditionType::BOOTSTRAP_SUCCEEDED),
-        ),
-        only(
-            "disableVMBootstrapExtension",
-            When::Is(Value::Bool(false)),
-            "the bootstrap extension is not installed",
-            Some(ConditionType::BOOTSTRAP_SUCCEEDED),
         ),
     ]);
     entries
@@ -612,9 +596,10 @@ mod tests {
         );
 
         let template = json!({"spec": {"template": {"spec": {
-            "disableVMBootstrapExtension": false,
             "allocatePublicIP": false,
             "vmExtensions": [{"name": "x"}],
+            "virtualMachineScaleSetID": "/vmss",
+            "additionalCapabilities": {"ultraSSDEnabled": true},
         }}}});
         let found: Vec<String> = not_yet_set(Kind::AzureMachineTemplate, &template)
             .iter()
@@ -623,9 +608,10 @@ mod tests {
         assert_eq!(
             found,
             [
-                "spec.template.spec.vmExtensions: not acted on by capz-rs yet: VM extensions are not installed",
-                "spec.template.spec.disableVMBootstrapExtension: not acted on by capz-rs yet: the bootstrap \
-                 extension is not installed",
+                "spec.template.spec.virtualMachineScaleSetID: not acted on by capz-rs yet: the VM is \
+                 created outside any scale set",
+                "spec.template.spec.additionalCapabilities.ultraSSDEnabled: not acted on by capz-rs yet: \
+                 the VM is created without Ultra SSD support",
             ]
         );
         let maps = json!({"spec": {"failureDomains": {"1": {"attributes": {"a": "b"}}, "2": {}}}});
@@ -638,18 +624,21 @@ mod tests {
 
     #[test]
     fn updates_warn_only_about_what_is_new_or_changed() {
-        let old = json!({"spec": {"vmExtensions": [{"name": "x"}], "allocatePublicIP": true}});
+        let old = json!({"spec": {"virtualMachineScaleSetID": "/a", "allocatePublicIP": true}});
         let same = warnings(Kind::AzureMachine, &old, Some(&old));
         assert!(same.is_empty(), "{same:?}");
-        let new = json!({"spec": {"vmExtensions": [{"name": "y"}], "allocatePublicIP": true,
+        let new = json!({"spec": {"virtualMachineScaleSetID": "/b", "allocatePublicIP": true,
             "capacityReservationGroupID": "/crg"}});
         let changed = warnings(Kind::AzureMachine, &new, Some(&old));
         let fields: Vec<&str> = changed
             .iter()
             .filter_map(|warning| warning.split(':').next())
             .collect();
-        // The extension changed and the reservation is new; the public IP was asked for before.
-        assert_eq!(fields, ["spec.capacityReservationGroupID", "spec.vmExtensions"]);
+        // The scale set changed and the reservation is new; the public IP was asked for before.
+        assert_eq!(
+            fields,
+            ["spec.capacityReservationGroupID", "spec.virtualMachineScaleSetID"]
+        );
         assert_eq!(warnings(Kind::AzureMachine, &new, None).len(), 3);
     }
 
@@ -660,8 +649,8 @@ mod tests {
         }
         assert_eq!(Kind::named("AzureMachinePool"), None);
         assert_eq!(
-            reason(Kind::AzureMachine, "osDisk.osType"),
-            Some("Windows machines are not created; use a Linux image")
+            reason(Kind::AzureMachine, "capacityReservationGroupID"),
+            Some("the VM is created outside any capacity reservation")
         );
     }
 }

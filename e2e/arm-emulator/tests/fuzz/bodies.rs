@@ -199,7 +199,7 @@ impl Session {
                 "osProfile": {
                     "computerName": "node",
                     "adminUsername": "capi",
-                    "adminPassword": "not-to-be-seen",
+                    "adminPassword": "Not-to-be-seen-1",
                     "customData": "I2Nsb3VkLWNvbmZpZwo=",
                     "linuxConfiguration": {
                         "disablePasswordAuthentication": true,

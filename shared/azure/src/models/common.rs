@@ -108,27 +108,27 @@ pub struct Sku<Name> {
 }
 
 /// A value sent to Azure that must not show in logs, such as a machine's custom data (which holds
-/// its bootstrap token) or an admin password. Azure never answers these, so they are only ever
-/// written.
+/// its bootstrap token), an admin password or an extension's protected settings. Azure never
+/// answers these, so they are only ever written.
 #[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Secret(String);
+pub struct Secret<T = String>(T);
 
-impl Secret {
+impl<T> Secret<T> {
     /// Wraps `value`.
     #[must_use]
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
+    pub fn new(value: T) -> Self {
+        Self(value)
     }
 
     /// The value itself.
     #[must_use]
-    pub fn expose(&self) -> &str {
+    pub fn expose(&self) -> &T {
         &self.0
     }
 }
 
-impl fmt::Debug for Secret {
+impl<T> fmt::Debug for Secret<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Secret(<redacted>)")
     }
@@ -169,7 +169,7 @@ mod tests {
 
     #[test]
     fn secrets_are_sent_as_is_and_never_printed() {
-        let secret = Secret::new("I2Nsb3VkLWNvbmZpZwo=");
+        let secret = Secret::new("I2Nsb3VkLWNvbmZpZwo=".to_owned());
         assert_eq!(
             serde_json::to_string(&secret).unwrap(),
             r#""I2Nsb3VkLWNvbmZpZwo=""#

@@ -15,6 +15,7 @@
 //! | `Microsoft.Network/loadBalancers` | [`network::LoadBalancer`] | 2024-05-01 |
 //! | `Microsoft.Network/networkInterfaces` | [`network::NetworkInterface`] | 2024-05-01 |
 //! | `Microsoft.Compute/virtualMachines` | [`compute::VirtualMachine`] | 2024-07-01 |
+//! | `Microsoft.Compute/virtualMachines/extensions` | [`compute::VirtualMachineExtension`] | 2024-07-01 |
 //! | `Microsoft.Compute/availabilitySets` | [`compute::AvailabilitySet`] | 2024-07-01 |
 //! | `Microsoft.Compute/disks` | [`compute::Disk`] | 2024-03-02 |
 //! | `Microsoft.Authorization/roleAssignments` | [`RoleAssignment`] | 2022-04-01 |

@@ -749,6 +749,42 @@ fn data_disk(
     Ok(Value::Object(disk))
 }
 
+/// Azure's rule for admin passwords: 8 to 123 characters, no control characters, and three of
+/// upper case, lower case, digit and symbol.
+fn check_password(password: &str) -> Result<(), ArmError> {
+    let length = password.chars().count();
+    let classes = [
+        password.chars().any(char::is_uppercase),
+        password.chars().any(char::is_lowercase),
+        password.chars().any(|c| c.is_ascii_digit()),
+        password.chars().any(|c| !c.is_alphanumeric() && !c.is_control()),
+    ];
+    let strong = classes.iter().filter(|held| **held).count() >= 3;
+    if (8..=123).contains(&length) && strong && !password.chars().any(char::is_control) {
+        return Ok(());
+    }
+    Err(ArmError::invalid_parameter(
+        "adminPassword",
+        "The supplied password must be between 8-123 characters long and must satisfy at least 3 of password complexity requirements from the following:\r\n1) Contains an uppercase character\r\n2) Contains a lowercase character\r\n3) Contains a numeric digit\r\n4) Contains a special character\r\n5) Control characters are not allowed",
+    ))
+}
+
+/// Windows takes computer names of at most 15 characters, not all digits, without punctuation
+/// other than dashes.
+fn check_windows_computer_name(name: &str) -> Result<(), ArmError> {
+    const FORBIDDEN: &str = "`~!@#$%^&*()=+_[]{}\\|;:.'\",<>/?";
+    let valid = name.chars().count() <= 15
+        && !name.chars().all(|c| c.is_ascii_digit())
+        && !name.chars().any(|c| FORBIDDEN.contains(c));
+    if valid {
+        return Ok(());
+    }
+    Err(ArmError::invalid_parameter(
+        "properties.osProfile.computerName",
+        "Windows computer name cannot be more than 15 characters long, be entirely numeric, or contain the following characters: ` ~ ! @ # $ % ^ & * ( ) = + _ [ ] { } \\ | ; : . ' \" , < > / ?.",
+    ))
+}
+
 /// Whether `text` is base64, as custom data must be.
 fn is_base64(text: &str) -> bool {
     let content = text.trim_end_matches('=');
@@ -773,7 +809,7 @@ fn os_profile(prepare: &mut Prepare<'_>, os: Option<Os>) -> Result<(), ArmError>
         return Ok(());
     };
     let mut profile = requested.ok_or_else(|| fields::missing(path))?;
-    fields::required_string(&profile, "computerName", path)?;
+    let computer_name = fields::required_string(&profile, "computerName", path)?.to_owned();
     fields::required_string(&profile, "adminUsername", path)?;
     if let Some(custom) = fields::string(&profile, "customData", path)?
         && (custom.len() > MAX_CUSTOM_DATA || !is_base64(custom))
@@ -785,7 +821,11 @@ fn os_profile(prepare: &mut Prepare<'_>, os: Option<Os>) -> Result<(), ArmError>
             ),
         ));
     }
-    let password = fields::string(&profile, "adminPassword", path)?.is_some();
+    let password = fields::string(&profile, "adminPassword", path)?;
+    if let Some(password) = password {
+        check_password(password)?;
+    }
+    let password = password.is_some();
     match os {
         Os::Linux => {
             let config_path = "properties.osProfile.linuxConfiguration";
@@ -818,6 +858,7 @@ fn os_profile(prepare: &mut Prepare<'_>, os: Option<Os>) -> Result<(), ArmError>
             if !password {
                 return Err(fields::missing("properties.osProfile.adminPassword"));
             }
+            check_windows_computer_name(&computer_name)?;
             let mut windows = object_or_empty(&profile, "windowsConfiguration", path)?;
             fill(
                 &mut windows,

@@ -1,11 +1,12 @@
-//! Microsoft.Compute: virtual machines, their managed disks, and availability sets.
+//! Microsoft.Compute: virtual machines, their extensions and managed disks, and availability sets.
 //!
-//! Virtual machines and availability sets follow the compute api-version [`API_VERSION`]; managed
+//! Virtual machines, their extensions and availability sets follow the compute api-version [`API_VERSION`]; managed
 //! disks are versioned on their own (see [`Disk`]).
 
 mod availability_set;
 mod disk;
 mod virtual_machine;
+mod virtual_machine_extension;
 
 pub use availability_set::{AvailabilitySet, AvailabilitySetProperties, AvailabilitySetSkuName};
 pub use disk::{
@@ -19,10 +20,11 @@ pub use virtual_machine::{
     ManagedDiskParameters, ManagedServiceIdentity, NetworkInterfaceReference,
     NetworkInterfaceReferenceProperties, NetworkProfile, OsDisk, OsProfile, Plan, Priority, SecurityProfile,
     SecurityType, SshConfiguration, SshPublicKey, StorageProfile, UefiSettings, VirtualMachine,
-    VirtualMachineProperties,
+    VirtualMachineProperties, WindowsConfiguration,
 };
+pub use virtual_machine_extension::{VirtualMachineExtension, VirtualMachineExtensionProperties};
 
 use crate::id::ApiVersion;
 
-/// The api-version of virtual machines and availability sets.
+/// The api-version of virtual machines, their extensions, and availability sets.
 pub const API_VERSION: ApiVersion = ApiVersion::new("2024-07-01");

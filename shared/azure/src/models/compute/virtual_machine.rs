@@ -254,6 +254,24 @@ pub struct OsProfile {
     /// How a Linux guest is signed into.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub linux_configuration: Option<LinuxConfiguration>,
+    /// How a Windows guest is run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub windows_configuration: Option<WindowsConfiguration>,
+    /// Whether extensions may be installed on the machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allow_extension_operations: Option<bool>,
+}
+
+/// How a Windows guest is run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowsConfiguration {
+    /// Whether Windows Update patches the guest on its own schedule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enable_automatic_updates: Option<bool>,
+    /// Whether Azure's guest agent is installed; extensions need it.
+    #[serde(rename = "provisionVMAgent", skip_serializing_if = "Option::is_none")]
+    pub provision_vm_agent: Option<bool>,
 }
 
 /// How a Linux guest is signed into.
@@ -827,7 +845,7 @@ mod tests {
                 os_profile: Some(OsProfile {
                     computer_name: Some("cp-0".to_owned()),
                     admin_username: Some("capi".to_owned()),
-                    custom_data: Some(Secret::new("I2Nsb3VkLWNvbmZpZwo=")),
+                    custom_data: Some(Secret::new("I2Nsb3VkLWNvbmZpZwo=".to_owned())),
                     linux_configuration: Some(LinuxConfiguration {
                         disable_password_authentication: Some(true),
                         ssh: Some(SshConfiguration {
