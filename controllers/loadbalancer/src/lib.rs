@@ -35,7 +35,7 @@ use capz_kit::api::AzureCluster;
 use capz_kit::api::capi::Cluster;
 use capz_kit::api::common::conditions::ConditionType;
 use capz_kit::apply::FieldManager;
-use capz_kit::cluster::{is_externally_managed, is_paused, owner_cluster};
+use capz_kit::cluster::{is_externally_managed, is_paused, linked_cluster};
 use capz_kit::conditions::Reason;
 use capz_kit::filter::{changes, cluster_changes};
 use capz_kit::finalizer::{FinalizerError, finalized};
@@ -204,10 +204,11 @@ async fn reconcile_cluster(object: Arc<AzureCluster>, state: &State) -> Result<A
     if is_externally_managed(&*object) {
         return Ok(Action::await_change());
     }
-    let cluster = owner_cluster(&state.client, &*object).await?;
+    let cluster = linked_cluster(&state.client, &*object).await?;
     let deleting = object.metadata.deletion_timestamp.is_some();
-    // Before Cluster API links the Cluster there is no API server port and no pause to honour;
-    // the Cluster watch brings the object back. A cluster being deleted is cleaned up anyway.
+    // Before a Cluster names or owns the AzureCluster there is no API server port and no pause to
+    // honour; Cluster API's owner reference brings the object back. A cluster being deleted is
+    // cleaned up anyway.
     if (cluster.is_none() && !deleting) || is_paused(cluster.as_ref(), &*object) {
         return Ok(Action::await_change());
     }

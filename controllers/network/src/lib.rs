@@ -34,7 +34,7 @@ use capz_kit::api::common::FailureDomains;
 use capz_kit::api::common::conditions::{Condition, ConditionType, Conditions};
 use capz_kit::api::common::operations::{Future, Futures};
 use capz_kit::apply::{FieldManager, apply_status};
-use capz_kit::cluster::{is_externally_managed, is_paused, owner_cluster};
+use capz_kit::cluster::{is_externally_managed, is_paused, linked_cluster};
 use capz_kit::conditions::{Observation, differ, observe};
 use capz_kit::filter::{changes, cluster_changes};
 use capz_kit::finalizer::{FinalizerError, finalized};
@@ -201,11 +201,12 @@ async fn reconcile(object: Arc<AzureCluster>, context: Arc<Context>) -> Result<A
     if is_externally_managed(&*object) {
         return Ok(Action::await_change());
     }
-    let owner = owner_cluster(&context.client, &*object).await?;
+    let owner = linked_cluster(&context.client, &*object).await?;
     if is_paused(owner.as_ref(), &*object) {
         return Ok(Action::await_change());
     }
-    // Until Cluster API links the cluster there is nothing to build for; a deletion goes on.
+    // Until a Cluster names or owns the AzureCluster there is nothing to build for; a deletion
+    // goes on.
     if owner.is_none() && object.metadata.deletion_timestamp.is_none() {
         return Ok(Action::await_change());
     }

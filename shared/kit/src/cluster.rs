@@ -3,7 +3,7 @@
 //! infrastructure is managed by someone else.
 
 use capz_api::capi::{Cluster, Machine, MachinePool};
-use kube::api::Api;
+use kube::api::{Api, ListParams};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
@@ -55,6 +55,38 @@ where
         })
         .map(|object| ObjectRef::from_obj(object.as_ref()))
         .collect()
+}
+
+/// The Cluster an infrastructure cluster `object` (such as an AzureCluster) belongs to: the one
+/// Cluster API linked it to, else, before Cluster API's first reconcile of the Cluster has set
+/// the owner reference, the only Cluster of its namespace whose `spec.infrastructureRef` names it.
+/// Going by the reference spares new clusters the wait for Cluster API (seconds on a busy
+/// management cluster); no Cluster, or two naming the object, is `None`.
+///
+/// # Errors
+/// When the API server cannot be read.
+pub async fn linked_cluster<K>(client: &Client, object: &K) -> kube::Result<Option<Cluster>>
+where
+    K: Resource<DynamicType = ()>,
+{
+    if cluster_name(object).is_some() {
+        return owner_cluster(client, object).await;
+    }
+    let namespace = object.namespace().unwrap_or_default();
+    let name = object.name_any();
+    let clusters = Api::<Cluster>::namespaced(client.clone(), &namespace)
+        .list(&ListParams::default())
+        .await?;
+    let mut naming =
+        clusters.items.into_iter().filter(|cluster| {
+            cluster.spec.infrastructure_ref.as_ref().is_some_and(|reference| {
+                reference.is(&K::group(&()), &K::kind(&())) && reference.name == name
+            })
+        });
+    Ok(match (naming.next(), naming.next()) {
+        (Some(cluster), None) => Some(cluster),
+        _ => None,
+    })
 }
 
 /// The Cluster `object` belongs to, `None` until Cluster API has linked them (or when it is gone).

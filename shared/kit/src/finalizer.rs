@@ -1,19 +1,24 @@
 //! A controller's finalizer: kube-runtime's `finalizer()` as the single top-level step of a
 //! reconcile, with its errors folded into the controller's own error type.
 //!
-//! kube-runtime adds the finalizer before the first apply and removes it after a successful
-//! cleanup, with JSON patches that test the list first, so a controller only ever touches its own
-//! name among the finalizers of its peers.
+//! The finalizer is added here, before kube-runtime sees the object: several controllers add
+//! theirs to one new AzureCluster at the same moment (and Cluster API its owner reference), so an
+//! add guarded by the object's `resourceVersion` often meets a newer object; it is read again and
+//! the add retried at once, instead of failing the reconcile into a backoff. The object that comes
+//! back carries the finalizer, so the first apply runs in the same reconcile. kube-runtime removes
+//! the finalizer after a successful cleanup, with a JSON patch that tests the list first, so a
+//! controller only ever touches its own name among the finalizers of its peers.
 
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use kube::Resource;
-use kube::api::Api;
+use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{self, Event};
+use kube::{Resource, ResourceExt as _};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::json;
 
 use crate::conditions::Reason;
 use crate::policy::{Category, Classify};
@@ -64,6 +69,7 @@ where
     E: std::error::Error + From<FinalizerError> + 'static,
     Fut: Future<Output = Result<Action, E>>,
 {
+    let object = with_finalizer(api, name, object).await?;
     finalizer::finalizer(api, name, object, reconcile)
         .await
         .map_err(|error| match error {
@@ -82,4 +88,52 @@ where
                 FinalizerError::Unnamed.into()
             }
         })
+}
+
+/// How often an add that met a newer object is tried again.
+const ADD_ATTEMPTS: u32 = 4;
+
+/// `object` with the finalizer `name`: as it is when it has it or is being deleted, else as the
+/// API server answers the add.
+async fn with_finalizer<K>(api: &Api<K>, name: &str, object: Arc<K>) -> Result<Arc<K>, FinalizerError>
+where
+    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+{
+    let settled = |object: &K| {
+        object.meta().deletion_timestamp.is_some() || object.finalizers().iter().any(|held| held == name)
+    };
+    if settled(&object) {
+        return Ok(object);
+    }
+    let object_name = object.meta().name.clone().ok_or(FinalizerError::Unnamed)?;
+    let failed = |source| FinalizerError::Patch {
+        action: "add",
+        source,
+    };
+    let mut current = object;
+    for attempt in 1..=ADD_ATTEMPTS {
+        let mut finalizers = current.finalizers().to_vec();
+        finalizers.push(name.to_owned());
+        // The resource version makes the API server refuse (409) an add to a list that changed.
+        let patch = json!({"metadata": {
+            "finalizers": finalizers,
+            "resourceVersion": current.resource_version(),
+        }});
+        match api
+            .patch(&object_name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(updated) => return Ok(Arc::new(updated)),
+            Err(kube::Error::Api(response)) if response.code == 409 && attempt < ADD_ATTEMPTS => {
+                match api.get_opt(&object_name).await.map_err(failed)? {
+                    Some(fresh) if settled(&fresh) => return Ok(Arc::new(fresh)),
+                    Some(fresh) => current = Arc::new(fresh),
+                    // Gone: nothing to guard; kube-runtime sees the object as it was.
+                    None => return Ok(current),
+                }
+            }
+            Err(source) => return Err(failed(source)),
+        }
+    }
+    Ok(current)
 }

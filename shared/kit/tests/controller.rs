@@ -8,7 +8,9 @@ use std::time::Duration;
 use capz_kit::api::AzureCluster;
 use capz_kit::api::common::conditions::{ConditionSeverity, ConditionStatus, ConditionType, Conditions};
 use capz_kit::apply::{FieldManager, apply_status};
-use capz_kit::cluster::{MANAGED_BY_ANNOTATION, PAUSED_ANNOTATION, is_externally_managed, is_paused};
+use capz_kit::cluster::{
+    MANAGED_BY_ANNOTATION, PAUSED_ANNOTATION, is_externally_managed, is_paused, linked_cluster,
+};
 use capz_kit::conditions::{Observation, Reason, observe};
 use capz_kit::finalizer::{FinalizerError, finalized};
 use capz_kit::kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -344,4 +346,101 @@ async fn controller_on_the_kit(client: &Client, namespace: &str) -> TestResult {
     assert!(context.cleanups.load(Ordering::SeqCst) >= 1);
     controller.abort();
     Ok(())
+}
+
+#[tokio::test]
+async fn a_finalizer_is_added_to_an_object_a_peer_changed_meanwhile_and_applied_at_once() -> TestResult {
+    let plane = capz_harness::shared();
+    let _side_by_side = plane.namespaced().await;
+    let client = plane.client().await?;
+    capz_harness::with_temp_namespace(&client, async |namespace| {
+        let api = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
+        api.create(&PostParams::default(), &azure_cluster("raced", &[])?)
+            .await?;
+        // The controller's copy is from before a peer added its own finalizer.
+        let stale = api.get("raced").await?;
+        let peer = serde_json::json!({"metadata": {"finalizers": ["peer.infrastructure.cluster.x-k8s.io"]}});
+        api.patch("raced", &PatchParams::default(), &Patch::Merge(&peer))
+            .await?;
+        let applied = AtomicUsize::new(0);
+        let result: Result<Action, TestError> = finalized(&api, FINALIZER, Arc::new(stale), async |event| {
+            if let Event::Apply(object) = event {
+                assert!(object.finalizers().iter().any(|held| held == FINALIZER));
+                applied.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(Action::await_change())
+        })
+        .await;
+        result?;
+        assert_eq!(
+            applied.load(Ordering::SeqCst),
+            1,
+            "the apply runs in the same reconcile"
+        );
+        let stored = api.get("raced").await?;
+        assert_eq!(
+            stored.finalizers(),
+            ["peer.infrastructure.cluster.x-k8s.io", FINALIZER],
+            "the peer's finalizer is kept"
+        );
+        TestResult::Ok(())
+    })
+    .await?
+}
+
+#[tokio::test]
+async fn a_cluster_is_found_by_its_infrastructure_reference_before_cluster_api_links_it() -> TestResult {
+    let plane = capz_harness::shared();
+    let _side_by_side = plane.namespaced().await;
+    let client = plane.client().await?;
+    capz_harness::with_temp_namespace(&client, async |namespace| {
+        let cluster = |name: &str, infrastructure: &str| {
+            format!(
+                "apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata: {{name: {name}}}
+spec:
+  infrastructureRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureCluster, name: {infrastructure}}}
+"
+            )
+        };
+        capz_harness::apply_yaml(&client, &namespace, &cluster("one", "named-once")).await?;
+        let api = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
+        for name in ["named-once", "named-twice", "not-named"] {
+            api.create(&PostParams::default(), &azure_cluster(name, &[])?)
+                .await?;
+        }
+        let linked = |name: &'static str| {
+            let api = api.clone();
+            let client = client.clone();
+            async move {
+                let object = api.get(name).await?;
+                TestResult::Ok(
+                    linked_cluster(&client, &object)
+                        .await?
+                        .map(|cluster| cluster.name_any()),
+                )
+            }
+        };
+        assert_eq!(linked("named-once").await?.as_deref(), Some("one"));
+        assert_eq!(linked("not-named").await?, None);
+        capz_harness::apply_yaml(
+            &client,
+            &namespace,
+            &[cluster("two", "named-twice"), cluster("three", "named-twice")].join("---\n"),
+        )
+        .await?;
+        assert_eq!(
+            linked("named-twice").await?,
+            None,
+            "two Clusters name it: neither is taken"
+        );
+        // Once Cluster API labels (or owns) the object, that is what counts.
+        let label = serde_json::json!({"metadata": {"labels": {"cluster.x-k8s.io/cluster-name": "two"}}});
+        api.patch("named-twice", &PatchParams::default(), &Patch::Merge(&label))
+            .await?;
+        assert_eq!(linked("named-twice").await?.as_deref(), Some("two"));
+        TestResult::Ok(())
+    })
+    .await?
 }
