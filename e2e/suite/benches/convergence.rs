@@ -116,7 +116,8 @@ fn print_timeline(environment: &Environment, since: SystemTime, until: SystemTim
         let caller = request
             .user_agent
             .as_deref()
-            .and_then(|agent| agent.split_whitespace().find(|part| part.starts_with("capz-")))
+            // `capz-rs/<version> <controller>`
+            .and_then(|agent| agent.split_whitespace().nth(1))
             .unwrap_or("-");
         let path = request
             .path
