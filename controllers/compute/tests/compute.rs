@@ -2,31 +2,25 @@
 //! API objects and an AzureCluster (with its peers' conditions applied by the test) are stored,
 //! the controller runs in-process, and the emulator's state and request log tell what it did.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
+use arm_emulator::Config;
 use arm_emulator::config::{
     DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT, SeedResource,
 };
 use arm_emulator::faults::Fault;
-use arm_emulator::{Config, Running};
-use azure_core::http::Url;
+use capz_harness::{EmulatedAzure, InProcessController};
 use capz_kit::api::common::conditions::{Condition, ConditionStatus, ConditionType, Conditions};
 use capz_kit::api::{AzureCluster, AzureMachine};
 use capz_kit::apply::{FieldManager, apply_status};
 use capz_kit::azure::models::ArmModel as _;
 use capz_kit::azure::models::compute::{Disk, VirtualMachine, VirtualMachineExtension};
 use capz_kit::azure::models::network::{LoadBalancer, NetworkInterface, VirtualNetwork};
-use capz_kit::azure::{
-    ArmClient, Cloud, Credential, CustomCloud, HttpClient, Outcome, PollOutcome, ResourceId,
-};
-use capz_kit::cli::Args;
+use capz_kit::azure::{Outcome, PollOutcome, ResourceId};
 use capz_kit::conditions::{Observation, observe};
-use capz_kit::identity::{CustomCloudSettings, IdentitySettings};
+use capz_kit::identity::IdentitySettings;
 use capz_kit::kube::api::{Api, DeleteParams, Patch, PatchParams};
 use capz_kit::kube::{Client, ResourceExt as _};
-use capz_kit::runner::{self, Shutdown};
-use clap::Parser as _;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -93,134 +87,50 @@ fn seeds() -> Vec<SeedResource> {
 }
 
 /// The emulator over HTTPS, a client of the test's own, and its CA in a file.
-struct Azure {
-    running: Running,
-    client: ArmClient,
-    ca_file: PathBuf,
+/// The emulator seeded with the cluster's group and network.
+async fn azure() -> TestResult<EmulatedAzure> {
+    Ok(EmulatedAzure::start(Config {
+        resources: seeds(),
+        ..Config::default()
+    })
+    .await?)
 }
 
-impl Azure {
-    async fn start(namespace: &str) -> TestResult<Self> {
-        let tls = arm_emulator::tls::Tls::generate(&[])?;
-        let config = Config {
-            resources: seeds(),
-            ..Config::default()
-        };
-        let running = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config, &tls).await?;
-        let ca_file = std::env::temp_dir().join(format!("capz-compute-{namespace}-ca.pem"));
-        std::fs::write(&ca_file, &tls.ca_pem)?;
-        let base = Url::parse(&running.base_url())?;
-        let cloud = Cloud::Custom(Box::new(CustomCloud::new(
-            base.clone(),
-            base,
-            "https://management.azure.com/".to_owned(),
-            Some(tls.ca_pem.into_bytes()),
-        )?));
-        let http = HttpClient::for_cloud(&cloud, Duration::from_secs(10))?;
-        let credential = Credential::client_secret(
-            &cloud,
-            &http,
-            DEFAULT_TENANT,
-            DEFAULT_CLIENT_ID,
-            DEFAULT_CLIENT_SECRET,
-        )?;
-        let client = ArmClient::new(&cloud, credential, &http, "test");
-        Ok(Self {
-            running,
-            client,
-            ca_file,
-        })
-    }
-
-    fn settings(&self) -> TestResult<IdentitySettings> {
-        let mut settings = IdentitySettings::from_lookup(|_| None)?;
-        settings.custom_cloud = Some(CustomCloudSettings {
-            resource_manager: Url::parse(&self.running.base_url())?,
-            authority_host: Some(Url::parse(&self.running.base_url())?),
-            token_audience: None,
-            ca_file: Some(self.ca_file.clone()),
-        });
-        Ok(settings)
-    }
-
-    /// ARM writes so far (PUT, PATCH, DELETE), sign-ins and the emulator's own routes aside.
-    fn writes(&self) -> usize {
-        self.arm_requests(|method| matches!(method, "PUT" | "PATCH" | "DELETE"))
-    }
-
-    fn reads(&self) -> usize {
-        self.arm_requests(|method| method == "GET")
-    }
-
-    fn arm_requests(&self, method: impl Fn(&str) -> bool) -> usize {
-        self.running
-            .emulator
-            .requests()
-            .iter()
-            .filter(|request| request.path.starts_with("/subscriptions/") && method(&request.method))
-            .count()
-    }
-
-    async fn get<M: capz_kit::azure::models::ArmModel>(&self, id: &str) -> TestResult<Option<M>> {
-        let id: ResourceId = id.parse()?;
-        match self.client.get::<M>(&id, &M::API_VERSION).await {
-            Ok(model) => Ok(Some(model)),
-            Err(error) if error.category() == capz_kit::azure::Category::NotFound => Ok(None),
-            Err(error) => Err(error.into()),
-        }
-    }
-
-    /// Deletes the VM behind the controller's back, to the end of its operation.
-    async fn delete_vm(&self, name: &str) -> TestResult {
-        let id: ResourceId = compute(&format!("virtualMachines/{name}")).parse()?;
-        if let Outcome::InProgress(mut progress) =
-            self.client.delete(&id, &VirtualMachine::API_VERSION).await?
-        {
-            loop {
-                match self.client.poll::<Value>(&progress.token).await? {
-                    PollOutcome::InProgress(next) => progress = next,
-                    PollOutcome::Succeeded(_) => break,
-                    PollOutcome::Failed(error) => return Err(error.into()),
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
+/// Deletes the VM behind the controller's back, to the end of its operation.
+async fn delete_vm(azure: &EmulatedAzure, name: &str) -> TestResult {
+    let client = azure.client();
+    let id: ResourceId = compute(&format!("virtualMachines/{name}")).parse()?;
+    if let Outcome::InProgress(mut progress) = client.delete(&id, &VirtualMachine::API_VERSION).await? {
+        loop {
+            match client.poll::<Value>(&progress.token).await? {
+                PollOutcome::InProgress(next) => progress = next,
+                PollOutcome::Succeeded(_) => break,
+                PollOutcome::Failed(error) => return Err(error.into()),
             }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// The controller, run in-process on the test's namespace.
-struct Controller {
-    shutdown: Shutdown,
-    run: tokio::task::JoinHandle<Result<(), runner::RunError>>,
-}
-
-impl Controller {
-    fn start(plane: &capz_harness::Plane, namespace: &str, settings: IdentitySettings) -> TestResult<Self> {
-        let ports = capz_harness::free_ports(2)?;
-        let args = Args::try_parse_from([
-            "capz-compute".to_owned(),
-            format!("--kubeconfig={}", plane.kubeconfig().display()),
-            format!("--namespace={namespace}"),
-            format!("--health-probe-bind-address=127.0.0.1:{}", ports[0]),
-            format!("--metrics-bind-address=127.0.0.1:{}", ports[1]),
-            "--sync-period=2s".to_owned(),
-        ])?;
-        let shutdown = Shutdown::new();
-        let run = tokio::spawn(runner::run(
-            capz_compute::NAME,
-            args,
-            shutdown.clone(),
-            move |ctx| async move { capz_compute::run(ctx, settings).await },
-        ));
-        Ok(Self { shutdown, run })
-    }
-
-    async fn stop(self) -> TestResult {
-        self.shutdown.trigger();
-        self.run.await??;
-        Ok(())
-    }
+fn controller(
+    plane: &capz_harness::Plane,
+    namespace: &str,
+    settings: IdentitySettings,
+) -> TestResult<InProcessController> {
+    let flags = [
+        "--health-probe-bind-address=0",
+        "--metrics-bind-address=0",
+        "--sync-period=2s",
+    ];
+    Ok(InProcessController::start(
+        capz_compute::NAME,
+        plane,
+        namespace,
+        flags,
+        move |ctx| capz_compute::run(ctx, settings),
+    )?)
 }
 
 /// The objects Cluster API and the user would have: identity, Cluster (infrastructure
@@ -408,9 +318,9 @@ async fn in_namespace(
 #[tokio::test]
 async fn a_control_plane_machine_runs_in_its_pool_idles_and_is_deleted_with_its_resources() -> TestResult {
     in_namespace(async |plane, client, namespace| {
-        let azure = Azure::start(&namespace).await?;
+        let azure = azure().await?;
         cluster_objects(&client, &namespace).await?;
-        let controller = Controller::start(plane, &namespace, azure.settings()?)?;
+        let controller = controller(plane, &namespace, azure.cloud_settings()?)?;
         let result = Box::pin(control_plane(&client, &namespace, &azure)).await;
         controller.stop().await?;
         result
@@ -418,7 +328,7 @@ async fn a_control_plane_machine_runs_in_its_pool_idles_and_is_deleted_with_its_
     .await
 }
 
-async fn control_plane(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
+async fn control_plane(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
     let machines = Api::<AzureMachine>::namespaced(client.clone(), namespace);
     machine(
         client,
@@ -444,7 +354,7 @@ async fn control_plane(client: &Client, namespace: &str, azure: &Azure) -> TestR
         "{message:?}"
     );
     assert_eq!(
-        azure.writes(),
+        azure.writes().len(),
         0,
         "nothing is written before the SSH rule is reported"
     );
@@ -493,7 +403,7 @@ async fn control_plane(client: &Client, namespace: &str, azure: &Azure) -> TestR
         Some("control-plane")
     );
     assert_eq!(
-        interface_writes(azure),
+        azure.count("PUT", "/networkInterfaces/cp-0-nic"),
         1,
         "the interface was written more than once"
     );
@@ -512,21 +422,10 @@ async fn control_plane(client: &Client, namespace: &str, azure: &Azure) -> TestR
     deletion(&machines, azure).await
 }
 
-/// How many times the control-plane interface was written.
-fn interface_writes(azure: &Azure) -> usize {
-    azure
-        .running
-        .emulator
-        .requests()
-        .iter()
-        .filter(|request| request.method == "PUT" && request.path.ends_with("/networkInterfaces/cp-0-nic"))
-        .count()
-}
-
 /// The control-plane NIC is in the API server pool and behind its NAT rule, and its private
 /// address is in the machine's addresses.
 async fn in_pool_with_its_addresses(
-    azure: &Azure,
+    azure: &EmulatedAzure,
     addresses: Vec<capz_kit::api::common::MachineAddress>,
 ) -> TestResult {
     let nic = azure
@@ -567,16 +466,16 @@ async fn in_pool_with_its_addresses(
 }
 
 /// Resyncs (every 2 s) read Azure and write nothing, to Azure or to the object.
-async fn steady_state(machines: &Api<AzureMachine>, azure: &Azure) -> TestResult {
+async fn steady_state(machines: &Api<AzureMachine>, azure: &EmulatedAzure) -> TestResult {
     let version = machines.get("cp-0").await?.resource_version();
-    let (writes, reads) = (azure.writes(), azure.reads());
+    let (writes, reads) = (azure.writes().len(), azure.reads());
     let deadline = tokio::time::Instant::now() + WAIT;
     // Three reconciles read at least the interface and the machine each.
     while azure.reads() < reads + 6 {
         assert!(tokio::time::Instant::now() < deadline, "no resync happened");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    assert_eq!(azure.writes(), writes, "a resync wrote to Azure");
+    assert_eq!(azure.writes().len(), writes, "a resync wrote to Azure");
     assert_eq!(
         machines.get("cp-0").await?.resource_version(),
         version,
@@ -585,7 +484,7 @@ async fn steady_state(machines: &Api<AzureMachine>, azure: &Azure) -> TestResult
     Ok(())
 }
 
-async fn deletion(machines: &Api<AzureMachine>, azure: &Azure) -> TestResult {
+async fn deletion(machines: &Api<AzureMachine>, azure: &EmulatedAzure) -> TestResult {
     machines.delete("cp-0", &DeleteParams::default()).await?;
     let deadline = tokio::time::Instant::now() + WAIT;
     while machines.get_opt("cp-0").await?.is_some() {
@@ -633,9 +532,9 @@ async fn deletion(machines: &Api<AzureMachine>, azure: &Azure) -> TestResult {
 async fn a_worker_waits_for_bootstrap_data_lands_in_an_availability_set_and_is_never_recreated() -> TestResult
 {
     in_namespace(async |plane, client, namespace| {
-        let azure = Azure::start(&namespace).await?;
+        let azure = azure().await?;
         cluster_objects(&client, &namespace).await?;
-        let controller = Controller::start(plane, &namespace, azure.settings()?)?;
+        let controller = controller(plane, &namespace, azure.cloud_settings()?)?;
         let result = Box::pin(worker(&client, &namespace, &azure)).await;
         controller.stop().await?;
         result
@@ -643,7 +542,7 @@ async fn a_worker_waits_for_bootstrap_data_lands_in_an_availability_set_and_is_n
     .await
 }
 
-async fn worker(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
+async fn worker(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
     let machines = Api::<AzureMachine>::namespaced(client.clone(), namespace);
     machine(
         client,
@@ -665,7 +564,11 @@ async fn worker(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
             .await?
             .is_none()
     );
-    assert_eq!(azure.writes(), 0, "nothing is written before the bootstrap data");
+    assert_eq!(
+        azure.writes().len(),
+        0,
+        "nothing is written before the bootstrap data"
+    );
 
     let owners = Api::<capz_kit::api::capi::Machine>::namespaced(client.clone(), namespace);
     owners
@@ -703,8 +606,8 @@ async fn worker(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
         .ok_or("no subnet")?;
     assert!(subnet.id.to_string().ends_with("/subnets/c1-node-subnet"));
 
-    azure.delete_vm("md-0-a").await?;
-    let writes = azure.writes();
+    delete_vm(azure, "md-0-a").await?;
+    let writes = azure.writes().len();
     let gone = capz_harness::wait_for(&machines, "md-0-a", "VMNotFound", WAIT, |machine| {
         reason(machine, &ConditionType::READY).as_deref() == Some("VMNotFound")
     })
@@ -723,7 +626,7 @@ async fn worker(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
             .await?
             .is_none()
     );
-    assert_eq!(azure.writes(), writes, "the VM was written again");
+    assert_eq!(azure.writes().len(), writes, "the VM was written again");
     assert!(!gone.finalizers().is_empty());
     Ok(())
 }
@@ -732,9 +635,9 @@ async fn worker(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
 async fn extensions_are_installed_a_failed_bootstrap_check_is_left_to_a_person_and_windows_vms_get_short_names()
 -> TestResult {
     in_namespace(async |plane, client, namespace| {
-        let azure = Azure::start(&namespace).await?;
+        let azure = azure().await?;
         cluster_objects(&client, &namespace).await?;
-        let controller = Controller::start(plane, &namespace, azure.settings()?)?;
+        let controller = controller(plane, &namespace, azure.cloud_settings()?)?;
         let result = async {
             Box::pin(failed_bootstrap_check(&client, &namespace, &azure)).await?;
             Box::pin(windows_machine(&client, &namespace, &azure)).await
@@ -746,19 +649,8 @@ async fn extensions_are_installed_a_failed_bootstrap_check_is_left_to_a_person_a
     .await
 }
 
-/// PUTs of ARM paths ending in `suffix` so far.
-fn puts_of(azure: &Azure, suffix: &str) -> usize {
-    azure
-        .running
-        .emulator
-        .requests()
-        .iter()
-        .filter(|request| request.method == "PUT" && request.path.ends_with(suffix))
-        .count()
-}
-
 /// A Linux machine with a script extension and the bootstrap check, which fails.
-async fn failed_bootstrap_check(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
+async fn failed_bootstrap_check(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
     let machines = Api::<AzureMachine>::namespaced(client.clone(), namespace);
     // The bootstrap check ends Failed, as it does when the node never finishes joining.
     azure.running.emulator.add_fault(Fault {
@@ -833,14 +725,14 @@ async fn failed_bootstrap_check(client: &Client, namespace: &str, azure: &Azure)
     assert_eq!(check.type_handler_version.as_deref(), Some("1.0"));
     // Resyncs every 2 s read the failed check but never write it again.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    assert_eq!(puts_of(azure, "/extensions/CAPZ.Linux.Bootstrapping"), 1);
-    assert_eq!(puts_of(azure, "/extensions/CustomScript"), 1);
+    assert_eq!(azure.count("PUT", "/extensions/CAPZ.Linux.Bootstrapping"), 1);
+    assert_eq!(azure.count("PUT", "/extensions/CustomScript"), 1);
 
     Ok(())
 }
 
 /// A Windows machine whose name Windows cannot take as a computer name, with its bootstrap check.
-async fn windows_machine(client: &Client, namespace: &str, azure: &Azure) -> TestResult {
+async fn windows_machine(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
     let machines = Api::<AzureMachine>::namespaced(client.clone(), namespace);
     machine(
         client,

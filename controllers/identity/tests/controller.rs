@@ -1,23 +1,17 @@
 //! The identity controller in-process against a real kube-apiserver and the ARM emulator (as a
 //! custom cloud, playing Entra ID): identity checks and finalizers, and the azure.json Secrets.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
+use arm_emulator::Config;
 use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
-use arm_emulator::{Config, Running};
-use azure_core::http::Url;
+use capz_harness::{EmulatedAzure, InProcessController};
 use capz_kit::api::{AzureCluster, AzureClusterIdentity};
-use capz_kit::cli::Args;
-use capz_kit::identity::{CustomCloudSettings, IdentitySettings};
 use capz_kit::k8s_openapi::ByteString;
 use capz_kit::k8s_openapi::api::core::v1::Secret;
 use capz_kit::kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use capz_kit::kube::{Client, ResourceExt as _};
-use capz_kit::runner::{self, RunError, Shutdown};
-use clap::Parser as _;
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
 
 type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -28,56 +22,37 @@ const FINALIZER: &str = "identity.infrastructure.cluster.x-k8s.io";
 struct Setup {
     client: Client,
     namespace: String,
-    azure: Running,
-    shutdown: Shutdown,
-    run: JoinHandle<Result<(), RunError>>,
-    dir: PathBuf,
+    azure: EmulatedAzure,
+    controller: InProcessController,
 }
 
 impl Setup {
     async fn start(client: Client, namespace: String) -> TestResult<Self> {
-        let dir = std::env::temp_dir().join(format!("capz-identity-{namespace}"));
-        std::fs::create_dir_all(&dir)?;
-        let tls = arm_emulator::tls::Tls::generate(&[])?;
-        let azure = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), Config::default(), &tls).await?;
-        let ca_file = dir.join("ca.pem");
-        std::fs::write(&ca_file, &tls.ca_pem)?;
-        let mut settings = IdentitySettings::from_lookup(|_| None)?;
-        settings.custom_cloud = Some(CustomCloudSettings {
-            resource_manager: Url::parse(&azure.base_url())?,
-            authority_host: Some(Url::parse(&azure.base_url())?),
-            token_audience: None,
-            ca_file: Some(ca_file),
-        });
-        let kubeconfig = capz_harness::shared().kubeconfig().to_string_lossy().into_owned();
+        let azure = EmulatedAzure::start(Config::default()).await?;
+        let settings = azure.cloud_settings()?;
         // A short sync period: steady-state passes happen often while the tests watch for writes.
-        let args = Args::try_parse_from([
-            "capz-identity".to_owned(),
-            format!("--kubeconfig={kubeconfig}"),
-            format!("--namespace={namespace}"),
-            "--sync-period=1s".to_owned(),
-            "--health-probe-bind-address=0".to_owned(),
-            "--metrics-bind-address=0".to_owned(),
-        ])?;
-        let shutdown = Shutdown::new();
-        let run = tokio::spawn(runner::run("identity", args, shutdown.clone(), move |ctx| {
-            capz_identity::run(ctx, settings)
-        }));
+        let flags = [
+            "--sync-period=1s",
+            "--health-probe-bind-address=0",
+            "--metrics-bind-address=0",
+        ];
+        let controller = InProcessController::start(
+            "identity",
+            capz_harness::shared(),
+            &namespace,
+            flags,
+            move |ctx| capz_identity::run(ctx, settings),
+        )?;
         Ok(Self {
             client,
             namespace,
             azure,
-            shutdown,
-            run,
-            dir,
+            controller,
         })
     }
 
     async fn stop(self) -> TestResult {
-        self.shutdown.trigger();
-        self.run.await??;
-        let _ = std::fs::remove_dir_all(&self.dir);
-        Ok(())
+        Ok(self.controller.stop().await?)
     }
 
     fn api<K>(&self) -> Api<K>
@@ -128,6 +103,7 @@ spec:
     /// Token requests that reached the emulator's Entra ID.
     fn token_requests(&self) -> usize {
         self.azure
+            .running
             .emulator
             .requests()
             .iter()
@@ -137,13 +113,7 @@ spec:
 
     /// ARM requests other than reads.
     fn arm_writes(&self) -> Vec<String> {
-        self.azure
-            .emulator
-            .requests()
-            .iter()
-            .filter(|request| request.method != "GET" && !request.path.contains("/oauth2/"))
-            .map(|request| format!("{} {}", request.method, request.path))
-            .collect()
+        self.azure.writes()
     }
 }
 

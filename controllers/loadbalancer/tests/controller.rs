@@ -5,27 +5,21 @@
 //! For control-plane AzureMachines it keeps the SSH inbound NAT rules, with the test playing
 //! compute (its finalizer and conditions).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use arm_emulator::config::{
-    DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT, SeedResource,
-};
-use arm_emulator::{Config, Running};
+use arm_emulator::Config;
+use arm_emulator::config::{DEFAULT_SUBSCRIPTION, SeedResource};
+use capz_harness::{EmulatedAzure, InProcessController};
 use capz_kit::api::common::conditions::{ConditionStatus, ConditionType};
 use capz_kit::api::{AzureCluster, AzureMachine};
 use capz_kit::apply::{FieldManager, apply_status};
 use capz_kit::azure::models::network::LoadBalancer;
 use capz_kit::azure::models::{ArmModel as _, network::PublicIpAddress};
-use capz_kit::azure::{ApiVersion, ArmClient, Cloud, Credential, CustomCloud, HttpClient, ResourceId};
-use capz_kit::cli::Args;
 use capz_kit::conditions::{Observation, observe};
 use capz_kit::identity::IdentitySettings;
 use capz_kit::k8s_openapi::jiff::Timestamp;
 use capz_kit::kube::api::{Api, DeleteParams, Patch, PatchParams};
 use capz_kit::kube::{Client, Resource, ResourceExt as _};
-use capz_kit::runner::{self, Shutdown};
-use clap::Parser as _;
 use serde_json::{Value, json};
 
 type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
@@ -47,10 +41,16 @@ fn network_id(group: &str, kind: &str, name: &str) -> String {
 
 /// The emulator with the cluster's group and virtual network already there, as the network
 /// controller leaves them, plus `extra` seeded resources.
-struct Azure {
-    running: Running,
-    ca_file: PathBuf,
-    client: ArmClient,
+/// The emulator with the cluster's group and network seeded (plus `extra`), and what these
+/// tests read from it.
+struct Azure(EmulatedAzure);
+
+impl std::ops::Deref for Azure {
+    type Target = EmulatedAzure;
+
+    fn deref(&self) -> &EmulatedAzure {
+        &self.0
+    }
 }
 
 impl Azure {
@@ -76,137 +76,48 @@ impl Azure {
             resources,
             ..Config::default()
         };
-        let tls = arm_emulator::tls::Tls::generate(&[])?;
-        let running = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config, &tls).await?;
-        let ca_file = std::env::temp_dir().join(format!("capz-loadbalancer-test-{cluster}-ca.pem"));
-        std::fs::write(&ca_file, &tls.ca_pem)?;
-        let base = azure_core::http::Url::parse(&running.base_url())?;
-        let cloud = Cloud::Custom(Box::new(CustomCloud::new(
-            base.clone(),
-            base,
-            "https://management.azure.com/".to_owned(),
-            Some(tls.ca_pem.into_bytes()),
-        )?));
-        let http = HttpClient::for_cloud(&cloud, Duration::from_secs(10))?;
-        let credential = Credential::client_secret(
-            &cloud,
-            &http,
-            DEFAULT_TENANT,
-            DEFAULT_CLIENT_ID,
-            DEFAULT_CLIENT_SECRET,
-        )?;
-        let client = ArmClient::new(&cloud, credential, &http, "test");
-        Ok(Self {
-            running,
-            ca_file,
-            client,
-        })
-    }
-
-    /// The controller's settings: the emulator as a custom cloud, the default principal as the
-    /// controller's own credentials (the clusters name no identity).
-    fn settings(&self) -> TestResult<IdentitySettings> {
-        let base = self.running.base_url();
-        let ca = self.ca_file.to_string_lossy().into_owned();
-        Ok(IdentitySettings::from_lookup(|name| {
-            match name {
-                "AZURE_TENANT_ID" => Some(DEFAULT_TENANT),
-                "AZURE_CLIENT_ID" => Some(DEFAULT_CLIENT_ID),
-                "AZURE_CLIENT_SECRET" => Some(DEFAULT_CLIENT_SECRET),
-                capz_kit::identity::CUSTOM_CLOUD_RESOURCE_MANAGER_VAR
-                | capz_kit::identity::CUSTOM_CLOUD_AUTHORITY_HOST_VAR => Some(base.as_str()),
-                capz_kit::identity::CUSTOM_CLOUD_CA_FILE_VAR => Some(ca.as_str()),
-                _ => None,
-            }
-            .map(str::to_owned)
-        })?)
-    }
-
-    /// Requests that reached ARM (sign-ins left out), as `METHOD path`.
-    fn arm_calls(&self) -> Vec<String> {
-        self.running
-            .emulator
-            .requests()
-            .into_iter()
-            .filter(|request| request.path.starts_with("/subscriptions/"))
-            .map(|request| format!("{} {}", request.method, request.path))
-            .collect()
-    }
-
-    fn writes(&self) -> Vec<String> {
-        self.arm_calls()
-            .into_iter()
-            .filter(|call| !call.starts_with("GET "))
-            .collect()
-    }
-
-    async fn get<T: serde::de::DeserializeOwned>(
-        &self,
-        id: &str,
-        api_version: &ApiVersion,
-    ) -> TestResult<Option<T>> {
-        let id: ResourceId = id.parse()?;
-        match self.client.get::<T>(&id, api_version).await {
-            Ok(found) => Ok(Some(found)),
-            Err(error) if error.category() == capz_kit::azure::Category::NotFound => Ok(None),
-            Err(error) => Err(error.into()),
-        }
+        Ok(Self(EmulatedAzure::start(config).await?))
     }
 
     async fn load_balancer(&self, group: &str, name: &str) -> TestResult<Option<Value>> {
-        self.get(
-            &network_id(group, "loadBalancers", name),
-            &LoadBalancer::API_VERSION,
-        )
-        .await
+        Ok(self
+            .get_at(
+                &network_id(group, "loadBalancers", name),
+                &LoadBalancer::API_VERSION,
+            )
+            .await?)
     }
 
     async fn public_ip(&self, group: &str, name: &str) -> TestResult<Option<Value>> {
-        self.get(
-            &network_id(group, "publicIPAddresses", name),
-            &PublicIpAddress::API_VERSION,
-        )
-        .await
+        Ok(self
+            .get_at(
+                &network_id(group, "publicIPAddresses", name),
+                &PublicIpAddress::API_VERSION,
+            )
+            .await?)
     }
 }
 
-/// The controller running in-process, watching `namespace`.
-struct Controller {
-    shutdown: Shutdown,
-    run: tokio::task::JoinHandle<Result<(), runner::RunError>>,
-}
-
-impl Controller {
-    fn start(
-        plane: &capz_harness::Plane,
-        namespace: &str,
-        settings: IdentitySettings,
-        gates: &str,
-    ) -> TestResult<Self> {
-        let args = Args::try_parse_from([
-            "capz-loadbalancer".to_owned(),
-            format!("--kubeconfig={}", plane.kubeconfig().display()),
-            format!("--namespace={namespace}"),
-            "--health-probe-bind-address=0".to_owned(),
-            "--metrics-bind-address=0".to_owned(),
-            "--sync-period=1s".to_owned(),
-            format!("--feature-gates={gates}"),
-        ])?;
-        let shutdown = Shutdown::new();
-        let run = tokio::spawn(runner::run(
-            capz_loadbalancer::NAME,
-            args,
-            shutdown.clone(),
-            move |ctx| async move { capz_loadbalancer::run(ctx, settings).await },
-        ));
-        Ok(Self { shutdown, run })
-    }
-
-    async fn stop(self) -> TestResult {
-        self.shutdown.trigger();
-        self.run.await??;
-        Ok(())
-    }
+/// The controller in-process, watching `namespace`, with the feature `gates` on.
+fn controller(
+    plane: &capz_harness::Plane,
+    namespace: &str,
+    settings: IdentitySettings,
+    gates: &str,
+) -> TestResult<InProcessController> {
+    let flags = [
+        "--health-probe-bind-address=0".to_owned(),
+        "--metrics-bind-address=0".to_owned(),
+        "--sync-period=1s".to_owned(),
+        format!("--feature-gates={gates}"),
+    ];
+    Ok(InProcessController::start(
+        capz_loadbalancer::NAME,
+        plane,
+        namespace,
+        flags,
+        move |ctx| capz_loadbalancer::run(ctx, settings),
+    )?)
 }
 
 /// A Cluster and its AzureCluster named `name`, with `network` as `spec.networkSpec`.
@@ -311,7 +222,7 @@ async fn a_public_cluster_gets_capz_api_server_load_balancer_and_endpoint_then_l
     in_namespace(async |plane, client, namespace| {
         let name = "pub1";
         let azure = Azure::start(name, Vec::new()).await?;
-        let controller = Controller::start(plane, &namespace, azure.settings()?, "")?;
+        let controller = controller(plane, &namespace, azure.default_principal_settings()?, "")?;
         let api = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
         create_cluster(&client, &namespace, name, &json!({})).await?;
 
@@ -397,7 +308,7 @@ async fn a_public_cluster_gets_capz_api_server_load_balancer_and_endpoint_then_l
         delete_and_wait(&api, name).await?;
         assert!(azure.load_balancer(name, "pub1-public-lb").await?.is_none());
         assert!(azure.public_ip(name, "pip-pub1-apiserver").await?.is_none());
-        controller.stop().await
+        Ok(controller.stop().await?)
     })
     .await
 }
@@ -408,7 +319,7 @@ async fn a_private_cluster_waits_for_its_subnet_and_points_the_endpoint_at_the_p
     in_namespace(async |plane, client, namespace| {
         let name = "priv1";
         let azure = Azure::start(name, Vec::new()).await?;
-        let controller = Controller::start(plane, &namespace, azure.settings()?, "")?;
+        let controller = controller(plane, &namespace, azure.default_principal_settings()?, "")?;
         let api = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
         create_cluster(
             &client,
@@ -456,7 +367,7 @@ async fn a_private_cluster_waits_for_its_subnet_and_points_the_endpoint_at_the_p
 
         delete_and_wait(&api, name).await?;
         assert!(azure.load_balancer(name, "priv1-internal-lb").await?.is_none());
-        controller.stop().await
+        Ok(controller.stop().await?)
     })
     .await
 }
@@ -479,7 +390,7 @@ async fn a_foreign_load_balancer_by_our_name_is_reported_and_left_alone() -> Tes
             },
         ];
         let azure = Azure::start(name, foreign).await?;
-        let controller = Controller::start(plane, &namespace, azure.settings()?, "")?;
+        let controller = controller(plane, &namespace, azure.default_principal_settings()?, "")?;
         let api = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
         create_cluster(&client, &namespace, name, &json!({})).await?;
         network_reports(&api, name, &[ConditionType::RESOURCE_GROUP_READY]).await?;
@@ -502,7 +413,7 @@ async fn a_foreign_load_balancer_by_our_name_is_reported_and_left_alone() -> Tes
         // Our own IP, created before the balancer was found foreign, is gone.
         assert!(azure.public_ip(name, "pip-foreign1-apiserver").await?.is_none());
         assert!(azure.public_ip(name, "someone-elses-ip").await?.is_some());
-        controller.stop().await
+        Ok(controller.stop().await?)
     })
     .await
 }
@@ -512,7 +423,12 @@ async fn the_ilb_gate_and_an_outbound_balancer_add_their_balancers_and_ips() -> 
     in_namespace(async |plane, client, namespace| {
         let name = "ilb1";
         let azure = Azure::start(name, Vec::new()).await?;
-        let controller = Controller::start(plane, &namespace, azure.settings()?, "APIServerILB=true")?;
+        let controller = controller(
+            plane,
+            &namespace,
+            azure.default_principal_settings()?,
+            "APIServerILB=true",
+        )?;
         let api = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
         create_cluster(
             &client,
@@ -586,7 +502,7 @@ async fn the_ilb_gate_and_an_outbound_balancer_add_their_balancers_and_ips() -> 
         ] {
             assert!(azure.public_ip(name, ip).await?.is_none(), "{ip} left behind");
         }
-        controller.stop().await
+        Ok(controller.stop().await?)
     })
     .await
 }
@@ -661,7 +577,7 @@ impl Azure {
             "{}/inboundNatRules/{machine}",
             network_id(group, "loadBalancers", &format!("{group}-public-lb"))
         );
-        let rule: Option<Value> = self.get(&id, &LoadBalancer::API_VERSION).await?;
+        let rule: Option<Value> = self.get_at(&id, &LoadBalancer::API_VERSION).await?;
         let Some(rule) = rule else { return Ok(None) };
         let properties = &rule["properties"];
         assert_eq!(properties["protocol"], "Tcp");
@@ -682,7 +598,7 @@ async fn control_plane_machines_get_ssh_rules_on_free_ports_and_lose_them_after_
     in_namespace(async |plane, client, namespace| {
         let name = "nat1";
         let azure = Azure::start(name, Vec::new()).await?;
-        let controller = Controller::start(plane, &namespace, azure.settings()?, "")?;
+        let controller = controller(plane, &namespace, azure.default_principal_settings()?, "")?;
         let result = Box::pin(ssh_rules(&client, &namespace, name, &azure)).await;
         controller.stop().await?;
         result

@@ -2,29 +2,21 @@
 //! emulator in process as a custom cloud, and the controller running in process through the
 //! kit's runner. A fake load-balancer controller is played by the test with its own field manager.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use arm_emulator::config::{
-    DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT, SeedResource,
-};
-use arm_emulator::{Config, Running};
-use azure_core::http::Url;
+use arm_emulator::Config;
+use arm_emulator::config::{DEFAULT_SUBSCRIPTION, SeedResource};
+use capz_harness::{EmulatedAzure, InProcessController};
 use capz_kit::api::AzureCluster;
 use capz_kit::api::capi::Cluster;
 use capz_kit::api::common::conditions::{Condition, ConditionStatus, ConditionType, Conditions};
 use capz_kit::apply::{FieldManager, apply_spec, apply_status};
-use capz_kit::azure::{ApiVersion, ArmClient, Cloud, Credential, CustomCloud, HttpClient, ResourceId};
-use capz_kit::cli::Args;
-use capz_kit::identity::{CustomCloudSettings, IdentitySettings};
+use capz_kit::azure::{ApiVersion, ResourceId};
 use capz_kit::kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use capz_kit::kube::{Client, ResourceExt as _};
-use capz_kit::runner::{self, RunError, Shutdown};
-use clap::Parser as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
 
 type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -36,108 +28,48 @@ const FAKE_LOAD_BALANCER: FieldManager = FieldManager::new("capz-loadbalancer");
 
 /// The emulator, a client of it for the test's own reads and writes, and the controller.
 struct Harness {
-    azure: Running,
-    arm: ArmClient,
-    shutdown: Shutdown,
-    controller: JoinHandle<Result<(), RunError>>,
-    dir: PathBuf,
+    azure: EmulatedAzure,
+    controller: InProcessController,
 }
 
 impl Harness {
     async fn start(config: Config, namespace: &str) -> TestResult<Self> {
-        let plane = capz_harness::shared();
-        let dir = std::env::temp_dir().join(format!("capz-network-{namespace}"));
-        std::fs::create_dir_all(&dir)?;
-        let tls = arm_emulator::tls::Tls::generate(&[])?;
-        let azure = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config, &tls).await?;
-        let ca_file = dir.join("ca.pem");
-        std::fs::write(&ca_file, &tls.ca_pem)?;
-        let base = Url::parse(&azure.base_url())?;
-        let cloud = Cloud::Custom(Box::new(CustomCloud::new(
-            base.clone(),
-            base.clone(),
-            "https://management.azure.com/".to_owned(),
-            Some(tls.ca_pem.clone().into_bytes()),
-        )?));
-        let http = HttpClient::for_cloud(&cloud, Duration::from_secs(10))?;
-        let credential = Credential::client_secret(
-            &cloud,
-            &http,
-            DEFAULT_TENANT,
-            DEFAULT_CLIENT_ID,
-            DEFAULT_CLIENT_SECRET,
-        )?;
-        let arm = ArmClient::new(&cloud, credential, &http, "test");
-
-        let mut settings = IdentitySettings::from_lookup(|name| match name {
-            "AZURE_TENANT_ID" => Some(DEFAULT_TENANT.to_owned()),
-            "AZURE_CLIENT_ID" => Some(DEFAULT_CLIENT_ID.to_owned()),
-            "AZURE_CLIENT_SECRET" => Some(DEFAULT_CLIENT_SECRET.to_owned()),
-            "AZURE_SUBSCRIPTION_ID" => Some(DEFAULT_SUBSCRIPTION.to_owned()),
-            _ => None,
-        })?;
-        settings.custom_cloud = Some(CustomCloudSettings {
-            resource_manager: base.clone(),
-            authority_host: Some(base),
-            token_audience: None,
-            ca_file: Some(ca_file),
-        });
-        let args = Args::try_parse_from([
-            "capz-network".to_owned(),
-            format!("--kubeconfig={}", plane.kubeconfig().display()),
-            format!("--namespace={namespace}"),
-            "--health-probe-bind-address=127.0.0.1:0".to_owned(),
-            "--metrics-bind-address=127.0.0.1:0".to_owned(),
-            "--sync-period=1s".to_owned(),
-        ])?;
-        let shutdown = Shutdown::new();
-        let controller = tokio::spawn(runner::run(
+        let azure = EmulatedAzure::start(config).await?;
+        let settings = azure.default_principal_settings()?;
+        let flags = [
+            "--health-probe-bind-address=127.0.0.1:0",
+            "--metrics-bind-address=127.0.0.1:0",
+            "--sync-period=1s",
+        ];
+        let controller = InProcessController::start(
             capz_network::NAME,
-            args,
-            shutdown.clone(),
+            capz_harness::shared(),
+            namespace,
+            flags,
             move |ctx| capz_network::run(ctx, settings),
-        ));
-        Ok(Self {
-            azure,
-            arm,
-            shutdown,
-            controller,
-            dir,
-        })
+        )?;
+        Ok(Self { azure, controller })
     }
 
     async fn stop(self) -> TestResult {
-        self.shutdown.trigger();
-        self.controller.await??;
-        let _ = std::fs::remove_dir_all(&self.dir);
-        Ok(())
+        Ok(self.controller.stop().await?)
     }
 
     /// A resource as the emulator has it, `None` when it does not exist.
     async fn read(&self, id: &str, api_version: &ApiVersion) -> TestResult<Option<Value>> {
-        let id: ResourceId = id.parse()?;
-        match self.arm.get::<Value>(&id, api_version).await {
-            Ok(body) => Ok(Some(body)),
-            Err(error) if error.category() == capz_kit::azure::Category::NotFound => Ok(None),
-            Err(error) => Err(error.into()),
-        }
+        Ok(self.azure.get_at(id, api_version).await?)
     }
 
     /// The writes (PUT, PATCH, DELETE) that reached ARM so far.
     fn writes(&self) -> Vec<String> {
-        self.azure
-            .emulator
-            .requests()
-            .into_iter()
-            .filter(|request| matches!(request.method.as_str(), "PUT" | "PATCH" | "DELETE"))
-            .map(|request| format!("{} {}", request.method, request.path))
-            .collect()
+        self.azure.writes()
     }
 
     /// How many requests touched a path containing `part` (any case).
     fn touching(&self, part: &str) -> usize {
         let part = part.to_ascii_lowercase();
         self.azure
+            .running
             .emulator
             .requests()
             .iter()
@@ -427,7 +359,7 @@ async fn foreign_rule_survives_an_update(azure: &Harness, api: &Api<AzureCluster
         "sourceAddressPrefix": "*", "destinationAddressPrefix": "*",
         "access": "Allow", "priority": 3000, "direction": "Inbound"
     }});
-    let _: capz_kit::azure::Outcome<Value> = azure.arm.put(&rule_id, &NETWORK_API, &rule).await?;
+    let _: capz_kit::azure::Outcome<Value> = azure.azure.client().put(&rule_id, &NETWORK_API, &rule).await?;
     let retag = json!({"spec": {"additionalTags": {"team": "green"}}});
     api.patch("c1", &PatchParams::default(), &Patch::Merge(&retag))
         .await?;
@@ -504,7 +436,7 @@ async fn removed_rules_go_and_foreign_ones_stay(azure: &Harness, api: &Api<Azure
         "sourceAddressPrefix": "*", "destinationAddressPrefix": "*",
         "access": "Allow", "priority": 3000, "direction": "Inbound"
     }});
-    let _: capz_kit::azure::Outcome<Value> = azure.arm.put(&by_hand, &NETWORK_API, &rule).await?;
+    let _: capz_kit::azure::Outcome<Value> = azure.azure.client().put(&by_hand, &NETWORK_API, &rule).await?;
     // Custom rules replace the defaults on the control-plane subnet.
     let custom = json!({"spec": {"networkSpec": {"subnets": [
         {"name": "c1-controlplane-subnet", "role": "control-plane", "securityGroup": {

@@ -51,6 +51,12 @@ pub enum Error {
     /// capz-rs's webhook server could not start.
     #[error("the webhook server did not start: {0}")]
     Webhooks(String),
+    /// A controller run in-process could not start or failed.
+    #[error("{name}: {message}")]
+    Controller { name: &'static str, message: String },
+    /// The ARM emulator, or capz-rs's client of it, failed a test's request.
+    #[error("cannot {action}: {message}")]
+    Azure { action: &'static str, message: String },
     /// The API server refused or failed a request.
     #[error(transparent)]
     Kube(#[from] kube::Error),

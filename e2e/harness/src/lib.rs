@@ -15,10 +15,12 @@
 //! # }
 //! ```
 
+pub mod azure;
 mod bins;
 pub mod capz;
 pub mod cluster_api;
 pub mod clusterctl;
+pub mod controller;
 mod controller_manager;
 pub mod crds;
 mod error;
@@ -31,9 +33,11 @@ pub mod webhooks;
 
 use std::sync::OnceLock;
 
+pub use azure::EmulatedAzure;
 pub use bins::{KubeBinaries, cache_dir};
 pub use capz::{AzureEndpoint, Capz};
 pub use clusterctl::Clusterctl;
+pub use controller::InProcessController;
 pub use error::{Error, Result};
 pub use kit::{
     api_for, apply, apply_and_wait_for_condition, apply_yaml, has_condition, http_get, resource, wait_for,

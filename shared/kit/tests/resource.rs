@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
-use arm_emulator::{Config, Running};
-use azure_core::http::Url;
-use capz_kit::azure::{ApiVersion, ArmClient, Cloud, Credential, CustomCloud, HttpClient, ResourceId};
+use arm_emulator::Config;
+use arm_emulator::config::DEFAULT_SUBSCRIPTION;
+use capz_harness::EmulatedAzure;
+use capz_kit::azure::{ApiVersion, ArmClient, ResourceId};
 use capz_kit::operations::Operations;
 use capz_kit::resource::{self, AzureResource, Ownership, Progress, ResourceError};
 use capz_kit::tags::{self, Role, Tags};
@@ -79,57 +79,24 @@ impl AzureResource for Network {
     }
 }
 
-struct Azure {
-    running: Running,
-    cloud: Cloud,
-    http: HttpClient,
+/// How many requests of `method` reached `path`.
+fn calls(azure: &EmulatedAzure, method: &str, path: &str) -> usize {
+    azure
+        .running
+        .emulator
+        .requests()
+        .iter()
+        .filter(|request| request.method == method && request.path.eq_ignore_ascii_case(path))
+        .count()
 }
 
-impl Azure {
-    async fn start(config: Config) -> TestResult<Self> {
-        let tls = arm_emulator::tls::Tls::generate(&[])?;
-        let running = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config, &tls).await?;
-        let base = Url::parse(&running.base_url())?;
-        let cloud = Cloud::Custom(Box::new(CustomCloud::new(
-            base.clone(),
-            base,
-            "https://management.azure.com/".to_owned(),
-            Some(tls.ca_pem.into_bytes()),
-        )?));
-        let http = HttpClient::for_cloud(&cloud, Duration::from_secs(10))?;
-        Ok(Self { running, cloud, http })
-    }
-
-    /// A new client, as a restarted controller would build.
-    fn client(&self) -> TestResult<ArmClient> {
-        let credential = Credential::client_secret(
-            &self.cloud,
-            &self.http,
-            DEFAULT_TENANT,
-            DEFAULT_CLIENT_ID,
-            DEFAULT_CLIENT_SECRET,
-        )?;
-        Ok(ArmClient::new(&self.cloud, credential, &self.http, "test"))
-    }
-
-    /// How many requests of `method` reached `path`.
-    fn calls(&self, method: &str, path: &str) -> usize {
-        self.running
-            .emulator
-            .requests()
-            .iter()
-            .filter(|request| request.method == method && request.path.eq_ignore_ascii_case(path))
-            .count()
-    }
-
-    async fn resource_group(&self, client: &ArmClient, name: &str) -> TestResult<ResourceId> {
-        let id = ResourceId::resource_group(DEFAULT_SUBSCRIPTION.parse()?, name.parse()?);
-        let body = serde_json::json!({"location": "westeurope"});
-        client
-            .put::<_, serde_json::Value>(&id, &ApiVersion::new("2024-03-01"), &body)
-            .await?;
-        Ok(id)
-    }
+async fn resource_group(client: &ArmClient, name: &str) -> TestResult<ResourceId> {
+    let id = ResourceId::resource_group(DEFAULT_SUBSCRIPTION.parse()?, name.parse()?);
+    let body = serde_json::json!({"location": "westeurope"});
+    client
+        .put::<_, serde_json::Value>(&id, &ApiVersion::new("2024-03-01"), &body)
+        .await?;
+    Ok(id)
 }
 
 fn network(group: &ResourceId, name: &str, ownership: Ownership) -> TestResult<Network> {
@@ -155,20 +122,20 @@ async fn a_write_in_flight_is_resumed_by_a_new_client_and_the_steady_state_write
         )]),
         ..Config::default()
     };
-    let azure = Azure::start(config).await?;
-    let group = azure.resource_group(&azure.client()?, "rg-resume").await?;
+    let azure = EmulatedAzure::start(config).await?;
+    let group = resource_group(&azure.new_client()?, "rg-resume").await?;
     let vnet = network(&group, "vnet", ours())?;
     let path = vnet.id.to_string();
 
     let mut operations = Operations::owned(None, "test", &["virtualnetworks"]);
-    let first = resource::reconcile(&azure.client()?, &vnet, &mut operations).await?;
+    let first = resource::reconcile(&azure.new_client()?, &vnet, &mut operations).await?;
     assert!(matches!(first, Progress::InProgress { .. }), "{first:?}");
     assert_eq!(operations.entries().len(), 1);
 
     // What a restarted controller has: the entries from status, and a client of its own.
     let stored = capz_kit::api::common::operations::Futures(operations.entries().to_vec());
     let mut resumed = Operations::owned(Some(&stored), "test", &["virtualnetworks"]);
-    let client = azure.client()?;
+    let client = azure.new_client()?;
     let done = loop {
         match resource::reconcile(&client, &vnet, &mut resumed).await? {
             Progress::InProgress { .. } => tokio::time::sleep(Duration::from_millis(100)).await,
@@ -177,13 +144,17 @@ async fn a_write_in_flight_is_resumed_by_a_new_client_and_the_steady_state_write
     };
     assert_eq!(done.properties.address_space.address_prefixes, ["10.0.0.0/16"]);
     assert!(resumed.entries().is_empty());
-    assert_eq!(azure.calls("PUT", &path), 1, "one write, however many reconciles");
+    assert_eq!(
+        calls(&azure, "PUT", &path),
+        1,
+        "one write, however many reconciles"
+    );
 
-    let gets_before = azure.calls("GET", &path);
+    let gets_before = calls(&azure, "GET", &path);
     let steady = resource::reconcile(&client, &vnet, &mut resumed).await?;
     assert_eq!(steady, Progress::Done(done));
-    assert_eq!(azure.calls("PUT", &path), 1, "the steady state writes nothing");
-    assert_eq!(azure.calls("GET", &path), gets_before + 1, "and reads once");
+    assert_eq!(calls(&azure, "PUT", &path), 1, "the steady state writes nothing");
+    assert_eq!(calls(&azure, "GET", &path), gets_before + 1, "and reads once");
 
     // A changed spec is written again.
     let wider = Network {
@@ -195,15 +166,15 @@ async fn a_write_in_flight_is_resumed_by_a_new_client_and_the_steady_state_write
     {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(azure.calls("PUT", &path), 2);
+    assert_eq!(calls(&azure, "PUT", &path), 2);
     Ok(())
 }
 
 #[tokio::test]
 async fn a_resource_that_is_not_ours_is_neither_adopted_nor_deleted() -> TestResult {
-    let azure = Azure::start(Config::default()).await?;
-    let client = azure.client()?;
-    let group = azure.resource_group(&client, "rg-foreign").await?;
+    let azure = EmulatedAzure::start(Config::default()).await?;
+    let client = azure.new_client()?;
+    let group = resource_group(&client, "rg-foreign").await?;
     let foreign = network(&group, "theirs", ours())?;
     let body = VirtualNetwork {
         tags: Some(Tags::from([("team".to_owned(), "other".to_owned())])),
@@ -213,7 +184,7 @@ async fn a_resource_that_is_not_ours_is_neither_adopted_nor_deleted() -> TestRes
         .put::<_, VirtualNetwork>(&foreign.id, &Network::API_VERSION, &body)
         .await?;
     let path = foreign.id.to_string();
-    let puts = azure.calls("PUT", &path);
+    let puts = calls(&azure, "PUT", &path);
 
     let mut operations = Operations::owned(None, "test", &["virtualnetworks"]);
     let refused = resource::reconcile(&client, &foreign, &mut operations).await;
@@ -222,7 +193,7 @@ async fn a_resource_that_is_not_ours_is_neither_adopted_nor_deleted() -> TestRes
         "{refused:?}"
     );
     assert_eq!(
-        azure.calls("PUT", &path),
+        calls(&azure, "PUT", &path),
         puts,
         "nothing written to a resource that is not ours"
     );
@@ -232,7 +203,7 @@ async fn a_resource_that_is_not_ours_is_neither_adopted_nor_deleted() -> TestRes
         Progress::Done(())
     );
     assert_eq!(
-        azure.calls("DELETE", &path),
+        calls(&azure, "DELETE", &path),
         0,
         "nothing deleted that is not ours"
     );
@@ -244,8 +215,8 @@ async fn a_resource_that_is_not_ours_is_neither_adopted_nor_deleted() -> TestRes
         Progress::Done(_)
     ));
     resource::delete(&client, &brought, &mut operations).await?;
-    assert_eq!(azure.calls("PUT", &path), puts);
-    assert_eq!(azure.calls("DELETE", &path), 0);
+    assert_eq!(calls(&azure, "PUT", &path), puts);
+    assert_eq!(calls(&azure, "DELETE", &path), 0);
 
     let missing = network(&group, "nowhere", Ownership::Shared)?;
     assert!(matches!(
@@ -257,9 +228,9 @@ async fn a_resource_that_is_not_ours_is_neither_adopted_nor_deleted() -> TestRes
 
 #[tokio::test]
 async fn an_owned_resource_is_deleted_through_its_operation() -> TestResult {
-    let azure = Azure::start(Config::default()).await?;
-    let client = azure.client()?;
-    let group = azure.resource_group(&client, "rg-delete").await?;
+    let azure = EmulatedAzure::start(Config::default()).await?;
+    let client = azure.new_client()?;
+    let group = resource_group(&client, "rg-delete").await?;
     let vnet = network(&group, "vnet", ours())?;
     let mut operations = Operations::owned(None, "test", &["virtualnetworks"]);
     while !matches!(
@@ -270,12 +241,12 @@ async fn an_owned_resource_is_deleted_through_its_operation() -> TestResult {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(operations.entries().is_empty());
-    assert_eq!(azure.calls("DELETE", &vnet.id.to_string()), 1);
+    assert_eq!(calls(&azure, "DELETE", &vnet.id.to_string()), 1);
     // Gone: deleting again reads, finds nothing and sends nothing.
     assert_eq!(
         resource::delete(&client, &vnet, &mut operations).await?,
         Progress::Done(())
     );
-    assert_eq!(azure.calls("DELETE", &vnet.id.to_string()), 1);
+    assert_eq!(calls(&azure, "DELETE", &vnet.id.to_string()), 1);
     Ok(())
 }
