@@ -46,6 +46,9 @@ pub struct Config {
     pub locations: Vec<Location>,
     /// Regional vCPU quotas per VM family; families not listed are unlimited.
     pub quotas: Vec<Quota>,
+    /// VM sizes the subscriptions may not use in a location, or in some of its zones, as resource
+    /// SKUs list them; creating a machine there fails with `SkuNotAvailable`.
+    pub sku_restrictions: Vec<SkuRestriction>,
     /// The range static public IP addresses are allocated from.
     pub public_ip_pool: String,
     /// Request limits per principal (token buckets for reads, writes and deletes).
@@ -84,6 +87,7 @@ impl Default for Config {
             managed_identities: Vec::new(),
             locations: default_locations(),
             quotas: Vec::new(),
+            sku_restrictions: Vec::new(),
             public_ip_pool: "20.0.0.0/12".into(),
             rate_limits: crate::throttle::RateLimits::default(),
             rbac: false,
@@ -258,6 +262,29 @@ pub struct Quota {
     pub cores: u32,
 }
 
+/// A VM size the subscriptions may not use (reason `NotAvailableForSubscription`): in a whole
+/// location, or only in some of its zones.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SkuRestriction {
+    /// The VM size, for example `Standard_D8s_v3`.
+    pub size: String,
+    /// The location it applies to.
+    pub location: String,
+    /// The zones of the location the size is restricted in; empty (the default) restricts it in
+    /// the whole location.
+    #[serde(default)]
+    pub zones: Vec<String>,
+}
+
+impl SkuRestriction {
+    /// Whether it names this size in this location (any case).
+    #[must_use]
+    pub fn applies_to(&self, size: &str, location: &str) -> bool {
+        self.size.eq_ignore_ascii_case(size) && self.location.eq_ignore_ascii_case(location)
+    }
+}
+
 /// A resource present at start.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -397,5 +424,7 @@ mod tests {
         let config = Config::from_yaml(example).expect("the example parses");
         assert_eq!(config.rate_limits.compute.put_vm.resource.burst, 12);
         assert_eq!(config.resources.len(), 2);
+        assert_eq!(config.quotas.len(), 2);
+        assert_eq!(config.sku_restrictions[1].zones, ["2", "3"]);
     }
 }

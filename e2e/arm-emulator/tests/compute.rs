@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use arm_emulator::config::{DEFAULT_CLIENT_ID, Quota};
+use arm_emulator::config::{DEFAULT_CLIENT_ID, Quota, SkuRestriction};
 use arm_emulator::{Config, Emulator};
 use axum::http::StatusCode;
 use common::Reply;
@@ -866,6 +866,192 @@ async fn resource_skus_list_sizes_per_location() {
     )
     .await;
     assert_eq!(old.body["error"]["code"], "InvalidApiVersionParameter");
+}
+
+/// The `restrictions` a resource SKU list shows for a size; `null` when it lists no such size.
+fn restrictions_of(list: &Reply, size: &str) -> Value {
+    list.body["value"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|entry| entry["name"] == size)
+        .map_or(Value::Null, |entry| entry["restrictions"].clone())
+}
+
+#[tokio::test]
+async fn restricted_sizes_are_listed_and_refused_where_restricted() {
+    let emulator = with_network(Config {
+        sku_restrictions: vec![
+            SkuRestriction {
+                size: "Standard_D8s_v3".into(),
+                location: "westus2".into(),
+                zones: Vec::new(),
+            },
+            SkuRestriction {
+                size: "standard_d4s_v3".into(),
+                location: "westus2".into(),
+                zones: vec!["2".into()],
+            },
+        ],
+        ..Config::default()
+    })
+    .await;
+    let skus =
+        format!("{SUB}/providers/Microsoft.Compute/skus?api-version=2021-07-01&$filter=location%20eq%20%27");
+    let westus2 = send(&emulator, "GET", &format!("{skus}westus2%27"), None).await;
+    assert_eq!(
+        restrictions_of(&westus2, "Standard_D8s_v3"),
+        json!([{
+            "type": "Location",
+            "values": ["westus2"],
+            "restrictionInfo": {"locations": ["westus2"]},
+            "reasonCode": "NotAvailableForSubscription",
+        }])
+    );
+    assert_eq!(
+        restrictions_of(&westus2, "Standard_D4s_v3"),
+        json!([{
+            "type": "Zone",
+            "values": ["westus2"],
+            "restrictionInfo": {"locations": ["westus2"], "zones": ["2"]},
+            "reasonCode": "NotAvailableForSubscription",
+        }])
+    );
+    assert_eq!(restrictions_of(&westus2, "Standard_D2s_v3"), json!([]));
+    let eastus = send(&emulator, "GET", &format!("{skus}eastus%27"), None).await;
+    assert_eq!(restrictions_of(&eastus, "Standard_D8s_v3"), json!([]));
+
+    let refused = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/big"),
+        Some(vm_body("Standard_D8s_v3", "nic0")),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.body);
+    assert_eq!(refused.body["error"]["code"], "SkuNotAvailable");
+    assert_eq!(
+        refused.body["error"]["message"],
+        format!(
+            "The requested size for resource '{}' is currently not available in location 'westus2' zones '' for subscription '00000000-0000-0000-0000-000000000000'. Please try another size or deploy to a different location or zones. See https://aka.ms/azureskunotavailable for details.",
+            compute("virtualMachines/big")
+        )
+    );
+    assert_eq!(
+        send(&emulator, "GET", &compute("virtualMachines/big"), None)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+
+    let in_zone = |zone: &str, nic: &str| {
+        let mut body = vm_body("Standard_D4s_v3", nic);
+        body["zones"] = json!([zone]);
+        body
+    };
+    let zonal = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/z2"),
+        Some(in_zone("2", "nic0")),
+    )
+    .await;
+    assert_eq!(zonal.status, StatusCode::CONFLICT, "{}", zonal.body);
+    assert_eq!(zonal.body["error"]["code"], "SkuNotAvailable");
+    assert!(
+        zonal.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("in location 'westus2' zones '2' for subscription"),
+        "{}",
+        zonal.body
+    );
+    let other_zone = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/z1"),
+        Some(in_zone("1", "nic0")),
+    )
+    .await;
+    assert_eq!(other_zone.status, StatusCode::CREATED, "{}", other_zone.body);
+    // A size barred in some zones only still serves regional machines.
+    let regional = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/regional"),
+        Some(vm_body("Standard_D4s_v3", "nic1")),
+    )
+    .await;
+    assert_eq!(regional.status, StatusCode::CREATED, "{}", regional.body);
+}
+
+#[tokio::test]
+async fn confidential_machines_need_a_confidential_size() {
+    let emulator = with_network(Config::default()).await;
+    let skus = format!(
+        "{SUB}/providers/Microsoft.Compute/skus?api-version=2021-07-01&$filter=location%20eq%20%27westus2%27"
+    );
+    let list = send(&emulator, "GET", &skus, None).await;
+    let capability = |size: &str, name: &str| {
+        list.body["value"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|entry| entry["name"] == size)
+            .and_then(|entry| {
+                entry["capabilities"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|capability| capability["name"] == name)
+                    .map(|capability| capability["value"].clone())
+            })
+    };
+    assert_eq!(
+        capability("Standard_DC2as_v5", "ConfidentialComputingType"),
+        Some(json!("SNP"))
+    );
+    assert_eq!(
+        capability("Standard_DC2as_v5", "HyperVGenerations"),
+        Some(json!("V2"))
+    );
+    assert_eq!(capability("Standard_D2s_v3", "ConfidentialComputingType"), None);
+
+    let confidential = |size: &str, nic: &str| {
+        let mut body = vm_body(size, nic);
+        body["properties"]["securityProfile"] = json!({
+            "securityType": "ConfidentialVM",
+            "uefiSettings": {"secureBootEnabled": true, "vTpmEnabled": true},
+        });
+        body["properties"]["storageProfile"]["osDisk"]["managedDisk"]["securityProfile"] =
+            json!({"securityEncryptionType": "VMGuestStateOnly"});
+        body
+    };
+    let refused = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/plain"),
+        Some(confidential("Standard_D2s_v3", "nic0")),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert_eq!(refused.body["error"]["code"], "BadRequest");
+    assert_eq!(
+        refused.body["error"]["message"],
+        "The VM size 'Standard_D2s_v3' is not supported for creation of VMs and Virtual Machine Scale Set with 'ConfidentialVM' security type and managedDisk.securityProfile.securityEncryptionType set as 'VMGuestStateOnly'"
+    );
+    let created = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/sealed"),
+        Some(confidential("Standard_DC2as_v5", "nic0")),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(
+        created.body["properties"]["securityProfile"]["securityType"],
+        "ConfidentialVM"
+    );
 }
 
 #[tokio::test]

@@ -283,6 +283,84 @@ async fn subnets_must_fit_the_network_and_not_overlap() {
 }
 
 #[tokio::test]
+async fn subnets_complete_their_delegations_and_service_endpoints() {
+    let emulator = with_network().await;
+    let subnet = format!("{}/subnets/apps", net("virtualNetworks/vnet"));
+    let created = send(
+        &emulator,
+        "PUT",
+        &subnet,
+        Some(json!({"properties": {
+            "addressPrefix": "10.0.2.0/24",
+            "delegations": [{"name": "aci", "properties": {"serviceName": "Microsoft.ContainerInstance/containerGroups"}}],
+            "serviceEndpoints": [
+                {"service": "Microsoft.Storage"},
+                {"service": "Microsoft.Sql"},
+                {"service": "Microsoft.KeyVault"},
+                {"service": "Microsoft.ContainerRegistry", "locations": ["westeurope"]}
+            ]
+        }})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    emulator.advance_clock(std::time::Duration::from_secs(1));
+    let read = send(&emulator, "GET", &subnet, None).await;
+    let properties = &read.body["properties"];
+    let delegation = &properties["delegations"][0];
+    assert_eq!(delegation["id"], format!("{subnet}/delegations/aci"));
+    assert_eq!(
+        delegation["type"],
+        "Microsoft.Network/virtualNetworks/subnets/delegations"
+    );
+    assert_eq!(
+        delegation["properties"],
+        json!({
+            "provisioningState": "Succeeded",
+            "serviceName": "Microsoft.ContainerInstance/containerGroups",
+            "actions": ["Microsoft.Network/virtualNetworks/subnets/action"]
+        })
+    );
+    assert_eq!(
+        properties["serviceEndpoints"],
+        json!([
+            {"provisioningState": "Succeeded", "service": "Microsoft.Storage", "locations": ["westeurope", "northeurope"]},
+            {"provisioningState": "Succeeded", "service": "Microsoft.Sql", "locations": ["westeurope"]},
+            {"provisioningState": "Succeeded", "service": "Microsoft.KeyVault", "locations": ["*"]},
+            {"provisioningState": "Succeeded", "service": "Microsoft.ContainerRegistry", "locations": ["westeurope"]}
+        ])
+    );
+    // A subnet that asks for none shows none, as Azure's do.
+    let plain = send(
+        &emulator,
+        "GET",
+        &format!("{}/subnets/nodes", net("virtualNetworks/vnet")),
+        None,
+    )
+    .await;
+    assert!(
+        plain.body["properties"].get("serviceEndpoints").is_none(),
+        "{}",
+        plain.body
+    );
+    let nameless = send(
+        &emulator,
+        "PUT",
+        &subnet,
+        Some(json!({"properties": {"addressPrefix": "10.0.2.0/24", "serviceEndpoints": [{"locations": ["*"]}]}})),
+    )
+    .await;
+    assert_eq!(nameless.status, StatusCode::BAD_REQUEST, "{}", nameless.body);
+    assert!(
+        nameless.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("properties.serviceEndpoints[0].service"),
+        "{}",
+        nameless.body
+    );
+}
+
+#[tokio::test]
 async fn single_address_ipv6_prefixes_are_prefixes_like_any_other() {
     let emulator = with_network().await;
     let created = send(

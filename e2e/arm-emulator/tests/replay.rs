@@ -4,9 +4,9 @@
 //! beside the clone in `../shared/reference/arm-recordings`. A recording is replayed when every
 //! resource type it touches is one the emulator serves. For each interaction the emulator's answer
 //! must have the recorded status code, the long-running-operation headers the recording has, and a
-//! body of the same structure: the same property paths with the same JSON types, and the same values
-//! for the properties that carry meaning rather than identity (`type`, `location`,
-//! `provisioningState`, error codes). Mismatches that are understood are listed, with their
+//! body of the same structure: the same property paths with the same JSON types (a GUID, an IP
+//! address or an RFC 3339 time where Azure answers one), and the same values for the properties
+//! that carry meaning rather than identity (`type`, `location`, `provisioningState`, error codes). Mismatches that are understood are listed, with their
 //! reasons, in `tests/replay-mismatches.txt`; any other mismatch fails the test, and so does a match
 //! rate under 90%.
 
@@ -193,9 +193,63 @@ fn shape_differences(path: &str, recorded: &Value, ours: &Value, out: &mut Vec<S
                 out.push(format!("{path}: {} items != {}", a.len(), b.len()));
             }
         }
+        (Value::String(a), Value::String(b)) => {
+            if let Some(shape) = string_shape(a)
+                && string_shape(b) != Some(shape)
+            {
+                out.push(format!("{path}: {b:?} is not {shape} as {a:?} is"));
+            }
+        }
         (a, b) if std::mem::discriminant(a) == std::mem::discriminant(b) => {}
         (a, b) => out.push(format!("{path}: {a} != {b}")),
     }
+}
+
+/// The shape of a string that carries one: a GUID, an IPv4 or IPv6 address, or an RFC 3339 time.
+/// Where Azure answers such a string, the emulator must answer one of the same shape.
+fn string_shape(text: &str) -> Option<&'static str> {
+    // Only the hyphenated form: the parser also takes 32 bare hex digits, which hashes can be.
+    if text.len() == 36 && uuid::Uuid::try_parse(text).is_ok() {
+        return Some("a GUID");
+    }
+    if text.parse::<std::net::Ipv4Addr>().is_ok() {
+        return Some("an IPv4 address");
+    }
+    if text.parse::<std::net::Ipv6Addr>().is_ok() {
+        return Some("an IPv6 address");
+    }
+    is_rfc3339(text).then_some("an RFC 3339 time")
+}
+
+/// Whether `text` is an RFC 3339 date and time: `2024-07-30T18:52:26.3200589+00:00`, fraction
+/// optional, `Z` or an offset.
+fn is_rfc3339(text: &str) -> bool {
+    fn fits(text: &str, pattern: &str) -> bool {
+        text.len() == pattern.len()
+            && text.bytes().zip(pattern.bytes()).all(|(c, p)| match p {
+                b'd' => c.is_ascii_digit(),
+                b'T' => c.eq_ignore_ascii_case(&b'T'),
+                b'+' => c == b'+' || c == b'-',
+                other => c == other,
+            })
+    }
+    let Some((date_time, rest)) = text.split_at_checked(19) else {
+        return false;
+    };
+    if !fits(date_time, "dddd-dd-ddTdd:dd:dd") {
+        return false;
+    }
+    let zone = match rest.strip_prefix('.') {
+        Some(fraction) => {
+            let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 {
+                return false;
+            }
+            &fraction[digits..]
+        }
+        None => rest,
+    };
+    zone.eq_ignore_ascii_case("Z") || fits(zone, "+dd:dd")
 }
 
 /// Pairs each GUID Azure generated in a recorded answer (an identity's principal id, say) with the
@@ -414,6 +468,44 @@ fn the_shape_comparison_notices_what_differs() {
             ".properties.provisioningState: missing",
             ".properties.extra: extra",
             ".type: \"T\" != \"U\"",
+        ]
+    );
+}
+
+#[test]
+fn guids_addresses_and_times_are_compared_as_shapes() {
+    let recorded = serde_json::json!({
+        "principalId": "4f7b1a3e-0000-4000-8000-00000000abcd",
+        "ipAddress": "20.1.2.3",
+        "ipv6": "2603:1030::1",
+        "startTime": "2024-07-30T18:52:26.3200589+00:00",
+        "name": "anything",
+    });
+    let mut problems = Vec::new();
+    let alike = serde_json::json!({
+        "principalId": "00000000-0000-0000-0000-000000000001",
+        "ipAddress": "10.0.0.4",
+        "ipv6": "fd00::4",
+        "startTime": "2026-01-01T00:00:00Z",
+        "name": "else",
+    });
+    shape_differences("", &recorded, &alike, &mut problems);
+    assert!(problems.is_empty(), "{problems:?}");
+    let unlike = serde_json::json!({
+        "principalId": "not-a-guid",
+        "ipAddress": "fd00::4",
+        "ipv6": "20.1.2.3",
+        "startTime": "2026-01-01 00:00:00",
+        "name": "4f7b1a3e-0000-4000-8000-00000000abcd",
+    });
+    shape_differences("", &recorded, &unlike, &mut problems);
+    assert_eq!(
+        problems,
+        vec![
+            ".ipAddress: \"fd00::4\" is not an IPv4 address as \"20.1.2.3\" is",
+            ".ipv6: \"20.1.2.3\" is not an IPv6 address as \"2603:1030::1\" is",
+            ".principalId: \"not-a-guid\" is not a GUID as \"4f7b1a3e-0000-4000-8000-00000000abcd\" is",
+            ".startTime: \"2026-01-01 00:00:00\" is not an RFC 3339 time as \"2024-07-30T18:52:26.3200589+00:00\" is",
         ]
     );
 }

@@ -14,7 +14,9 @@
 //! - `--imds-listen`: also serve the managed identity endpoint of IMDS over plain HTTP on this
 //!   address, as Azure does at `169.254.169.254:80`;
 //! - `--state-file`: restore the resources from this file at start when it exists, and save them
-//!   there when stopped with Ctrl-C, so the emulated Azure survives a restart.
+//!   there when stopped with Ctrl-C (SIGINT) or SIGTERM, so the emulated Azure survives a restart.
+//!
+//! It runs until it gets SIGINT or SIGTERM.
 //!
 //! When it serves, it prints one line: its base URL.
 
@@ -139,16 +141,41 @@ async fn main() -> ExitCode {
         }
     }
     println!("{}", running.base_url());
-    if let Err(err) = tokio::signal::ctrl_c().await {
-        eprintln!("arm-emulator: cannot wait for Ctrl-C: {err}");
+    if let Err(err) = stopped().await {
+        eprintln!("arm-emulator: cannot wait for a stop signal: {err}");
         return ExitCode::FAILURE;
     }
-    if let Some(path) = &options.state_file {
-        let snapshot = running.emulator.snapshot();
-        if let Err(err) = std::fs::write(path, snapshot.to_string()) {
-            eprintln!("arm-emulator: cannot save the state to {}: {err}", path.display());
-            return ExitCode::FAILURE;
-        }
+    if let Some(path) = &options.state_file
+        && let Err(err) = save(path, &running.emulator.snapshot())
+    {
+        eprintln!("arm-emulator: cannot save the state to {}: {err}", path.display());
+        return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// Waits for Ctrl-C (SIGINT) or SIGTERM: `kill`, `just down` and process managers stop it with
+/// the latter.
+#[cfg(unix)]
+async fn stopped() -> std::io::Result<()> {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        interrupted = tokio::signal::ctrl_c() => interrupted,
+        _ = terminate.recv() => Ok(()),
+    }
+}
+
+/// Waits for Ctrl-C, the only stop signal there is.
+#[cfg(not(unix))]
+async fn stopped() -> std::io::Result<()> {
+    tokio::signal::ctrl_c().await
+}
+
+/// Writes the state beside the file, then moves it into place, so that a stop cut short leaves
+/// the previous state whole.
+fn save(path: &std::path::Path, snapshot: &serde_json::Value) -> std::io::Result<()> {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    std::fs::write(&partial, snapshot.to_string())?;
+    std::fs::rename(&partial, path)
 }

@@ -51,6 +51,14 @@ impl Session {
         if self.rng.percent(10) {
             properties["delegations"] = json!([{"name": "d", "properties": {"serviceName": "Microsoft.ContainerInstance/containerGroups"}}]);
         }
+        if self.rng.percent(10) {
+            let service = self.choose(&["Microsoft.Storage", "Microsoft.Sql", "Microsoft.KeyVault"]);
+            properties["serviceEndpoints"] = if self.rng.percent(50) {
+                json!([{"service": service}])
+            } else {
+                json!([{"service": service, "locations": ["*"]}])
+            };
+        }
         properties
     }
 
@@ -175,6 +183,7 @@ impl Session {
             "Standard_D2s_v3",
             "Standard_B2s",
             "Standard_D4s_v3",
+            "Standard_DC2as_v5",
             "Standard_Nope",
         ]);
         let image = match self.rng.below(4) {
@@ -221,6 +230,9 @@ impl Session {
         }
         if self.rng.percent(15) {
             body["zones"] = json!([self.choose(&["1", "2", "4"])]);
+        }
+        if self.rng.percent(10) {
+            body["properties"]["securityProfile"] = json!({"securityType": "ConfidentialVM"});
         }
         if self.rng.percent(15) {
             body["properties"]["availabilitySet"] =

@@ -7,7 +7,8 @@
 //! type). Every answer is checked:
 //!
 //! - the router answers (a panic fails the test);
-//! - no 5xx, unless a fault rule the fuzzer added asked for it;
+//! - no 5xx, unless a fault rule the fuzzer added asked for it, and no dropped connection unless
+//!   one asked for that;
 //! - every ARM error has ARM's shape, `{"error": {"code": "<non-empty>", "message": "..."}}`;
 //! - a 400 about the request content says what is wrong, naming the property;
 //! - a write is never accepted with a body that is not a JSON object, nor with a name Azure refuses;
@@ -32,7 +33,7 @@ use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, Instant};
 
-use arm_emulator::config::{DEFAULT_SUBSCRIPTION, Principal, Quota, SeedResource};
+use arm_emulator::config::{DEFAULT_SUBSCRIPTION, Principal, Quota, SeedResource, SkuRestriction};
 use arm_emulator::throttle::RateLimits;
 use arm_emulator::{Config, Emulator};
 use axum::Router;
@@ -380,6 +381,8 @@ struct Reply {
     headers: HeaderMap,
     bytes: Vec<u8>,
     json: Option<Value>,
+    /// Whether the body broke off: the connection was dropped.
+    dropped: bool,
 }
 
 impl Reply {
@@ -392,6 +395,9 @@ impl Reply {
     }
 
     fn describe(&self) -> String {
+        if self.dropped {
+            return "the connection was dropped".to_owned();
+        }
         format!(
             "{} {}",
             self.status,
@@ -408,6 +414,8 @@ struct Stats {
     checks: u64,
     statuses: BTreeMap<u16, u64>,
     codes: BTreeMap<String, u64>,
+    /// Connections fault rules dropped.
+    dropped: u64,
 }
 
 /// Fails the test with the request and its answer (the session adds its seed as it unwinds).
@@ -479,6 +487,8 @@ struct Session {
     expired: Vec<String>,
     /// (status, code) of the errors fault rules were asked to inject: the only 5xx allowed.
     injected: Vec<(u16, String)>,
+    /// Whether a fault rule was asked to drop connections: the only dropped ones allowed.
+    drops: bool,
     /// Operation URLs (path and query) that answers named.
     operations: Vec<String>,
     etags: Vec<String>,
@@ -536,6 +546,19 @@ fn config(rng: &mut Rng) -> Config {
             cores: 4,
         });
     }
+    if rng.percent(15) {
+        // A size barred in one zone, or in the whole location.
+        let zones = if rng.percent(50) {
+            vec!["2".into()]
+        } else {
+            Vec::new()
+        };
+        config.sku_restrictions.push(SkuRestriction {
+            size: (*rng.pick(&["Standard_D2s_v3", "Standard_D4s_v3"])).into(),
+            location: "westeurope".into(),
+            zones,
+        });
+    }
     if rng.percent(12) {
         config.rbac = true;
         let assignment = |scope: &str, guid: &str, principal: &str| SeedResource {
@@ -569,6 +592,7 @@ impl Session {
             checker_token,
             expired: Vec::new(),
             injected: Vec::new(),
+            drops: false,
             operations: Vec::new(),
             etags: Vec::new(),
             known: Vec::new(),
@@ -594,13 +618,18 @@ impl Session {
         let response = self.router.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let headers = response.headers().clone();
-        let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap().to_vec();
+        // A body that breaks off is how a dropped connection shows without a socket.
+        let (bytes, dropped) = match to_bytes(response.into_body(), usize::MAX).await {
+            Ok(bytes) => (bytes.to_vec(), false),
+            Err(_) => (Vec::new(), true),
+        };
         let json = serde_json::from_slice(&bytes).ok();
         Reply {
             status,
             headers,
             bytes,
             json,
+            dropped,
         }
     }
 
@@ -614,10 +643,11 @@ impl Session {
         for _ in 0..10 {
             let reply = self.send(&request).await;
             self.stats.checks += 1;
-            let injected = self
-                .injected
-                .iter()
-                .any(|(status, code)| *status == reply.status.as_u16() && code == reply.code());
+            let injected = reply.dropped
+                || self
+                    .injected
+                    .iter()
+                    .any(|(status, code)| *status == reply.status.as_u16() && code == reply.code());
             if !injected {
                 return (request, reply);
             }
@@ -636,7 +666,7 @@ impl Session {
                 .push(("content-type", b"application/json".to_vec()));
         }
         let reply = self.send(&request).await;
-        if reply.status.is_server_error() {
+        if reply.status.is_server_error() || reply.dropped {
             fail("the operations API failed", &request, &reply);
         }
         (request, reply)
@@ -865,17 +895,27 @@ impl Session {
             "ZonalAllocationFailed",
         ]);
         let count = 1 + self.rng.below(3);
-        let rule = match self.rng.below(10) {
+        let method = *self.rng.pick(&["PUT", "GET", "DELETE", "PATCH"]);
+        // Latencies stay short: they are real time.
+        let latency = 1 + self.rng.below(5);
+        let mut rule = match self.rng.below(13) {
             0..=5 => {
-                let method = *self.rng.pick(&["PUT", "GET", "DELETE", "PATCH"]);
                 json!({"method": method, "path": pattern, "status": status, "code": code, "count": count})
             }
             6 | 7 => {
                 json!({"method": "PUT", "path": pattern, "failOperation": true, "code": code, "count": count})
             }
             8 => json!({"path": pattern, "status": 429, "count": count}),
+            9 => json!({"method": method, "path": pattern, "latencyMs": latency, "count": count}),
+            10 => json!({"method": method, "path": pattern, "dropConnection": true, "count": count}),
+            11 => {
+                json!({"path": pattern, "status": status, "code": code, "latencyMs": latency, "count": count})
+            }
             _ => self.garbage(2),
         };
+        if rule.get("path").is_some_and(Value::is_string) && self.rng.percent(30) {
+            rule["percent"] = json!(*self.rng.pick(&[10, 50, 90]));
+        }
         let body = serde_json::to_vec(&rule).unwrap();
         let (request, reply) = self.admin(Method::POST, "/_emulator/faults", Some(body)).await;
         match reply.status {
@@ -895,6 +935,13 @@ impl Session {
             .unwrap_or_default();
         for rule in rules {
             let fault = &rule["fault"];
+            if fault["dropConnection"] == json!(true) {
+                self.drops = true;
+            }
+            // Rules that only delay or drop inject no error.
+            if fault["status"].is_null() && fault["failOperation"] != json!(true) {
+                continue;
+            }
             let status = fault["status"]
                 .as_u64()
                 .and_then(|status| u16::try_from(status).ok())
@@ -968,6 +1015,18 @@ impl Session {
 impl Session {
     /// Checks one answer to an ARM request.
     fn check(&mut self, request: &Req, reply: &Reply) {
+        if reply.dropped {
+            if !self.drops {
+                fail(
+                    "a connection dropped that no fault rule asked to drop",
+                    request,
+                    reply,
+                );
+            }
+            self.stats.cases += 1;
+            self.stats.dropped += 1;
+            return;
+        }
         let status = reply.status.as_u16();
         self.stats.cases += 1;
         *self.stats.statuses.entry(status).or_default() += 1;
@@ -1307,6 +1366,7 @@ async fn run_session(seed: u64, deadline: Option<Instant>, total: &mut Stats) {
     total.sessions += 1;
     total.cases += stats.cases;
     total.checks += stats.checks;
+    total.dropped += stats.dropped;
     for (status, count) in stats.statuses {
         *total.statuses.entry(status).or_default() += count;
     }
@@ -1343,7 +1403,10 @@ async fn bad_input_never_breaks_the_emulator() {
         "fuzz: {} sessions, {} requests and {} read-backs in {elapsed:.1} s ({per_second:.0} requests/s)",
         stats.sessions, stats.cases, stats.checks
     );
-    println!("fuzz: statuses {:?}", stats.statuses);
+    println!(
+        "fuzz: statuses {:?}, {} connections dropped",
+        stats.statuses, stats.dropped
+    );
     let mut codes: Vec<(&String, &u64)> = stats.codes.iter().collect();
     codes.sort_by(|a, b| b.1.cmp(a.1));
     println!(

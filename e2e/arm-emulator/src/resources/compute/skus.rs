@@ -1,11 +1,12 @@
 //! Resource SKUs (`GET /subscriptions/{sub}/providers/Microsoft.Compute/skus`): the VM sizes
 //! clients check before creating machines, with their capabilities, in every configured location,
-//! and the two availability set SKUs with their fault domain limit. Nothing is restricted.
+//! and the two availability set SKUs with their fault domain limit. Sizes are restricted where
+//! `Config::sku_restrictions` says.
 
 use serde_json::{Value, json};
 
 use super::SKU_API_VERSIONS;
-use crate::config::Location;
+use crate::config::{Config, Location};
 use crate::error::ArmError;
 use crate::resources::{Catalogue, Lookup};
 
@@ -42,6 +43,9 @@ pub(super) struct VmSize {
     hyper_v: &'static str,
     arm64: bool,
     gpus: u32,
+    /// The hardware isolation of confidential VM sizes (`SNP` for AMD SEV-SNP); `None` for the
+    /// others, which cannot run `ConfidentialVM` machines.
+    pub(super) confidential: Option<&'static str>,
 }
 
 /// A size with the common traits of current general-purpose sizes.
@@ -62,6 +66,7 @@ const fn size(name: &'static str, family: &'static str, vcpus: u32, memory_gb: &
         hyper_v: "V1,V2",
         arm64: false,
         gpus: 0,
+        confidential: None,
     }
 }
 
@@ -154,6 +159,24 @@ const SIZES: &[VmSize] = &[
         gpus: 1,
         ..size("Standard_NC6s_v3", "standardNCSv3Family", 6, "112")
     },
+    // Confidential sizes: AMD SEV-SNP, generation 2 only, no local disk.
+    VmSize {
+        ephemeral_os_disk: false,
+        encryption_at_host: false,
+        ultra_ssd: false,
+        hyper_v: "V2",
+        confidential: Some("SNP"),
+        ..size("Standard_DC2as_v5", "standardDCASv5Family", 2, "8")
+    },
+    VmSize {
+        ephemeral_os_disk: false,
+        encryption_at_host: false,
+        ultra_ssd: false,
+        hyper_v: "V2",
+        max_data_disks: 8,
+        confidential: Some("SNP"),
+        ..size("Standard_DC4as_v5", "standardDCASv5Family", 4, "16")
+    },
 ];
 
 /// The size called `name` (any case).
@@ -169,7 +192,44 @@ fn capability(name: &str, value: &dyn std::fmt::Display) -> Value {
     json!({ "name": name, "value": value.to_string() })
 }
 
-fn vm_entry(size: &VmSize, location: &Location) -> Value {
+/// The configured restrictions of a size in a location, in ARM's shape: a `Location` restriction
+/// bars the whole location, a `Zone` restriction the zones it lists.
+fn restrictions(config: &Config, size: &VmSize, location: &Location) -> Vec<Value> {
+    config
+        .sku_restrictions
+        .iter()
+        .filter(|restriction| restriction.applies_to(size.name, &location.name))
+        .map(|restriction| {
+            let (kind, info) = if restriction.zones.is_empty() {
+                ("Location", json!({ "locations": [location.name] }))
+            } else {
+                (
+                    "Zone",
+                    json!({ "locations": [location.name], "zones": restriction.zones }),
+                )
+            };
+            json!({
+                "type": kind,
+                "values": [location.name],
+                "restrictionInfo": info,
+                "reasonCode": "NotAvailableForSubscription",
+            })
+        })
+        .collect()
+}
+
+/// Whether the configuration bars a size in a location, or in the zone a machine asks for.
+pub(super) fn restricted(config: &Config, size: &str, location: &str, zones: &[String]) -> bool {
+    config
+        .sku_restrictions
+        .iter()
+        .filter(|restriction| restriction.applies_to(size, location))
+        .any(|restriction| {
+            restriction.zones.is_empty() || zones.iter().any(|zone| restriction.zones.contains(zone))
+        })
+}
+
+fn vm_entry(config: &Config, size: &VmSize, location: &Location) -> Value {
     let mut capabilities = vec![
         capability(
             "MaxResourceVolumeMB",
@@ -199,6 +259,9 @@ fn vm_entry(size: &VmSize, location: &Location) -> Value {
     if !size.trusted_launch {
         capabilities.push(capability("TrustedLaunchDisabled", &"True"));
     }
+    if let Some(kind) = size.confidential {
+        capabilities.push(capability("ConfidentialComputingType", &kind));
+    }
     // Ultra disks are a zonal capability.
     let zone_details = if size.ultra_ssd && !location.zones.is_empty() {
         json!([{ "name": location.zones, "capabilities": [capability("UltraSSDAvailable", &"True")] }])
@@ -214,7 +277,7 @@ fn vm_entry(size: &VmSize, location: &Location) -> Value {
         "locations": [location.name],
         "locationInfo": [{ "location": location.name, "zones": location.zones, "zoneDetails": zone_details }],
         "capabilities": capabilities,
-        "restrictions": [],
+        "restrictions": restrictions(config, size, location),
     })
 }
 
@@ -255,7 +318,7 @@ fn list(lookup: &Lookup<'_>) -> Result<Value, ArmError> {
             continue;
         }
         value.extend(["Aligned", "Classic"].map(|name| availability_set_entry(name, location)));
-        value.extend(SIZES.iter().map(|size| vm_entry(size, location)));
+        value.extend(SIZES.iter().map(|size| vm_entry(lookup.config, size, location)));
     }
     Ok(json!({ "value": value }))
 }

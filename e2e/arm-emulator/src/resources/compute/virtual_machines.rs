@@ -108,24 +108,15 @@ fn prepare_machine(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
             "A virtual machine is placed in one zone: 'zones' may name one zone only.",
         ));
     }
+    check_restrictions(prepare, size, &zones)?;
     check_quota(prepare, size)?;
     network(prepare, size)?;
     availability_set(prepare, &zones)?;
+    // Before the storage profile is rebuilt: the OS disk's security profile names the encryption.
+    security(prepare, size)?;
     let os = storage(prepare, size, &zones)?;
     os_profile(prepare, os)?;
     identity(prepare)?;
-    let encryption_at_host = prepare
-        .properties()?
-        .get("securityProfile")
-        .and_then(|profile| profile.get("encryptionAtHost"))
-        == Some(&Value::Bool(true));
-    if encryption_at_host && !size.encryption_at_host {
-        return Err(unsupported_by_size(
-            size.name,
-            "properties.securityProfile.encryptionAtHost",
-            "'properties.securityProfile.encryptionAtHost'",
-        ));
-    }
     prepare.keep("vmId", || json!(uuid::Uuid::new_v4().to_string()))?;
     prepare.keep("timeCreated", || json!(now()))
 }
@@ -144,6 +135,78 @@ fn machine_size(prepare: &mut Prepare<'_>) -> Result<&'static VmSize, ArmError> 
             ),
         )
     })
+}
+
+/// The size must not be restricted for the subscription in the machine's location or zone. A
+/// machine that keeps its size and zones is not checked again: restrictions bar new placements.
+fn check_restrictions(prepare: &Prepare<'_>, size: &VmSize, zones: &[String]) -> Result<(), ArmError> {
+    let unchanged = prepare.existing.is_some_and(|existing| {
+        let kept_size = existing
+            .pointer("/properties/hardwareProfile/vmSize")
+            .and_then(Value::as_str);
+        let kept_zones = existing["zones"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        kept_size.is_some_and(|kept| kept.eq_ignore_ascii_case(size.name))
+            && kept_zones
+                .iter()
+                .map(Value::as_str)
+                .eq(zones.iter().map(|zone| Some(zone.as_str())))
+    });
+    if unchanged || !skus::restricted(prepare.config, size.name, prepare.location, zones) {
+        return Ok(());
+    }
+    Err(ArmError::new(
+        StatusCode::CONFLICT,
+        "SkuNotAvailable",
+        format!(
+            "The requested size for resource '{}' is currently not available in location '{}' zones '{}' for subscription '{}'. Please try another size or deploy to a different location or zones. See https://aka.ms/azureskunotavailable for details.",
+            prepare.id.to_id(),
+            prepare.location,
+            zones.join(","),
+            prepare.id.subscription.as_deref().unwrap_or_default()
+        ),
+    ))
+}
+
+/// The security profile: encryption at host and confidential machines need a size that offers
+/// them.
+fn security(prepare: &mut Prepare<'_>, size: &VmSize) -> Result<(), ArmError> {
+    let properties = prepare.properties()?;
+    let profile = properties.get("securityProfile");
+    if profile.and_then(|profile| profile.get("encryptionAtHost")) == Some(&Value::Bool(true))
+        && !size.encryption_at_host
+    {
+        return Err(unsupported_by_size(
+            size.name,
+            "properties.securityProfile.encryptionAtHost",
+            "'properties.securityProfile.encryptionAtHost'",
+        ));
+    }
+    let security_type = profile
+        .and_then(|profile| profile.get("securityType"))
+        .and_then(Value::as_str);
+    if !security_type.is_some_and(|kind| kind.eq_ignore_ascii_case("ConfidentialVM"))
+        || size.confidential.is_some()
+    {
+        return Ok(());
+    }
+    // Azure names the OS disk's encryption type too when the request sets one.
+    let encryption = properties
+        .get("storageProfile")
+        .and_then(|storage| storage.pointer("/osDisk/managedDisk/securityProfile/securityEncryptionType"))
+        .and_then(Value::as_str)
+        .map(|kind| format!(" and managedDisk.securityProfile.securityEncryptionType set as '{kind}'"))
+        .unwrap_or_default();
+    Err(ArmError::new(
+        StatusCode::BAD_REQUEST,
+        "BadRequest",
+        format!(
+            "The VM size '{}' is not supported for creation of VMs and Virtual Machine Scale Set with 'ConfidentialVM' security type{encryption}",
+            size.name
+        ),
+    ))
 }
 
 /// The configured vCPU quotas of the location must hold the machine; family `cores` stands for

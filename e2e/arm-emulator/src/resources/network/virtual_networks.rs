@@ -148,6 +148,75 @@ fn prepare_network(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     Ok(())
 }
 
+/// Regions paired for disaster recovery, among those a configuration usually names; service
+/// endpoints of Microsoft.Storage reach the subnet's region and its pair.
+const PAIRED_REGIONS: &[(&str, &str)] = &[
+    ("eastus", "westus"),
+    ("eastus2", "centralus"),
+    ("westus2", "westcentralus"),
+    ("westus3", "eastus"),
+    ("northcentralus", "southcentralus"),
+    ("westeurope", "northeurope"),
+    ("uksouth", "ukwest"),
+    ("francecentral", "francesouth"),
+    ("germanywestcentral", "germanynorth"),
+    ("swedencentral", "swedensouth"),
+    ("japaneast", "japanwest"),
+    ("australiaeast", "australiasoutheast"),
+    ("southeastasia", "eastasia"),
+    ("canadacentral", "canadaeast"),
+];
+
+/// The regions a service endpoint reaches when the request names none, as Azure fills them in:
+/// Microsoft.Storage the subnet's region and its pair, Microsoft.Sql the subnet's region, every
+/// other service (Microsoft.Storage.Global included) all regions.
+fn default_endpoint_locations(service: &str, location: &str) -> Vec<String> {
+    if service.eq_ignore_ascii_case("Microsoft.Storage") {
+        let pair = PAIRED_REGIONS.iter().find_map(|(one, other)| {
+            if *one == location {
+                Some(*other)
+            } else if *other == location {
+                Some(*one)
+            } else {
+                None
+            }
+        });
+        std::iter::once(location).chain(pair).map(str::to_owned).collect()
+    } else if service.eq_ignore_ascii_case("Microsoft.Sql") {
+        vec![location.to_owned()]
+    } else {
+        vec!["*".to_owned()]
+    }
+}
+
+/// The requested service endpoints, each with its provisioning state and the regions it reaches.
+fn service_endpoints(
+    properties: &serde_json::Map<String, Value>,
+    location: &str,
+) -> Result<Vec<Value>, ArmError> {
+    fields::array(properties, "serviceEndpoints", "properties")?
+        .iter()
+        .enumerate()
+        .map(|(index, endpoint)| {
+            let path = format!("properties.serviceEndpoints[{index}]");
+            let object = endpoint
+                .as_object()
+                .ok_or_else(|| fields::wrong_type(&path, "an object"))?;
+            let service = fields::required_string(object, "service", &path)?;
+            let requested = fields::strings(object, "locations", &path)?;
+            let locations = if requested.is_empty() {
+                default_endpoint_locations(service, location)
+            } else {
+                requested.into_iter().map(str::to_owned).collect()
+            };
+            let mut endpoint = object.clone();
+            endpoint.insert("locations".into(), json!(locations));
+            endpoint.insert("provisioningState".into(), json!("Succeeded"));
+            Ok(Value::Object(endpoint))
+        })
+        .collect()
+}
+
 fn prepare_subnet(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let properties = prepare.properties()?.clone();
     let prefixes = requested_prefixes(&properties, "properties")?;
@@ -214,6 +283,16 @@ fn prepare_subnet(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     prepare
         .properties()?
         .insert("delegations".into(), Value::Array(delegations));
+    // Azure shows service endpoints only on subnets that asked for them.
+    if properties
+        .get("serviceEndpoints")
+        .is_some_and(|value| !value.is_null())
+    {
+        let endpoints = service_endpoints(&properties, prepare.location)?;
+        prepare
+            .properties()?
+            .insert("serviceEndpoints".into(), Value::Array(endpoints));
+    }
     prepare.default("privateEndpointNetworkPolicies", json!("Disabled"))?;
     prepare.default("privateLinkServiceNetworkPolicies", json!("Enabled"))?;
     Ok(())
