@@ -665,6 +665,7 @@ async fn failed_bootstrap_check(client: &Client, namespace: &str, azure: &Emulat
         latency_ms: None,
         drop_connection: false,
         fail_operation: true,
+        cancel_operation: false,
     });
     let script = "vmExtensions: [{name: CustomScript, publisher: Microsoft.Azure.Extensions, version: '2.1', \
         settings: {fileUris: 'https://example.com/hello.sh'}, protectedSettings: {commandToExecute: ./hello.sh}}]";

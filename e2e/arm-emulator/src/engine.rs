@@ -13,8 +13,8 @@ use crate::config::Config;
 use crate::error::ArmError;
 use crate::path::{ArmPath, Poll, ResourceId};
 use crate::resources::{
-    self, BackReferenceStyle, Catalogue, Locality, Lookup, Lro, Prepare, ResourceType, Storage, embedded,
-    fields,
+    self, BackReferenceStyle, Catalogue, Concurrency, Locality, Lookup, Lro, Prepare, ResourceType, Storage,
+    embedded, fields,
 };
 use crate::state::{Completion, Operation, Outcome, State, StatusStyle, Stored, Target};
 use crate::{Answer, Emulator};
@@ -100,6 +100,18 @@ fn resource_group(state: &State, id: &ResourceId) -> Result<Option<String>, ArmE
     ))
 }
 
+/// Refuses a write into a resource group that is being deleted.
+fn check_group_writable(state: &State, id: &ResourceId) -> Result<(), ArmError> {
+    let (Some(subscription), Some(group)) = (&id.subscription, &id.resource_group) else {
+        return Ok(());
+    };
+    let key = crate::path::resource_group_id(subscription, group).to_ascii_lowercase();
+    match state.body(&key) {
+        Some(group) => crate::resource_groups::check_not_deleting(&group),
+        None => Ok(()),
+    }
+}
+
 /// `Microsoft.Network/virtualNetworks/vnet/subnets/a`, as ARM names a resource in messages.
 fn type_path(id: &ResourceId) -> String {
     let mut path = id.namespace.clone();
@@ -161,6 +173,9 @@ pub(crate) fn resource(
     request: &Request<'_>,
 ) -> Result<Answer, ArmError> {
     let group = resource_group(state, id)?;
+    if matches!(*request.method, Method::PUT | Method::PATCH) {
+        check_group_writable(state, id)?;
+    }
     let id = id.canonical(resource_type.name, group.as_deref());
     if let Some(built_in) = resource_type.hooks.built_in
         && matches!(*request.method, Method::PUT | Method::PATCH | Method::DELETE)
@@ -759,15 +774,21 @@ fn find_original(value: &Value, lower: &str) -> Option<String> {
 }
 
 fn check_not_in_use(state: &State, key: &str, id: &str) -> Result<(), ArmError> {
-    let Some((target, holder)) = state.first_referrer_into(key) else {
-        return Ok(());
-    };
+    match state.first_referrer_into(key) {
+        Some((target, holder)) => Err(in_use_error(key, id, target, holder)),
+        None => Ok(()),
+    }
+}
+
+/// What deleting the resource `key` (written `id`) answers while `holder` refers to `target`
+/// (the resource itself, or something under it).
+pub(crate) fn in_use_error(key: &str, id: &str, target: &str, holder: &str) -> ArmError {
     let target_type = match ArmPath::parse(target) {
         Some(ArmPath::Resource(target)) => resources::find(&target.type_name()),
         _ => None,
     };
     if let Some(in_use) = target_type.and_then(|t| t.hooks.in_use) {
-        return Err(in_use(if target == key { id } else { target }, holder));
+        return in_use(if target == key { id } else { target }, holder);
     }
     let code = target_type.map_or("InUseResourceCannotBeDeleted", |t| t.in_use_code);
     let name = id.rsplit('/').next().unwrap_or(id);
@@ -786,7 +807,7 @@ fn check_not_in_use(state: &State, key: &str, id: &str) -> Result<(), ArmError> 
         ),
         _ => format!("Resource {name} ({id}) is in use by {holder} and cannot be deleted."),
     };
-    Err(ArmError::new(StatusCode::BAD_REQUEST, code, message))
+    ArmError::new(StatusCode::BAD_REQUEST, code, message)
 }
 
 /// Refuses to write a child resource whose parent does not exist.
@@ -820,6 +841,7 @@ fn write(
     require_parent(state, id, resource_type)?;
     let existing = place.find(state).map(Cow::into_owned);
     check_preconditions(existing.as_ref(), request)?;
+    check_running(emulator, state, id, resource_type, &place, request)?;
     let location = location_of(emulator, state, id, resource_type, &body, existing.as_ref())?;
     let in_progress = match resource_type.put {
         Lro::Sync => None,
@@ -876,6 +898,7 @@ fn write(
     let failure = emulator
         .operation_failure(request.method, request.path)
         .map(Box::new);
+    preempt(state, resource_type, &place);
     let operation_id = state.start_operation(
         Operation::new(
             Completion::Provision {
@@ -1092,6 +1115,7 @@ fn delete(
         return Ok(Answer::empty(StatusCode::NO_CONTENT));
     };
     check_preconditions(Some(&current), request)?;
+    check_running(emulator, state, id, resource_type, &place, request)?;
     check_not_in_use(state, &id.key(), &id.to_id())?;
     let target = place.target();
     if resource_type.delete == Lro::Sync {
@@ -1108,6 +1132,7 @@ fn delete(
     let operation_id = if let Some(running) = running {
         running
     } else {
+        preempt(state, resource_type, &place);
         mark_deleting(state, &place);
         let done_at = request.now + emulator.config.latency(resource_type.name);
         state.start_operation(
@@ -1134,6 +1159,116 @@ fn delete(
         .headers
         .push(("retry-after", emulator.config.retry_after_seconds.to_string()));
     Ok(answer)
+}
+
+/// The target of an operation's effect.
+fn target_of(completion: &Completion) -> Option<&Target> {
+    match completion {
+        Completion::Provision { target, .. } | Completion::Delete { target } => Some(target),
+        Completion::DeleteResourceGroup { .. } => None,
+    }
+}
+
+/// Refuses a write or delete that meets an operation still running on the resource, as its
+/// provider does. A delete meeting the resource's own deletion is no conflict: it answers with
+/// the deletion in flight.
+fn check_running(
+    emulator: &Emulator,
+    state: &State,
+    id: &ResourceId,
+    resource_type: &ResourceType,
+    place: &Place,
+    request: &Request<'_>,
+) -> Result<(), ArmError> {
+    let deleting = *request.method == Method::DELETE;
+    let own = place.target();
+    let same_deletion = |completion: &Completion| {
+        deleting && matches!(completion, Completion::Delete { target } if *target == own)
+    };
+    match resource_type.flavour.concurrency {
+        Concurrency::Refused => {
+            let Some(running) = state.running_operation(|completion| {
+                target_of(completion).is_some_and(|target| *target.key == *place.key)
+                    && !same_deletion(completion)
+            }) else {
+                return Ok(());
+            };
+            let location = state
+                .body(&place.key)
+                .and_then(|body| body.get("location").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_else(|| location_of_parent(state, id));
+            let url = OperationUrls::new(
+                emulator,
+                id,
+                resource_type,
+                &location,
+                &running,
+                request.api_version,
+            )
+            .status;
+            Err(ArmError {
+                details: Some(Vec::new()),
+                ..ArmError::new(
+                    StatusCode::CONFLICT,
+                    "AnotherOperationInProgress",
+                    format!(
+                        "Another operation on this or dependent resource is in progress. To retrieve status of the operation use uri: {url}."
+                    ),
+                )
+            })
+        }
+        Concurrency::Conflict => match state.running_operation(|completion| {
+            target_of(completion).is_some_and(|target| *target == own) && !same_deletion(completion)
+        }) {
+            Some(_) => Err(ArmError::new(
+                StatusCode::CONFLICT,
+                "Conflict",
+                "The request failed due to conflict with a concurrent request. To resolve it, please refer to https://aka.ms/activitylog to get more details on the conflicting requests.",
+            )),
+            None => Ok(()),
+        },
+        Concurrency::Preempted if deleting => Ok(()),
+        Concurrency::Preempted => {
+            // A machine being deleted takes no more writes, to itself or its extensions.
+            let machine = ResourceId {
+                types: id.types.iter().take(1).cloned().collect(),
+                names: id.names.iter().take(1).cloned().collect(),
+                ..id.clone()
+            }
+            .key();
+            let marked = state.running_operation(
+                |completion| matches!(completion, Completion::Delete { target } if *target.key == *machine),
+            );
+            match marked {
+                Some(_) => Err(ArmError::new(
+                    StatusCode::CONFLICT,
+                    "OperationNotAllowed",
+                    format!(
+                        "Operation 'Update VM' is not allowed on VM '{}' since the VM is marked for deletion. You can only retry the Delete operation (or wait for an ongoing one to complete).",
+                        id.names.first().map_or("", String::as_str)
+                    ),
+                )),
+                None => Ok(()),
+            }
+        }
+    }
+}
+
+/// For providers where a later write or delete takes over, ends the operation it replaces
+/// `Canceled`, as Azure reports a preempted operation.
+fn preempt(state: &mut State, resource_type: &ResourceType, place: &Place) {
+    if resource_type.flavour.concurrency != Concurrency::Preempted {
+        return;
+    }
+    let own = place.target();
+    state.cancel_running(
+        |completion| matches!(completion, Completion::Provision { target, .. } if *target == own),
+        &ArmError::new(
+            StatusCode::CONFLICT,
+            "OperationPreempted",
+            "Operation execution has been preempted by a more recent operation.",
+        ),
+    );
 }
 
 fn location_of_parent(state: &State, id: &ResourceId) -> String {
@@ -1321,7 +1456,7 @@ pub(crate) fn poll(
                 .push(("retry-after", emulator.config.retry_after_seconds.to_string()));
             Ok(answer)
         }
-        (Outcome::Failed(error), _) => Err((**error).clone()),
+        (Outcome::Failed(error) | Outcome::Canceled(error), _) => Err((**error).clone()),
         (Outcome::Succeeded, Completion::Provision { target, .. }) => {
             let body = provisioned(state, target, request.api_version).unwrap_or(Value::Null);
             Ok(Answer::json(StatusCode::OK, body))

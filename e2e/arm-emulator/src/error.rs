@@ -41,15 +41,35 @@ impl ArmError {
         )
     }
 
-    /// An `api-version` the resource type does not serve.
-    pub(crate) fn unsupported_api_version(version: &str, resource_type: &str, supported: &[&str]) -> Self {
+    /// An `api-version` that Microsoft.Resources (resource groups, subscriptions, tenants) does
+    /// not serve.
+    pub(crate) fn unsupported_api_version(version: &str, supported: &[&str]) -> Self {
         Self::new(
             StatusCode::BAD_REQUEST,
             "InvalidApiVersionParameter",
             format!(
-                "The api-version '{version}' is invalid for resource type '{resource_type}'. \
-                 The supported versions are '{}'.",
+                "The api-version '{version}' is invalid. The supported versions are '{}'.",
                 supported.join(",")
+            ),
+        )
+    }
+
+    /// An `api-version` a resource provider's type does not serve: ARM finds no provider
+    /// registered for it. `type_name` is the type without its namespace (`virtualNetworks/subnets`).
+    pub(crate) fn no_registered_provider(
+        version: &str,
+        type_name: &str,
+        supported: &[&str],
+        location: &str,
+        locations: &[&str],
+    ) -> Self {
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            "NoRegisteredProviderFound",
+            format!(
+                "No registered resource provider found for location '{location}' and API version '{version}' for type '{type_name}'. The supported api-versions are '{}'. The supported locations are '{}'.",
+                supported.join(", "),
+                locations.join(", ")
             ),
         )
     }

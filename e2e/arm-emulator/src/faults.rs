@@ -1,5 +1,5 @@
 //! Fault injection: rules that make matching ARM requests fail, slow down, lose their connection,
-//! or start a long-running operation that ends `Failed`. Tests and demos add them through the
+//! or start a long-running operation that ends `Failed` or `Canceled`. Tests and demos add them through the
 //! operations API (`/_emulator/faults`) or [`crate::Emulator::add_fault`].
 
 use std::time::Duration;
@@ -8,6 +8,7 @@ use axum::http::{Method, StatusCode};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ArmError;
+use crate::state::Unsuccessful;
 
 /// A rule for matching requests.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -48,6 +49,10 @@ pub struct Fault {
     /// `code` and `message`.
     #[serde(default)]
     pub fail_operation: bool,
+    /// Serve the request, but make the long-running operation it starts end `Canceled` with
+    /// `code` and `message` (by default `Canceled`, "Operation was canceled.").
+    #[serde(default)]
+    pub cancel_operation: bool,
 }
 
 /// What a matching rule does to a request.
@@ -72,6 +77,11 @@ impl Fault {
             .as_deref()
             .is_none_or(|wanted| wanted.eq_ignore_ascii_case(method.as_str()))
             && glob(&self.path.to_ascii_lowercase(), &path.to_ascii_lowercase())
+    }
+
+    /// Whether the rule serves the request and decides how its operation ends.
+    fn ends_operation(&self) -> bool {
+        self.fail_operation || self.cancel_operation
     }
 
     fn error(&self, default_status: StatusCode) -> ArmError {
@@ -166,7 +176,7 @@ impl Faults {
 
     /// The effect of the rules on a request as it arrives.
     pub(crate) fn on_request(&mut self, method: &Method, path: &str) -> Effect {
-        let Some(fault) = self.take(method, path, |fault| !fault.fail_operation) else {
+        let Some(fault) = self.take(method, path, |fault| !fault.ends_operation()) else {
             return Effect::default();
         };
         Effect {
@@ -180,11 +190,24 @@ impl Faults {
         }
     }
 
-    /// The error a long-running operation started by this request must end with, if a rule
-    /// says so.
-    pub(crate) fn operation_failure(&mut self, method: &Method, path: &str) -> Option<ArmError> {
-        self.take(method, path, |fault| fault.fail_operation)
-            .map(|fault| fault.error(StatusCode::INTERNAL_SERVER_ERROR))
+    /// How a long-running operation started by this request must end, if a rule says so.
+    pub(crate) fn operation_failure(&mut self, method: &Method, path: &str) -> Option<Unsuccessful> {
+        let fault = self.take(method, path, Fault::ends_operation)?;
+        if !fault.cancel_operation {
+            return Some(Unsuccessful::Failed(
+                fault.error(StatusCode::INTERNAL_SERVER_ERROR),
+            ));
+        }
+        // What Azure reports for an operation it canceled, unless the rule says otherwise.
+        let canceled = Fault {
+            code: fault.code.clone().or_else(|| Some("Canceled".into())),
+            message: fault
+                .message
+                .clone()
+                .or_else(|| Some("Operation was canceled.".into())),
+            ..fault
+        };
+        Some(Unsuccessful::Canceled(canceled.error(StatusCode::CONFLICT)))
     }
 }
 
@@ -193,6 +216,7 @@ mod tests {
     use axum::http::Method;
 
     use super::{Fault, Faults, glob};
+    use crate::state::Unsuccessful;
 
     fn fault(path: &str) -> Fault {
         Fault {
@@ -207,6 +231,7 @@ mod tests {
             latency_ms: None,
             drop_connection: false,
             fail_operation: false,
+            cancel_operation: false,
         }
     }
 
@@ -249,11 +274,31 @@ mod tests {
             ..fault("*")
         });
         assert!(faults.on_request(&Method::PUT, "/x").answer.is_none());
-        assert_eq!(
-            faults.operation_failure(&Method::PUT, "/x").unwrap().code,
-            "ZonalAllocationFailed"
-        );
+        assert!(matches!(
+            faults.operation_failure(&Method::PUT, "/x"),
+            Some(Unsuccessful::Failed(error)) if error.code == "ZonalAllocationFailed"
+        ));
         assert!(faults.remove(id));
         assert!(faults.operation_failure(&Method::PUT, "/x").is_none());
+    }
+
+    #[test]
+    fn canceling_rules_end_operations_canceled_with_azure_words_by_default() {
+        let mut faults = Faults::default();
+        faults.add(Fault {
+            cancel_operation: true,
+            status: None,
+            count: Some(1),
+            ..fault("*")
+        });
+        assert!(faults.on_request(&Method::PUT, "/x").answer.is_none());
+        let Some(Unsuccessful::Canceled(error)) = faults.operation_failure(&Method::PUT, "/x") else {
+            panic!("the operation must end Canceled");
+        };
+        assert_eq!(
+            (error.code.as_ref(), error.message.as_str()),
+            ("Canceled", "Operation was canceled.")
+        );
+        assert!(faults.list().is_empty());
     }
 }

@@ -10,7 +10,7 @@
 //!
 //! | Resource type | Writes | api-versions |
 //! |---|---|---|
-//! | `Microsoft.Resources/resourceGroups` | sync PUT/PATCH; DELETE 202 + `Location`, deletes everything in the group | 2019-10-01, 2020-06-01 (recordings), 2021-04-01 (Go SDK), 2022-09-01, 2023-07-01 (Python SDK), 2024-03-01 (capz-rs), 2024-07-01 … 2025-04-01 |
+//! | `Microsoft.Resources/resourceGroups` | sync PUT/PATCH; DELETE 202 + `Location`, deletes everything in the group (unless something outside refers into it, see below) | 2019-10-01, 2020-06-01 (recordings), 2021-04-01 (Go SDK), 2022-09-01, 2023-07-01 (Python SDK), 2024-03-01 (capz-rs), 2024-07-01 … 2025-04-01 |
 //! | `/subscriptions/{sub}/operationresults/{id}` | GET: 202 while running, 200 when done | as resource groups |
 //! | `/tenants`, `/subscriptions`, `/subscriptions/{sub}`, `/subscriptions/{sub}/locations` | GET: the configured tenants, subscriptions and locations (what `az login` and SDKs read first) | 2016-06-01, 2019-11-01, 2020-01-01, 2021-01-01, 2022-01-01, 2022-12-01 (Azure CLI, Python SDK; capz-rs reads locations with it) |
 //! | `Microsoft.Network/virtualNetworks` (+ `/subnets`), `networkSecurityGroups` (+ `/securityRules`), `routeTables` (+ `/routes`), `natGateways`, `publicIPAddresses`, `publicIPPrefixes`, `loadBalancers` (+ `/frontendIPConfigurations`, `/backendAddressPools`, `/loadBalancingRules`, `/probes`, `/inboundNatRules`, `/outboundRules`, `/inboundNatPools`), `networkInterfaces` (+ `/ipConfigurations`) | PUT 201/200 + `Azure-AsyncOperation`; DELETE 202 + both headers; etags | 2020-06-01 … 2025-05-01, 2026-03-01 (recordings: 2020-11-01, 2024-03-01, 2025-03-01; Go SDK armnetwork v4–v6: 2023-05-01 … 2024-05-01; capz-rs: 2024-05-01; Python SDK 28–29: 2024-05-01, 2024-07-01; 33: 2026-03-01) |
@@ -36,12 +36,22 @@
 //! GET, DELETE (204 when there is nothing to delete), lists per resource group, per subscription and
 //! of child resources, paged with `nextLink` (`Config::page_size`); `If-Match` / `If-None-Match`
 //! (412 `PreconditionFailed`); long-running operations whose status (`InProgress`, `Succeeded`,
-//! `Failed` with the error) is polled at the `Azure-AsyncOperation` URL, and whose `Location` URL
-//! answers 202 until the end; `provisioningState` moving through `Creating` / `Updating` /
-//! `Deleting`; latency per resource type (`Config::latencies`). Referential integrity: every
+//! `Failed` or `Canceled` with the error) is polled at the `Azure-AsyncOperation` URL, and whose
+//! `Location` URL answers 202 until the end; `provisioningState` moving through `Creating` /
+//! `Updating` / `Deleting`; latency per resource type (`Config::latencies`). A write or delete
+//! that meets an operation still running on the same resource gets what its provider answers:
+//! Microsoft.Network 409 `AnotherOperationInProgress` (a document and the children kept inside it
+//! count as one), virtual machines and extensions take the later request and end the earlier
+//! operation `Canceled` (`OperationPreempted`) but refuse writes to a machine being deleted (409
+//! `OperationNotAllowed`), managed disks 409 `Conflict`; a repeated delete is answered with the
+//! deletion in flight. Writes to or into a resource group being deleted get 409
+//! `ResourceGroupBeingDeleted`. Referential integrity: every
 //! `{"id": ...}` a body names must be a fully qualified id (400 `LinkedInvalidPropertyId`) and exist
 //! with the type its property names (404 `NotFound`), and a resource others refer to cannot be
-//! deleted (400 `InUseSubnetCannotBeDeleted`, `PublicIPAddressCannotBeDeleted`, …); Azure's
+//! deleted (400 `InUseSubnetCannotBeDeleted`, `PublicIPAddressCannotBeDeleted`, …), not even by
+//! deleting its resource group: what resources outside the group refer to stays with what it uses
+//! in the group, the rest goes, and the group's deletion ends `Failed` (409
+//! `ResourceGroupDeletionBlocked`, each in-use error in its details); Azure's
 //! back-references (a subnet's `ipConfigurations`, a public IP's `ipConfiguration`, a pool's
 //! `backendIPConfigurations`, …) are filled in. Addresses: private IPs from the subnet (the first
 //! four kept back), public IPs and prefixes from `Config::public_ip_pool`, DNS labels giving
@@ -49,8 +59,11 @@
 //! `LocationNotAvailableForResourceType`, `LocationNotAvailableForResourceGroup` for groups);
 //! subscriptions too (404 `SubscriptionNotFound`).
 //!
-//! A missing `api-version` is answered with 400 `MissingApiVersionParameter`, an unsupported one with
-//! 400 `InvalidApiVersionParameter` listing the supported versions, as ARM does; bodies that are not
+//! A missing `api-version` is answered with 400 `MissingApiVersionParameter`; an unsupported one, as
+//! ARM does, with 400 `InvalidApiVersionParameter` listing the supported versions for
+//! Microsoft.Resources paths (resource groups, subscriptions, tenants) and with 400
+//! `NoRegisteredProviderFound` (naming the location, the type, the supported versions and
+//! locations) for a resource provider's types; bodies that are not
 //! JSON objects, or properties of the wrong type, get 400 `InvalidRequestContent` naming the
 //! property; names breaking Azure's naming rules for their type get 400 `InvalidResourceName`
 //! (`InvalidResourceGroup` for groups); bodies over 4 MB get 413 `RequestContentTooLarge`.
@@ -58,7 +71,9 @@
 //! Every ARM answer carries `x-ms-request-id`, `x-ms-correlation-request-id` (the client's, when it
 //! sent one) and `x-ms-ratelimit-remaining-subscription-{reads,writes,deletes}`: each principal has
 //! token buckets (`Config::rate_limits`, by default Azure's documented 250 reads at 25/s, 200 writes
-//! and deletes at 10/s); an empty bucket answers 429 with `Retry-After`. Creating, updating (an
+//! and deletes at 10/s); an empty bucket answers 429 `SubscriptionRequestsThrottled` with
+//! `Retry-After`, naming the kind of request, the subscription and the caller. The header of the
+//! request's kind is on every ARM answer, refusals (401, 403, 429) and injected faults included. Creating, updating (an
 //! extension write counts) and deleting a virtual machine also draw on Microsoft.Compute's buckets,
 //! one per subscription (1,500) and one per machine (12), reported in
 //! `x-ms-ratelimit-remaining-resource` (`Microsoft.Compute/PutVMResource;11`, …) and refused with
@@ -95,7 +110,8 @@
 //!   resource type and status since the start or the last reset;
 //! - `GET|POST|DELETE /_emulator/faults`, `DELETE /_emulator/faults/{id}`: fault rules
 //!   ([`faults::Fault`]): fail the next N or a percentage of matching calls with a status and ARM
-//!   code, add latency, drop the connection, or make the operation a call starts end `Failed`;
+//!   code, add latency, drop the connection, or make the operation a call starts end `Failed` or
+//!   `Canceled`;
 //! - `GET /_emulator/snapshot` / `PUT /_emulator/snapshot`: the whole state as JSON, and back;
 //! - `GET /_emulator/inventory`: every resource with its type, provisioning state and whether it
 //!   was seeded.
@@ -139,6 +155,7 @@ pub use error::ArmError;
 pub use state::LoggedRequest;
 
 use path::ArmPath;
+use resources::{Catalogue, ResourceType};
 use state::State;
 
 /// The emulator: its configuration and state. Cloning shares the state.
@@ -297,8 +314,9 @@ impl Emulator {
         self.state().counters.clone()
     }
 
-    /// Whether the long-running operation this request starts must end `Failed`.
-    pub(crate) fn operation_failure(&self, method: &Method, path: &str) -> Option<ArmError> {
+    /// How the long-running operation this request starts must end, when a fault rule says it
+    /// does not succeed.
+    pub(crate) fn operation_failure(&self, method: &Method, path: &str) -> Option<state::Unsuccessful> {
         lock(&self.faults).operation_failure(method, path)
     }
 
@@ -318,6 +336,39 @@ impl Emulator {
     #[expect(clippy::must_use_candidate, reason = "a rule already used up is no error")]
     pub fn remove_fault(&self, id: u64) -> bool {
         lock(&self.faults).remove(id)
+    }
+
+    /// Answers a signed-in caller's request within its request limits and role assignments,
+    /// reporting what remains of its bucket.
+    fn answer_signed_in(&self, caller: &Caller, call: &Call<'_>) -> (Answer, String) {
+        // Budgets are per principal; the message names the subscription, or the tenant for
+        // calls outside subscriptions.
+        let mut segments = call.path.split('/').skip(1);
+        let scope = match (segments.next(), segments.next()) {
+            (Some(first), Some(subscription))
+                if first.eq_ignore_ascii_case("subscriptions") && !subscription.is_empty() =>
+            {
+                format!("subscription '{subscription}'")
+            }
+            _ => format!("tenant '{}'", caller.tenant),
+        };
+        let allowance = lock(&self.throttle).take(
+            &self.config.rate_limits,
+            &caller.object_id,
+            &scope,
+            call.method,
+            self.now(),
+        );
+        let remaining = allowance.as_ref().ok().cloned();
+        let (mut answer, resource_type) = match (allowance, self.authorize(caller, call.method, call.path)) {
+            (Err((throttled, retry_after)), _) => (retry_later(throttled, retry_after), "-".to_owned()),
+            (Ok(_), Err(refused)) => (refused.into_answer(), "-".to_owned()),
+            (Ok(_), Ok(())) => self.answer_within_vm_limits(call),
+        };
+        if let Some((header, value)) = remaining {
+            answer.headers.push((header, value));
+        }
+        (answer, resource_type)
     }
 
     /// Answers a request that Microsoft.Compute's virtual machine limits allow, reporting what
@@ -358,6 +409,7 @@ impl Emulator {
         &self,
         arm_path: &ArmPath,
         query: &Query<'q>,
+        body: &[u8],
     ) -> Result<(&'q str, Option<Served>), ArmError> {
         let version = query.api_version.ok_or_else(ArmError::missing_api_version)?;
         let provider_type = match arm_path {
@@ -379,11 +431,25 @@ impl Emulator {
             _ => api_versions::supported(&arm_path.resource_type()),
         };
         if !supported.contains(&version) {
-            return Err(ArmError::unsupported_api_version(
-                version,
-                &arm_path.resource_type(),
-                supported,
-            ));
+            // ARM answers for Microsoft.Resources itself; a provider's type is refused as if no
+            // provider were registered for it.
+            return Err(match provider_type {
+                Some(
+                    Served::Stored(ResourceType { name, .. }) | Served::Catalogue(Catalogue { name, .. }),
+                ) => {
+                    let location = self.location_named(arm_path, body);
+                    let locations: Vec<&str> =
+                        self.config.locations.iter().map(|l| l.name.as_str()).collect();
+                    ArmError::no_registered_provider(
+                        version,
+                        name.split_once('/').map_or(*name, |(_, type_name)| type_name),
+                        supported,
+                        &location,
+                        &locations,
+                    )
+                }
+                None => ArmError::unsupported_api_version(version, supported),
+            });
         }
         if let Some(subscription) = arm_path.subscription()
             && !self
@@ -397,6 +463,25 @@ impl Emulator {
         Ok((version, provider_type))
     }
 
+    /// The location ARM names when it refuses a provider's api-version: the one the body asks
+    /// for, else the resource group's, else `global`.
+    fn location_named(&self, arm_path: &ArmPath, body: &[u8]) -> String {
+        let requested = serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|body| body.get("location")?.as_str().map(engine::normalise_location));
+        let group = || {
+            let (ArmPath::Resource(id) | ArmPath::Collection(id)) = arm_path else {
+                return None;
+            };
+            let key = path::resource_group_id(id.subscription.as_deref()?, id.resource_group.as_deref()?)
+                .to_ascii_lowercase();
+            let state = self.state();
+            let location = state.body(&key)?.get("location")?.as_str()?.to_owned();
+            Some(location)
+        };
+        requested.or_else(group).unwrap_or_else(|| "global".to_owned())
+    }
+
     fn dispatch(&self, arm_path: &ArmPath, call: &Call<'_>) -> Result<Answer, ArmError> {
         let Call {
             method,
@@ -406,7 +491,7 @@ impl Emulator {
             body,
             caller,
         } = *call;
-        let (version, provider_type) = self.check(arm_path, query)?;
+        let (version, provider_type) = self.check(arm_path, query, body)?;
         let now = self.now();
         let mut state = self.state();
         state.advance(now);
@@ -627,31 +712,15 @@ async fn arm(
         // Every ARM call needs a token; a refused one is answered before its path is looked at.
         (None, Ok(body)) => match emulator.authenticate(&path, &headers) {
             Ok(caller) => {
-                let allowance = lock(&emulator.throttle).take(
-                    &emulator.config.rate_limits,
-                    &caller.object_id,
-                    &method,
-                    emulator.now(),
-                );
-                let remaining = allowance.as_ref().ok().cloned();
-                let (mut answer, resource_type) =
-                    match (allowance, emulator.authorize(&caller, &method, &path)) {
-                        (Err((throttled, retry_after)), _) => {
-                            (retry_later(throttled, retry_after), "-".to_owned())
-                        }
-                        (Ok(_), Err(refused)) => (refused.into_answer(), "-".to_owned()),
-                        (Ok(_), Ok(())) => emulator.answer_within_vm_limits(&Call {
-                            method: &method,
-                            path: &path,
-                            query: Query::from_pairs(&query),
-                            headers: &headers,
-                            body: &body,
-                            caller: Some(&caller.object_id),
-                        }),
-                    };
-                if let Some((header, value)) = remaining {
-                    answer.headers.push((header, value));
-                }
+                let call = Call {
+                    method: &method,
+                    path: &path,
+                    query: Query::from_pairs(&query),
+                    headers: &headers,
+                    body: &body,
+                    caller: Some(&caller.object_id),
+                };
+                let (answer, resource_type) = emulator.answer_signed_in(&caller, &call);
                 (answer, resource_type, Some(caller))
             }
             Err(refusal) => {
@@ -661,6 +730,20 @@ async fn arm(
             }
         },
     };
+    // Every ARM answer tells what remains of the caller's bucket for this kind of request,
+    // refusals and injected faults included.
+    if !answer
+        .headers
+        .iter()
+        .any(|(name, _)| name.starts_with("x-ms-ratelimit-remaining-subscription-"))
+    {
+        answer.headers.push(lock(&emulator.throttle).remaining(
+            &emulator.config.rate_limits,
+            caller.as_ref().map(|caller| caller.object_id.as_str()),
+            &method,
+            emulator.now(),
+        ));
+    }
     let retry_after = answer
         .headers
         .iter()

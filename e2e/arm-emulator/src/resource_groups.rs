@@ -1,6 +1,7 @@
 //! `Microsoft.Resources/resourceGroups`: create, read, update tags, list and delete (as an LRO that
-//! deletes everything in the group).
+//! deletes everything in the group, unless something outside it still refers into it).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -11,7 +12,7 @@ use crate::config::Location;
 use crate::engine::normalise_location;
 use crate::error::ArmError;
 use crate::path::resource_group_id;
-use crate::state::{Completion, Operation, Outcome, State, StatusStyle};
+use crate::state::{Completion, Operation, Outcome, State, StatusStyle, references};
 use crate::{Answer, Emulator};
 
 pub(crate) const TYPE: &str = "Microsoft.Resources/resourceGroups";
@@ -29,6 +30,21 @@ fn tags(body: &Map<String, Value>) -> Result<Option<Map<String, Value>>, ArmErro
             "The property 'tags' must be an object whose values are strings.",
         )),
     }
+}
+
+/// Refuses a write while the group is being deleted, as ARM refuses it.
+pub(crate) fn check_not_deleting(group: &Value) -> Result<(), ArmError> {
+    if group["properties"]["provisioningState"] != "Deleting" {
+        return Ok(());
+    }
+    Err(ArmError::new(
+        StatusCode::CONFLICT,
+        "ResourceGroupBeingDeleted",
+        format!(
+            "The resource group '{}' is in deprovisioning state and cannot perform this operation.",
+            group["name"].as_str().unwrap_or_default()
+        ),
+    ))
 }
 
 fn object(body: &Value) -> Result<&Map<String, Value>, ArmError> {
@@ -85,6 +101,7 @@ pub(crate) fn put(
         .get(key.as_str())
         .map(|stored| (stored.body().into_owned(), stored.seeded));
     if let Some((existing, _)) = &existing {
+        check_not_deleting(existing)?;
         let current = existing["location"].as_str().unwrap_or_default();
         if !current.eq_ignore_ascii_case(&location) {
             return Err(ArmError::new(
@@ -158,6 +175,7 @@ pub(crate) fn patch(
         .resources
         .get_mut(key(subscription, name).as_str())
         .ok_or_else(|| ArmError::resource_group_not_found(name))?;
+    check_not_deleting(&stored.body())?;
     let body = match tags {
         Some(tags) => stored.update(|body| {
             body["tags"] = Value::Object(tags);
@@ -222,12 +240,114 @@ pub(crate) fn operation_result(
     let operation = state
         .operation(id)
         .ok_or_else(|| ArmError::operation_not_found(id))?;
-    if matches!(operation.outcome, Outcome::Running) {
-        Ok(Answer::accepted(
+    match &operation.outcome {
+        Outcome::Running => Ok(Answer::accepted(
             emulator.operation_result_url(subscription, id),
             emulator.config.retry_after_seconds,
-        ))
-    } else {
-        Ok(Answer::empty(StatusCode::OK))
+        )),
+        Outcome::Failed(error) | Outcome::Canceled(error) => Err((**error).clone()),
+        Outcome::Succeeded => Ok(Answer::empty(StatusCode::OK)),
+    }
+}
+
+/// Completes a group's deletion. Everything in it goes, unless a resource outside the group
+/// still refers into it: then, as in Azure, what is referred to stays with what it needs in the
+/// group, the rest goes, the group is `Succeeded` again and the operation fails with
+/// `ResourceGroupDeletionBlocked`, telling why each remaining resource could not be deleted.
+pub(crate) fn remove(state: &mut State, key: &str) -> Outcome {
+    let kept = kept_in_group(state, key);
+    if kept.is_empty() {
+        state.remove_tree(key);
+        return Outcome::Succeeded;
+    }
+    let error = deletion_blocked(state, key, &kept);
+    let prefix = format!("{key}/");
+    let doomed: Vec<Arc<str>> = state
+        .under(&prefix)
+        .filter(|(id, _)| !kept.contains(*id))
+        .map(|(id, _)| Arc::from(id))
+        .collect();
+    for id in doomed {
+        state.remove_doc(&id);
+    }
+    if let Some(group) = state.resources.get_mut(key) {
+        group.update(|body| body["properties"]["provisioningState"] = json!("Succeeded"));
+    }
+    Outcome::Failed(Box::new(error))
+}
+
+/// The documents of the group that a deletion must leave: those a resource outside the group
+/// refers to, and with each of them what lies under it, what holds it, and what it refers to in
+/// the group, so that no reference is left dangling.
+fn kept_in_group(state: &State, key: &str) -> BTreeSet<String> {
+    let prefix = format!("{key}/");
+    let mut pending: Vec<String> = state
+        .references_under(&prefix)
+        .filter(|(_, document)| !document.starts_with(&prefix))
+        .filter_map(|(target, _)| state.document_of(target))
+        .map(str::to_owned)
+        .collect();
+    let mut kept = BTreeSet::new();
+    while let Some(document) = pending.pop() {
+        if !document.starts_with(&prefix) || kept.contains(&document) {
+            continue;
+        }
+        pending.extend(state.under(&format!("{document}/")).map(|(id, _)| id.to_owned()));
+        if let Some((above, _)) = document.rsplit_once('/')
+            && let Some(holder) = state.document_of(above)
+        {
+            pending.push(holder.to_owned());
+        }
+        if let Some(body) = state.body(&document) {
+            pending.extend(
+                references(&document, &body)
+                    .iter()
+                    .filter_map(|reference| state.document_of(&reference.target))
+                    .map(str::to_owned),
+            );
+        }
+        kept.insert(document);
+    }
+    kept
+}
+
+/// The error a blocked group deletion ends with: ARM's, naming the resources that stay, with the
+/// in-use error of each that something left standing refers to.
+fn deletion_blocked(state: &State, key: &str, kept: &BTreeSet<String>) -> ArmError {
+    let prefix = format!("{key}/");
+    let stays = |document: &str| !document.starts_with(&prefix) || kept.contains(document);
+    let mut identifiers = Vec::new();
+    let mut details = Vec::new();
+    for document in kept {
+        let id = state
+            .body(document)
+            .and_then(|body| body.get("id").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_else(|| document.clone());
+        identifiers.push(
+            id.split_once("/providers/")
+                .map_or(id.as_str(), |(_, typed)| typed)
+                .to_owned(),
+        );
+        if let Some((target, holder)) = state.first_referrer_into_from(document, stays) {
+            let in_use = crate::engine::in_use_error(document, &id, target, holder);
+            let inner = json!({ "error": { "code": in_use.code, "message": in_use.message, "details": [] } });
+            details.push(json!({ "target": id, "message": inner.to_string() }));
+        }
+    }
+    let name = state
+        .body(key)
+        .and_then(|group| group.get("name").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_default();
+    ArmError {
+        details: Some(details),
+        ..ArmError::new(
+            StatusCode::CONFLICT,
+            "ResourceGroupDeletionBlocked",
+            format!(
+                "Deletion of resource group '{name}' failed as resources with identifiers '{}' could not be deleted. The provisioning state of the resource group will be rolled back. The tracking Id is '{}'. Please check audit logs for more details.",
+                identifiers.join(","),
+                uuid::Uuid::new_v4()
+            ),
+        )
     }
 }

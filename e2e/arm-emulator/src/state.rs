@@ -222,16 +222,24 @@ pub(crate) struct Target {
     pub(crate) child: Option<(&'static str, Box<str>)>,
 }
 
+/// How an operation ends when it does not succeed.
+#[derive(Debug, Clone)]
+pub(crate) enum Unsuccessful {
+    Failed(ArmError),
+    Canceled(ArmError),
+}
+
 /// What a long-running operation does when it completes.
 #[derive(Debug, Clone)]
 pub(crate) enum Completion {
-    /// Remove a resource group and everything whose id lies under it.
+    /// Remove a resource group and everything whose id lies under it (unless something outside
+    /// the group still refers into it).
     DeleteResourceGroup { key: Arc<str> },
-    /// Finish provisioning a resource: `Succeeded`, or `Failed` with the error (boxed: failures
-    /// are rare, and every finished operation is kept).
+    /// Finish provisioning a resource: `Succeeded`, or `Failed` / `Canceled` with the error
+    /// (boxed: those are rare, and every finished operation is kept).
     Provision {
         target: Target,
-        failure: Option<Box<ArmError>>,
+        failure: Option<Box<Unsuccessful>>,
     },
     /// Remove a resource and everything under it.
     Delete { target: Target },
@@ -254,6 +262,7 @@ pub(crate) enum Outcome {
     Running,
     Succeeded,
     Failed(Box<ArmError>),
+    Canceled(Box<ArmError>),
 }
 
 /// A long-running operation.
@@ -284,6 +293,9 @@ impl Operation {
             Outcome::Succeeded => json!({ "status": "Succeeded" }),
             Outcome::Failed(error) => {
                 json!({ "status": "Failed", "error": { "code": error.code, "message": error.message } })
+            }
+            Outcome::Canceled(error) => {
+                json!({ "status": "Canceled", "error": { "code": error.code, "message": error.message } })
             }
         };
         if self.style != StatusStyle::Plain {
@@ -479,6 +491,28 @@ impl State {
         self.referrers.range((Bound::Included(start), Bound::Unbounded))
     }
 
+    /// Every reference to an id starting with `prefix`: (referred key, referring document).
+    pub(crate) fn references_under<'a>(
+        &'a self,
+        prefix: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        self.referrals_from(prefix)
+            .take_while(move |(referral, _)| referral.target.starts_with(prefix))
+            .map(|(referral, _)| (&*referral.target, &*referral.document))
+    }
+
+    /// The key of the stored document holding a lower-cased id: its own, or the nearest one
+    /// above it (a child kept inside its parent's document).
+    pub(crate) fn document_of(&self, id: &str) -> Option<&str> {
+        let mut candidate = id;
+        loop {
+            if let Some((key, _)) = self.resources.get_key_value(candidate) {
+                return Some(key);
+            }
+            candidate = candidate.rsplit_once('/')?.0;
+        }
+    }
+
     /// Who refers to `key` itself, ordered by holder.
     pub(crate) fn referrers_of<'a>(&'a self, key: &'a str) -> impl Iterator<Item = Referrer<'a>> + 'a {
         self.referrals_from(key)
@@ -494,6 +528,15 @@ impl State {
     /// The first reference to `key` or anything under it from a document outside `key`'s tree:
     /// (referred key, holder id).
     pub(crate) fn first_referrer_into(&self, key: &str) -> Option<(&str, &str)> {
+        self.first_referrer_into_from(key, |_| true)
+    }
+
+    /// As [`Self::first_referrer_into`], counting only documents `counts` accepts.
+    pub(crate) fn first_referrer_into_from(
+        &self,
+        key: &str,
+        counts: impl Fn(&str) -> bool,
+    ) -> Option<(&str, &str)> {
         let prefix = format!("{key}/");
         let exact = self
             .referrals_from(key)
@@ -505,7 +548,11 @@ impl State {
         exact
             .chain(under)
             .map(|(referral, _)| referral)
-            .find(|referral| *referral.document != *key && !referral.document.starts_with(&prefix))
+            .find(|referral| {
+                *referral.document != *key
+                    && !referral.document.starts_with(&prefix)
+                    && counts(&referral.document)
+            })
             .map(|referral| (&*referral.target, &*referral.holder))
     }
 
@@ -547,6 +594,30 @@ impl State {
             .map(|id| id.hyphenated().to_string())
     }
 
+    /// Ends every running operation whose completion matches, `Canceled` with `error`, without
+    /// its effect: a later request took its place.
+    pub(crate) fn cancel_running(&mut self, matches: impl Fn(&Completion) -> bool, error: &ArmError) {
+        let canceled: Vec<(Instant, u64)> = self
+            .due
+            .iter()
+            .filter(|(_, id)| {
+                self.operations
+                    .get(id)
+                    .is_some_and(|operation| matches(&operation.completion))
+            })
+            .map(|(due, _)| *due)
+            .collect();
+        for due in canceled {
+            let Some(id) = self.due.remove(&due) else {
+                continue;
+            };
+            if let Some(operation) = self.operations.get_mut(&id) {
+                operation.ended = Some(SystemTime::now());
+                operation.outcome = Outcome::Canceled(Box::new(error.clone()));
+            }
+        }
+    }
+
     /// Completes every operation whose time has come.
     pub(crate) fn advance(&mut self, now: Instant) {
         while let Some(entry) = self.due.first_entry() {
@@ -554,27 +625,30 @@ impl State {
                 break;
             }
             let id = entry.remove();
-            let Some(operation) = self.operations.get_mut(&id) else {
+            let Some(completion) = self
+                .operations
+                .get(&id)
+                .map(|operation| operation.completion.clone())
+            else {
                 continue;
             };
-            operation.ended = Some(SystemTime::now());
-            let completion = operation.completion.clone();
-            operation.outcome = match &completion {
-                Completion::Provision {
-                    failure: Some(error), ..
-                } => Outcome::Failed(error.clone()),
-                _ => Outcome::Succeeded,
-            };
-            self.complete(completion);
+            let outcome = self.complete(completion);
+            if let Some(operation) = self.operations.get_mut(&id) {
+                operation.ended = Some(SystemTime::now());
+                operation.outcome = outcome;
+            }
         }
     }
 
-    fn complete(&mut self, completion: Completion) {
+    fn complete(&mut self, completion: Completion) -> Outcome {
         match completion {
-            Completion::DeleteResourceGroup { key } => self.remove_tree(&key),
+            Completion::DeleteResourceGroup { key } => crate::resource_groups::remove(self, &key),
             Completion::Delete {
                 target: Target { key, child: None },
-            } => self.remove_resource(&key),
+            } => {
+                self.remove_resource(&key);
+                Outcome::Succeeded
+            }
             Completion::Delete {
                 target:
                     Target {
@@ -583,9 +657,15 @@ impl State {
                     },
             } => {
                 self.remove_embedded(&key, property, &name);
+                Outcome::Succeeded
             }
             Completion::Provision { target, failure } => {
-                let state = if failure.is_some() { "Failed" } else { "Succeeded" };
+                let (outcome, state) = match failure.map(|failure| *failure) {
+                    None => (Outcome::Succeeded, "Succeeded"),
+                    Some(Unsuccessful::Failed(error)) => (Outcome::Failed(Box::new(error)), "Failed"),
+                    // The resource is left as Azure leaves it after a canceled operation.
+                    Some(Unsuccessful::Canceled(error)) => (Outcome::Canceled(Box::new(error)), "Canceled"),
+                };
                 if let Some(stored) = self.resources.get_mut(&target.key) {
                     stored.update(|body| match &target.child {
                         None => crate::resources::set_provisioning_state(body, state, true),
@@ -596,6 +676,7 @@ impl State {
                         }
                     });
                 }
+                outcome
             }
         }
     }

@@ -199,6 +199,23 @@ impl Kind {
         }
     }
 
+    /// How ARM names the kind in a throttling message.
+    fn word(self) -> &'static str {
+        match self {
+            Self::Reads => "read",
+            Self::Writes => "write",
+            Self::Deletes => "delete",
+        }
+    }
+
+    fn bucket(self, limits: &RateLimits) -> Bucket {
+        match self {
+            Self::Reads => limits.reads,
+            Self::Writes => limits.writes,
+            Self::Deletes => limits.deletes,
+        }
+    }
+
     /// The header ARM reports the remaining requests of this kind in.
     fn header(self) -> &'static str {
         match self {
@@ -256,21 +273,19 @@ pub(crate) struct Throttle {
 }
 
 impl Throttle {
-    /// Takes a token for a request of `principal`; on success the header and value reporting
-    /// what remains, else the 429 to answer with its `Retry-After` seconds.
+    /// Takes a token for a request of `principal` in `scope` (`subscription '<id>'`, or
+    /// `tenant '<id>'` for calls outside subscriptions); on success the header and value
+    /// reporting what remains, else the 429 to answer with its `Retry-After` seconds.
     pub(crate) fn take(
         &mut self,
         limits: &RateLimits,
         principal: &str,
+        scope: &str,
         method: &Method,
         now: Instant,
     ) -> Result<(&'static str, String), (ArmError, u64)> {
         let kind = Kind::of(method);
-        let bucket = match kind {
-            Kind::Reads => limits.reads,
-            Kind::Writes => limits.writes,
-            Kind::Deletes => limits.deletes,
-        };
+        let bucket = kind.bucket(limits);
         let level = self
             .levels
             .entry((principal.to_owned(), kind))
@@ -279,9 +294,10 @@ impl Throttle {
             return Err((
                 ArmError::new(
                     StatusCode::TOO_MANY_REQUESTS,
-                    "TooManyRequests",
+                    "SubscriptionRequestsThrottled",
                     format!(
-                        "The request is being throttled as the limit has been reached for operation type - {kind:?}. Please retry after {seconds} seconds."
+                        "Number of '{}' requests for {scope} actor '{principal}' exceeded. Please try again after '{seconds}' seconds after additional tokens are available. Refer to https://aka.ms/arm-throttling for additional information.",
+                        kind.word()
                     ),
                 ),
                 seconds,
@@ -289,6 +305,30 @@ impl Throttle {
         }
         level.tokens -= 1.0;
         Ok((kind.header(), format!("{}", level.remaining())))
+    }
+
+    /// The header and value reporting what remains of the bucket a request of this method
+    /// draws on, without taking from it: 0 when it is empty, and the whole burst for a caller
+    /// the emulator does not know (a refused token).
+    pub(crate) fn remaining(
+        &mut self,
+        limits: &RateLimits,
+        principal: Option<&str>,
+        method: &Method,
+        now: Instant,
+    ) -> (&'static str, String) {
+        let kind = Kind::of(method);
+        let bucket = kind.bucket(limits);
+        let tokens = match principal.and_then(|principal| self.levels.get_mut(&(principal.to_owned(), kind)))
+        {
+            Some(level) => {
+                // An empty bucket only says how long to wait; what remains is still its level.
+                let _ = level.refill(bucket, now);
+                level.remaining()
+            }
+            None => f64::from(bucket.burst),
+        };
+        (kind.header(), format!("{tokens}"))
     }
 
     /// Takes a token from the subscription's and the machine's buckets of a virtual machine
@@ -414,16 +454,41 @@ mod tests {
         };
         let mut throttle = Throttle::default();
         let start = Instant::now();
-        assert_eq!(throttle.take(&limits, "p", &Method::PUT, start).unwrap().1, "1");
-        assert_eq!(throttle.take(&limits, "p", &Method::PUT, start).unwrap().1, "0");
-        let (error, retry_after) = throttle.take(&limits, "p", &Method::PUT, start).unwrap_err();
+        let scope = "subscription 's'";
+        assert_eq!(
+            throttle.take(&limits, "p", scope, &Method::PUT, start).unwrap().1,
+            "1"
+        );
+        assert_eq!(
+            throttle.take(&limits, "p", scope, &Method::PUT, start).unwrap().1,
+            "0"
+        );
+        let (error, retry_after) = throttle
+            .take(&limits, "p", scope, &Method::PUT, start)
+            .unwrap_err();
         assert_eq!((error.status.as_u16(), retry_after), (429, 1));
+        assert_eq!(error.code, "SubscriptionRequestsThrottled");
+        assert!(
+            error
+                .message
+                .starts_with("Number of 'write' requests for subscription 's' actor 'p' exceeded."),
+            "{}",
+            error.message
+        );
+        assert_eq!(
+            throttle.remaining(&limits, Some("p"), &Method::PATCH, start),
+            ("x-ms-ratelimit-remaining-subscription-writes", "0".to_owned())
+        );
+        assert_eq!(
+            throttle.remaining(&limits, None, &Method::DELETE, start),
+            ("x-ms-ratelimit-remaining-subscription-deletes", "200".to_owned())
+        );
         // Another principal and another kind have their own buckets.
-        assert!(throttle.take(&limits, "q", &Method::PUT, start).is_ok());
-        assert!(throttle.take(&limits, "p", &Method::GET, start).is_ok());
+        assert!(throttle.take(&limits, "q", scope, &Method::PUT, start).is_ok());
+        assert!(throttle.take(&limits, "p", scope, &Method::GET, start).is_ok());
         assert!(
             throttle
-                .take(&limits, "p", &Method::PUT, start + Duration::from_secs(1))
+                .take(&limits, "p", scope, &Method::PUT, start + Duration::from_secs(1))
                 .is_ok()
         );
     }

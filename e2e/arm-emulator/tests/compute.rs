@@ -865,7 +865,7 @@ async fn resource_skus_list_sizes_per_location() {
         None,
     )
     .await;
-    assert_eq!(old.body["error"]["code"], "InvalidApiVersionParameter");
+    assert_eq!(old.body["error"]["code"], "NoRegisteredProviderFound");
 }
 
 /// The `restrictions` a resource SKU list shows for a size; `null` when it lists no such size.
@@ -1247,6 +1247,7 @@ async fn a_zone_without_capacity_fails_the_machine_through_its_operation() {
         drop_connection: false,
         retry_after_seconds: None,
         fail_operation: true,
+        cancel_operation: false,
     });
     let mut body = vm_body("Standard_D2s_v3", "nic0");
     body["zones"] = json!(["1"]);
@@ -1305,4 +1306,86 @@ async fn a_generation_2_image_makes_generation_2_disks_and_machines() {
     assert_eq!(disk.body["properties"]["hyperVGeneration"], "V2");
     let view = send(&emulator, "GET", &format!("{vm}/instanceView"), None).await;
     assert_eq!(view.body["hyperVGeneration"], "V2");
+}
+
+#[tokio::test]
+async fn a_later_machine_write_preempts_the_running_one_and_a_deleted_machine_takes_no_writes() {
+    let emulator = with_network(Config {
+        latencies: [
+            ("Microsoft.Compute/virtualMachines", 30),
+            ("Microsoft.Compute/disks", 30),
+        ]
+        .map(|(resource_type, seconds)| (resource_type.to_owned(), Duration::from_secs(seconds)))
+        .into(),
+        ..Config::default()
+    })
+    .await;
+    let vm = compute("virtualMachines/node0");
+    let created = send(&emulator, "PUT", &vm, Some(vm_body("Standard_D2s_v3", "nic0"))).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let replaced = send(&emulator, "PUT", &vm, Some(vm_body("Standard_D4s_v3", "nic0"))).await;
+    assert_eq!(replaced.status, StatusCode::OK, "{}", replaced.body);
+    let first = send(
+        &emulator,
+        "GET",
+        &local(created.header("azure-asyncoperation")),
+        None,
+    )
+    .await;
+    assert_eq!(first.body["status"], "Canceled");
+    assert_eq!(
+        first.body["error"],
+        json!({"code": "OperationPreempted", "message": "Operation execution has been preempted by a more recent operation."})
+    );
+    emulator.advance_clock(Duration::from_secs(31));
+    let second = send(
+        &emulator,
+        "GET",
+        &local(replaced.header("azure-asyncoperation")),
+        None,
+    )
+    .await;
+    assert_eq!(second.body["status"], "Succeeded");
+    let machine = send(&emulator, "GET", &vm, None).await;
+    assert_eq!(
+        machine.body["properties"]["hardwareProfile"]["vmSize"],
+        "Standard_D4s_v3"
+    );
+    assert_eq!(machine.body["properties"]["provisioningState"], "Succeeded");
+
+    let deleting = send(&emulator, "DELETE", &vm, None).await;
+    assert_eq!(deleting.status, StatusCode::ACCEPTED);
+    let extension = json!({"location": "westus2", "properties": {"publisher": "p", "type": "t", "typeHandlerVersion": "1.0"}});
+    for (path, body) in [
+        (vm.clone(), vm_body("Standard_D2s_v3", "nic0")),
+        (format!("{vm}/extensions/boot"), extension),
+    ] {
+        let refused = send(&emulator, "PUT", &path, Some(body)).await;
+        assert_eq!(refused.status, StatusCode::CONFLICT, "{path}");
+        assert_eq!(refused.body["error"]["code"], "OperationNotAllowed");
+        assert_eq!(
+            refused.body["error"]["message"],
+            "Operation 'Update VM' is not allowed on VM 'node0' since the VM is marked for deletion. You can only retry the Delete operation (or wait for an ongoing one to complete)."
+        );
+    }
+    assert_eq!(
+        send(&emulator, "DELETE", &vm, None).await.status,
+        StatusCode::ACCEPTED
+    );
+
+    // A managed disk with an operation running refuses another write or a delete.
+    let disk = format!("{}?{DISKS}", compute("disks/data"));
+    let body = json!({"location": "westus2", "properties": {"creationData": {"createOption": "Empty"}, "diskSizeGB": 8}});
+    let accepted = send(&emulator, "PUT", &disk, Some(body.clone())).await;
+    assert_eq!(accepted.status, StatusCode::ACCEPTED, "{}", accepted.body);
+    for (method, body) in [("PUT", Some(body.clone())), ("DELETE", None)] {
+        let refused = send(&emulator, method, &disk, body).await;
+        assert_eq!(refused.status, StatusCode::CONFLICT, "{method}");
+        assert_eq!(refused.body["error"]["code"], "Conflict");
+    }
+    emulator.advance_clock(Duration::from_secs(31));
+    assert_eq!(
+        send(&emulator, "PUT", &disk, Some(body)).await.status,
+        StatusCode::ACCEPTED
+    );
 }

@@ -345,6 +345,7 @@ async fn fault_rules_throttle_and_fail_sign_ins_and_name_the_throttled_caller() 
         latency_ms: None,
         drop_connection: false,
         fail_operation: false,
+        cancel_operation: false,
     };
     emulator.add_fault(rule(429, "*/oauth2/v2.0/token"));
     emulator.add_fault(rule(500, "*/oauth2/v2.0/token"));

@@ -10,6 +10,7 @@ use arm_emulator::{Config, Emulator};
 use axum::http::StatusCode;
 use common::Reply;
 use serde_json::{Value, json};
+use tower::ServiceExt;
 
 const RG: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/net";
 const NET: &str = "api-version=2024-05-01";
@@ -681,6 +682,7 @@ async fn injected_faults_fail_throttle_and_break_operations() {
         drop_connection: false,
         retry_after_seconds: None,
         fail_operation: false,
+        cancel_operation: false,
     });
     let throttled = send(
         &emulator,
@@ -866,4 +868,410 @@ async fn a_full_subnet_refuses_interfaces_and_hands_out_freed_addresses_again() 
     )
     .await;
     assert_eq!(address(&reused), "10.0.2.5", "{}", reused.body);
+}
+
+#[tokio::test]
+async fn unsupported_api_versions_are_refused_as_arm_refuses_them() {
+    let emulator = with_network().await;
+    // A provider's type: no provider is registered for the version, in the group's location.
+    let vnet = send(
+        &emulator,
+        "GET",
+        &format!("{}?api-version=2099-01-01", net("virtualNetworks/vnet")),
+        None,
+    )
+    .await;
+    assert_eq!(vnet.status, StatusCode::BAD_REQUEST);
+    assert_eq!(vnet.body["error"]["code"], "NoRegisteredProviderFound");
+    let message = vnet.body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "No registered resource provider found for location 'westeurope' and API version '2099-01-01' for type 'virtualNetworks'. The supported api-versions are '2020-06-01, "
+        ),
+        "{message}"
+    );
+    assert!(message.contains(", 2024-05-01, "), "{message}");
+    assert!(
+        message.contains("'. The supported locations are '") && message.contains("westeurope"),
+        "{message}"
+    );
+    // A create names the location it asks for, and a child type names its parent's type.
+    let ip = send(
+        &emulator,
+        "PUT",
+        &format!("{}?api-version=2015-01-01", net("publicIPAddresses/ip")),
+        Some(json!({"location": "West US 2"})),
+    )
+    .await;
+    assert!(
+        ip.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("No registered resource provider found for location 'westus2' and API version '2015-01-01' for type 'publicIPAddresses'."),
+        "{}",
+        ip.body
+    );
+    let subnet = send(
+        &emulator,
+        "GET",
+        &format!("{}/subnets/nodes?api-version=latest", net("virtualNetworks/vnet")),
+        None,
+    )
+    .await;
+    assert!(
+        subnet.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("for type 'virtualNetworks/subnets'"),
+        "{}",
+        subnet.body
+    );
+    // Microsoft.Resources answers for itself.
+    let group = send(&emulator, "GET", &format!("{RG}?api-version=2099-01-01"), None).await;
+    assert_eq!(group.status, StatusCode::BAD_REQUEST);
+    assert_eq!(group.body["error"]["code"], "InvalidApiVersionParameter");
+    assert_eq!(
+        group.body["error"]["message"],
+        "The api-version '2099-01-01' is invalid. The supported versions are '2019-10-01,2020-06-01,2021-04-01,2022-09-01,2023-07-01,2024-03-01,2024-07-01,2024-11-01,2025-03-01,2025-04-01'."
+    );
+}
+
+#[tokio::test]
+async fn every_answer_reports_the_requests_left_and_throttling_names_the_caller() {
+    use arm_emulator::throttle::{Bucket, RateLimits};
+    let emulator = Emulator::new(Config {
+        rate_limits: RateLimits {
+            deletes: Bucket {
+                burst: 1,
+                per_second: 0.5,
+            },
+            // Slow enough that the tokens taken do not come back while the test runs.
+            writes: Bucket {
+                burst: 200,
+                per_second: 0.001,
+            },
+            ..RateLimits::default()
+        },
+        ..Config::default()
+    });
+    let group = format!("{RG}?api-version=2021-04-01");
+    let created = send(&emulator, "PUT", &group, Some(json!({"location": "westeurope"}))).await;
+    assert_eq!(
+        created.headers["x-ms-ratelimit-remaining-subscription-writes"],
+        "199"
+    );
+    let deleted = send(&emulator, "DELETE", &net("routeTables/none"), None).await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        deleted.headers["x-ms-ratelimit-remaining-subscription-deletes"],
+        "0"
+    );
+    let throttled = send(&emulator, "DELETE", &net("routeTables/none"), None).await;
+    assert_eq!(throttled.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        throttled.headers["x-ms-ratelimit-remaining-subscription-deletes"],
+        "0"
+    );
+    assert_eq!(throttled.body["error"]["code"], "SubscriptionRequestsThrottled");
+    let object_id = emulator.requests()[0].caller.clone().unwrap().object_id;
+    assert_eq!(
+        throttled.body["error"]["message"],
+        format!(
+            "Number of 'delete' requests for subscription '00000000-0000-0000-0000-000000000000' actor '{object_id}' exceeded. Please try again after '2' seconds after additional tokens are available. Refer to https://aka.ms/arm-throttling for additional information."
+        )
+    );
+
+    // Refused tokens and injected faults are answered with the header too.
+    let anonymous = emulator
+        .router()
+        .oneshot(
+            axum::http::Request::builder()
+                .uri(format!("{RG}?api-version=2021-04-01"))
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        anonymous.headers()["x-ms-ratelimit-remaining-subscription-reads"],
+        "250"
+    );
+    emulator.add_fault(Fault {
+        method: Some("PATCH".into()),
+        path: "*".into(),
+        status: Some(503),
+        code: None,
+        message: None,
+        count: Some(1),
+        percent: None,
+        latency_ms: None,
+        drop_connection: false,
+        retry_after_seconds: None,
+        fail_operation: false,
+        cancel_operation: false,
+    });
+    let faulted = send(&emulator, "PATCH", &group, Some(json!({"tags": {}}))).await;
+    assert_eq!(faulted.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        faulted.headers["x-ms-ratelimit-remaining-subscription-writes"],
+        "199"
+    );
+}
+
+#[tokio::test]
+async fn an_injected_fault_can_cancel_an_operation() {
+    let emulator = with_network().await;
+    let rule = json!({"method": "PUT", "path": "*/natGateways/*", "cancelOperation": true, "count": 1});
+    let added = send(&emulator, "POST", "/_emulator/faults", Some(rule)).await;
+    assert_eq!(added.status, StatusCode::CREATED);
+    let accepted = send(
+        &emulator,
+        "PUT",
+        &net("natGateways/nat"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(accepted.status, StatusCode::CREATED);
+    let status_path = accepted.headers["azure-asyncoperation"]
+        .to_str()
+        .unwrap()
+        .trim_start_matches("http://localhost")
+        .to_owned();
+    let status = send(&emulator, "GET", &status_path, None).await;
+    assert_eq!(
+        status.body,
+        json!({"status": "Canceled", "error": {"code": "Canceled", "message": "Operation was canceled."}})
+    );
+    let nat = send(&emulator, "GET", &net("natGateways/nat"), None).await;
+    assert_eq!(nat.body["properties"]["provisioningState"], "Canceled");
+    // The rule is used up: the next write succeeds.
+    let again = send(
+        &emulator,
+        "PUT",
+        &net("natGateways/nat"),
+        Some(json!({"location": "westeurope", "tags": {"retry": "1"}})),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::OK);
+    let nat = send(&emulator, "GET", &net("natGateways/nat"), None).await;
+    assert_eq!(nat.body["properties"]["provisioningState"], "Succeeded");
+}
+
+#[tokio::test]
+async fn writes_meeting_a_running_operation_are_refused() {
+    let emulator = Emulator::new(Config {
+        operation_latency: std::time::Duration::from_secs(30),
+        ..Config::default()
+    });
+    common::group_with_network(&emulator, RG, "westeurope").await;
+    emulator.advance_clock(std::time::Duration::from_secs(31));
+    let vnet = net("virtualNetworks/vnet");
+    let first = send(
+        &emulator,
+        "PUT",
+        &format!("{vnet}/subnets/a"),
+        Some(json!({"properties": {"addressPrefix": "10.0.2.0/24"}})),
+    )
+    .await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
+    let running = first.headers["azure-asyncoperation"].to_str().unwrap().to_owned();
+    // A sibling, the parent and the subnet itself all wait for the subnet's operation.
+    for (method, path, body) in [
+        (
+            "PUT",
+            format!("{vnet}/subnets/b"),
+            Some(json!({"properties": {"addressPrefix": "10.0.3.0/24"}})),
+        ),
+        ("DELETE", vnet.clone(), None),
+        ("DELETE", format!("{vnet}/subnets/a"), None),
+    ] {
+        let refused = send(&emulator, method, &path, body).await;
+        assert_eq!(refused.status, StatusCode::CONFLICT, "{method} {path}");
+        assert_eq!(refused.body["error"]["code"], "AnotherOperationInProgress");
+        assert_eq!(
+            refused.body["error"]["message"],
+            format!(
+                "Another operation on this or dependent resource is in progress. To retrieve status of the operation use uri: {running}."
+            )
+        );
+        assert_eq!(refused.body["error"]["details"], json!([]));
+    }
+    // Other resources are not held up.
+    let nsg = send(
+        &emulator,
+        "PUT",
+        &net("networkSecurityGroups/nsg"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(nsg.status, StatusCode::CREATED);
+    emulator.advance_clock(std::time::Duration::from_secs(31));
+    let later = send(
+        &emulator,
+        "PUT",
+        &format!("{vnet}/subnets/b"),
+        Some(json!({"properties": {"addressPrefix": "10.0.3.0/24"}})),
+    )
+    .await;
+    assert_eq!(later.status, StatusCode::CREATED, "{}", later.body);
+
+    // A deletion in flight is answered again for the same deletion, and refuses writes.
+    let deleting = send(&emulator, "DELETE", &net("networkSecurityGroups/nsg"), None).await;
+    assert_eq!(deleting.status, StatusCode::ACCEPTED);
+    let repeated = send(&emulator, "DELETE", &net("networkSecurityGroups/nsg"), None).await;
+    assert_eq!(repeated.status, StatusCode::ACCEPTED);
+    assert_eq!(
+        repeated.headers["azure-asyncoperation"],
+        deleting.headers["azure-asyncoperation"]
+    );
+    let write = send(
+        &emulator,
+        "PUT",
+        &net("networkSecurityGroups/nsg"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(write.body["error"]["code"], "AnotherOperationInProgress");
+}
+
+#[tokio::test]
+async fn a_group_being_deleted_takes_no_writes() {
+    let emulator = Emulator::new(Config {
+        latencies: [(
+            "Microsoft.Resources/resourceGroups".to_owned(),
+            std::time::Duration::from_secs(30),
+        )]
+        .into(),
+        ..Config::default()
+    });
+    common::group_with_network(&emulator, RG, "westeurope").await;
+    let group = format!("{RG}?api-version=2021-04-01");
+    assert_eq!(
+        send(&emulator, "DELETE", &group, None).await.status,
+        StatusCode::ACCEPTED
+    );
+    let message = "The resource group 'net' is in deprovisioning state and cannot perform this operation.";
+    for (method, path, body) in [
+        ("PUT", net("routeTables/rt"), json!({"location": "westeurope"})),
+        ("PATCH", net("virtualNetworks/vnet"), json!({"tags": {"a": "b"}})),
+        ("PUT", group.clone(), json!({"location": "westeurope"})),
+        ("PATCH", group.clone(), json!({"tags": {"a": "b"}})),
+    ] {
+        let refused = send(&emulator, method, &path, Some(body)).await;
+        assert_eq!(refused.status, StatusCode::CONFLICT, "{method} {path}");
+        assert_eq!(refused.body["error"]["code"], "ResourceGroupBeingDeleted");
+        assert_eq!(refused.body["error"]["message"], message);
+    }
+    // Reads still answer, and the deletion goes on.
+    assert_eq!(
+        send(&emulator, "GET", &net("virtualNetworks/vnet"), None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    emulator.advance_clock(std::time::Duration::from_secs(31));
+    assert_eq!(
+        send(&emulator, "GET", &group, None).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn a_group_others_still_use_is_not_deleted_from_under_them() {
+    let emulator = with_network().await;
+    let subnet = format!("{}/subnets/nodes", net("virtualNetworks/vnet"));
+    // The subnet keeps its security group; an unrelated public IP goes with the group.
+    let nsg = send(
+        &emulator,
+        "PUT",
+        &net("networkSecurityGroups/nsg"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(nsg.status, StatusCode::CREATED);
+    let associated = send(
+        &emulator,
+        "PUT",
+        &subnet,
+        Some(json!({"properties": {"addressPrefix": "10.0.1.0/24", "networkSecurityGroup": {"id": nsg.body["id"]}}})),
+    )
+    .await;
+    assert_eq!(associated.status, StatusCode::OK, "{}", associated.body);
+    send(
+        &emulator,
+        "PUT",
+        &net("publicIPAddresses/ip"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    // A NIC in another group sits on the subnet.
+    let other = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/other";
+    send(
+        &emulator,
+        "PUT",
+        &format!("{other}?api-version=2021-04-01"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    let outside_nic = format!("{other}/providers/Microsoft.Network/networkInterfaces/outside");
+    let nic = send(&emulator, "PUT", &outside_nic, Some(nic_body(&subnet))).await;
+    assert_eq!(nic.status, StatusCode::CREATED, "{}", nic.body);
+
+    let group = format!("{RG}?api-version=2021-04-01");
+    let deleted = send(&emulator, "DELETE", &group, None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED);
+    let poll = deleted.headers["location"]
+        .to_str()
+        .unwrap()
+        .trim_start_matches("http://localhost")
+        .to_owned();
+    let failed = send(&emulator, "GET", &poll, None).await;
+    assert_eq!(failed.status, StatusCode::CONFLICT, "{}", failed.body);
+    assert_eq!(failed.body["error"]["code"], "ResourceGroupDeletionBlocked");
+    let message = failed.body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Deletion of resource group 'net' failed as resources with identifiers 'Microsoft.Network/networkSecurityGroups/nsg,Microsoft.Network/virtualNetworks/vnet' could not be deleted. The provisioning state of the resource group will be rolled back."),
+        "{message}"
+    );
+    let details = failed.body["error"]["details"].as_array().unwrap();
+    let vnet_detail = details
+        .iter()
+        .find(|detail| detail["target"] == net("virtualNetworks/vnet"))
+        .unwrap();
+    let inner: Value = serde_json::from_str(vnet_detail["message"].as_str().unwrap()).unwrap();
+    assert_eq!(inner["error"]["code"], "InUseSubnetCannotBeDeleted");
+    assert!(
+        inner["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("networkInterfaces/outside/ipConfigurations/ipconfig1"),
+        "{inner}"
+    );
+
+    // What others use stays, with what it uses; the rest is gone; the group is back.
+    let group_now = send(&emulator, "GET", &group, None).await;
+    assert_eq!(group_now.body["properties"]["provisioningState"], "Succeeded");
+    for (path, status) in [
+        (net("virtualNetworks/vnet"), StatusCode::OK),
+        (net("networkSecurityGroups/nsg"), StatusCode::OK),
+        (net("publicIPAddresses/ip"), StatusCode::NOT_FOUND),
+        (outside_nic.clone(), StatusCode::OK),
+    ] {
+        assert_eq!(send(&emulator, "GET", &path, None).await.status, status, "{path}");
+    }
+    let read_nic = send(&emulator, "GET", &outside_nic, None).await;
+    assert_eq!(
+        read_nic.body["properties"]["ipConfigurations"][0]["properties"]["subnet"]["id"],
+        subnet
+    );
+
+    // Once nothing outside refers into it, the group goes.
+    send(&emulator, "DELETE", &outside_nic, None).await;
+    let again = send(&emulator, "DELETE", &group, None).await;
+    assert_eq!(again.status, StatusCode::ACCEPTED);
+    assert_eq!(
+        send(&emulator, "GET", &group, None).await.status,
+        StatusCode::NOT_FOUND
+    );
 }

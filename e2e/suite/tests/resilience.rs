@@ -64,6 +64,7 @@ fn failing(status: u16, retry_after_seconds: Option<u64>, percent: u8) -> Fault 
         latency_ms: None,
         drop_connection: false,
         fail_operation: false,
+        cancel_operation: false,
     }
 }
 

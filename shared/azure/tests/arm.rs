@@ -271,7 +271,11 @@ async fn a_throttled_principal_fails_fast_until_retry_after_has_passed() -> Test
             return Err("never throttled".into());
         }
     };
-    assert_eq!(throttled.code(), Some("TooManyRequests"), "{throttled}");
+    assert_eq!(
+        throttled.code(),
+        Some("SubscriptionRequestsThrottled"),
+        "{throttled}"
+    );
     assert_eq!(throttled.category(), Category::Throttled);
     let wait = throttled.retry_after().ok_or("no Retry-After")?;
     assert!(wait >= Duration::from_secs(1), "{wait:?}");

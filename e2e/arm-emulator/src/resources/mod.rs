@@ -184,6 +184,21 @@ pub(crate) struct Flavour {
     /// Whether a write that changes nothing but tags is done when answered (Microsoft.Network
     /// answers it `Succeeded`; its operation ends at once).
     pub(crate) settles_unchanged: bool,
+    pub(crate) concurrency: Concurrency,
+}
+
+/// What a write or delete gets when it meets an operation still running on the same resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Concurrency {
+    /// 409 `AnotherOperationInProgress`, naming the running operation; a document and the
+    /// children kept inside it count as one (Microsoft.Network).
+    Refused,
+    /// The later write or delete takes over and the earlier operation ends `Canceled`
+    /// (`OperationPreempted`); only a delete may meet a deletion, a write gets 409
+    /// `OperationNotAllowed` (virtual machines and their extensions).
+    Preempted,
+    /// 409 `Conflict` (managed disks, and providers that never leave an operation running).
+    Conflict,
 }
 
 /// How a provider shows back-references.
@@ -206,6 +221,7 @@ pub(crate) static SYNCHRONOUS: Flavour = Flavour {
     create_status: StatusCode::CREATED,
     back_references: BackReferenceStyle::WhenPresent,
     settles_unchanged: false,
+    concurrency: Concurrency::Conflict,
 };
 
 /// A property Azure fills with the resources referring to this one.

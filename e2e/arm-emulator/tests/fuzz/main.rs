@@ -12,11 +12,14 @@
 //! - every ARM error has ARM's shape, `{"error": {"code": "<non-empty>", "message": "..."}}`;
 //! - a 400 about the request content says what is wrong, naming the property;
 //! - a write is never accepted with a body that is not a JSON object, nor with a name Azure refuses;
+//! - an unsupported api-version of a stored type is refused with `NoRegisteredProviderFound`, of a
+//!   resource group with `InvalidApiVersionParameter`;
 //!
 //! and after every step the state must hold together: every resource of the inventory (and every
 //! child resource kept inside one) reads back with 200 as itself, under a resource group and
-//! parent that exist, its references fully qualified ids of the type their property names, and
-//! settling the operations leaves nothing half-done.
+//! parent that exist, its references fully qualified ids of the type their property names (and,
+//! at every full check, of resources that still exist), and settling the operations leaves
+//! nothing half-done.
 //!
 //! `cargo test` runs a few sessions from a fixed seed. `ARM_EMULATOR_FUZZ_SECONDS=N` runs sessions
 //! from a fresh seed for N seconds (`just fuzz`). A failure prints the session's seed;
@@ -492,6 +495,10 @@ struct Session {
     /// Operation URLs (path and query) that answers named.
     operations: Vec<String>,
     etags: Vec<String>,
+    /// Resources whose own deletion was accepted (lower-cased): a write may have referred to one
+    /// while it was being deleted, which the emulator does not refuse, so references to them
+    /// may dangle.
+    deleted: Vec<String>,
     /// Resources seen: (type, id).
     known: Vec<(String, String)>,
     step: usize,
@@ -595,6 +602,7 @@ impl Session {
             drops: false,
             operations: Vec::new(),
             etags: Vec::new(),
+            deleted: Vec::new(),
             known: Vec::new(),
             step: 0,
             strict: false,
@@ -801,6 +809,12 @@ impl Session {
         {
             self.remember(body);
         }
+        if request.method == Method::DELETE
+            && reply.status.is_success()
+            && request.kind.is_some_and(|kind| kind != RESOURCE_GROUPS)
+        {
+            self.deleted.push(normal(&request.path));
+        }
     }
 
     fn remember(&mut self, body: &Value) {
@@ -873,6 +887,7 @@ impl Session {
         }
         self.known.clear();
         self.operations.clear();
+        self.deleted.clear();
     }
 
     /// Adds a fault rule (or garbage, which must not break the operations API), remembering what
@@ -902,8 +917,11 @@ impl Session {
             0..=5 => {
                 json!({"method": method, "path": pattern, "status": status, "code": code, "count": count})
             }
-            6 | 7 => {
+            6 => {
                 json!({"method": "PUT", "path": pattern, "failOperation": true, "code": code, "count": count})
+            }
+            7 => {
+                json!({"method": "PUT", "path": pattern, "cancelOperation": true, "code": code, "count": count})
             }
             8 => json!({"path": pattern, "status": 429, "count": count}),
             9 => json!({"method": method, "path": pattern, "latencyMs": latency, "count": count}),
@@ -1046,6 +1064,22 @@ impl Session {
         if reply.headers.get("x-ms-request-id").is_none() {
             fail("an ARM answer without x-ms-request-id", request, reply);
         }
+        // Microsoft.Resources refuses an api-version itself; a provider's type is refused as if
+        // no provider were registered for it.
+        let provider_refusal = match reply.code() {
+            "InvalidApiVersionParameter" => Some(false),
+            "NoRegisteredProviderFound" => Some(true),
+            _ => None,
+        };
+        if let (Some(kind), Some(provider)) = (request.kind, provider_refusal)
+            && provider != (kind != RESOURCE_GROUPS)
+        {
+            fail(
+                "an api-version was refused with another code than ARM's for the type",
+                request,
+                reply,
+            );
+        }
         let error = reply.status.is_client_error() || reply.status.is_server_error();
         if error && (request.method != Method::HEAD || !reply.bytes.is_empty()) {
             check_error_shape(request, reply);
@@ -1184,6 +1218,7 @@ impl Session {
         for (id, kind) in picks {
             let body = self.read_back(&id, &kind).await;
             if full {
+                check_nothing_dangles(&ids, &self.deleted, &id, &body);
                 self.remember(&body);
                 for (child_kind, child_id) in children_of(&body) {
                     self.read_back(&child_id, &child_kind).await;
@@ -1243,6 +1278,46 @@ const REFERENCES: &[(&str, &str)] = &[
     ("availabilitySet", "availabilitySets"),
     ("managedDisk", "disks"),
 ];
+
+/// Every reference a stored resource makes names a resource the inventory holds (or a child
+/// kept inside one): what others use cannot be deleted, by a resource group's deletion neither.
+/// Resources deleted on their own (`deleted`) are left out: a write referring to one while its
+/// deletion runs is not refused.
+fn check_nothing_dangles(ids: &BTreeSet<String>, deleted: &[String], id: &str, body: &Value) {
+    let mut references = Vec::new();
+    references_of(body, &mut references);
+    for (property, target) in references {
+        let Some(text) = target.as_str() else {
+            continue;
+        };
+        // Tenant-level ids (`/providers/...`) name nothing the emulator stores.
+        let typed = REFERENCES.iter().any(|(name, _)| *name == property);
+        if !typed
+            || reference_problem(property, target).is_some()
+            || !normal(text).starts_with("subscriptions/")
+        {
+            continue;
+        }
+        let mut candidate = normal(text);
+        if deleted
+            .iter()
+            .any(|gone| candidate == *gone || candidate.starts_with(&format!("{gone}/")))
+        {
+            continue;
+        }
+        // Climb from a child to the document holding it, never as far as a resource group.
+        let held = loop {
+            if ids.contains(&candidate) {
+                break true;
+            }
+            match candidate.rsplit_once('/') {
+                Some((above, _)) if above.contains("/providers/") => candidate = above.to_owned(),
+                _ => break false,
+            }
+        };
+        assert!(held, "'{property}' of {id} refers to {text}, which is gone");
+    }
+}
 
 /// Every `{"id": ...}` a document holds below its top: (the property holding it, the id). Tags
 /// are skipped wherever they are, a child resource's included: a tag named `id` is no reference.

@@ -14,7 +14,7 @@ use std::time::SystemTime;
 use axum::http::StatusCode;
 
 use super::names::{Naming, alphanumeric, refuse};
-use super::{BackReferenceStyle, Catalogue, Flavour, Lro, Prepare, ResourceType, fields};
+use super::{BackReferenceStyle, Catalogue, Concurrency, Flavour, Lro, Prepare, ResourceType, fields};
 use crate::error::ArmError;
 use crate::state::StatusStyle;
 
@@ -86,6 +86,7 @@ pub(crate) static COMPUTE: Flavour = Flavour {
     create_status: StatusCode::CREATED,
     back_references: BackReferenceStyle::OnReads,
     settles_unchanged: false,
+    concurrency: Concurrency::Preempted,
 };
 
 /// Managed disks: `Updating` while written, and their operations carry the disk.
@@ -94,6 +95,7 @@ pub(crate) static DISKS: Flavour = Flavour {
     creating: "Updating",
     updating: "Updating",
     status_segment: "DiskOperations",
+    concurrency: Concurrency::Conflict,
     ..COMPUTE
 };
 

@@ -13,7 +13,7 @@ mod virtual_networks;
 use serde_json::Value;
 
 use super::names::Naming;
-use super::{BackReferenceStyle, Flavour, Locality, Prepare, ResourceType, Storage};
+use super::{BackReferenceStyle, Concurrency, Flavour, Locality, Prepare, ResourceType, Storage};
 use crate::error::ArmError;
 use crate::state::StatusStyle;
 
@@ -65,6 +65,7 @@ pub(crate) static NETWORK: Flavour = Flavour {
     create_status: axum::http::StatusCode::CREATED,
     back_references: BackReferenceStyle::WhenPresent,
     settles_unchanged: true,
+    concurrency: Concurrency::Refused,
 };
 
 /// A word character as .NET regular expressions mean it: a letter, a digit or an underscore.
