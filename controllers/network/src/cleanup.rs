@@ -62,9 +62,14 @@ async fn one_by_one(client: &ArmClient, plan: &Plan, operations: &mut Operations
             Ok(subnets) => subnets,
             Err(error) => return Outcome::Failed(Box::new(error)),
         };
-        let outcome = each(client, &subnets, operations).await;
-        if !matches!(outcome, Outcome::Done) {
-            return outcome;
+        // One at a time: Azure refuses a second operation on a virtual network's subnets while
+        // one runs.
+        for subnet in &subnets {
+            let mut outcome = Outcome::Done;
+            outcome.absorb(resource::delete(client, subnet, operations).await);
+            if !matches!(outcome, Outcome::Done) {
+                return outcome;
+            }
         }
     }
     let outcome = each(client, &plan.nat_gateways, operations).await;

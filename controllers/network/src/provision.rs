@@ -335,11 +335,17 @@ async fn subnets(client: &ArmClient, plan: &Plan, network: Network, operations: 
     let mut outcome = Outcome::Done;
     for unit in &units {
         let result = resource::reconcile(client, unit, operations).await;
+        let in_flight = matches!(result, Ok(Progress::InProgress { .. }));
         match result {
             Err(ResourceError::Missing { id }) => outcome.fail(Box::new(missing_subnet(&id))),
             other => {
                 outcome.absorb(other);
             }
+        }
+        // Azure runs one operation at a time on a virtual network and its subnets and refuses
+        // another meanwhile (AnotherOperationInProgress), so the next subnet waits its turn.
+        if in_flight {
+            break;
         }
     }
     outcome

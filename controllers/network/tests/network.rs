@@ -165,7 +165,16 @@ async fn in_namespace(test: impl AsyncFnOnce(Client, String) -> TestResult) -> T
 #[tokio::test]
 async fn a_default_cluster_gets_its_network_then_ready_and_is_deleted_with_its_group() -> TestResult {
     in_namespace(async |client, namespace| {
-        let azure = Harness::start(Config::default(), &namespace).await?;
+        // Subnet operations take a while, so that writing two at once would meet Azure's refusal.
+        let config = Config {
+            latencies: [(
+                "Microsoft.Network/virtualNetworks/subnets".to_owned(),
+                Duration::from_millis(300),
+            )]
+            .into(),
+            ..Config::default()
+        };
+        let azure = Harness::start(config, &namespace).await?;
         let result = Box::pin(default_cluster(&azure, &client, &namespace)).await;
         azure.stop().await?;
         result
@@ -212,6 +221,15 @@ async fn default_cluster(azure: &Harness, client: &Client, namespace: &str) -> T
     assert_eq!(ready.status, ConditionStatus::False);
     assert_eq!(ready.reason.as_deref(), Some("WaitingForDependency"), "{ready:?}");
     assert!(object.finalizers().iter().any(|f| f == capz_network::FINALIZER));
+    // The subnets were written one after another, so none met another's operation.
+    let refused: Vec<String> = azure
+        .azure
+        .arm_requests()
+        .into_iter()
+        .filter(|request| request.status == 409)
+        .map(|request| format!("{} {}", request.method, request.path))
+        .collect();
+    assert_eq!(refused, Vec::<String>::new());
 
     check_azure_resources(azure).await?;
     resync_writes_nothing(azure, &api).await?;

@@ -155,7 +155,11 @@ pub async fn reconcile<R: AzureResource>(
             Some(Progress::Done(None)) | None => {}
         }
     }
-    let existing = match (read::<R>(client, id).await?, resource.ownership()) {
+    let (existing, settled) = match read_settled::<R>(client, id).await? {
+        Some((model, settled)) => (Some(model), settled),
+        None => (None, true),
+    };
+    let existing = match (existing, resource.ownership()) {
         (None, Ownership::Shared) => return Err(ResourceError::Missing { id: id.clone() }),
         (Some(model), Ownership::Shared) => return Ok(Progress::Done(model)),
         (Some(model), Ownership::Tagged { cluster }) if !tags::is_owned(R::tags(&model), &cluster) => {
@@ -164,6 +168,9 @@ pub async fn reconcile<R: AzureResource>(
                 cluster,
             });
         }
+        // An operation runs that this reconcile has no record of (its record was lost, or it
+        // is another's): writing now would be refused or would preempt it, so wait for it.
+        (Some(_), _) if !settled => return Ok(Progress::InProgress { retry_after: None }),
         (existing, _) => existing,
     };
     let Some(body) = resource.desired(existing.as_ref()) else {
@@ -310,6 +317,31 @@ fn follow<T>(
 }
 
 /// The resource, or `None` when ARM says it does not exist.
+/// The resource as Azure has it, and whether it is settled: ARM's `provisioningState` is absent
+/// or one of its terminal states (Succeeded, Failed, Canceled) rather than Creating, Updating,
+/// Deleting or another sign of an operation still running.
+async fn read_settled<R: AzureResource>(
+    client: &ArmClient,
+    id: &ResourceId,
+) -> Result<Option<(R::Model, bool)>, ResourceError> {
+    let body = match client.get::<serde_json::Value>(id, &R::API_VERSION).await {
+        Ok(body) => body,
+        Err(error) if error.category() == ArmCategory::NotFound => return Ok(None),
+        Err(error) => return Err(failed("read", id)(error)),
+    };
+    let settled = body
+        .pointer("/properties/provisioningState")
+        .and_then(serde_json::Value::as_str)
+        .is_none_or(|state| {
+            ["Succeeded", "Failed", "Canceled"]
+                .iter()
+                .any(|terminal| terminal.eq_ignore_ascii_case(state))
+        });
+    let model = serde_json::from_value(body)
+        .map_err(|error| failed("read", id)(ArmError::UnexpectedAnswer(format!("{id}: {error}"))))?;
+    Ok(Some((model, settled)))
+}
+
 async fn read<R: AzureResource>(
     client: &ArmClient,
     id: &ResourceId,

@@ -114,6 +114,51 @@ fn ours() -> Ownership {
 }
 
 #[tokio::test]
+async fn a_running_operation_without_a_record_is_waited_for_not_written_over() -> TestResult {
+    let config = Config {
+        latencies: BTreeMap::from([(
+            "Microsoft.Network/virtualNetworks".to_owned(),
+            Duration::from_millis(400),
+        )]),
+        ..Config::default()
+    };
+    let azure = EmulatedAzure::start(config).await?;
+    let client = azure.new_client()?;
+    let group = resource_group(&client, "rg-unrecorded").await?;
+    let vnet = network(&group, "vnet", ours())?;
+    let path = vnet.id.to_string();
+    let mut started = Operations::owned(None, "test", &["virtualnetworks"]);
+    let first = resource::reconcile(&client, &vnet, &mut started).await?;
+    assert!(matches!(first, Progress::InProgress { .. }), "{first:?}");
+
+    // A reconcile that lost the record (say, it read an object from before the status write) and
+    // wants something else: the resource reads as Creating, so it waits instead of writing.
+    let wider = Network {
+        prefix: "10.1.0.0/16",
+        ..network(&group, "vnet", ours())?
+    };
+    let mut forgotten = Operations::owned(None, "test", &["virtualnetworks"]);
+    let waiting = resource::reconcile(&client, &wider, &mut forgotten).await?;
+    assert_eq!(waiting, Progress::InProgress { retry_after: None });
+    assert_eq!(
+        calls(&azure, "PUT", &path),
+        1,
+        "nothing written while Azure works"
+    );
+    assert!(forgotten.entries().is_empty());
+
+    // Once Azure is done, the change is written.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let next = resource::reconcile(&client, &wider, &mut forgotten).await?;
+    assert!(
+        matches!(next, Progress::InProgress { .. }),
+        "the change is written: {next:?}"
+    );
+    assert_eq!(calls(&azure, "PUT", &path), 2);
+    Ok(())
+}
+
+#[tokio::test]
 async fn a_write_in_flight_is_resumed_by_a_new_client_and_the_steady_state_writes_nothing() -> TestResult {
     let config = Config {
         latencies: BTreeMap::from([(
