@@ -107,6 +107,17 @@ fn network(group: &ResourceId, name: &str, ownership: Ownership) -> TestResult<N
     })
 }
 
+/// An emulator whose virtual network operations run for 400 ms.
+fn slow_networks() -> Config {
+    Config {
+        latencies: BTreeMap::from([(
+            "Microsoft.Network/virtualNetworks".to_owned(),
+            Duration::from_millis(400),
+        )]),
+        ..Config::default()
+    }
+}
+
 fn ours() -> Ownership {
     Ownership::Tagged {
         cluster: CLUSTER.into(),
@@ -115,14 +126,7 @@ fn ours() -> Ownership {
 
 #[tokio::test]
 async fn a_running_operation_without_a_record_is_waited_for_not_written_over() -> TestResult {
-    let config = Config {
-        latencies: BTreeMap::from([(
-            "Microsoft.Network/virtualNetworks".to_owned(),
-            Duration::from_millis(400),
-        )]),
-        ..Config::default()
-    };
-    let azure = EmulatedAzure::start(config).await?;
+    let azure = EmulatedAzure::start(slow_networks()).await?;
     let client = azure.new_client()?;
     let group = resource_group(&client, "rg-unrecorded").await?;
     let vnet = network(&group, "vnet", ours())?;
@@ -160,14 +164,7 @@ async fn a_running_operation_without_a_record_is_waited_for_not_written_over() -
 
 #[tokio::test]
 async fn a_write_in_flight_is_resumed_by_a_new_client_and_the_steady_state_writes_nothing() -> TestResult {
-    let config = Config {
-        latencies: BTreeMap::from([(
-            "Microsoft.Network/virtualNetworks".to_owned(),
-            Duration::from_millis(400),
-        )]),
-        ..Config::default()
-    };
-    let azure = EmulatedAzure::start(config).await?;
+    let azure = EmulatedAzure::start(slow_networks()).await?;
     let group = resource_group(&azure.new_client()?, "rg-resume").await?;
     let vnet = network(&group, "vnet", ours())?;
     let path = vnet.id.to_string();
