@@ -492,8 +492,10 @@ impl Emulator {
             caller,
         } = *call;
         let (version, provider_type) = self.check(arm_path, query, body)?;
-        let now = self.now();
+        // The time is read under the lock, so requests see it move forward in the order they
+        // change the state: an operation one request started with no latency is over for the next.
         let mut state = self.state();
+        let now = self.now();
         state.advance(now);
         let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
         let request = engine::Request {
