@@ -1051,10 +1051,12 @@ impl Session {
         if !reply.code().is_empty() {
             *self.stats.codes.entry(reply.code().to_owned()).or_default() += 1;
         }
+        // An answer to HEAD has no body, so an injected error shows only its status.
+        let head = request.method == Method::HEAD;
         let injected = self
             .injected
             .iter()
-            .any(|(injected, code)| *injected == status && code == reply.code());
+            .any(|(injected, code)| *injected == status && (head || code == reply.code()));
         if reply.status.is_server_error() && !injected {
             fail("a server error that no fault rule asked for", request, reply);
         }
