@@ -50,17 +50,14 @@ impl EmulatedAzure {
             path: ca_file,
             source,
         })?;
-        let base = running
+        let base: Url = running
             .base_url()
             .parse()
             .map_err(|error| azure("read the base URL", error))?;
         let cloud = Cloud::Custom(Box::new(
             CustomCloud::new(
+                base.clone(),
                 base,
-                running
-                    .base_url()
-                    .parse()
-                    .map_err(|error| azure("read the base URL", error))?,
                 "https://management.azure.com/".to_owned(),
                 Some(tls.ca_pem.into_bytes()),
             )

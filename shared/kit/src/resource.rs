@@ -212,7 +212,7 @@ pub async fn delete<R: AzureResource>(
     }
     // A write still in flight is abandoned: the delete supersedes it.
     operations.forget(R::SERVICE, &name);
-    let Some(existing) = read::<R>(client, id).await? else {
+    let Some((existing, _)) = read_settled::<R>(client, id).await? else {
         return Ok(Progress::Done(()));
     };
     let ours = match resource.ownership() {
@@ -340,15 +340,4 @@ async fn read_settled<R: AzureResource>(
     let model = serde_json::from_value(body)
         .map_err(|error| failed("read", id)(ArmError::UnexpectedAnswer(format!("{id}: {error}"))))?;
     Ok(Some((model, settled)))
-}
-
-async fn read<R: AzureResource>(
-    client: &ArmClient,
-    id: &ResourceId,
-) -> Result<Option<R::Model>, ResourceError> {
-    match client.get::<R::Model>(id, &R::API_VERSION).await {
-        Ok(model) => Ok(Some(model)),
-        Err(error) if error.category() == ArmCategory::NotFound => Ok(None),
-        Err(error) => Err(failed("read", id)(error)),
-    }
 }
