@@ -222,6 +222,14 @@ pub fn all() -> Routes {
         .kind::<capz_api::AzureClusterTemplate>(Lookup::Nothing)
         .kind::<capz_api::AzureMachine>(Lookup::ClusterSubscription)
         .kind::<capz_api::AzureMachineTemplate>(Lookup::Nothing)
+        .kind::<capz_api::AzureMachinePool>(Lookup::Nothing)
+        .kind::<capz_api::AzureMachinePoolMachine>(Lookup::Nothing)
+        .kind::<capz_api::AzureManagedControlPlane>(Lookup::Nothing)
+        .kind::<capz_api::AzureManagedControlPlaneTemplate>(Lookup::Nothing)
+        .kind::<capz_api::AzureManagedCluster>(Lookup::Nothing)
+        .kind::<capz_api::AzureManagedClusterTemplate>(Lookup::Nothing)
+        .kind::<capz_api::AzureManagedMachinePool>(Lookup::Nothing)
+        .kind::<capz_api::AzureManagedMachinePoolTemplate>(Lookup::Nothing)
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ use serde::Serialize;
 use crate::plan::{self, Plan};
 use crate::reconcile::{Failed, Found, POLL, awaits_ssh_rule, dependencies, on};
 use crate::status::{Failure, Report, VM_NOT_FOUND};
-use crate::{Error, FIELD_MANAGER, Shared};
+use crate::{Error, ID, Shared};
 
 /// How soon a machine that is not running yet is looked at again.
 const NOT_RUNNING: Duration = Duration::from_secs(15);
@@ -109,7 +109,7 @@ impl Run<'_> {
             .identities
             .credential(ClusterIdentityRef::from(self.azure_cluster))
             .await?;
-        let client = credential.arm_client(FIELD_MANAGER.as_str());
+        let client = credential.arm_client(ID.user_agent());
         if let Some(action) = self.availability_set(&client, &plan).await? {
             return Ok(action);
         }
@@ -332,7 +332,7 @@ impl Run<'_> {
         if self.machine.spec.provider_id.as_deref() != Some(wanted.as_str()) {
             apply_spec(
                 self.api,
-                &FIELD_MANAGER,
+                &ID.field_manager(),
                 self.machine,
                 &OwnedSpec { provider_id: &wanted },
             )

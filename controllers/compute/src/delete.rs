@@ -11,16 +11,15 @@ use capz_kit::conditions::Reason;
 use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::kube::Api;
 use capz_kit::kube::runtime::controller::Action;
-use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::operations::Operations;
 use capz_kit::policy::Classify as _;
 use capz_kit::resource::{self, AzureResource, Progress, ResourceError};
 use capz_kit::scope::ClusterScope;
 
 use crate::plan::{self, Plan};
-use crate::reconcile::{Failed, Found, POLL, SERVICES, on, severity};
+use crate::reconcile::{Failed, Found, POLL, SERVICES, on};
 use crate::status::{Report, publish};
-use crate::{Error, FIELD_MANAGER, NAME, Shared};
+use crate::{Error, ID, Shared};
 
 /// Deletes the Azure resources of `machine`; `Ok` once all are gone, so that the finalizer goes.
 /// While a deletion runs it answers [`Error::Pending`]: kube-runtime removes the finalizer after
@@ -41,7 +40,7 @@ pub(crate) async fn cleanup(
         .status
         .as_ref()
         .map(|status| &status.long_running_operation_states);
-    let mut operations = Operations::owned(recorded, NAME, SERVICES);
+    let mut operations = Operations::owned(recorded, ID.name(), SERVICES);
     let mut report = Report::default();
     report.fails(
         ConditionType::VM_RUNNING,
@@ -61,13 +60,10 @@ pub(crate) async fn cleanup(
             report.fails(
                 condition,
                 error.reason(),
-                severity(error.category()),
+                error.category().severity(),
                 error.to_string(),
             );
-            if publish(api, machine, &report, &operations).await? {
-                shared.backoff.reset(&ObjectRef::from_obj(machine));
-            }
-            shared.reporter.failed(machine, "Delete", &error).await;
+            publish(api, machine, &report, &operations).await?;
             Err(error)
         }
     }
@@ -91,7 +87,7 @@ async fn delete_all(
         .identities
         .credential(ClusterIdentityRef::from(azure_cluster))
         .await?;
-    let client = credential.arm_client(FIELD_MANAGER.as_str());
+    let client = credential.arm_client(ID.user_agent());
     let running = ConditionType::VM_RUNNING;
     if let Some(wait) = step(&client, &plan.vm, operations, &running).await? {
         return Ok(Some(wait));

@@ -78,4 +78,11 @@ impl Classify for Error {
             Self::Pending(_) => Reason::DELETING,
         }
     }
+
+    fn pending(&self) -> Option<Duration> {
+        match self {
+            Self::Pending(wait) => Some(*wait),
+            _ => None,
+        }
+    }
 }

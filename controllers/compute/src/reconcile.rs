@@ -12,24 +12,20 @@ use capz_kit::conditions::Reason;
 use capz_kit::finalizer::finalized;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::finalizer::Event;
-use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::kube::{Api, ResourceExt as _};
-use capz_kit::metrics::ReconcileTimer;
 use capz_kit::operations::Operations;
-use capz_kit::policy::{Category, Classify};
+use capz_kit::policy::Classify;
 use capz_kit::resource::AzureResource;
 use capz_kit::scope::ClusterScope;
-use capz_kit::telemetry::reconcile_span;
 use capz_resources::availability_set::AvailabilitySet;
 use capz_resources::disk::Disk;
 use capz_resources::network_interface::NetworkInterface;
 use capz_resources::role_assignment::RoleAssignment;
 use capz_resources::virtual_machine::VirtualMachine;
 use capz_resources::vm_extension::VmExtension;
-use tracing::Instrument as _;
 
 use crate::status::{Report, WAITING_FOR_BOOTSTRAP_DATA, WAITING_FOR_CLUSTER_INFRASTRUCTURE, publish};
-use crate::{Error, FINALIZER, NAME, Shared, converge, delete};
+use crate::{Error, ID, Shared, converge, delete};
 
 /// The services whose operations compute records on an AzureMachine.
 pub(crate) const SERVICES: &[&str] = &[
@@ -74,29 +70,9 @@ pub(crate) fn on<E: Into<Error>>(condition: ConditionType) -> impl FnOnce(E) -> 
     }
 }
 
-/// The severity a failure is reported with.
-pub(crate) fn severity(category: Category) -> ConditionSeverity {
-    match category {
-        Category::InvalidInput | Category::Terminal => ConditionSeverity::Error,
-        Category::Transient | Category::Throttled => ConditionSeverity::Warning,
-    }
-}
-
 /// The reconcile of one AzureMachine.
 pub(crate) async fn reconcile(machine: Arc<AzureMachine>, shared: Arc<Shared>) -> Result<Action, Error> {
-    let span = reconcile_span(NAME, machine.as_ref());
-    async move {
-        let timer = ReconcileTimer::start(NAME, "AzureMachine");
-        let outcome = Box::pin(reconcile_machine(machine, &shared)).await;
-        if let Err(error) = &outcome
-            && !matches!(error, Error::Pending(_))
-        {
-            timer.failed(error.category().as_str());
-        }
-        outcome
-    }
-    .instrument(span)
-    .await
+    Box::pin(reconcile_machine(machine, &shared)).await
 }
 
 async fn reconcile_machine(machine: Arc<AzureMachine>, shared: &Shared) -> Result<Action, Error> {
@@ -112,7 +88,7 @@ async fn reconcile_machine(machine: Arc<AzureMachine>, shared: &Shared) -> Resul
         let ours = machine
             .finalizers()
             .iter()
-            .any(|finalizer| finalizer == FINALIZER);
+            .any(|finalizer| finalizer == ID.finalizer());
         if machine.metadata.deletion_timestamp.is_some() && ours {
             return Err(Error::Orphaned(format!(
                 "the Machine or Cluster of AzureMachine {} is gone; its Azure resources cannot be found",
@@ -129,7 +105,7 @@ async fn reconcile_machine(machine: Arc<AzureMachine>, shared: &Shared) -> Resul
         azure_cluster,
     };
     let api = Api::<AzureMachine>::namespaced(client.clone(), &namespace);
-    finalized(&api, FINALIZER, machine, async |event| match event {
+    finalized(&api, ID.finalizer(), machine, async |event| match event {
         Event::Apply(machine) => apply(shared, &api, &machine, &found).await,
         Event::Cleanup(machine) => delete::cleanup(shared, &api, &machine, &found).await,
     })
@@ -251,7 +227,7 @@ async fn apply(
         .status
         .as_ref()
         .map(|status| &status.long_running_operation_states);
-    let mut operations = Operations::owned(recorded, NAME, SERVICES);
+    let mut operations = Operations::owned(recorded, ID.name(), SERVICES);
     if machine
         .status
         .as_ref()
@@ -287,38 +263,31 @@ async fn apply(
         }
         None => Ok(Action::await_change()),
     };
-    settle(shared, api, machine, report, &operations, outcome).await
+    settle(api, machine, report, &operations, outcome).await
 }
 
-/// Reports the outcome of a reconcile in status and events, and picks the next reconcile.
+/// Reports the outcome of a reconcile in status; a failure then goes on to the kit's wrapper.
 pub(crate) async fn settle(
-    shared: &Shared,
     api: &Api<AzureMachine>,
     machine: &AzureMachine,
     mut report: Report,
     operations: &Operations,
     outcome: Result<Action, Failed>,
 ) -> Result<Action, Error> {
-    let key = ObjectRef::from_obj(machine);
     match outcome {
         Ok(action) => {
             publish(api, machine, &report, operations).await?;
-            shared.backoff.reset(&key);
             Ok(action)
         }
         Err(Failed { condition, error }) => {
             report.fails(
                 condition,
                 error.reason(),
-                severity(error.category()),
+                error.category().severity(),
                 error.to_string(),
             );
-            if publish(api, machine, &report, operations).await? {
-                // The machine moved on before this failure: not a repeat of the last one.
-                shared.backoff.reset(&key);
-            }
-            shared.reporter.failed(machine, "Reconcile", &error).await;
-            Ok(shared.backoff.on_error(key, &error))
+            publish(api, machine, &report, operations).await?;
+            Err(error)
         }
     }
 }

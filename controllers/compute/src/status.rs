@@ -13,7 +13,7 @@ use capz_rules::support::Kind;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
-use crate::FIELD_MANAGER;
+use crate::ID;
 
 /// Every condition type compute writes on an AzureMachine.
 const OWNED: &[ConditionType] = &[
@@ -174,7 +174,7 @@ pub(crate) async fn publish(
         || operations.changed()
         || differ(current.map(|status| &status.conditions), OWNED, &conditions);
     if changed {
-        apply_status(api, &FIELD_MANAGER, machine, &owned).await?;
+        apply_status(api, &ID.field_manager(), machine, &owned).await?;
     }
     Ok(changed)
 }

@@ -125,7 +125,7 @@ fn controller(
         "--sync-period=2s",
     ];
     Ok(InProcessController::start(
-        capz_compute::NAME,
+        capz_compute::ID,
         plane,
         namespace,
         flags,
@@ -654,18 +654,12 @@ async fn failed_bootstrap_check(client: &Client, namespace: &str, azure: &Emulat
     let machines = Api::<AzureMachine>::namespaced(client.clone(), namespace);
     // The bootstrap check ends Failed, as it does when the node never finishes joining.
     azure.running.emulator.add_fault(Fault {
-        method: Some("PUT".into()),
-        path: "*/extensions/CAPZ.Linux.Bootstrapping".into(),
-        status: None,
-        code: Some("VMExtensionProvisioningError".into()),
         message: Some("the sentinel file never appeared: exit code 1".into()),
-        retry_after_seconds: None,
-        count: Some(1),
-        percent: None,
-        latency_ms: None,
-        drop_connection: false,
-        fail_operation: true,
-        cancel_operation: false,
+        ..Fault::failing_operation_once(
+            "PUT",
+            "*/extensions/CAPZ.Linux.Bootstrapping",
+            "VMExtensionProvisioningError",
+        )
     });
     let script = "vmExtensions: [{name: CustomScript, publisher: Microsoft.Azure.Extensions, version: '2.1', \
         settings: {fileUris: 'https://example.com/hello.sh'}, protectedSettings: {commandToExecute: ./hello.sh}}]";

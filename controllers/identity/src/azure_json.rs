@@ -30,7 +30,6 @@ use capz_kit::kube::runtime::reflector::{ObjectRef, Store};
 use capz_kit::kube::{Resource, ResourceExt as _};
 use capz_kit::runner::Context;
 use capz_kit::scope::ClusterScope;
-use futures_util::StreamExt as _;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -38,7 +37,7 @@ use crate::changes::Seen;
 use crate::cloud_config::{
     CONTROL_PLANE_KEY, CloudProviderConfig, HostIdentity, LEGACY_KEY, WORKER_NODE_KEY,
 };
-use crate::{Error, FIELD_MANAGER, Shared};
+use crate::{Error, ID, Shared};
 
 /// The annotation Cluster API puts on objects cloned from a template, naming its kind and group.
 const CLONED_FROM_GROUP_KIND: &str = "cluster.x-k8s.io/cloned-from-groupkind";
@@ -95,7 +94,7 @@ pub(crate) async fn run<K: MachineSource>(ctx: &Context, shared: Arc<Shared>) {
     let azure_clusters_seen = Seen::default();
     let by_cluster = store.clone();
     let by_azure_cluster = store;
-    controller
+    let controller = controller
         .watches(
             ctx.api::<Cluster>(),
             ctx.watcher_config(),
@@ -121,10 +120,8 @@ pub(crate) async fn run<K: MachineSource>(ctx: &Context, shared: Arc<Shared>) {
                     _ => Vec::new(),
                 }
             },
-        )
-        .run(reconcile::<K>, error_policy::<K>, shared)
-        .for_each(|_| async {})
-        .await;
+        );
+    ctx.run(controller, reconcile::<K>, shared).await;
 }
 
 /// The objects of `store` that belong to the cluster `cluster` in `namespace`.
@@ -143,33 +140,8 @@ fn of_cluster<K: MachineSource>(
 }
 
 async fn reconcile<K: MachineSource>(object: Arc<K>, shared: Arc<Shared>) -> Result<Action, Error> {
-    match write(&*object, &shared).await {
-        Ok(()) => {
-            shared.backoff.reset(&backoff_key(&*object));
-            Ok(Action::await_change())
-        }
-        Err(error) => {
-            shared.reporter.failed(&*object, "WriteAzureJson", &error).await;
-            Err(error)
-        }
-    }
-}
-
-#[expect(
-    clippy::needless_pass_by_value,
-    reason = "kube-runtime's error policy signature"
-)]
-fn error_policy<K: MachineSource>(object: Arc<K>, error: &Error, shared: Arc<Shared>) -> Action {
-    shared.backoff.on_error(backoff_key(&*object), error)
-}
-
-fn backoff_key<K: MachineSource>(object: &K) -> String {
-    format!(
-        "{}/{}/{}",
-        K::kind(&()),
-        object.namespace().unwrap_or_default(),
-        object.name_any()
-    )
+    write(&*object, &shared).await?;
+    Ok(Action::await_change())
 }
 
 /// Writes the object's Secret when its cluster is known and not paused. Until Cluster API has
@@ -256,7 +228,7 @@ async fn host_identity(
                 .identities
                 .credential(ClusterIdentityRef::from(azure_cluster))
                 .await?
-                .arm_client(FIELD_MANAGER);
+                .arm_client(ID.user_agent());
             let identity: UserAssignedIdentity = arm.get(&id, &UserAssignedIdentity::API_VERSION).await?;
             identity
                 .properties
@@ -319,7 +291,7 @@ async fn apply_secret<K: MachineSource>(
     // The label says the Secret is the provider's: take over what CAPZ's manager wrote before.
     api.patch(
         &name,
-        &PatchParams::apply(FIELD_MANAGER).force(),
+        &PatchParams::apply(ID.field_manager().as_str()).force(),
         &Patch::Apply(&secret),
     )
     .await?;

@@ -14,7 +14,7 @@ use capz_kit::api::azureclusteridentity::AzureClusterIdentity;
 use capz_kit::api::common::ObjectReference;
 use capz_kit::api::common::conditions::{Condition, ConditionSeverity, ConditionType, Conditions};
 use capz_kit::api::{AzureCluster, AzureManagedControlPlane};
-use capz_kit::apply::{FieldManager, apply_status};
+use capz_kit::apply::apply_status;
 use capz_kit::conditions::{Observation, Reason, differ, observe};
 use capz_kit::filter::everything_but_status;
 use capz_kit::identity::IdentityError;
@@ -24,16 +24,15 @@ use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::reflector::{self, Store};
 use capz_kit::kube::runtime::{WatchStreamExt as _, watcher};
 use capz_kit::kube::{Resource, ResourceExt as _};
-use capz_kit::policy::Classify as _;
 use capz_kit::runner::Context;
 use futures_util::{Stream, StreamExt as _};
 use serde::Serialize;
 use tokio::time::Instant;
 
 use crate::changes::Seen;
-use crate::{Error, FIELD_MANAGER, FINALIZER, Shared};
+use crate::{Error, ID, Shared};
 
-const MANAGER: FieldManager = FieldManager::new(FIELD_MANAGER);
+const FINALIZER: &str = ID.finalizer();
 const OWNED: &[ConditionType] = &[ConditionType::READY];
 /// The pause after a failure retrying cannot fix: a wrong secret, a refused namespace.
 const TERMINAL_PAUSE: Duration = Duration::from_mins(10);
@@ -91,14 +90,13 @@ pub(crate) async fn run(ctx: &Context, shared: Arc<Shared>) {
         control_planes,
         failures: Mutex::default(),
     });
-    ctx.filtered_controller(
-        ctx.api::<AzureClusterIdentity>(),
-        everything_but_status::<AzureClusterIdentity>,
-    )
-    .reconcile_all_on(references)
-    .run(reconcile, error_policy, state)
-    .for_each(|_| async {})
-    .await;
+    let controller = ctx
+        .filtered_controller(
+            ctx.api::<AzureClusterIdentity>(),
+            everything_but_status::<AzureClusterIdentity>,
+        )
+        .reconcile_all_on(references);
+    ctx.run(controller, reconcile, state).await;
 }
 
 /// The identity `object` refers to with `reference`: a reference without a namespace points into
@@ -283,30 +281,9 @@ async fn reconcile(identity: Arc<AzureClusterIdentity>, state: Arc<State>) -> Re
     let current: Option<&Conditions> = identity.status.as_ref().map(|status| &status.conditions);
     let conditions = observe(current, [observation], Timestamp::now());
     if differ(current, OWNED, &conditions) {
-        apply_status(&api, &MANAGER, &*identity, &OwnedStatus { conditions }).await?;
+        apply_status(&api, &ID.field_manager(), &*identity, &OwnedStatus { conditions }).await?;
     }
     Ok(action)
-}
-
-#[expect(
-    clippy::needless_pass_by_value,
-    reason = "kube-runtime's error policy signature"
-)]
-fn error_policy(identity: Arc<AzureClusterIdentity>, error: &Error, state: Arc<State>) -> Action {
-    tracing::warn!(
-        identity = %identity.name_any(),
-        category = error.category().as_str(),
-        %error,
-        "reconcile failed"
-    );
-    state.shared.backoff.on_error(
-        format!(
-            "AzureClusterIdentity/{}/{}",
-            identity.namespace().unwrap_or_default(),
-            identity.name_any()
-        ),
-        error,
-    )
 }
 
 /// Adds the finalizer when `used` and it is missing, removes it when unused and present. The JSON

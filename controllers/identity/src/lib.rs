@@ -20,17 +20,17 @@ mod identity;
 
 use std::sync::Arc;
 
+use capz_kit::api::controllers::Family;
+use capz_kit::controller::ControllerId;
 use capz_kit::identity::{Identities, IdentitySettings};
-use capz_kit::policy::Backoff;
 use capz_kit::report::Reporter;
 use capz_kit::runner::{BoxError, Context};
 
 pub use error::Error;
 
-/// The controller's field manager, event reporter and Secret owner: `capz-identity`.
-pub const FIELD_MANAGER: &str = "capz-identity";
-/// The finalizer kept on an AzureClusterIdentity while clusters use it.
-pub const FINALIZER: &str = "identity.infrastructure.cluster.x-k8s.io";
+/// The controller's names: binary, field manager (and Secret owner), finalizer (kept on an
+/// AzureClusterIdentity while clusters use it), user agent and Lease.
+pub const ID: ControllerId = ControllerId::of(Family::Identity);
 
 /// What every reconcile of the controller uses.
 struct Shared {
@@ -40,7 +40,6 @@ struct Shared {
     /// The controller's `AZURE_SUBSCRIPTION_ID`, for clusters naming no subscription.
     subscription: Option<String>,
     reporter: Reporter,
-    backoff: Backoff<String>,
 }
 
 /// Runs the identity controller until the runner's shutdown: the AzureClusterIdentity checks and
@@ -53,12 +52,11 @@ pub async fn run(ctx: Context, settings: IdentitySettings) -> Result<(), BoxErro
     let subscription = settings.environment.subscription_id.clone();
     let identities = Identities::new(client.clone(), settings).await?;
     let shared = Arc::new(Shared {
-        reporter: Reporter::new(client.clone(), FIELD_MANAGER),
+        reporter: ctx.reporter(),
         client,
         identities,
         features: ctx.args().feature_gates,
         subscription,
-        backoff: Backoff::default(),
     });
     futures_util::join!(
         identity::run(&ctx, shared.clone()),

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
 const WAIT: Duration = Duration::from_secs(30);
-const FINALIZER: &str = "identity.infrastructure.cluster.x-k8s.io";
+const FINALIZER: &str = capz_identity::ID.finalizer();
 
 /// The emulator over HTTPS, and the controller running against it in one namespace.
 struct Setup {
@@ -37,7 +37,7 @@ impl Setup {
             "--metrics-bind-address=0",
         ];
         let controller = InProcessController::start(
-            "identity",
+            capz_identity::ID,
             capz_harness::shared(),
             &namespace,
             flags,

@@ -31,12 +31,13 @@ mod pipeline;
 
 use std::sync::Arc;
 
-use capz_kit::api::AzureCluster;
 use capz_kit::api::capi::Cluster;
 use capz_kit::api::common::conditions::ConditionType;
-use capz_kit::apply::FieldManager;
+use capz_kit::api::controllers::Family;
+use capz_kit::api::{AzureCluster, GROUP};
 use capz_kit::cluster::{is_externally_managed, is_paused, linked_cluster};
 use capz_kit::conditions::Reason;
+use capz_kit::controller::ControllerId;
 use capz_kit::filter::{changes, cluster_changes};
 use capz_kit::finalizer::{FinalizerError, finalized};
 use capz_kit::identity::{Identities, IdentityError, IdentitySettings};
@@ -45,20 +46,15 @@ use capz_kit::kube::runtime::finalizer::Event;
 use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::kube::runtime::{PredicateConfig, WatchStreamExt as _, watcher};
 use capz_kit::kube::{Api, Client, ResourceExt as _};
-use capz_kit::policy::{Backoff, Category, Classify};
-use capz_kit::report::Reporter;
+use capz_kit::policy::{Category, Classify};
 use capz_kit::resource::ResourceError;
 use capz_kit::runner::{self, BoxError};
 use capz_resources::load_balancer::PlanError;
 use capz_rules::Features;
-use futures_util::StreamExt as _;
 
-/// The controller's name: `capz-loadbalancer` names its binary, field manager and lease.
-pub const NAME: &str = "loadbalancer";
-/// The field manager of everything it writes.
-pub const FIELD_MANAGER: FieldManager = FieldManager::new("capz-loadbalancer");
-/// Its finalizer on AzureClusters and on the AzureMachines that get an SSH rule.
-pub const FINALIZER: &str = "loadbalancer.infrastructure.cluster.x-k8s.io";
+/// The controller's names: binary, field manager, finalizer (on AzureClusters and on the
+/// AzureMachines that get an SSH rule), user agent and Lease.
+pub const ID: ControllerId = ControllerId::of(Family::LoadBalancer);
 /// The condition types it owns.
 pub const OWNED: &[ConditionType] = &[
     ConditionType::PUBLIC_IPS_READY,
@@ -112,7 +108,7 @@ impl Classify for Error {
             Self::Identity(error) => error.category(),
             Self::Plan(error) => error.category(),
             Self::Resource(error) => error.category(),
-            // A wait for a known time that counts as no failure, as throttling does.
+            // A wait for a known time, as throttling is.
             Self::StillDeleting { .. } => Category::Throttled,
         }
     }
@@ -135,6 +131,13 @@ impl Classify for Error {
             Self::StillDeleting { .. } => Reason::DELETING,
         }
     }
+
+    fn pending(&self) -> Option<std::time::Duration> {
+        match self {
+            Self::StillDeleting { retry_after, .. } => Some(*retry_after),
+            _ => None,
+        }
+    }
 }
 
 /// What every reconcile shares.
@@ -144,8 +147,6 @@ struct State {
     features: Features,
     /// `AZURE_SUBSCRIPTION_ID`, for clusters that name no subscription.
     subscription: Option<String>,
-    reporter: Reporter,
-    backoff: Backoff<ObjectRef<AzureCluster>>,
 }
 
 /// Runs the controller until the runner's shutdown signal.
@@ -159,15 +160,12 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
         identities: Identities::new(ctx.client(), settings).await?,
         features: ctx.args().feature_gates,
         subscription,
-        reporter: Reporter::new(ctx.client(), FIELD_MANAGER.as_str()),
-        backoff: Backoff::default(),
     });
     // Pause and the API server port live on the Cluster.
     let clusters = watcher(ctx.api::<Cluster>(), ctx.watcher_config())
         .default_backoff()
         .touched_objects()
         .predicate_filter(cluster_changes, PredicateConfig::default());
-    let machines = nat_rules::run(&ctx, state.clone());
     let azure_clusters = ctx
         .filtered_controller(ctx.api::<AzureCluster>(), changes::<AzureCluster>(DEPENDS_ON))
         .watches_stream(clusters, |cluster: Cluster| {
@@ -175,31 +173,17 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
             cluster
                 .spec
                 .infrastructure_ref
-                .filter(|reference| reference.is("infrastructure.cluster.x-k8s.io", "AzureCluster"))
+                .filter(|reference| reference.is(GROUP, "AzureCluster"))
                 .map(|reference| ObjectRef::new(&reference.name).within(&namespace))
-        })
-        .run(reconcile, error_policy, state)
-        .for_each(|_| async {});
-    futures_util::future::join(azure_clusters, machines).await;
+        });
+    futures_util::join!(
+        ctx.run(azure_clusters, reconcile, state.clone()),
+        nat_rules::run(&ctx, state),
+    );
     Ok(())
 }
 
 async fn reconcile(object: Arc<AzureCluster>, state: Arc<State>) -> Result<Action, Error> {
-    let result = reconcile_cluster(object.clone(), &state).await;
-    match &result {
-        Ok(_) => state.backoff.reset(&ObjectRef::from(&*object)),
-        Err(Error::StillDeleting { .. }) => {}
-        Err(error) => state.reporter.failed(&*object, "Reconcile", error).await,
-    }
-    result
-}
-
-#[expect(clippy::needless_pass_by_value, reason = "the signature kube-runtime calls")]
-fn error_policy(object: Arc<AzureCluster>, error: &Error, state: Arc<State>) -> Action {
-    state.backoff.on_error(ObjectRef::from(&*object), error)
-}
-
-async fn reconcile_cluster(object: Arc<AzureCluster>, state: &State) -> Result<Action, Error> {
     // Its owner writes an externally managed cluster's status; nothing here is ours to do.
     if is_externally_managed(&*object) {
         return Ok(Action::await_change());
@@ -213,9 +197,9 @@ async fn reconcile_cluster(object: Arc<AzureCluster>, state: &State) -> Result<A
         return Ok(Action::await_change());
     }
     let api = Api::<AzureCluster>::namespaced(state.client.clone(), &object.namespace().unwrap_or_default());
-    finalized(&api, FINALIZER, object, async |event| match event {
-        Event::Apply(object) => pipeline::apply(state, &api, cluster.as_ref(), &object).await,
-        Event::Cleanup(object) => pipeline::cleanup(state, &api, cluster.as_ref(), &object).await,
+    finalized(&api, ID.finalizer(), object, async |event| match event {
+        Event::Apply(object) => pipeline::apply(&state, &api, cluster.as_ref(), &object).await,
+        Event::Cleanup(object) => pipeline::cleanup(&state, &api, cluster.as_ref(), &object).await,
     })
     .await
 }

@@ -3,7 +3,7 @@
 use capz_kit::identity::IdentitySettings;
 
 fn main() -> std::process::ExitCode {
-    capz_kit::runner::main(capz_loadbalancer::NAME, |ctx| async move {
+    capz_kit::runner::main(capz_loadbalancer::ID, |ctx| async move {
         capz_loadbalancer::run(ctx, IdentitySettings::from_env()?).await
     })
 }

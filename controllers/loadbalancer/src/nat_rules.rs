@@ -13,13 +13,13 @@
 //! may still use the rule, which Azure refuses to delete. Then the rule goes, and the finalizer.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use capz_kit::api::capi::Cluster;
 use capz_kit::api::common::conditions::{ConditionSeverity, ConditionType, Conditions};
-use capz_kit::api::{AzureCluster, AzureMachine};
+use capz_kit::api::controllers::Family;
+use capz_kit::api::{AzureCluster, AzureMachine, GROUP};
 use capz_kit::apply::apply_status;
 use capz_kit::azure::models::ArmModel as _;
 use capz_kit::azure::models::network::InboundNatRule as RuleModel;
@@ -31,23 +31,18 @@ use capz_kit::finalizer::finalized;
 use capz_kit::k8s_openapi::jiff::Timestamp;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::finalizer::Event;
-use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::kube::{Api, Client, ResourceExt as _};
 use capz_kit::operations::Operations;
-use capz_kit::policy::{Backoff, Category, Classify as _};
+use capz_kit::policy::{Category, Classify as _};
 use capz_kit::resource::{self, AzureResource as _, Progress, ResourceError};
 use capz_kit::runner;
 use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_resources::inbound_nat_rule::{ApiServerFrontend, InboundNatRule, frontend_port, gets_rule};
 use capz_resources::load_balancer::PlanError;
 use capz_resources::virtual_machine;
-use futures_util::StreamExt as _;
 
 use crate::pipeline::{OwnedStatus, POLL, arm_client, holds};
-use crate::{Error, FIELD_MANAGER, FINALIZER, NAME, State};
-
-/// Compute's finalizer: while it is on a machine, the machine's interface may use the rule.
-const COMPUTE_FINALIZER: &str = "compute.infrastructure.cluster.x-k8s.io";
+use crate::{Error, ID, State};
 /// The AzureCluster condition whose changes wake the machines of the cluster.
 const CLUSTER_DEPENDS_ON: &[ConditionType] = &[ConditionType::LOAD_BALANCERS_READY];
 /// The condition this controller owns on AzureMachines.
@@ -61,7 +56,6 @@ const NO_FREE_PORT: Reason = Reason::new("NoFreeFrontendPort");
 /// What the reconciles of machines share.
 struct Machines {
     state: Arc<State>,
-    backoff: Backoff<ObjectRef<AzureMachine>>,
     /// One lock per API server load balancer: its rules get their ports one machine at a time, or
     /// two machines could both see 22 free and take it.
     balancers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
@@ -79,42 +73,19 @@ impl Machines {
 
 /// The controller of AzureMachines, woken by their changes other than status writes, by their
 /// Cluster (pause) and by their AzureCluster's `LoadBalancersReady` (and spec).
-pub(crate) fn run(ctx: &runner::Context, state: Arc<State>) -> impl Future<Output = ()> + use<> {
+pub(crate) async fn run(ctx: &runner::Context, state: Arc<State>) {
     let controller =
         ctx.filtered_controller(ctx.api::<AzureMachine>(), everything_but_status::<AzureMachine>);
     let machines = Arc::new(Machines {
         state,
-        backoff: Backoff::default(),
         balancers: Mutex::default(),
     });
-    ctx.wake_cluster_members(
+    let controller = ctx.wake_cluster_members(
         controller,
         cluster_changes,
         changes::<AzureCluster>(CLUSTER_DEPENDS_ON),
-    )
-    .run(reconcile, error_policy, machines)
-    .for_each(|_| async {})
-}
-
-async fn reconcile(machine: Arc<AzureMachine>, machines: Arc<Machines>) -> Result<Action, Error> {
-    let result = reconcile_machine(machine.clone(), &machines).await;
-    match &result {
-        Ok(_) => machines.backoff.reset(&ObjectRef::from(&*machine)),
-        Err(Error::StillDeleting { .. }) => {}
-        Err(error) => {
-            machines
-                .state
-                .reporter
-                .failed(&*machine, "Reconcile", error)
-                .await;
-        }
-    }
-    result
-}
-
-#[expect(clippy::needless_pass_by_value, reason = "the signature kube-runtime calls")]
-fn error_policy(machine: Arc<AzureMachine>, error: &Error, machines: Arc<Machines>) -> Action {
-    machines.backoff.on_error(ObjectRef::from(&*machine), error)
+    );
+    ctx.run(controller, reconcile, machines).await;
 }
 
 /// A machine's AzureCluster, with its defaults, and where its SSH rules sit (`None` when its
@@ -125,14 +96,14 @@ struct Site {
     target: Option<ApiServerFrontend>,
 }
 
-async fn reconcile_machine(machine: Arc<AzureMachine>, machines: &Machines) -> Result<Action, Error> {
+async fn reconcile(machine: Arc<AzureMachine>, machines: Arc<Machines>) -> Result<Action, Error> {
     let client = &machines.state.client;
     let cluster = owner_cluster(client, &*machine).await?;
     if is_paused(cluster.as_ref(), &*machine) {
         return Ok(Action::await_change());
     }
     let site = match &cluster {
-        Some(cluster) => site_of(machines, client, cluster).await?,
+        Some(cluster) => site_of(&machines, client, cluster).await?,
         None => None,
     };
     let owner = owner_machine(client, &*machine).await?;
@@ -148,7 +119,7 @@ async fn reconcile_machine(machine: Arc<AzureMachine>, machines: &Machines) -> R
     let ours = machine
         .finalizers()
         .iter()
-        .any(|finalizer| finalizer == FINALIZER);
+        .any(|finalizer| finalizer == ID.finalizer());
     let deleting = machine.metadata.deletion_timestamp.is_some();
     // Only machines that get a rule carry the finalizer; one that has it keeps it until cleanup.
     if !(wanted || (ours && deleting)) {
@@ -156,14 +127,14 @@ async fn reconcile_machine(machine: Arc<AzureMachine>, machines: &Machines) -> R
     }
     let api = Api::<AzureMachine>::namespaced(client.clone(), &machine.namespace().unwrap_or_default());
     let target = site.as_ref().and_then(|site| site.target.as_ref());
-    finalized(&api, FINALIZER, machine, async |event| {
+    finalized(&api, ID.finalizer(), machine, async |event| {
         match (event, &site, target) {
             (Event::Apply(machine), Some(site), Some(target)) => {
-                apply(machines, &api, &machine, site, target).await
+                apply(&machines, &api, &machine, site, target).await
             }
             (Event::Apply(_), _, _) => Ok(Action::await_change()),
             (Event::Cleanup(machine), site, target) => {
-                cleanup(machines, &api, &machine, site.as_ref(), target).await
+                cleanup(&machines, &api, &machine, site.as_ref(), target).await
             }
         }
     })
@@ -177,7 +148,7 @@ async fn site_of(machines: &Machines, client: &Client, cluster: &Cluster) -> Res
         .spec
         .infrastructure_ref
         .as_ref()
-        .filter(|reference| reference.is("infrastructure.cluster.x-k8s.io", "AzureCluster"))
+        .filter(|reference| reference.is(GROUP, "AzureCluster"))
     else {
         return Ok(None);
     };
@@ -214,7 +185,7 @@ enum Outcome {
 impl Outcome {
     /// `InboundNATRulesReady` as the pass found it, given the machine's `current` conditions.
     fn observation(&self, current: Option<&Conditions>) -> Observation {
-        use ConditionSeverity::{Error as Severe, Info, Warning};
+        use ConditionSeverity::{Info, Warning};
         let type_ = ConditionType::INBOUND_NAT_RULES_READY;
         match self {
             Self::Exists => Observation::holds(type_),
@@ -244,8 +215,8 @@ impl Outcome {
                     _ => error.reason(),
                 };
                 let passing = matches!(error.category(), Category::Transient | Category::Throttled);
-                let severity = if passing { Warning } else { Severe };
-                let observed = Observation::fails(type_, reason, severity, error.to_string());
+                let observed =
+                    Observation::fails(type_, reason, error.category().severity(), error.to_string());
                 // Compute joins the interface to the rule while the condition holds: a check that
                 // failed for a while says nothing about a rule that existed, and must not detach it.
                 if passing && !deleting {
@@ -280,7 +251,7 @@ fn operations_of(machine: &AzureMachine) -> Operations {
         .status
         .as_ref()
         .map(|status| &status.long_running_operation_states);
-    Operations::owned(states, NAME, &[InboundNatRule::SERVICE])
+    Operations::owned(states, ID.name(), &[InboundNatRule::SERVICE])
 }
 
 /// The name of `machine`'s rule: its VM's name, as compute names the VM.
@@ -380,7 +351,7 @@ async fn cleanup(
     let outcome = if machine
         .finalizers()
         .iter()
-        .any(|finalizer| finalizer == COMPUTE_FINALIZER)
+        .any(|finalizer| finalizer == Family::Compute.finalizer())
     {
         Outcome::WaitingForCompute
     } else {
@@ -428,6 +399,6 @@ async fn write_status(
         conditions,
         long_running_operation_states: operations.entries(),
     };
-    apply_status(api, &FIELD_MANAGER, machine, &status).await?;
+    apply_status(api, &ID.field_manager(), machine, &status).await?;
     Ok(())
 }

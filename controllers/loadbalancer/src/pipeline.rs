@@ -23,7 +23,6 @@ use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::k8s_openapi::jiff::Timestamp;
 use capz_kit::kube::Api;
 use capz_kit::kube::runtime::controller::Action;
-use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::operations::Operations;
 use capz_kit::policy::{Category, Classify as _};
 use capz_kit::resource::{self, AzureResource as _, Progress, ResourceError};
@@ -32,7 +31,7 @@ use capz_resources::load_balancer::{ClusterLoadBalancers, EndpointSource, LoadBa
 use capz_resources::public_ip::PublicIp;
 use serde::Serialize;
 
-use crate::{Error, FIELD_MANAGER, NAME, OWNED, State};
+use crate::{Error, ID, OWNED, State};
 
 /// The services whose operations this controller records.
 const SERVICES: &[&str] = &[PublicIp::SERVICE, LoadBalancer::SERVICE];
@@ -75,10 +74,7 @@ enum Stage {
 
 impl Stage {
     fn failed(error: &Error, deleting: bool) -> Self {
-        let severity = match error.category() {
-            Category::Transient | Category::Throttled => ConditionSeverity::Warning,
-            Category::InvalidInput | Category::Terminal => ConditionSeverity::Error,
-        };
+        let severity = error.category().severity();
         let reason = match error {
             Error::Resource(resource) if deleting && matches!(**resource, ResourceError::Arm { .. }) => {
                 Reason::DELETION_FAILED
@@ -282,7 +278,7 @@ pub(crate) async fn arm_client(state: &State, object: &AzureCluster) -> Result<A
         .identities
         .credential(ClusterIdentityRef::from(object))
         .await?;
-    Ok(credential.arm_client(FIELD_MANAGER.as_str()))
+    Ok(credential.arm_client(ID.user_agent()))
 }
 
 fn operations_of(object: &AzureCluster) -> Operations {
@@ -290,7 +286,7 @@ fn operations_of(object: &AzureCluster) -> Operations {
         .status
         .as_ref()
         .map(|status| &status.long_running_operation_states);
-    Operations::owned(states, NAME, SERVICES)
+    Operations::owned(states, ID.name(), SERVICES)
 }
 
 fn conditions(object: &AzureCluster) -> Option<&Conditions> {
@@ -312,7 +308,7 @@ pub(crate) async fn apply(
     let port = api_server_port(cluster);
     let mut operations = operations_of(object);
     let pass = converge(state, object, port, &mut operations).await;
-    write_status(state, api, object, &pass, &operations).await?;
+    write_status(api, object, &pass, &operations).await?;
     if let Some(host) = &pass.host {
         set_endpoint(api, object, host, port).await?;
     }
@@ -426,7 +422,7 @@ async fn set_endpoint(
     };
     apply_spec(
         api,
-        &FIELD_MANAGER,
+        &ID.field_manager(),
         object,
         &OwnedSpec {
             control_plane_endpoint: endpoint,
@@ -436,10 +432,8 @@ async fn set_endpoint(
     Ok(())
 }
 
-/// Applies the pass's conditions and operations when they differ from what the object holds. A
-/// failed pass that still changed the status moved the cluster on: its backoff starts afresh.
+/// Applies the pass's conditions and operations when they differ from what the object holds.
 async fn write_status(
-    state: &State,
     api: &Api<AzureCluster>,
     object: &AzureCluster,
     pass: &Pass,
@@ -455,10 +449,7 @@ async fn write_status(
         conditions,
         long_running_operation_states: operations.entries(),
     };
-    apply_status(api, &FIELD_MANAGER, object, &status).await?;
-    if pass.error.is_some() {
-        state.backoff.reset(&ObjectRef::from(object));
-    }
+    apply_status(api, &ID.field_manager(), object, &status).await?;
     Ok(())
 }
 
@@ -478,7 +469,7 @@ pub(crate) async fn cleanup(
         Ok(client) => remove(&client, &plan, &mut operations).await,
         Err(error) => Pass::expecting(&plan).failed(error, true),
     };
-    write_status(state, api, object, &pass, &operations).await?;
+    write_status(api, object, &pass, &operations).await?;
     // Returning normally would let the finalizer go with deletes still running.
     match pass.due() {
         Some(retry_after) if pass.error.is_none() => Err(Error::StillDeleting {

@@ -28,7 +28,7 @@ type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 const NETWORK: FieldManager = FieldManager::new("capz-test-network");
 /// The compute controller, as the test plays it.
 const COMPUTE: FieldManager = FieldManager::new("capz-test-compute");
-const COMPUTE_FINALIZER: &str = "compute.infrastructure.cluster.x-k8s.io";
+const COMPUTE_FINALIZER: &str = capz_kit::api::controllers::Family::Compute.finalizer();
 const WAIT: Duration = Duration::from_mins(1);
 
 fn group_id(group: &str) -> String {
@@ -112,7 +112,7 @@ fn controller(
         format!("--feature-gates={gates}"),
     ];
     Ok(InProcessController::start(
-        capz_loadbalancer::NAME,
+        capz_loadbalancer::ID,
         plane,
         namespace,
         flags,
@@ -628,7 +628,7 @@ async fn ssh_rules(client: &Client, namespace: &str, name: &str, azure: &Azure) 
         first
             .finalizers()
             .iter()
-            .any(|f| f == capz_loadbalancer::FINALIZER)
+            .any(|f| f == capz_loadbalancer::ID.finalizer())
     );
     // The condition went in beside compute's, which stayed as it was.
     assert_eq!(

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use capz_kit::api::AzureCluster;
 use capz_kit::api::common::conditions::{ConditionSeverity, ConditionType};
+use capz_kit::api::controllers::Family;
 use capz_kit::azure::{ArmClient, Category as ArmCategory};
 use capz_kit::conditions::{Observation, Reason};
 use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::kube::ResourceExt as _;
 use capz_kit::kube::api::Api;
 use capz_kit::kube::runtime::controller::Action;
-use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::operations::Operations;
 use capz_kit::resource::{self, AzureResource};
 use capz_kit::scope::ClusterScope;
@@ -24,10 +24,7 @@ use capz_resources::subnet::Network;
 
 use crate::plan::Plan;
 use crate::provision::{Outcome, observation};
-use crate::{Context, Error, FINALIZER, NAME, Report, SERVICES, current_operations, next, publish};
-
-/// The suffix of every capz-rs controller's finalizer on an AzureCluster.
-const PEER_FINALIZERS: &str = ".infrastructure.cluster.x-k8s.io";
+use crate::{Context, Error, ID, Report, SERVICES, current_operations, publish};
 
 /// Deletes every unit of `units`, folding their results into one outcome.
 async fn each<R: AzureResource>(client: &ArmClient, units: &[R], operations: &mut Operations) -> Outcome {
@@ -118,13 +115,12 @@ pub(crate) async fn cleanup(
     context: &Context,
     api: &Api<AzureCluster>,
     object: &AzureCluster,
-    key: &ObjectRef<AzureCluster>,
 ) -> Result<Action, Error> {
     let peers: Vec<&str> = object
         .finalizers()
         .iter()
         .map(String::as_str)
-        .filter(|finalizer| finalizer.ends_with(PEER_FINALIZERS) && *finalizer != FINALIZER)
+        .filter(|finalizer| *finalizer != ID.finalizer() && Family::from_finalizer(finalizer).is_some())
         .collect();
     let fallback = context.settings.environment.subscription_id.as_deref();
     // A spec naming no valid subscription or names never led to anything in Azure.
@@ -133,7 +129,7 @@ pub(crate) async fn cleanup(
     else {
         return Ok(Action::await_change());
     };
-    let mut operations = Operations::owned(current_operations(object), NAME, SERVICES);
+    let mut operations = Operations::owned(current_operations(object), ID.name(), SERVICES);
     if !peers.is_empty() {
         let waiting = Observation::fails(
             ConditionType::NETWORK_INFRASTRUCTURE_READY,
@@ -146,14 +142,14 @@ pub(crate) async fn cleanup(
         );
         report(api, object, waiting, &operations).await?;
         // Their removal wakes the controller; the requeue is a safety net.
-        return Err(Error::Deleting(Action::requeue(Duration::from_secs(30))));
+        return Err(Error::Deleting(Duration::from_secs(30)));
     }
     let outcome = match context
         .identities
         .credential(ClusterIdentityRef::from(object))
         .await
     {
-        Ok(credential) => delete(&credential.arm_client(NAME), &plan, &mut operations).await,
+        Ok(credential) => delete(&credential.arm_client(ID.user_agent()), &plan, &mut operations).await,
         Err(error) => Outcome::Failed(Box::new(error)),
     };
     if matches!(outcome, Outcome::Done) {
@@ -165,10 +161,12 @@ pub(crate) async fn cleanup(
         &outcome,
         Reason::DELETING,
     );
-    let progressed = report(api, object, observed, &operations).await?;
-    Err(Error::Deleting(
-        next(context, object, key, &outcome, progressed).await,
-    ))
+    report(api, object, observed, &operations).await?;
+    match outcome {
+        Outcome::Failed(failure) => Err(Error::Azure(failure)),
+        Outcome::InFlight(retry_after) => Err(Error::Deleting(retry_after.unwrap_or(crate::POLL))),
+        Outcome::Done => Ok(Action::await_change()),
+    }
 }
 
 /// Applies the deletion's progress: the network's condition, `Ready` following it. Gives whether

@@ -17,6 +17,8 @@ mod plan;
 mod provision;
 mod rollup;
 
+use provision::Failure;
+
 use capz_kit::resource::AzureResource as _;
 use capz_resources::nat_gateway::{NatGateway, NatGatewayIp};
 use capz_resources::resource_group::ResourceGroup;
@@ -33,9 +35,11 @@ use capz_kit::api::capi::Cluster;
 use capz_kit::api::common::FailureDomains;
 use capz_kit::api::common::conditions::{Condition, ConditionType, Conditions};
 use capz_kit::api::common::operations::{Future, Futures};
-use capz_kit::apply::{FieldManager, apply_status};
+use capz_kit::api::controllers::Family;
+use capz_kit::apply::apply_status;
 use capz_kit::cluster::{is_externally_managed, is_paused, linked_cluster};
-use capz_kit::conditions::{Observation, differ, observe};
+use capz_kit::conditions::{Observation, Reason, differ, observe};
+use capz_kit::controller::ControllerId;
 use capz_kit::filter::{changes, cluster_changes};
 use capz_kit::finalizer::{FinalizerError, finalized};
 use capz_kit::identity::{Identities, IdentitySettings};
@@ -46,18 +50,17 @@ use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::kube::runtime::{PredicateConfig, WatchStreamExt as _, watcher};
 use capz_kit::kube::{Client, ResourceExt as _};
 use capz_kit::operations::Operations;
-use capz_kit::policy::{Backoff, Classify};
-use capz_kit::report::Reporter;
+use capz_kit::policy::{Category, Classify};
+use capz_kit::presence::Presence;
 use capz_kit::runner::{self, BoxError};
-use futures_util::StreamExt as _;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
-/// The controller's name: `capz-network` is its binary, field manager and lease.
-pub const NAME: &str = "network";
-/// The finalizer the controller keeps on AzureClusters.
-pub const FINALIZER: &str = "network.infrastructure.cluster.x-k8s.io";
-pub(crate) const MANAGER: FieldManager = FieldManager::new("capz-network");
+/// The controller's names: binary, field manager, finalizer, user agent and Lease.
+pub const ID: ControllerId = ControllerId::of(Family::Network);
+
+/// The wait before polling an operation Azure gave no `Retry-After` for.
+const POLL: Duration = Duration::from_secs(5);
 
 /// The operation services the controller records: one per unit type it reconciles.
 const SERVICES: &[&str] = &[
@@ -95,7 +98,7 @@ const NOT_YET: &[ConditionType] = &[
     ConditionType::BASTION_HOST_READY,
 ];
 
-/// Why a reconcile could not finish; Azure's own failures become conditions instead.
+/// Why a reconcile could not finish. Azure's failures are reported in conditions first.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The API server refused a read or the status apply.
@@ -104,9 +107,47 @@ pub enum Error {
     /// The finalizer could not be added or removed.
     #[error(transparent)]
     Finalizer(#[from] FinalizerError),
+    /// An Azure resource, the identity or the spec failed a step.
+    #[error("{0}")]
+    Azure(Failure),
     /// The cluster's resources are not all deleted yet; the finalizer stays until they are.
     #[error("deleting the cluster's network is not finished")]
-    Deleting(Action),
+    Deleting(Duration),
+}
+
+impl Classify for Error {
+    fn category(&self) -> Category {
+        match self {
+            Self::Kube(_) => Category::Transient,
+            Self::Finalizer(error) => error.category(),
+            Self::Azure(failure) => failure.category(),
+            Self::Deleting(_) => Category::Throttled,
+        }
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Azure(failure) => failure.retry_after(),
+            Self::Deleting(wait) => Some(*wait),
+            Self::Kube(_) | Self::Finalizer(_) => None,
+        }
+    }
+
+    fn reason(&self) -> Reason {
+        match self {
+            Self::Kube(_) => Reason::new("KubernetesApiError"),
+            Self::Finalizer(error) => error.reason(),
+            Self::Azure(failure) => failure.reason(),
+            Self::Deleting(_) => Reason::DELETING,
+        }
+    }
+
+    fn pending(&self) -> Option<Duration> {
+        match self {
+            Self::Deleting(wait) => Some(*wait),
+            _ => None,
+        }
+    }
 }
 
 /// What every reconcile shares.
@@ -115,8 +156,7 @@ struct Context {
     identities: Identities,
     settings: IdentitySettings,
     features: capz_rules::Features,
-    backoff: Backoff<ObjectRef<AzureCluster>>,
-    reporter: Reporter,
+    presence: Presence,
 }
 
 /// Runs the controller until the runner's shutdown: AzureClusters, woken too by their Cluster
@@ -128,18 +168,18 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
     let client = ctx.client();
     let identities = Identities::new(client.clone(), settings.clone()).await?;
     let context = Arc::new(Context {
-        reporter: Reporter::new(client.clone(), &format!("capz-{NAME}")),
         client,
         identities,
         settings,
         features: ctx.args().feature_gates,
-        backoff: Backoff::default(),
+        presence: ctx.presence(),
     });
     let clusters = watcher(ctx.api::<Cluster>(), ctx.watcher_config())
         .default_backoff()
         .touched_objects()
         .predicate_filter(cluster_changes, PredicateConfig::default());
-    ctx.filtered_controller(ctx.api::<AzureCluster>(), |object| Some(wakes(object)))
+    let controller = ctx
+        .filtered_controller(ctx.api::<AzureCluster>(), |object| Some(wakes(object)))
         .watches_stream(clusters, |cluster| {
             let namespace = cluster.namespace().unwrap_or_default();
             cluster
@@ -147,10 +187,8 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
                 .infrastructure_ref
                 .filter(|reference| reference.kind == "AzureCluster")
                 .map(|reference| ObjectRef::new(&reference.name).within(&namespace))
-        })
-        .run(reconcile, error_policy, context)
-        .for_each(|_| async {})
-        .await;
+        });
+    ctx.run(controller, reconcile, context).await;
     Ok(())
 }
 
@@ -178,24 +216,6 @@ fn wakes(object: &AzureCluster) -> u64 {
     hasher.finish()
 }
 
-#[allow(
-    clippy::needless_pass_by_value,
-    reason = "the signature kube-runtime's controller calls"
-)]
-fn error_policy(object: Arc<AzureCluster>, error: &Error, context: Arc<Context>) -> Action {
-    match error {
-        Error::Deleting(action) => action.clone(),
-        Error::Finalizer(failure) => {
-            tracing::warn!(%error, cluster = %object.name_any(), "reconcile failed");
-            context.backoff.on_error(ObjectRef::from(&*object), failure)
-        }
-        Error::Kube(_) => {
-            tracing::warn!(%error, cluster = %object.name_any(), "reconcile failed");
-            Action::requeue(Duration::from_secs(5))
-        }
-    }
-}
-
 async fn reconcile(object: Arc<AzureCluster>, context: Arc<Context>) -> Result<Action, Error> {
     // Someone else writes an externally managed cluster's status; it gets no finalizer either.
     if is_externally_managed(&*object) {
@@ -212,13 +232,12 @@ async fn reconcile(object: Arc<AzureCluster>, context: Arc<Context>) -> Result<A
     }
     let namespace = object.namespace().unwrap_or_default();
     let api = Api::<AzureCluster>::namespaced(context.client.clone(), &namespace);
-    let key = ObjectRef::from(&*object);
-    finalized(&api, FINALIZER, object, async |event| match event {
+    finalized(&api, ID.finalizer(), object, async |event| match event {
         Event::Apply(object) => {
             let port = owner.as_ref().map_or(6443, Cluster::api_server_port);
-            provision::reconcile(&context, &api, &object, &key, port).await
+            provision::reconcile(&context, &api, &object, port).await
         }
-        Event::Cleanup(object) => cleanup::cleanup(&context, &api, &object, &key).await,
+        Event::Cleanup(object) => cleanup::cleanup(&context, &api, &object).await,
     })
     .await
 }
@@ -273,63 +292,17 @@ async fn publish(api: &Api<AzureCluster>, object: &AzureCluster, report: Report<
         failure_domains: report.failure_domains,
         long_running_operation_states: report.operations.entries(),
     };
-    apply_status(api, &MANAGER, object, &owned).await?;
+    apply_status(api, &ID.field_manager(), object, &owned).await?;
     Ok(true)
 }
 
-/// The action after a reconcile that ended with `outcome`: a failure is reported and backs off
-/// (afresh when the reconcile still `progressed`, changing the status), an operation in flight is
-/// polled after Azure's hint.
-async fn next(
-    context: &Context,
-    object: &AzureCluster,
-    key: &ObjectRef<AzureCluster>,
-    outcome: &provision::Outcome,
-    progressed: bool,
-) -> Action {
+/// The action after a reconcile that ended with `outcome`: a failure goes to the kit's wrapper
+/// (event and backoff), an operation in flight is polled after Azure's hint.
+fn next(outcome: provision::Outcome) -> Result<Action, Error> {
     match outcome {
-        provision::Outcome::Failed(failure) => {
-            let failure = Failure(failure.as_ref());
-            context.reporter.failed(object, "Reconcile", &failure).await;
-            if progressed {
-                context.backoff.reset(key);
-            }
-            context.backoff.on_error(key.clone(), &failure)
-        }
-        provision::Outcome::InFlight(retry_after) => {
-            context.backoff.reset(key);
-            Action::requeue(retry_after.unwrap_or(Duration::from_secs(5)))
-        }
-        provision::Outcome::Done => {
-            context.backoff.reset(key);
-            Action::await_change()
-        }
-    }
-}
-
-/// A borrowed classified error, to hand to the kit's reporter and backoff.
-#[derive(Debug)]
-struct Failure<'a>(&'a (dyn Classify + Send + Sync));
-
-impl std::fmt::Display for Failure<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self.0, f)
-    }
-}
-
-impl std::error::Error for Failure<'_> {}
-
-impl Classify for Failure<'_> {
-    fn category(&self) -> capz_kit::policy::Category {
-        self.0.category()
-    }
-
-    fn retry_after(&self) -> Option<Duration> {
-        self.0.retry_after()
-    }
-
-    fn reason(&self) -> capz_kit::conditions::Reason {
-        self.0.reason()
+        provision::Outcome::Failed(failure) => Err(Error::Azure(failure)),
+        provision::Outcome::InFlight(retry_after) => Ok(Action::requeue(retry_after.unwrap_or(POLL))),
+        provision::Outcome::Done => Ok(Action::await_change()),
     }
 }
 

@@ -19,7 +19,6 @@ use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::kube::ResourceExt as _;
 use capz_kit::kube::api::Api;
 use capz_kit::kube::runtime::controller::Action;
-use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::operations::Operations;
 use capz_kit::policy::{Category, Classify};
 use capz_kit::resource::{self, AzureResource, Progress, ResourceError};
@@ -30,9 +29,11 @@ use capz_rules::support::Kind;
 
 use crate::plan::Plan;
 use crate::{
-    Context, Error, MANAGER, NAME, Report, SERVICES, current_conditions, current_operations, next, publish,
-    rollup,
+    Context, Error, ID, Report, SERVICES, current_conditions, current_operations, next, publish, rollup,
 };
+
+/// How soon a cluster waiting for a controller that does not run is looked at again.
+const ABSENT_PEER_RECHECK: Duration = Duration::from_secs(15);
 
 /// A failure that goes into a condition and decides the requeue.
 pub(crate) type Failure = Box<dyn Classify + Send + Sync>;
@@ -120,11 +121,12 @@ fn checked_observation(
 /// The observation of `type_` for `failure`: its reason and message, a warning when retrying
 /// soon may help, an error when the user has to act.
 pub(crate) fn failed(type_: ConditionType, failure: &(dyn Classify + Send + Sync)) -> Observation {
-    let severity = match failure.category() {
-        Category::Transient | Category::Throttled => ConditionSeverity::Warning,
-        Category::InvalidInput | Category::Terminal => ConditionSeverity::Error,
-    };
-    Observation::fails(type_, failure.reason(), severity, failure.to_string())
+    Observation::fails(
+        type_,
+        failure.reason(),
+        failure.category().severity(),
+        failure.to_string(),
+    )
 }
 
 /// The conditions of a pipeline of steps, and how the first unfinished step ended.
@@ -395,7 +397,6 @@ pub(crate) async fn reconcile(
     context: &Context,
     api: &Api<AzureCluster>,
     object: &AzureCluster,
-    key: &ObjectRef<AzureCluster>,
     api_server_port: i32,
 ) -> Result<Action, Error> {
     let fallback = context.settings.environment.subscription_id.as_deref();
@@ -406,20 +407,20 @@ pub(crate) async fn reconcile(
         Ok(plan) => plan,
         Err(error) => {
             let error = Outcome::Failed(Box::new(error));
-            let operations = Operations::owned(current_operations(object), NAME, SERVICES);
-            return unreachable(context, api, object, key, &operations, &error).await;
+            let operations = Operations::owned(current_operations(object), ID.name(), SERVICES);
+            return unreachable(context, api, object, &operations, error).await;
         }
     };
-    let mut operations = Operations::owned(current_operations(object), NAME, SERVICES);
+    let mut operations = Operations::owned(current_operations(object), ID.name(), SERVICES);
     let client = match context
         .identities
         .credential(ClusterIdentityRef::from(object))
         .await
     {
-        Ok(credential) => credential.arm_client(NAME),
+        Ok(credential) => credential.arm_client(ID.user_agent()),
         Err(error) => {
             let error = Outcome::Failed(Box::new(error));
-            return unreachable(context, api, object, key, &operations, &error).await;
+            return unreachable(context, api, object, &operations, error).await;
         }
     };
     let mut record = recorded.clone();
@@ -433,7 +434,7 @@ pub(crate) async fn reconcile(
     .await;
     if record != recorded {
         let annotations = [(LAST_APPLIED_ANNOTATION.to_owned(), record.to_annotation())].into();
-        apply_annotations(api, &MANAGER, object, &annotations).await?;
+        apply_annotations(api, &ID.field_manager(), object, &annotations).await?;
     }
     let current = object.status.as_ref();
     let mut domains = current.and_then(|status| status.failure_domains.clone());
@@ -456,10 +457,12 @@ pub(crate) async fn reconcile(
         "network",
         &infrastructure,
     ));
-    let ready = rollup::ready(&plan.scope().spec, &observations, current_conditions(object));
+    let spec = &plan.scope().spec;
+    let absent = rollup::waiting_for_absent_peers(&context.presence, spec, current_conditions(object)).await;
+    let ready = rollup::ready(spec, &observations, current_conditions(object), &absent);
     let latched = current.and_then(|status| status.ready) == Some(true) || rollup::holds(&ready);
     observations.push(ready);
-    let progressed = publish(
+    publish(
         api,
         object,
         Report {
@@ -470,7 +473,14 @@ pub(crate) async fn reconcile(
         },
     )
     .await?;
-    Ok(next(context, object, key, &infrastructure, progressed).await)
+    let action = next(infrastructure)?;
+    // A peer that starts writes its conditions, which wakes this controller; looking again after
+    // a lease period also notices one whose first write changes nothing.
+    Ok(if absent.is_empty() || action != Action::await_change() {
+        action
+    } else {
+        Action::requeue(ABSENT_PEER_RECHECK)
+    })
 }
 
 /// Reports a cluster whose Azure resources cannot even be looked at: its spec names no valid
@@ -479,20 +489,21 @@ async fn unreachable(
     context: &Context,
     api: &Api<AzureCluster>,
     object: &AzureCluster,
-    key: &ObjectRef<AzureCluster>,
     operations: &Operations,
-    failure: &Outcome,
+    failure: Outcome,
 ) -> Result<Action, Error> {
     let mut observations = vec![observation(
         ConditionType::NETWORK_INFRASTRUCTURE_READY,
         "network",
-        failure,
+        &failure,
         Reason::CREATING,
     )];
-    let ready = rollup::ready(&object.spec, &observations, current_conditions(object));
+    let absent =
+        rollup::waiting_for_absent_peers(&context.presence, &object.spec, current_conditions(object)).await;
+    let ready = rollup::ready(&object.spec, &observations, current_conditions(object), &absent);
     observations.push(ready);
     let current = object.status.as_ref();
-    let progressed = publish(
+    publish(
         api,
         object,
         Report {
@@ -503,7 +514,7 @@ async fn unreachable(
         },
     )
     .await?;
-    Ok(next(context, object, key, failure, progressed).await)
+    next(failure)
 }
 
 #[cfg(test)]

@@ -1,17 +1,21 @@
 //! The AzureCluster's `Ready` condition: the controller's own conditions and those the other
 //! cluster-level controllers publish, counting only the ones the spec calls for, plus the control
-//! plane endpoint. When it does not hold it carries the most severe reason among them.
+//! plane endpoint. When it does not hold it carries the most severe reason among them. A peer's
+//! condition that does not hold while its controller does not run (or this release has none)
+//! counts as `ControllerNotRunning`, naming the controller, rather than as a silent wait.
 
 use capz_kit::api::azurecluster::AzureClusterSpec;
 use capz_kit::api::common::conditions::{ConditionSeverity, ConditionStatus, ConditionType, Conditions};
 use capz_kit::api::common::network::PrivateDnsZoneMode;
+use capz_kit::api::controllers::Family;
 use capz_kit::conditions::{Observation, Reason};
+use capz_kit::presence::{Presence, not_running};
 
 const PUBLIC: &str = "Public";
 const INTERNAL: &str = "Internal";
 
-/// The peers' condition types `spec` calls for.
-fn expected_from_peers(spec: &AzureClusterSpec) -> Vec<ConditionType> {
+/// The peers' condition types `spec` calls for, with the family whose controller sets each.
+fn expected_from_peers(spec: &AzureClusterSpec) -> Vec<(ConditionType, Family)> {
     let network = spec.network_spec.as_ref();
     let api_server = network.and_then(|network| network.api_server_lb.as_ref());
     let outbound = network.is_some_and(|network| {
@@ -20,27 +24,47 @@ fn expected_from_peers(spec: &AzureClusterSpec) -> Vec<ConditionType> {
     let api_type = api_server.and_then(|lb| lb.class.type_.as_deref());
     let mut expected = Vec::new();
     if api_server.is_some() || outbound {
-        expected.push(ConditionType::LOAD_BALANCERS_READY);
+        expected.push((ConditionType::LOAD_BALANCERS_READY, Family::LoadBalancer));
     }
     if api_type == Some(PUBLIC) || outbound {
-        expected.push(ConditionType::PUBLIC_IPS_READY);
+        expected.push((ConditionType::PUBLIC_IPS_READY, Family::LoadBalancer));
     }
     if spec
         .bastion_spec
         .as_ref()
         .is_some_and(|bastion| bastion.azure_bastion.is_some())
     {
-        expected.push(ConditionType::BASTION_HOST_READY);
+        expected.push((ConditionType::BASTION_HOST_READY, Family::Bastion));
     }
     let private_dns = network.and_then(|network| network.private_dns_zone.as_ref());
     if api_type == Some(INTERNAL) && private_dns != Some(&PrivateDnsZoneMode::None) {
-        expected.extend([
-            ConditionType::PRIVATE_DNS_ZONE_READY,
-            ConditionType::PRIVATE_DNS_LINK_READY,
-            ConditionType::PRIVATE_DNS_RECORD_READY,
-        ]);
+        expected.extend(
+            [
+                ConditionType::PRIVATE_DNS_ZONE_READY,
+                ConditionType::PRIVATE_DNS_LINK_READY,
+                ConditionType::PRIVATE_DNS_RECORD_READY,
+            ]
+            .map(|type_| (type_, Family::PrivateDns)),
+        );
     }
     expected
+}
+
+/// The peers' conditions `spec` calls for that do not hold in `current` while the controller
+/// that sets them does not run.
+pub(crate) async fn waiting_for_absent_peers(
+    presence: &Presence,
+    spec: &AzureClusterSpec,
+    current: Option<&Conditions>,
+) -> Vec<(ConditionType, Family)> {
+    let mut absent = Vec::new();
+    for (type_, family) in expected_from_peers(spec) {
+        let holds = current.is_some_and(|conditions| conditions.is_true(&type_));
+        if !holds && !presence.running(family).await {
+            absent.push((type_, family));
+        }
+    }
+    absent
 }
 
 /// How much a condition that does not hold weighs: errors before warnings before progress.
@@ -59,13 +83,19 @@ pub(crate) fn holds(observation: &Observation) -> bool {
 }
 
 /// `Ready` from the controller's own observations of this reconcile and the peers' conditions
-/// on the object. `spec` is the defaulted spec.
+/// on the object; `absent` are the peers' conditions whose controller does not run. `spec` is
+/// the defaulted spec.
 pub(crate) fn ready(
     spec: &AzureClusterSpec,
     own: &[Observation],
     current: Option<&Conditions>,
+    absent: &[(ConditionType, Family)],
 ) -> Observation {
-    let peers = expected_from_peers(spec).into_iter().map(|type_| {
+    let missing = |type_: &ConditionType| absent.iter().find(|(absent, _)| absent == type_);
+    let peers = expected_from_peers(spec).into_iter().map(|(type_, _)| {
+        if let Some((_, family)) = missing(&type_) {
+            return not_running(type_, *family);
+        }
         match current.and_then(|conditions| conditions.get(&type_)) {
             Some(condition) => Observation {
                 type_,
@@ -82,9 +112,13 @@ pub(crate) fn ready(
             ),
         }
     });
+    // A peer's condition this controller reports on in the peer's stead (a field not acted on
+    // yet) counts once, as the peer's.
     let all: Vec<Observation> = own
         .iter()
-        .filter(|observation| observation.type_ != ConditionType::READY)
+        .filter(|observation| {
+            observation.type_ != ConditionType::READY && missing(&observation.type_).is_none()
+        })
         .cloned()
         .chain(peers)
         .collect();
@@ -159,7 +193,7 @@ mod tests {
     fn ready_needs_the_peers_the_spec_calls_for_and_the_endpoint() {
         let own = [Observation::holds(ConditionType::VNET_READY)];
         let public = spec(&serde_json::json!({"location": "westeurope"}));
-        let waiting = ready(&public, &own, None);
+        let waiting = ready(&public, &own, None, &[]);
         assert_eq!(waiting.reason, Some(Reason::WAITING_FOR_DEPENDENCY));
         assert_eq!(waiting.message.as_deref(), Some("waiting for LoadBalancersReady"));
 
@@ -167,7 +201,7 @@ mod tests {
             peer(ConditionType::LOAD_BALANCERS_READY, ConditionStatus::True),
             peer(ConditionType::PUBLIC_IPS_READY, ConditionStatus::False),
         ]);
-        let worst = ready(&public, &own, Some(&failing));
+        let worst = ready(&public, &own, Some(&failing), &[]);
         assert_eq!(worst.severity, Some(ConditionSeverity::Warning));
         assert_eq!(worst.reason, Some(Reason::FAILED));
 
@@ -175,7 +209,7 @@ mod tests {
             peer(ConditionType::LOAD_BALANCERS_READY, ConditionStatus::True),
             peer(ConditionType::PUBLIC_IPS_READY, ConditionStatus::True),
         ]);
-        let no_endpoint = ready(&public, &own, Some(&peers_ok));
+        let no_endpoint = ready(&public, &own, Some(&peers_ok), &[]);
         assert_eq!(
             no_endpoint.reason,
             Some(Reason::new("WaitingForControlPlaneEndpoint"))
@@ -185,7 +219,7 @@ mod tests {
             host: Some("c1.westeurope.cloudapp.azure.com".into()),
             port: Some(6443),
         });
-        assert!(holds(&ready(&with_endpoint, &own, Some(&peers_ok))));
+        assert!(holds(&ready(&with_endpoint, &own, Some(&peers_ok), &[])));
     }
 
     #[test]
@@ -196,7 +230,12 @@ mod tests {
             ConditionSeverity::Error,
             "missing",
         )];
-        let worst = ready(&spec(&serde_json::json!({"location": "westeurope"})), &own, None);
+        let worst = ready(
+            &spec(&serde_json::json!({"location": "westeurope"})),
+            &own,
+            None,
+            &[],
+        );
         assert_eq!(worst.reason, Some(Reason::new("SubnetNotFound")));
 
         let internal = spec(&serde_json::json!({
@@ -204,11 +243,45 @@ mod tests {
             "networkSpec": {"apiServerLB": {"type": "Internal"}},
             "bastionSpec": {"azureBastion": {}},
         }));
-        let expected = expected_from_peers(&internal);
+        let expected: Vec<ConditionType> = expected_from_peers(&internal)
+            .into_iter()
+            .map(|(type_, _)| type_)
+            .collect();
         assert!(expected.contains(&ConditionType::PRIVATE_DNS_RECORD_READY));
         assert!(expected.contains(&ConditionType::BASTION_HOST_READY));
         assert!(!expected.contains(&ConditionType::PUBLIC_IPS_READY));
         let external = spec(&serde_json::json!({"location": "westeurope", "controlPlaneEnabled": false}));
         assert!(expected_from_peers(&external).is_empty());
+    }
+
+    #[test]
+    fn a_peer_that_does_not_run_is_named_instead_of_waited_for() {
+        let own = [
+            Observation::holds(ConditionType::VNET_READY),
+            Observation::fails(
+                ConditionType::BASTION_HOST_READY,
+                Reason::new("NotSupported"),
+                ConditionSeverity::Warning,
+                "not acted on",
+            ),
+        ];
+        let internal = spec(&serde_json::json!({
+            "location": "westeurope",
+            "networkSpec": {"apiServerLB": {"type": "Internal"}},
+        }));
+        let absent = [(ConditionType::PRIVATE_DNS_ZONE_READY, Family::PrivateDns)];
+        let blocked = ready(&internal, &own[..1], None, &absent);
+        assert_eq!(blocked.reason, Some(Reason::CONTROLLER_NOT_RUNNING));
+        assert!(blocked.message.unwrap().contains("privatedns"));
+        // A peer's condition the controller reports in the peer's stead counts as the peer's.
+        let bastion =
+            spec(&serde_json::json!({"location": "westeurope", "bastionSpec": {"azureBastion": {}}}));
+        let absent = [(ConditionType::BASTION_HOST_READY, Family::Bastion)];
+        let blocked = ready(&bastion, &own, None, &absent);
+        assert_eq!(
+            blocked.reason,
+            Some(Reason::CONTROLLER_NOT_RUNNING),
+            "{blocked:?}"
+        );
     }
 }

@@ -23,7 +23,7 @@ type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 const WAIT: Duration = Duration::from_mins(1);
 const NETWORK_API: ApiVersion = ApiVersion::new("2024-05-01");
 const GROUP_API: ApiVersion = ApiVersion::new("2024-03-01");
-const PEER_FINALIZER: &str = "loadbalancer.infrastructure.cluster.x-k8s.io";
+const PEER_FINALIZER: &str = capz_kit::api::controllers::Family::LoadBalancer.finalizer();
 const FAKE_LOAD_BALANCER: FieldManager = FieldManager::new("capz-loadbalancer");
 
 /// The emulator, a client of it for the test's own reads and writes, and the controller.
@@ -42,7 +42,7 @@ impl Harness {
             "--sync-period=1s",
         ];
         let controller = InProcessController::start(
-            capz_network::NAME,
+            capz_network::ID,
             capz_harness::shared(),
             namespace,
             flags,
@@ -217,10 +217,23 @@ async fn default_cluster(azure: &Harness, client: &Client, namespace: &str) -> T
             condition(&object, &type_)
         );
     }
+    // No loadbalancer controller runs beside this one: Ready names it rather than waiting.
     let ready = condition(&object, &ConditionType::READY).ok_or("no Ready")?;
     assert_eq!(ready.status, ConditionStatus::False);
-    assert_eq!(ready.reason.as_deref(), Some("WaitingForDependency"), "{ready:?}");
-    assert!(object.finalizers().iter().any(|f| f == capz_network::FINALIZER));
+    assert_eq!(ready.reason.as_deref(), Some("ControllerNotRunning"), "{ready:?}");
+    assert!(
+        ready
+            .message
+            .as_deref()
+            .is_some_and(|message| message.contains("deploy/loadbalancer")),
+        "{ready:?}"
+    );
+    assert!(
+        object
+            .finalizers()
+            .iter()
+            .any(|f| f == capz_network::ID.finalizer())
+    );
     // The subnets were written one after another, so none met another's operation.
     let refused: Vec<String> = azure
         .azure

@@ -72,6 +72,26 @@ pub(crate) struct Faults {
 }
 
 impl Fault {
+    /// A rule that accepts the next `method` request to `path` and ends its operation `Failed`
+    /// with the error `code`, once.
+    #[must_use]
+    pub fn failing_operation_once(method: &str, path: &str, code: &str) -> Self {
+        Self {
+            method: Some(method.to_owned()),
+            path: path.to_owned(),
+            status: None,
+            code: Some(code.to_owned()),
+            message: None,
+            retry_after_seconds: None,
+            count: Some(1),
+            percent: None,
+            latency_ms: None,
+            drop_connection: false,
+            fail_operation: true,
+            cancel_operation: false,
+        }
+    }
+
     fn matches(&self, method: &Method, path: &str) -> bool {
         self.method
             .as_deref()

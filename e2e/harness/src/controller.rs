@@ -4,6 +4,7 @@
 use std::future::Future;
 
 use capz_kit::cli::Args;
+use capz_kit::controller::ControllerId;
 use capz_kit::runner::{self, BoxError, Context, RunError, Shutdown};
 use clap::Parser as _;
 use tokio::task::JoinHandle;
@@ -19,14 +20,14 @@ pub struct InProcessController {
 }
 
 impl InProcessController {
-    /// Runs the controller `name` against `plane`, watching `namespace`, with its command-line
+    /// Runs the controller `id` against `plane`, watching `namespace`, with its command-line
     /// `flags` (sync period, probe addresses, feature gates) and `build`, which starts its
     /// reconcilers as its `main` does.
     ///
     /// # Errors
     /// When the flags do not parse.
     pub fn start<F, Fut>(
-        name: &'static str,
+        id: ControllerId,
         plane: &Plane,
         namespace: &str,
         flags: impl IntoIterator<Item = impl Into<String>>,
@@ -36,6 +37,7 @@ impl InProcessController {
         F: FnOnce(Context) -> Fut + Send + 'static,
         Fut: Future<Output = std::result::Result<(), BoxError>> + Send + 'static,
     {
+        let name = id.name();
         let mut args = vec![
             name.to_owned(),
             format!("--kubeconfig={}", plane.kubeconfig().display()),
@@ -47,7 +49,7 @@ impl InProcessController {
             message: error.to_string(),
         })?;
         let shutdown = Shutdown::new();
-        let run = tokio::spawn(runner::run(name, args, shutdown.clone(), build));
+        let run = tokio::spawn(runner::run(id, args, shutdown.clone(), build));
         Ok(Self { name, shutdown, run })
     }
 

@@ -56,7 +56,7 @@ pub struct Plane {
     kubeconfig: PathBuf,
     ca_file: PathBuf,
     authority: Authority,
-    // Dropped first, so an orderly stop kills the processes itself.
+    // Stopped first when the plane is dropped, so an orderly stop kills the processes itself.
     watchdog: Watchdog,
     processes: Vec<Process>,
     /// Processes [`Plane::kill`] stopped, with how they were started.
@@ -191,8 +191,7 @@ impl Plane {
 
     pub(crate) fn launch(&mut self, name: &str, launch: Launch) -> Result<()> {
         let log = self.dir.join("logs").join(format!("{name}.log"));
-        let process = Process::launch(name, launch, &log)?;
-        self.watchdog.watch(&process)?;
+        let process = Process::launch(name, launch, &log, Some(self.watchdog.clone()))?;
         self.processes.push(process);
         Ok(())
     }
@@ -296,7 +295,7 @@ impl Plane {
     /// # Errors
     /// [`Error::Exited`] for the first that has.
     pub fn check_running(&mut self) -> Result<()> {
-        self.processes.iter_mut().try_for_each(Process::check_running)
+        self.processes.iter().try_for_each(Process::check_running)
     }
 
     /// A client acting as the cluster's administrator.
@@ -353,6 +352,8 @@ impl Plane {
 
 impl Drop for Plane {
     fn drop(&mut self) {
+        // The watchdog first: the processes are stopped here, in order.
+        self.watchdog.stop();
         // The API server first, so it does not log etcd's disappearance.
         while let Some(process) = self.processes.pop() {
             drop(process);

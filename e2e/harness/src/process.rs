@@ -1,4 +1,7 @@
 //! The plane's processes. Each writes its output to a log file; dropping a [`Process`] kills it.
+//! A process that exits is started again the way it was started first, as the kubelet restarts a
+//! container: after 10 s, doubling up to 5 minutes for one that keeps exiting, and from 10 s again
+//! once it has run for 10 minutes. Its restarts are counted.
 //! A watchdog shell outlives nothing: it holds the read end of a pipe from the test process and,
 //! when that closes because the test process ended without dropping the plane (a static plane, a
 //! `SIGKILL`, an abort), kills every process it was told about and removes the plane's directory.
@@ -7,16 +10,40 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+
+/// The first wait before a process that exited is started again.
+const FIRST_RESTART: Duration = Duration::from_secs(10);
+/// The longest wait between restarts.
+const LONGEST_RESTART: Duration = Duration::from_mins(5);
+/// A process that ran this long before it exited is restarted after the first wait again.
+const STEADY: Duration = Duration::from_mins(10);
+/// How often the supervisor looks at its process.
+const LOOK: Duration = Duration::from_millis(200);
 
 /// A running process of the plane.
 #[derive(Debug)]
 pub struct Process {
     name: String,
-    child: Child,
     log: PathBuf,
     launch: Launch,
+    supervised: Arc<Supervised>,
+    supervisor: Option<JoinHandle<()>>,
+}
+
+/// What a process and its supervisor thread share.
+#[derive(Debug)]
+struct Supervised {
+    child: Mutex<Child>,
+    /// The status it last exited with.
+    exited: Mutex<Option<ExitStatus>>,
+    restarts: AtomicU32,
+    stop: AtomicBool,
 }
 
 /// How a process was started, so that it can be started again the same way.
@@ -25,6 +52,31 @@ pub(crate) struct Launch {
     pub(crate) program: PathBuf,
     pub(crate) args: Vec<String>,
     pub(crate) env: Vec<(String, String)>,
+}
+
+impl Launch {
+    /// Starts it, appending its output to `log`, so that a restarted process keeps what it
+    /// wrote before.
+    fn start(&self, log: &Path) -> Result<Child> {
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .map_err(Error::io("create", log))?;
+        let err = out.try_clone().map_err(Error::io("open", log))?;
+        Command::new(&self.program)
+            .args(&self.args)
+            .envs(self.env.iter().map(|(name, value)| (name, value)))
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(Error::io("start", &self.program))
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Process {
@@ -38,31 +90,40 @@ impl Process {
             args: args.to_vec(),
             env: Vec::new(),
         };
-        Self::launch(name, launch, log)
+        Self::launch(name, launch, log, None)
     }
 
-    /// Starts a process as `launch` says; its output is appended to `log`, so that a restarted
-    /// process keeps what it wrote before.
-    pub(crate) fn launch(name: &str, launch: Launch, log: &Path) -> Result<Self> {
-        let out = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .map_err(Error::io("create", log))?;
-        let err = out.try_clone().map_err(Error::io("open", log))?;
-        let child = Command::new(&launch.program)
-            .args(&launch.args)
-            .envs(launch.env.iter().map(|(name, value)| (name, value)))
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .map_err(Error::io("start", &launch.program))?;
+    /// Starts a process as `launch` says, and supervises it: restarted when it exits, each new
+    /// process id told to `watchdog`.
+    pub(crate) fn launch(name: &str, launch: Launch, log: &Path, watchdog: Option<Watchdog>) -> Result<Self> {
+        let child = launch.start(log)?;
+        if let Some(watchdog) = &watchdog {
+            watchdog.watch(child.id())?;
+        }
+        let supervised = Arc::new(Supervised {
+            child: Mutex::new(child),
+            exited: Mutex::new(None),
+            restarts: AtomicU32::new(0),
+            stop: AtomicBool::new(false),
+        });
+        let supervisor = std::thread::Builder::new()
+            .name(format!("supervise {name}"))
+            .spawn({
+                let (supervised, launch, log, name) = (
+                    supervised.clone(),
+                    launch.clone(),
+                    log.to_owned(),
+                    name.to_owned(),
+                );
+                move || supervise(&name, &supervised, &launch, &log, watchdog.as_ref())
+            })
+            .map_err(Error::io("start a supervisor thread for", name))?;
         Ok(Self {
             name: name.to_owned(),
-            child,
             log: log.to_owned(),
             launch,
+            supervised,
+            supervisor: Some(supervisor),
         })
     }
 
@@ -71,10 +132,23 @@ impl Process {
         &self.launch
     }
 
-    /// The process id.
+    /// The process id of its current run.
     #[must_use]
     pub fn id(&self) -> u32 {
-        self.child.id()
+        lock(&self.supervised.child).id()
+    }
+
+    /// How often it has been started again after it exited.
+    #[must_use]
+    pub fn restarts(&self) -> u32 {
+        self.supervised.restarts.load(Ordering::SeqCst)
+    }
+
+    /// Whether it has exited since it was first started (it may have been started again since).
+    #[must_use]
+    pub fn has_exited(&self) -> bool {
+        lock(&self.supervised.exited).is_some()
+            || matches!(lock(&self.supervised.child).try_wait(), Ok(Some(_)))
     }
 
     /// What the process is called in messages.
@@ -89,14 +163,17 @@ impl Process {
         &self.log
     }
 
-    /// Fails with the end of the log when the process has stopped.
+    /// Fails with the end of the log when the process has exited, even if it was started again
+    /// since: while the plane starts, that is a failure to report, not to wait out.
     ///
     /// # Errors
     /// [`Error::Exited`] once it has exited.
-    pub fn check_running(&mut self) -> Result<()> {
-        match self.child.try_wait() {
-            Ok(Some(status)) => Err(self.exited(status)),
-            Ok(None) | Err(_) => Ok(()),
+    pub fn check_running(&self) -> Result<()> {
+        let status = *lock(&self.supervised.exited);
+        let status = status.or_else(|| lock(&self.supervised.child).try_wait().ok().flatten());
+        match status {
+            Some(status) => Err(self.exited(status)),
+            None => Ok(()),
         }
     }
 
@@ -110,10 +187,64 @@ impl Process {
     }
 }
 
+/// Watches `supervised` until it is told to stop, starting the process again after it exits.
+fn supervise(name: &str, supervised: &Supervised, launch: &Launch, log: &Path, watchdog: Option<&Watchdog>) {
+    let mut wait = FIRST_RESTART;
+    let mut started = Instant::now();
+    while !supervised.stop.load(Ordering::SeqCst) {
+        std::thread::sleep(LOOK);
+        let Ok(Some(status)) = lock(&supervised.child).try_wait() else {
+            continue;
+        };
+        *lock(&supervised.exited) = Some(status);
+        if started.elapsed() >= STEADY {
+            wait = FIRST_RESTART;
+        }
+        note(
+            log,
+            &format!(
+                "{name} exited ({status}); starting it again in {} s",
+                wait.as_secs()
+            ),
+        );
+        let until = Instant::now() + wait;
+        while Instant::now() < until {
+            if supervised.stop.load(Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(LOOK);
+        }
+        match launch.start(log) {
+            Ok(child) => {
+                if let Some(watchdog) = watchdog {
+                    let _ = watchdog.watch(child.id());
+                }
+                *lock(&supervised.child) = child;
+                supervised.restarts.fetch_add(1, Ordering::SeqCst);
+                started = Instant::now();
+            }
+            Err(error) => note(log, &format!("{name} could not be started again: {error}")),
+        }
+        wait = (wait * 2).min(LONGEST_RESTART);
+    }
+}
+
+/// Appends a line of the supervisor's to a process's log.
+fn note(log: &Path, line: &str) {
+    if let Ok(mut file) = std::fs::OpenOptions::new().append(true).open(log) {
+        let _ = writeln!(file, "[supervisor] {line}");
+    }
+}
+
 impl Drop for Process {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.supervised.stop.store(true, Ordering::SeqCst);
+        if let Some(supervisor) = self.supervisor.take() {
+            let _ = supervisor.join();
+        }
+        let mut child = lock(&self.supervised.child);
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 
@@ -130,10 +261,14 @@ pub fn tail(log: &Path, lines: usize) -> String {
 }
 
 /// Kills the plane's processes and removes its directory if the test process goes away first.
+/// Cloning shares it: the supervisors tell it the ids of the processes they start again.
+#[derive(Debug, Clone)]
+pub(crate) struct Watchdog(Arc<WatchdogShell>);
+
 #[derive(Debug)]
-pub(crate) struct Watchdog {
-    shell: Child,
-    pids: Option<ChildStdin>,
+struct WatchdogShell {
+    shell: Mutex<Child>,
+    pids: Mutex<Option<ChildStdin>>,
 }
 
 impl Watchdog {
@@ -157,29 +292,30 @@ impl Watchdog {
             path: "bash".into(),
             source: std::io::ErrorKind::BrokenPipe.into(),
         })?;
-        Ok(Self {
-            shell,
-            pids: Some(pids),
-        })
+        Ok(Self(Arc::new(WatchdogShell {
+            shell: Mutex::new(shell),
+            pids: Mutex::new(Some(pids)),
+        })))
     }
 
-    /// Tells the watchdog about one more process.
-    pub(crate) fn watch(&mut self, process: &Process) -> Result<()> {
-        let pids = self.pids.as_mut().ok_or_else(|| Error::Io {
+    /// Tells the watchdog about one more process id.
+    pub(crate) fn watch(&self, pid: u32) -> Result<()> {
+        let mut pids = lock(&self.0.pids);
+        let pids = pids.as_mut().ok_or_else(|| Error::Io {
             action: "write to",
             path: "the watchdog".into(),
             source: std::io::ErrorKind::BrokenPipe.into(),
         })?;
-        writeln!(pids, "{}", process.id()).map_err(Error::io("write to", "the watchdog"))
+        writeln!(pids, "{pid}").map_err(Error::io("write to", "the watchdog"))
     }
-}
 
-impl Drop for Watchdog {
-    /// An orderly shutdown kills the processes itself, so the watchdog is stopped first: it must not
-    /// signal process ids the system may already have given to someone else.
-    fn drop(&mut self) {
-        let _ = self.shell.kill();
-        let _ = self.shell.wait();
+    /// Stops the watchdog shell. An orderly shutdown kills the processes itself, so the watchdog
+    /// is stopped first: it must not signal process ids the system may already have given to
+    /// someone else.
+    pub(crate) fn stop(&self) {
+        let mut shell = lock(&self.0.shell);
+        let _ = shell.kill();
+        let _ = shell.wait();
     }
 }
 
@@ -193,7 +329,7 @@ mod tests {
     fn the_watchdog_stops_what_a_vanished_test_process_left() {
         let dir = std::env::temp_dir().join(format!("capz-watchdog-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut watchdog = Watchdog::start(Some(&dir)).unwrap();
+        let watchdog = Watchdog::start(Some(&dir)).unwrap();
         let sleeper = Process::spawn(
             "sleep",
             Path::new("sleep"),
@@ -201,21 +337,56 @@ mod tests {
             &dir.join("sleep.log"),
         )
         .unwrap();
-        watchdog.watch(&sleeper).unwrap();
+        watchdog.watch(sleeper.id()).unwrap();
         let pid = sleeper.id();
         // What the end of the test process does to the pipe.
-        drop(watchdog.pids.take());
+        drop(lock(&watchdog.0.pids).take());
         let started = Instant::now();
         while dir.exists() && started.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(!dir.exists(), "the watchdog left the plane's directory");
-        let mut sleeper = sleeper;
-        let status = sleeper.child.wait().unwrap();
+        // Killed, and not the end of its run: the supervisor saw it exit with a signal.
+        let started = Instant::now();
+        while lock(&sleeper.supervised.exited).is_none() && started.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let status = lock(&sleeper.supervised.exited).expect("the process was not killed");
         assert!(
             !status.success(),
             "the process ran to its end instead of being killed"
         );
         assert!(!Path::new(&format!("/proc/{pid}")).exists());
+    }
+
+    #[test]
+    fn a_process_that_exits_is_started_again_and_counted() {
+        let dir = std::env::temp_dir().join(format!("capz-restart-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("short.log");
+        // Runs briefly, then exits with an error, as a crashing controller does.
+        let process = Process::spawn(
+            "short",
+            Path::new("bash"),
+            &["-c".to_owned(), "echo started; sleep 0.3; exit 3".to_owned()],
+            &log,
+        )
+        .unwrap();
+        let first = process.id();
+        let started = Instant::now();
+        while process.restarts() == 0 && started.elapsed() < FIRST_RESTART + Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(process.restarts(), 1, "not started again");
+        assert!(
+            started.elapsed() + Duration::from_secs(1) >= FIRST_RESTART,
+            "started again without the backoff"
+        );
+        assert_ne!(process.id(), first);
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.matches("started").count() >= 2, "{text}");
+        assert!(text.contains("[supervisor] short exited"), "{text}");
+        drop(process);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

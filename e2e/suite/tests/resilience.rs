@@ -1,9 +1,14 @@
 //! capz-rs under adversity, on the default flavor:
 //! - Azure failing a fifth of ARM and sign-in calls (429 with `Retry-After` of 1 or 2 s, and 500)
 //!   and one long-running operation ending `Failed`: the cluster still converges, nothing is
-//!   created twice, and no caller comes back to a throttled budget before its `Retry-After`;
+//!   created twice, and no caller comes back to a throttled budget before its `Retry-After`; the
+//!   security group Azure left `Failed` is written once more and ends `Succeeded`, and the
+//!   AzureCluster becomes Ready only after that;
 //! - the compute controller killed while a VM create is in flight and started again: the new
-//!   process resumes the operation recorded in status instead of writing the VM again.
+//!   process resumes the operation recorded in status instead of writing the VM again;
+//! - kube-apiserver stopped for 30 s while a VM create is in flight, then started again: the
+//!   controllers lose their leases and stop reconciling, but no process exits; they lead again
+//!   once the API server is back, and the cluster converges with no Azure resource written twice.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
@@ -22,6 +27,9 @@ const VM_LATENCY: Duration = Duration::from_secs(8);
 const IN_FLIGHT: Duration = Duration::from_millis(100);
 const FAULTY: &str = "faulty";
 const RESTARTED: &str = "restarted";
+const OUTAGE: &str = "outage";
+/// How long kube-apiserver stays down: twice the controllers' lease duration.
+const OUTAGE_LENGTH: Duration = Duration::from_secs(30);
 
 #[tokio::test]
 async fn controllers_survive_azure_faults_and_a_restart_mid_operation() -> TestResult {
@@ -46,6 +54,14 @@ async fn controllers_survive_azure_faults_and_a_restart_mid_operation() -> TestR
     assert_eq!(
         faulty, clean,
         "the faulty cluster's resources by type differ from those of the cluster built without faults"
+    );
+    let outage = capz_harness::with_temp_namespace(&client, async |namespace| {
+        an_api_server_outage_is_survived(&mut environment, &namespace).await
+    })
+    .await??;
+    assert_eq!(
+        outage, clean,
+        "the resources by type of the cluster built through an API server outage differ from those of a clean run"
     );
     Ok(())
 }
@@ -91,14 +107,7 @@ fn one_off_failures() -> [Fault; 2] {
             path: "*/oauth2/v2.0/token".into(),
             ..failing(429, Some(2), 100)
         }),
-        once(Fault {
-            method: Some("PUT".into()),
-            path: "*/networkSecurityGroups/*".into(),
-            status: None,
-            code: Some("InternalServerError".into()),
-            fail_operation: true,
-            ..failing(500, None, 100)
-        }),
+        Fault::failing_operation_once("PUT", "*/networkSecurityGroups/*", "InternalServerError"),
     ]
 }
 
@@ -155,11 +164,11 @@ async fn azure_faults_are_survived(
         early.join("\n")
     );
     let inventory = inventory(environment, FAULTY);
-    assert_eq!(
-        inventory.get("microsoft.network/networksecuritygroups/failed"),
-        Some(&1),
-        "the security group whose create failed stays as Azure left it: {inventory:?}"
+    assert!(
+        !inventory.keys().any(|key| key.ends_with("/failed")),
+        "a resource Azure left Failed was not repaired: {inventory:?}"
     );
+    repaired_before_ready(environment, namespace, &log).await?;
     one_vm_and_nic(&inventory)?;
     Ok(types(&inventory))
 }
@@ -175,18 +184,7 @@ async fn a_restart_resumes_the_vm_create(
     let applied_at = Instant::now();
     capz_harness::apply_yaml(&environment.client, namespace, &manifest).await?;
     let group = format!("/resourcegroups/{RESTARTED}/");
-    let machines = environment.infrastructure("AzureMachine", namespace).await?;
-    wait_list(
-        &machines,
-        CONTROL_PLANE,
-        "the control-plane VM's create recorded in status",
-        CONVERGE,
-        |all| {
-            all.iter()
-                .any(|machine| recorded_operation(machine, "virtualmachine"))
-        },
-    )
-    .await?;
+    vm_create_recorded(environment, namespace).await?;
     let created = environment
         .azure
         .emulator
@@ -246,6 +244,98 @@ async fn a_restart_resumes_the_vm_create(
     let inventory = inventory(environment, RESTARTED);
     one_vm_and_nic(&inventory)?;
     Ok(types(&inventory))
+}
+
+/// Stops kube-apiserver for [`OUTAGE_LENGTH`] while the control-plane VM is being created, then
+/// starts it again; returns the cluster's resources by type.
+async fn an_api_server_outage_is_survived(
+    environment: &mut Environment,
+    namespace: &str,
+) -> TestResult<BTreeMap<String, usize>> {
+    environment.create_identity_secret(namespace).await?;
+    let manifest = environment.generate(OUTAGE, namespace, WORKERS).await?;
+    let applied_at = Instant::now();
+    let since = SystemTime::now();
+    capz_harness::apply_yaml(&environment.client, namespace, &manifest).await?;
+    vm_create_recorded(environment, namespace).await?;
+    let restarts_before = restarts(environment);
+    environment.plane.kill("kube-apiserver")?;
+    eprintln!("e2e: kube-apiserver stopped for {} s", OUTAGE_LENGTH.as_secs());
+    tokio::time::sleep(OUTAGE_LENGTH).await;
+    environment.plane.relaunch("kube-apiserver")?;
+    let back = Instant::now();
+    while environment.client.apiserver_version().await.is_err() {
+        if back.elapsed() > Duration::from_mins(1) {
+            return Err("kube-apiserver did not come back".into());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    eprintln!(
+        "e2e: kube-apiserver serves again after {:.1} s",
+        back.elapsed().as_secs_f64()
+    );
+    environment
+        .converged(namespace, WORKERS, CONVERGE, applied_at)
+        .await?;
+    // No controller exited: each runs as the process it was before the outage.
+    assert_eq!(restarts(environment), restarts_before, "a capz-rs process exited");
+    let log: Vec<LoggedRequest> = environment
+        .azure
+        .emulator
+        .requests()
+        .into_iter()
+        .filter(|request| request.received >= since)
+        .collect();
+    let group = format!("/resourcegroups/{OUTAGE}/");
+    let mut writes: BTreeMap<String, usize> = BTreeMap::new();
+    for request in &log {
+        let path = request.path.to_ascii_lowercase();
+        if request.method == "PUT" && path.contains(&group) && request.status < 300 {
+            *writes.entry(path).or_default() += 1;
+        }
+    }
+    let twice: Vec<_> = writes.iter().filter(|(_, count)| **count > 1).collect();
+    assert!(
+        twice.is_empty(),
+        "Azure resources written more than once: {twice:?}"
+    );
+    let inventory = inventory(environment, OUTAGE);
+    one_vm_and_nic(&inventory)?;
+    Ok(types(&inventory))
+}
+
+/// Whether each of capz-rs's processes has exited, and how often it was started again, by name.
+fn restarts(environment: &Environment) -> Vec<(String, bool, u32)> {
+    environment
+        .plane
+        .processes()
+        .iter()
+        .filter(|process| process.name().starts_with("capz-"))
+        .map(|process| {
+            (
+                process.name().to_owned(),
+                process.has_exited(),
+                process.restarts(),
+            )
+        })
+        .collect()
+}
+
+/// Waits until the control-plane AzureMachine records its VM's create in status.
+async fn vm_create_recorded(environment: &Environment, namespace: &str) -> TestResult {
+    let machines = environment.infrastructure("AzureMachine", namespace).await?;
+    wait_list(
+        &machines,
+        CONTROL_PLANE,
+        "the control-plane VM's create recorded in status",
+        CONVERGE,
+        |all| {
+            all.iter()
+                .any(|machine| recorded_operation(machine, "virtualmachine"))
+        },
+    )
+    .await?;
+    Ok(())
 }
 
 /// Whether the AzureMachine records an operation of `service` in status.
@@ -317,6 +407,60 @@ fn early_calls(log: &[LoggedRequest]) -> Vec<String> {
         }
     }
     early
+}
+
+/// The security group whose create ended `Failed` was written once more (one accepted PUT more
+/// than every other security group), and the AzureCluster's `Ready` turned True after that write.
+async fn repaired_before_ready(
+    environment: &Environment,
+    namespace: &str,
+    log: &[LoggedRequest],
+) -> TestResult {
+    let mut accepted: BTreeMap<String, Vec<SystemTime>> = BTreeMap::new();
+    for request in log {
+        let path = request.path.to_ascii_lowercase();
+        if request.method == "PUT"
+            && path.contains(&format!("/resourcegroups/{FAULTY}/"))
+            && path.contains("/networksecuritygroups/")
+            && request.status < 300
+        {
+            accepted.entry(path).or_default().push(request.received);
+        }
+    }
+    let twice: Vec<(&String, &Vec<SystemTime>)> =
+        accepted.iter().filter(|(_, puts)| puts.len() > 1).collect();
+    let [(_, puts)] = twice[..] else {
+        return Err(format!("not one security group written twice: {accepted:?}").into());
+    };
+    if puts.len() != 2 {
+        return Err(format!("the failed security group was written {} times", puts.len()).into());
+    }
+    let repaired_at = puts[1];
+    let cluster = kube::Api::<kube::api::DynamicObject>::namespaced_with(
+        environment.client.clone(),
+        namespace,
+        &kube::discovery::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+            "infrastructure.cluster.x-k8s.io",
+            "v1beta1",
+            "AzureCluster",
+        )),
+    )
+    .get(FAULTY)
+    .await?;
+    let ready_since = cluster.data["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|condition| condition["type"] == "Ready" && condition["status"] == "True")
+        .and_then(|condition| condition["lastTransitionTime"].as_str())
+        .ok_or("the AzureCluster has no Ready=True")?
+        .parse::<k8s_openapi::jiff::Timestamp>()?;
+    let repaired_second = repaired_at.duration_since(SystemTime::UNIX_EPOCH)?.as_secs();
+    assert!(
+        u64::try_from(ready_since.as_second())? >= repaired_second,
+        "the AzureCluster was Ready at {ready_since}, before the failed security group was written again"
+    );
+    Ok(())
 }
 
 /// The resources capz-rs created in the cluster's resource group, counted by type (lower case)

@@ -23,6 +23,7 @@ pub mod azuremanagedcontrolplane;
 pub mod azuremanagedmachinepool;
 pub mod capi;
 pub mod common;
+pub mod controllers;
 pub mod crd;
 
 pub use azurecluster::{

@@ -131,11 +131,13 @@ where
 {
     let body = partial::<K, (), T>(object, None, Some(status));
     let name = object.name_any();
-    apply_once_or_take_over(manager, |params| {
+    let applied = apply_once_or_take_over(manager, |params| {
         let (name, body) = (&name, &body);
         async move { api.patch_status(name, &params, &Patch::Apply(body)).await }
     })
-    .await
+    .await?;
+    crate::controller::status_written();
+    Ok(applied)
 }
 
 /// Applies `spec` — a type holding only the spec fields the caller owns, such as the

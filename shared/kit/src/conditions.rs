@@ -75,6 +75,8 @@ reasons! {
     PAUSED = "Paused";
     /// Another condition this one needs does not hold yet.
     WAITING_FOR_DEPENDENCY = "WaitingForDependency";
+    /// The controller that sets a condition this one needs does not run.
+    CONTROLLER_NOT_RUNNING = "ControllerNotRunning";
     /// The identity may not be used from the object's namespace.
     NAMESPACE_NOT_ALLOWED_BY_IDENTITY = "NamespaceNotAllowedByIdentity";
 }

@@ -7,9 +7,9 @@
 //!   never compared. Taking it over counts up `leaseTransitions`.
 //! - The holder renews every retry period. When it has not renewed for the renew deadline, or
 //!   finds another holder in the Lease, it has lost leadership: [`LeaderElector::hold`] returns,
-//!   and the runner stops reconciling at once and exits non-zero, as Cluster API's managers do.
-//!   Because the renew deadline is shorter than the lease duration, a leader that cannot renew
-//!   stops before anyone else may take over.
+//!   and the runner stops reconciling at once and campaigns again. Because the renew deadline is
+//!   shorter than the lease duration, a leader that cannot renew stops before anyone else may
+//!   take over.
 //! - On shutdown the holder releases the Lease by clearing `holderIdentity`, so that a waiting
 //!   replica takes over at its next retry instead of after the lease duration.
 //!
@@ -294,6 +294,34 @@ impl LeaderElector {
 
     /// One read and, when the lease is ours to take or renew, one write.
     async fn try_acquire_or_renew(&mut self) -> Result<Attempt, kube::Error> {
+        self.write(false).await
+    }
+
+    /// Renews the lease every retry period until `stop` resolves, whoever else holds it: a sign
+    /// of life for a replica that runs without leader election. Failed writes are retried at the
+    /// next period.
+    pub async fn beat(&mut self, stop: impl Future<Output = ()>) {
+        tokio::pin!(stop);
+        loop {
+            if let Err(error) = self.write(true).await {
+                tracing::debug!(lease = %self.name, namespace = %self.namespace, %error, "cannot renew the lease");
+            }
+            tokio::select! {
+                () = &mut stop => return,
+                () = tokio::time::sleep(self.timing.retry_period) => {}
+            }
+        }
+    }
+
+    /// The Lease's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// One read and one write when the lease is ours to take or renew, or whatever its holder
+    /// when `regardless`.
+    async fn write(&mut self, regardless: bool) -> Result<Attempt, kube::Error> {
         let now = MicroTime(Timestamp::now());
         let Some(mut lease) = self.api.get_opt(&self.name).await? else {
             let lease = Lease {
@@ -321,7 +349,7 @@ impl LeaderElector {
         self.observe(spec);
         let holder = spec.holder_identity.clone().filter(|holder| !holder.is_empty());
         let ours = holder.as_deref() == Some(self.identity.as_str());
-        if let Some(holder) = holder.as_ref().filter(|_| !ours)
+        if let Some(holder) = holder.as_ref().filter(|_| !ours && !regardless)
             && !self.observed_expired()
         {
             return Ok(Attempt::HeldBy(holder.clone()));

@@ -13,6 +13,7 @@ use std::hash::Hash;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use capz_api::common::conditions::ConditionSeverity;
 use kube::runtime::controller::Action;
 
 use crate::conditions::Reason;
@@ -41,6 +42,16 @@ impl Category {
             Self::Terminal => "terminal",
         }
     }
+
+    /// How serious a condition failing with an error of this category is: one that waits for a
+    /// person (invalid input, terminal) is an error, one that passes by itself a warning.
+    #[must_use]
+    pub fn severity(self) -> ConditionSeverity {
+        match self {
+            Self::InvalidInput | Self::Terminal => ConditionSeverity::Error,
+            Self::Transient | Self::Throttled => ConditionSeverity::Warning,
+        }
+    }
 }
 
 impl From<capz_azure::Category> for Category {
@@ -67,6 +78,24 @@ pub trait Classify: std::error::Error {
 
     /// The reason shown in conditions and events.
     fn reason(&self) -> Reason;
+
+    /// Not a failure but a wait: cleanup that must let an operation or a peer finish first
+    /// returns such an error (only an error keeps the finalizer), and the reconcile runs again
+    /// after the wait, without a warning, an error count or a backoff.
+    fn pending(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// A reconcile that cannot fail.
+impl Classify for std::convert::Infallible {
+    fn category(&self) -> Category {
+        match *self {}
+    }
+
+    fn reason(&self) -> Reason {
+        match *self {}
+    }
 }
 
 impl Classify for capz_azure::ArmError {

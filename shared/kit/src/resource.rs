@@ -4,12 +4,16 @@
 //! A controller describes each resource with an [`AzureResource`]: its id, how to tell it is ours,
 //! and the body it wants given what exists. [`reconcile`] then resumes an operation in flight or
 //! reads the resource, and writes only when the wanted body differs (tags included), so a steady
-//! state costs one read and no write. [`delete`] removes the resource only when it is ours.
+//! state costs one read and no write. A resource of ours that Azure left `Failed` is written
+//! again even when its body is as wanted: that is Azure's remedy, and a `Failed` resource may not
+//! work. [`delete`] removes the resource only when it is ours; a delete that ended `Failed` leaves
+//! the resource there, so the next delete finds it and tries again.
 //! Neither ever waits for a long-running operation: it is recorded in [`Operations`], and the
 //! next reconcile polls it once.
 
 use std::time::Duration;
 
+use capz_azure::models::ProvisioningState;
 use capz_azure::{
     ApiVersion, ArmClient, ArmError, Category as ArmCategory, OperationMethod, Outcome, PollOutcome,
     ResourceId,
@@ -47,6 +51,12 @@ pub trait AzureResource: Sync {
 
     /// The api-version its calls use.
     const API_VERSION: ApiVersion;
+
+    /// Whether a resource Azure left `Failed` is written again, as Azure's remedy is. A kind
+    /// whose failure is itself the answer (a VM extension whose script failed: writing it again
+    /// would run the script again on a node that did not join) sets it to false and reads the
+    /// state from the resource.
+    const REPAIR_FAILED: bool = true;
 
     /// Where it is.
     fn id(&self) -> &ResourceId;
@@ -155,10 +165,11 @@ pub async fn reconcile<R: AzureResource>(
             Some(Progress::Done(None)) | None => {}
         }
     }
-    let (existing, settled) = match read_settled::<R>(client, id).await? {
-        Some((model, settled)) => (Some(model), settled),
-        None => (None, true),
+    let (existing, state) = match read::<R>(client, id).await? {
+        Some(read) => (Some(read.model), Some((read.state, read.body))),
+        None => (None, None),
     };
+    let settled = state.as_ref().is_none_or(|(state, _)| state.settled());
     let existing = match (existing, resource.ownership()) {
         (None, Ownership::Shared) => return Err(ResourceError::Missing { id: id.clone() }),
         (Some(model), Ownership::Shared) => return Ok(Progress::Done(model)),
@@ -173,16 +184,22 @@ pub async fn reconcile<R: AzureResource>(
         (Some(_), _) if !settled => return Ok(Progress::InProgress { retry_after: None }),
         (existing, _) => existing,
     };
-    let Some(body) = resource.desired(existing.as_ref()) else {
-        return match existing {
-            Some(model) => Ok(Progress::Done(model)),
-            None => Err(ResourceError::Missing { id: id.clone() }),
-        };
-    };
-    let outcome = client
-        .put::<R::Model, R::Model>(id, &R::API_VERSION, &body)
-        .await
-        .map_err(failed("write", id))?;
+    let outcome = match (resource.desired(existing.as_ref()), state) {
+        (Some(body), _) => client.put::<R::Model, R::Model>(id, &R::API_VERSION, &body).await,
+        (None, Some((State::Failed, body))) if R::REPAIR_FAILED => {
+            tracing::info!(%id, "writing again a resource Azure left Failed");
+            client
+                .put::<serde_json::Value, R::Model>(id, &R::API_VERSION, &body)
+                .await
+        }
+        (None, _) => {
+            return match existing {
+                Some(model) => Ok(Progress::Done(model)),
+                None => Err(ResourceError::Missing { id: id.clone() }),
+            };
+        }
+    }
+    .map_err(failed("write", id))?;
     let progress = follow(outcome, operations, R::SERVICE, &name);
     // Finished without the resource: the next reconcile reads it.
     poll_now::<R, _>(client, operations, id, progress, OperationMethod::Put, |model| {
@@ -212,7 +229,7 @@ pub async fn delete<R: AzureResource>(
     }
     // A write still in flight is abandoned: the delete supersedes it.
     operations.forget(R::SERVICE, &name);
-    let Some((existing, _)) = read_settled::<R>(client, id).await? else {
+    let Some(Read { model: existing, .. }) = read::<R>(client, id).await? else {
         return Ok(Progress::Done(()));
     };
     let ours = match resource.ownership() {
@@ -316,28 +333,53 @@ fn follow<T>(
     }
 }
 
-/// The resource, or `None` when ARM says it does not exist.
-/// The resource as Azure has it, and whether it is settled: ARM's `provisioningState` is absent
-/// or one of its terminal states (Succeeded, Failed, Canceled) rather than Creating, Updating,
-/// Deleting or another sign of an operation still running.
-async fn read_settled<R: AzureResource>(
+/// Where a resource's last operation left it, from ARM's `provisioningState`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Succeeded, Canceled, or no state at all (a kind that reports none).
+    Settled,
+    /// Failed: the resource may not work until it is written again.
+    Failed,
+    /// Creating, Updating, Deleting or another sign of an operation still running.
+    Busy,
+}
+
+impl State {
+    fn of(body: &serde_json::Value) -> Self {
+        match body
+            .pointer("/properties/provisioningState")
+            .and_then(|state| serde_json::from_value::<ProvisioningState>(state.clone()).ok())
+        {
+            None | Some(ProvisioningState::Succeeded | ProvisioningState::Canceled) => Self::Settled,
+            Some(ProvisioningState::Failed) => Self::Failed,
+            Some(_) => Self::Busy,
+        }
+    }
+
+    fn settled(self) -> bool {
+        self != Self::Busy
+    }
+}
+
+/// A resource as Azure has it: typed, as answered, and its state.
+struct Read<M> {
+    model: M,
+    body: serde_json::Value,
+    state: State,
+}
+
+/// The resource as Azure has it, or `None` when ARM says it does not exist.
+async fn read<R: AzureResource>(
     client: &ArmClient,
     id: &ResourceId,
-) -> Result<Option<(R::Model, bool)>, ResourceError> {
+) -> Result<Option<Read<R::Model>>, ResourceError> {
     let body = match client.get::<serde_json::Value>(id, &R::API_VERSION).await {
         Ok(body) => body,
         Err(error) if error.category() == ArmCategory::NotFound => return Ok(None),
         Err(error) => return Err(failed("read", id)(error)),
     };
-    let settled = body
-        .pointer("/properties/provisioningState")
-        .and_then(serde_json::Value::as_str)
-        .is_none_or(|state| {
-            ["Succeeded", "Failed", "Canceled"]
-                .iter()
-                .any(|terminal| terminal.eq_ignore_ascii_case(state))
-        });
-    let model = serde_json::from_value(body)
+    let state = State::of(&body);
+    let model = serde_json::from_value(body.clone())
         .map_err(|error| failed("read", id)(ArmError::UnexpectedAnswer(format!("{id}: {error}"))))?;
-    Ok(Some((model, settled)))
+    Ok(Some(Read { model, body, state }))
 }

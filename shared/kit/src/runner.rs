@@ -6,18 +6,31 @@
 //! use std::sync::Arc;
 //!
 //! use capz_kit::k8s_openapi::api::core::v1::ConfigMap;
+//! use capz_kit::controller::ControllerId;
 //! use capz_kit::kube::runtime::controller::Action;
-//! use futures_util::StreamExt as _;
+//! use capz_kit::policy::{Category, Classify};
 //!
-//! async fn reconcile(_: Arc<ConfigMap>, _: Arc<()>) -> Result<Action, std::io::Error> {
+//! #[derive(Debug, thiserror::Error)]
+//! #[error("never")]
+//! struct Never;
+//!
+//! impl Classify for Never {
+//!     fn category(&self) -> Category {
+//!         Category::Transient
+//!     }
+//!     fn reason(&self) -> capz_kit::conditions::Reason {
+//!         capz_kit::conditions::Reason::FAILED
+//!     }
+//! }
+//!
+//! async fn reconcile(_: Arc<ConfigMap>, _: Arc<()>) -> Result<Action, Never> {
 //!     Ok(Action::await_change())
 //! }
 //!
 //! fn main() -> std::process::ExitCode {
-//!     capz_kit::runner::main("example", |ctx| async move {
-//!         ctx.controller(ctx.api::<ConfigMap>())
-//!             .run(reconcile, |_, _, _| Action::await_change(), Arc::new(()))
-//!             .for_each(|_| async {})
+//!     let id = ControllerId::custom("example", "capz-example", "example.infrastructure.cluster.x-k8s.io");
+//!     capz_kit::runner::main(id, |ctx| async move {
+//!         ctx.run(ctx.controller(ctx.api::<ConfigMap>()), reconcile, Arc::new(()))
 //!             .await;
 //!         Ok(())
 //!     })
@@ -31,17 +44,22 @@
 //!    be listed.
 //! 2. A client is built from `--kubeconfig`, else `KUBECONFIG`, `~/.kube/config` or the Pod's
 //!    service account, and the API server is asked for its version.
-//! 3. With `--leader-elect`, the process waits until it holds the Lease.
-//! 4. The controller's closure gets a [`Context`] and builds its controllers; each controller made
+//! 3. The controller's closure gets a [`Context`] and builds its controllers; each controller made
 //!    by [`Context::controller`] watches `--namespace` (or all), only objects matching
 //!    `--watch-filter`, runs `--concurrency` reconciles at a time, reconciles every object again
-//!    every `--sync-period`, and drains when the shutdown signal comes.
-//! 5. On SIGTERM or SIGINT (one [`Shutdown`] shared by all parts) the controllers stop taking
+//!    every `--sync-period`, and drains when the shutdown signal comes. Its watches start at
+//!    once, so a standby replica has warm caches.
+//! 4. With `--leader-elect`, reconciles ([`Context::run`]) wait until this replica holds the
+//!    Lease. Without it, the Lease is renewed all the same, as a heartbeat: peers read it to tell
+//!    that the controller runs ([`crate::presence`]).
+//! 5. When leadership is lost (another holder, or no renewal within the renew deadline — an API
+//!    server that is down), the reconciles in flight are dropped at once (another replica may
+//!    already be leading) and no new one starts; the replica campaigns again, and reconciles
+//!    resume when it wins, with the watches' caches as they were kept. The process does not
+//!    exit: a restarted Pod would wait out a crash-loop backoff.
+//! 6. On SIGTERM or SIGINT (one [`Shutdown`] shared by all parts) the controllers stop taking
 //!    work and finish the reconciles in flight, the leader keeps renewing meanwhile and then
 //!    releases the Lease, and last the servers stop. The process exits 0.
-//! 6. When leadership is lost, the controllers are stopped at once, without waiting for the
-//!    reconciles in flight (another replica may already be leading), and the process exits 1, as
-//!    Cluster API's managers do; Kubernetes restarts it as a candidate.
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -63,7 +81,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::Args;
 use crate::cluster::{cluster_name, members_of};
+use crate::controller::{ControllerId, Leadership, LeadershipSender};
 use crate::leader::{self, LeaderElector, LeaderError, Timing};
+use crate::presence::Presence;
+use crate::report::Reporter;
 use crate::server::{Readiness, Servers};
 use crate::telemetry::Telemetry;
 
@@ -139,27 +160,53 @@ impl Shutdown {
 /// What a controller's closure gets to build its kube-runtime controllers with.
 #[derive(Clone)]
 pub struct Context {
-    name: &'static str,
+    id: ControllerId,
     client: Client,
     args: Arc<Args>,
     shutdown: Shutdown,
     readiness: Readiness,
+    leadership: Leadership,
+    lease_namespace: String,
 }
 
 impl Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Context")
-            .field("name", &self.name)
+            .field("id", &self.id)
             .field("args", &self.args)
             .finish_non_exhaustive()
     }
 }
 
 impl Context {
+    /// The controller's names.
+    #[must_use]
+    pub fn id(&self) -> ControllerId {
+        self.id
+    }
+
     /// The controller's name, such as `network`: the `controller` label of its metrics.
     #[must_use]
     pub fn name(&self) -> &'static str {
-        self.name
+        self.id.name()
+    }
+
+    /// Whether this replica may reconcile now.
+    #[must_use]
+    pub fn leadership(&self) -> Leadership {
+        self.leadership.clone()
+    }
+
+    /// The event reporter of the controller.
+    #[must_use]
+    pub fn reporter(&self) -> Reporter {
+        Reporter::new(self.client(), self.id.user_agent())
+    }
+
+    /// Tells whether peer controllers run, from their Leases beside this controller's own.
+    #[must_use]
+    pub fn presence(&self) -> Presence {
+        Presence::new(self.client(), &self.lease_namespace)
     }
 
     /// The Kubernetes client.
@@ -314,11 +361,12 @@ fn every(period: Duration) -> impl Stream<Item = ()> + Send + 'static {
 /// The whole `main` of a controller named `name` (such as `network`): parses the flags, sets up
 /// telemetry, runs [`run`] on a multi-threaded runtime until SIGTERM or SIGINT, and turns the
 /// outcome into the exit code.
-pub fn main<F, Fut>(name: &'static str, build: F) -> ExitCode
+pub fn main<F, Fut>(id: ControllerId, build: F) -> ExitCode
 where
     F: FnOnce(Context) -> Fut,
     Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
 {
+    let name = id.name();
     let args = Args::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -342,7 +390,7 @@ where
     let result = runtime.block_on(async {
         let shutdown = Shutdown::new();
         shutdown.on_signals()?;
-        run(name, args, shutdown, build).await
+        run(id, args, shutdown, build).await
     });
     match result {
         Ok(()) => {
@@ -364,7 +412,7 @@ where
 ///
 /// # Errors
 /// See [`RunError`].
-pub async fn run<F, Fut>(name: &'static str, args: Args, shutdown: Shutdown, build: F) -> Result<(), RunError>
+pub async fn run<F, Fut>(id: ControllerId, args: Args, shutdown: Shutdown, build: F) -> Result<(), RunError>
 where
     F: FnOnce(Context) -> Fut,
     Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
@@ -381,12 +429,12 @@ where
     )
     .await?;
     tracing::info!(
-        controller = name,
+        controller = id.name(),
         health = ?servers.health_address(),
         metrics = ?servers.metrics_address(),
         "serving probes and metrics"
     );
-    let result = run_controllers(name, args, shutdown, readiness, build).await;
+    let result = run_controllers(id, args, shutdown, readiness, build).await;
     // The probes keep answering until the controllers have drained and the lease is released.
     stop_servers.cancel();
     let served = servers.wait().await;
@@ -395,7 +443,7 @@ where
 }
 
 async fn run_controllers<F, Fut>(
-    name: &'static str,
+    id: ControllerId,
     args: Args,
     shutdown: Shutdown,
     readiness: Readiness,
@@ -405,16 +453,14 @@ where
     F: FnOnce(Context) -> Fut,
     Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
 {
-    // Bad timing flags fail before anything is contacted.
-    let timing = if args.leader_elect {
-        Some(Timing::new(
-            args.leader_elect_lease_duration,
-            args.leader_elect_renew_deadline,
-            args.leader_elect_retry_period,
-        )?)
-    } else {
-        None
-    };
+    let name = id.name();
+    // Bad timing flags fail before anything is contacted; without leader election they time the
+    // heartbeat.
+    let timing = Timing::new(
+        args.leader_elect_lease_duration,
+        args.leader_elect_renew_deadline,
+        args.leader_elect_retry_period,
+    )?;
     let client = client(args.kubeconfig.as_deref()).await?;
     let version = tokio::select! {
         () = shutdown.triggered() => return Ok(()),
@@ -423,61 +469,52 @@ where
     readiness.connected();
     tracing::info!(controller = name, server = %version.git_version, "connected to the API server");
 
-    let mut elector = if let Some(timing) = timing {
-        let lease = args
-            .leader_election_id
-            .clone()
-            .unwrap_or_else(|| format!("capz-{name}"));
-        let namespace = args
-            .leader_election_namespace
-            .clone()
-            .unwrap_or_else(|| client.default_namespace().to_owned());
-        let mut elector = LeaderElector::new(
-            client.clone(),
-            &namespace,
-            &lease,
-            &leader::default_identity(),
-            timing,
-        );
+    let lease = args
+        .leader_election_id
+        .clone()
+        .unwrap_or_else(|| id.lease().to_owned());
+    let lease_namespace = args
+        .leader_election_namespace
+        .clone()
+        .unwrap_or_else(|| client.default_namespace().to_owned());
+    let elector = LeaderElector::new(
+        client.clone(),
+        &lease_namespace,
+        &lease,
+        &leader::default_identity(),
+        timing,
+    );
+    let stop_campaign = CancellationToken::new();
+    let (leadership, campaign) = if args.leader_elect {
         tracing::info!(
             controller = name,
             %lease,
-            %namespace,
+            namespace = %lease_namespace,
             identity = elector.identity(),
-            "waiting for leadership"
+            "reconciles wait for leadership"
         );
-        if !elector.acquire(shutdown.triggered()).await {
-            return Ok(());
-        }
-        Some(elector)
+        let (sender, leadership) = Leadership::new();
+        let campaign = tokio::spawn(campaign(elector, sender, stop_campaign.clone()));
+        (leadership, campaign)
     } else {
-        None
+        let campaign = tokio::spawn(heartbeat(elector, stop_campaign.clone()));
+        (Leadership::always(), campaign)
     };
 
     let context = Context {
-        name,
+        id,
         client,
         args: Arc::new(args),
         shutdown,
         readiness,
+        leadership,
+        lease_namespace,
     };
-    let mut controllers = tokio::spawn(build(context));
-    tracing::info!(controller = name, "controllers started");
-    let ended = match &mut elector {
-        None => (&mut controllers).await,
-        Some(elector) => {
-            tokio::select! {
-                ended = &mut controllers => ended,
-                lost = elector.hold() => {
-                    controllers.abort();
-                    return Err(lost.into());
-                }
-            }
-        }
-    };
-    if let Some(elector) = &mut elector
-        && let Err(err) = elector.release().await
-    {
+    let ended = tokio::spawn(build(context)).await;
+    tracing::info!(controller = name, "controllers stopped");
+    // The lease is held until the reconciles in flight have finished, then released.
+    stop_campaign.cancel();
+    if let Ok(Err(err)) = campaign.await {
         // Others take over after the lease duration instead.
         tracing::warn!(controller = name, error = %err, "the lease was not released");
     }
@@ -486,6 +523,40 @@ where
         Ok(Err(err)) => Err(RunError::Controller(err)),
         Err(join) => Err(RunError::Controller(Box::new(join))),
     }
+}
+
+/// Campaigns for the Lease until `stop`: grants `leadership` while it is held, revokes it when it
+/// is lost and campaigns again; releases it at the end.
+async fn campaign(
+    mut elector: LeaderElector,
+    leadership: LeadershipSender,
+    stop: CancellationToken,
+) -> Result<(), LeaderError> {
+    loop {
+        if !elector.acquire(stop.clone().cancelled_owned()).await {
+            break;
+        }
+        leadership.set(true);
+        crate::metrics::leader(elector.name(), true);
+        tokio::select! {
+            lost = elector.hold() => {
+                leadership.set(false);
+                crate::metrics::leader(elector.name(), false);
+                tracing::warn!(error = %lost, "reconciles stopped; campaigning for the lease again");
+            }
+            () = stop.cancelled() => break,
+        }
+    }
+    leadership.set(false);
+    crate::metrics::leader(elector.name(), false);
+    elector.release().await
+}
+
+/// Renews the Lease as a sign of life until `stop`, whoever else writes it; releases it at the
+/// end.
+async fn heartbeat(mut elector: LeaderElector, stop: CancellationToken) -> Result<(), LeaderError> {
+    elector.beat(stop.cancelled()).await;
+    elector.release().await
 }
 
 /// A client from the kubeconfig file `kubeconfig` (`--kubeconfig`), else from what kube infers

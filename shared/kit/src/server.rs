@@ -214,7 +214,7 @@ async fn ready(State(readiness): State<Readiness>) -> impl IntoResponse {
 async fn render(State(prometheus): State<PrometheusHandle>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
-        prometheus.render(),
+        prometheus.render() + &crate::metrics::process_metrics(),
     )
 }
 
@@ -233,7 +233,11 @@ mod tests {
     #[tokio::test]
     async fn probes_and_metrics_answer_on_their_addresses() {
         let prometheus = crate::metrics::install().unwrap();
-        drop(crate::metrics::ReconcileTimer::start("server-test", "ConfigMap"));
+        drop(crate::metrics::ReconcileTimer::start(
+            "server-test",
+            "ConfigMap",
+            "configmap",
+        ));
         let readiness = Readiness::default();
         let stop = CancellationToken::new();
         let servers = Servers::start(&local(0), &local(0), readiness.clone(), prometheus, stop.clone())

@@ -292,3 +292,65 @@ async fn an_owned_resource_is_deleted_through_its_operation() -> TestResult {
     assert_eq!(calls(&azure, "DELETE", &vnet.id.to_string()), 1);
     Ok(())
 }
+
+#[tokio::test]
+async fn a_resource_azure_left_failed_is_written_again_until_it_succeeds() -> TestResult {
+    let azure = EmulatedAzure::start(slow_networks()).await?;
+    let client = azure.new_client()?;
+    let group = resource_group(&client, "rg-failed").await?;
+    let vnet = network(&group, "vnet", ours())?;
+    let path = vnet.id.to_string();
+    // The first write's operation ends Failed.
+    azure
+        .running
+        .emulator
+        .add_fault(arm_emulator::faults::Fault::failing_operation_once(
+            "PUT",
+            "*/virtualNetworks/vnet",
+            "InternalServerError",
+        ));
+    let mut operations = Operations::owned(None, "test", &["virtualnetworks"]);
+    let failed = loop {
+        match resource::reconcile(&client, &vnet, &mut operations).await {
+            Ok(Progress::InProgress { .. }) => tokio::time::sleep(Duration::from_millis(100)).await,
+            other => break other,
+        }
+    };
+    assert!(
+        matches!(
+            &failed,
+            Err(ResourceError::Arm {
+                action: "finish writing",
+                ..
+            })
+        ),
+        "{failed:?}"
+    );
+    let state = |body: serde_json::Value| body["properties"]["provisioningState"].clone();
+    let left = client
+        .get::<serde_json::Value>(&vnet.id, &Network::API_VERSION)
+        .await?;
+    assert_eq!(state(left), "Failed");
+    assert_eq!(calls(&azure, "PUT", &path), 1);
+
+    // Its body is as wanted, yet it is written again, once, and ends Succeeded.
+    let repaired = loop {
+        match resource::reconcile(&client, &vnet, &mut operations).await? {
+            Progress::InProgress { .. } => tokio::time::sleep(Duration::from_millis(100)).await,
+            Progress::Done(model) => break model,
+        }
+    };
+    assert_eq!(
+        repaired.properties.address_space.address_prefixes,
+        ["10.0.0.0/16"]
+    );
+    assert_eq!(calls(&azure, "PUT", &path), 2, "one more write repairs it");
+    let now = client
+        .get::<serde_json::Value>(&vnet.id, &Network::API_VERSION)
+        .await?;
+    assert_eq!(state(now), "Succeeded");
+    // And then the steady state writes nothing.
+    resource::reconcile(&client, &vnet, &mut operations).await?;
+    assert_eq!(calls(&azure, "PUT", &path), 2);
+    Ok(())
+}

@@ -1,7 +1,7 @@
 //! The runner end to end against the real API server, with a controller of ConfigMaps that
 //! counts its reconciles: namespace scoping, the watch filter, periodic resync, the probes and
-//! metrics, leader election with a standby replica, graceful shutdown, and the stop on a lost
-//! lease.
+//! metrics, leader election with a standby replica, graceful shutdown, and a lost lease that
+//! stops reconciles until it is won again.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use capz_harness::http_get as get;
 use capz_kit::cli::Args;
+use capz_kit::controller::ControllerId;
 use capz_kit::k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use capz_kit::k8s_openapi::api::core::v1::ConfigMap;
 use capz_kit::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
@@ -19,16 +20,17 @@ use capz_kit::kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::{Api, Client, ResourceExt as _};
 use capz_kit::leader::LeaderError;
-use capz_kit::metrics::ReconcileTimer;
 use capz_kit::runner::{self, RunError, Shutdown};
-use capz_kit::telemetry::reconcile_span;
 use clap::Parser as _;
-use futures_util::StreamExt as _;
 use tokio::task::JoinHandle;
 use tokio::time::{sleep, timeout};
-use tracing::Instrument as _;
 
 const CONTROLLER: &str = "runner-test";
+const ID: ControllerId = ControllerId::custom(
+    CONTROLLER,
+    "capz-runner-test",
+    "runner-test.infrastructure.cluster.x-k8s.io",
+);
 
 type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -37,9 +39,7 @@ type Seen = Arc<Mutex<BTreeMap<String, usize>>>;
 
 /// Counts the reconcile; objects named `slow…` take a while, and count their start too.
 async fn reconcile(object: Arc<ConfigMap>, seen: Arc<Seen>) -> Result<Action, Infallible> {
-    let span = reconcile_span(CONTROLLER, object.as_ref());
     async move {
-        let _timer = ReconcileTimer::start(CONTROLLER, "ConfigMap");
         let key = format!("{}/{}", object.namespace().unwrap_or_default(), object.name_any());
         let count = |key: String| {
             *seen
@@ -55,7 +55,6 @@ async fn reconcile(object: Arc<ConfigMap>, seen: Arc<Seen>) -> Result<Action, In
         count(key);
         Ok(Action::await_change())
     }
-    .instrument(span)
     .await
 }
 
@@ -89,12 +88,10 @@ impl Replica {
         let args = Args::try_parse_from(command_line)?;
         let seen = Seen::default();
         let shutdown = Shutdown::new();
-        let run = tokio::spawn(runner::run(CONTROLLER, args, shutdown.clone(), {
+        let run = tokio::spawn(runner::run(ID, args, shutdown.clone(), {
             let seen = seen.clone();
             move |ctx| async move {
-                ctx.controller(ctx.api::<ConfigMap>())
-                    .run(reconcile, |_, err, _| match *err {}, Arc::new(seen))
-                    .for_each(|_| async {})
+                ctx.run(ctx.controller(ctx.api::<ConfigMap>()), reconcile, Arc::new(seen))
                     .await;
                 Ok(())
             }
@@ -213,10 +210,20 @@ async fn only_filtered_objects_of_the_namespace_are_reconciled_until_shutdown() 
             assert_eq!(get(replica.health, "/healthz").await.unwrap(), (200, "ok".into()));
             let (status, metrics) = get(replica.metrics, "/metrics").await.unwrap();
             assert_eq!(status, 200);
-            assert!(
-                metrics.contains(r#"capz_reconcile_total{controller="runner-test",kind="ConfigMap"}"#),
-                "{metrics}"
-            );
+            for series in [
+                r#"capz_reconcile_total{controller="runner-test",kind="ConfigMap"}"#,
+                r#"controller_runtime_reconcile_total{controller="configmap",result="success"}"#,
+                r#"controller_runtime_reconcile_time_seconds_count{controller="configmap"}"#,
+                r#"controller_runtime_max_concurrent_reconciles{controller="configmap"} 10"#,
+                r#"controller_runtime_active_workers{controller="configmap"}"#,
+                // The other tests' replicas in this process share the series.
+                r#"leader_election_master_status{name="capz-runner-test"}"#,
+                "process_resident_memory_bytes ",
+                "process_cpu_seconds_total ",
+                "process_open_fds ",
+            ] {
+                assert!(metrics.contains(series), "{series} is not in\n{metrics}");
+            }
             assert!(lease_holder(&client, &namespace).await.unwrap().is_some());
 
             // Shutdown drains: a reconcile in flight finishes before the runner returns.
@@ -277,19 +284,24 @@ async fn a_standby_is_ready_idle_and_takes_over_when_the_leader_shuts_down() {
     .unwrap();
 }
 
+/// The Lease of the test of a lost leadership.
+const LOST: &str = "capz-runner-test-lost";
+
 #[tokio::test]
-async fn a_leader_that_loses_its_lease_stops_reconciling_and_fails() {
+async fn a_leader_that_loses_its_lease_stops_reconciling_until_it_wins_it_again() {
     let plane = capz_harness::shared();
     let _side_by_side = plane.namespaced().await;
     let client = plane.client().await.unwrap();
     capz_harness::with_temp_namespace(&client, async |namespace| {
         config_map(&client, &namespace, "before", None).await.unwrap();
-        let mut replica = Replica::start(
+        let replica = Replica::start(
             plane,
             &[
                 &format!("--namespace={namespace}"),
                 "--leader-elect",
                 &format!("--leader-election-namespace={namespace}"),
+                // A Lease, and so a leadership series, of this test's own.
+                &format!("--leader-election-id={LOST}"),
             ],
         )
         .unwrap();
@@ -297,7 +309,19 @@ async fn a_leader_that_loses_its_lease_stops_reconciling_and_fails() {
             .reconciled(&format!("{namespace}/before"), 1)
             .await
             .unwrap();
+        let leases = Api::<Lease>::namespaced(client.clone(), &namespace);
+        let holder = async || {
+            leases
+                .get(LOST)
+                .await
+                .unwrap()
+                .spec
+                .and_then(|spec| spec.holder_identity)
+        };
+        let ours = holder().await;
+        assert!(ours.is_some());
 
+        // Another holder in the Lease, renewed now: leadership is lost at the next renewal.
         let intruder = Lease {
             spec: Some(LeaseSpec {
                 holder_identity: Some("intruder".into()),
@@ -306,30 +330,42 @@ async fn a_leader_that_loses_its_lease_stops_reconciling_and_fails() {
             }),
             ..Lease::default()
         };
-        Api::<Lease>::namespaced(client.clone(), &namespace)
-            .patch(
-                &format!("capz-{CONTROLLER}"),
-                &PatchParams::default(),
-                &Patch::Merge(&intruder),
-            )
+        leases
+            .patch(LOST, &PatchParams::default(), &Patch::Merge(&intruder))
             .await
             .unwrap();
-        let stopped = timeout(Duration::from_secs(30), &mut replica.run).await;
-        assert!(
-            matches!(stopped, Ok(Ok(Err(RunError::Leader(LeaderError::Lost { .. }))))),
-            "{stopped:?}"
-        );
+        let not_leading = format!(r#"leader_election_master_status{{name="{LOST}"}} 0"#);
+        timeout(Duration::from_secs(10), async {
+            while !get(replica.metrics, "/metrics")
+                .await
+                .is_ok_and(|(_, body)| body.contains(&not_leading))
+            {
+                sleep(Duration::from_millis(50)).await;
+            }
+        })
+        .await
+        .expect("leadership was not given up");
 
+        // No reconcile while another holds the Lease, and the process keeps running.
         config_map(&client, &namespace, "after", None).await.unwrap();
-        sleep(Duration::from_secs(2)).await;
+        sleep(Duration::from_millis(1500)).await;
         assert_eq!(
-            replica.seen().into_keys().collect::<Vec<_>>(),
-            [format!("{namespace}/before")]
+            replica.count(&format!("{namespace}/after")),
+            0,
+            "reconciled without leadership"
         );
-        assert_eq!(
-            lease_holder(&client, &namespace).await.unwrap().as_deref(),
-            Some("intruder")
-        );
+        assert!(!replica.run.is_finished(), "the runner stopped");
+
+        // The intruder never renews: its record expires and the replica leads again.
+        replica
+            .reconciled(&format!("{namespace}/after"), 1)
+            .await
+            .unwrap();
+        assert_eq!(holder().await, ours);
+        assert!(!replica.run.is_finished(), "the runner stopped");
+        replica.shutdown.trigger();
+        let stopped = timeout(Duration::from_secs(30), replica.run).await;
+        assert!(matches!(stopped, Ok(Ok(Ok(())))), "{stopped:?}");
     })
     .await
     .unwrap();
@@ -347,7 +383,7 @@ async fn leader_timing_that_cannot_work_stops_the_runner_at_once() {
     ])
     .unwrap();
     let built = Arc::new(Mutex::new(false));
-    let result = runner::run(CONTROLLER, args, Shutdown::new(), {
+    let result = runner::run(ID, args, Shutdown::new(), {
         let built = built.clone();
         move |_| async move {
             *built.lock().unwrap_or_else(PoisonError::into_inner) = true;

@@ -143,6 +143,8 @@ impl AzureResource for VmExtension {
     type Model = Model;
     const SERVICE: &'static str = "vmextensions";
     const API_VERSION: ApiVersion = Model::API_VERSION;
+    // A failed extension (the bootstrap check) is left to a person, as CAPZ does.
+    const REPAIR_FAILED: bool = false;
 
     fn id(&self) -> &ResourceId {
         &self.id

@@ -19,6 +19,7 @@
 //!     azureclusteridentity   AzureClusterIdentity: what each identity type needs
 //!     azurecluster   AzureCluster and AzureClusterTemplate: the network, load balancers, bastion
 //!     azuremachine   AzureMachine and AzureMachineTemplate: VM spec defaults, checks, immutability
+//!   unreconciled  the kinds no controller of this release reconciles: a warning on create
 //! ```
 //!
 //! Values that must be random (an SSH key, a role-assignment name) are generated only when an
@@ -38,6 +39,7 @@ pub mod meta;
 pub mod names;
 mod ssh;
 pub mod support;
+pub mod unreconciled;
 
 use capz_api::capi::TOPOLOGY_DRY_RUN_ANNOTATION;
 use kube::Resource;

@@ -299,6 +299,19 @@ pub fn markdown() -> String {
          under `spec.template.spec` and get the same warnings; the objects cloned from them report \
          the conditions.\n",
     );
+    let _ = write!(
+        out,
+        "\n## Kinds not reconciled yet\n\n\
+         These kinds are served, validated by their CRD schema and stored, but no controller of this \
+         release acts on them; creating one is answered with a warning saying so.\n\n\
+         | Kind | Reconciled by |\n|---|---|\n"
+    );
+    for (kind, family) in crate::unreconciled::KINDS {
+        let _ = writeln!(
+            out,
+            "| {kind} | the {family} controller (`capz-{family}`), not released yet |"
+        );
+    }
     for kind in [Kind::AzureCluster, Kind::AzureMachine, Kind::AzureClusterIdentity] {
         let templates = match kind {
             Kind::AzureCluster => " (and AzureClusterTemplate)",

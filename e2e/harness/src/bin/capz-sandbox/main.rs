@@ -8,7 +8,8 @@
 //! - `demo` creates a cluster of the default flavor called `--name` (default `demo`) in the running
 //!   sandbox and follows it until it converges (see `demo.rs`);
 //! - `down` stops it and every process it started;
-//! - `status` says what runs, with the log of each process;
+//! - `status` says what runs, with the log of each process and how often it was restarted (a
+//!   process that exits is started again, with the kubelet's backoff);
 //! - `--dir`: where its files go: kubeconfig, certificates, `logs/` (default: `sandbox` in the
 //!   capz-rs cache directory);
 //! - `--port`: the API server's port (default 6443); `--emulator-port`: the ARM emulator's (default
@@ -50,11 +51,14 @@ struct State {
     processes: Vec<Running>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, PartialEq, Eq)]
 struct Running {
     name: String,
     pid: u32,
     log: PathBuf,
+    /// How often it was started again after it exited.
+    #[serde(default)]
+    restarts: u32,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -254,9 +258,10 @@ fn status(dir: &Path) {
     for process in &state.processes {
         let health = if alive(process.pid) { "running" } else { "STOPPED" };
         println!(
-            "  {:<32} pid {:<8} {health:<8} log {}",
+            "  {:<32} pid {:<8} {health:<8} restarts {:<3} log {}",
             process.name,
             process.pid,
+            process.restarts,
             process.log.display()
         );
     }
@@ -299,7 +304,7 @@ fn serve(args: &Args) -> Result<(), String> {
             "capz-sandbox: clusterctl installed capz-rs, its controllers and webhooks serve after {:.1} s",
             started.elapsed().as_secs_f64()
         );
-        let state = State {
+        let mut state = State {
             pid: std::process::id(),
             kubeconfig: plane.kubeconfig().to_owned(),
             api_server: plane.url().to_owned(),
@@ -310,24 +315,51 @@ fn serve(args: &Args) -> Result<(), String> {
                 .map_err(|err| err.to_string())?,
             capi_bins: capz_harness::cluster_api::binaries().map_err(|err| err.to_string())?,
             clusterctl_config: clusterctl.config().to_owned(),
-            processes: plane
-                .processes()
-                .iter()
-                .map(|process| Running {
-                    name: process.name().to_owned(),
-                    pid: process.id(),
-                    log: process.log().to_owned(),
-                })
-                .collect(),
+            processes: running_processes(&plane),
         };
-        let json = serde_json::to_vec_pretty(&state).map_err(|err| err.to_string())?;
-        std::fs::write(state_file(&args.dir), json).map_err(|err| err.to_string())?;
+        write_state(&args.dir, &state)?;
         eprintln!("capz-sandbox: serving; SIGTERM or SIGINT stops it");
-        wait_for_stop().await?;
+        // Restarted processes get new ids: `status` and `down` read them from the state file.
+        let stop = wait_for_stop();
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                stopped = &mut stop => {
+                    stopped?;
+                    break;
+                }
+                () = tokio::time::sleep(Duration::from_secs(1)) => {
+                    let now = running_processes(&plane);
+                    if now != state.processes {
+                        state.processes = now;
+                        write_state(&args.dir, &state)?;
+                    }
+                }
+            }
+        }
         drop(plane);
         let _ = std::fs::remove_file(state_file(&args.dir));
         Ok(())
     })
+}
+
+/// The plane's processes as the state file lists them.
+fn running_processes(plane: &Plane) -> Vec<Running> {
+    plane
+        .processes()
+        .iter()
+        .map(|process| Running {
+            name: process.name().to_owned(),
+            pid: process.id(),
+            log: process.log().to_owned(),
+            restarts: process.restarts(),
+        })
+        .collect()
+}
+
+fn write_state(dir: &Path, state: &State) -> Result<(), String> {
+    let json = serde_json::to_vec_pretty(state).map_err(|err| err.to_string())?;
+    std::fs::write(state_file(dir), json).map_err(|err| err.to_string())
 }
 
 /// Starts the ARM emulator built beside this program; returns its URL and CA file.
