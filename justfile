@@ -33,6 +33,11 @@ lint:
     cargo clippy --workspace --all-targets --locked -- -D warnings
     cargo clippy --locked -p capz-kit --features otlp --all-targets -- -D warnings
 
+# List the modules of a crate that import each other, in shared/, controllers/ and webhooks/
+# (exits non-zero while there are any).
+module-cycles:
+    python3 .ci/module_cycles.py shared controllers webhooks
+
 # Run the unit and integration tests.
 unit:
     cargo test --workspace --locked --exclude capz-e2e

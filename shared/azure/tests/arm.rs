@@ -231,6 +231,7 @@ async fn a_poll_url_off_the_resource_manager_host_is_never_called() -> TestResul
         poll_kind: PollKind::AsyncOperation,
         resource_id: vnet_id("rg")?,
         api_version: NETWORK,
+        creates: false,
     };
     let err = client.poll::<Value>(&token).await.unwrap_err();
     assert!(matches!(err, ArmError::InvalidRequest(_)), "{err}");

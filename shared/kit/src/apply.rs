@@ -136,7 +136,7 @@ where
         async move { api.patch_status(name, &params, &Patch::Apply(body)).await }
     })
     .await?;
-    crate::controller::status_written();
+    crate::observed::status_written();
     Ok(applied)
 }
 

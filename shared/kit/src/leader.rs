@@ -24,6 +24,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{ObjectMeta, PostParams};
 use kube::{Api, Client};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// The timing of leader election.
@@ -403,11 +404,75 @@ impl LeaderElector {
     }
 }
 
+/// Whether this replica may reconcile now: it holds the leader-election Lease, or leader election
+/// is off. Cloning shares it.
+#[derive(Clone, Debug)]
+pub struct Leadership(watch::Receiver<bool>);
+
+/// Sets a [`Leadership`].
+#[derive(Debug)]
+pub struct LeadershipSender(watch::Sender<bool>);
+
+impl Leadership {
+    /// A leadership that `sender` grants and revokes, not held yet.
+    #[must_use]
+    pub fn new() -> (LeadershipSender, Self) {
+        let (sender, receiver) = watch::channel(false);
+        (LeadershipSender(sender), Self(receiver))
+    }
+
+    /// A leadership always held: leader election is off.
+    #[must_use]
+    pub fn always() -> Self {
+        let (sender, receiver) = watch::channel(true);
+        // Dropped, the sender can never take it back.
+        drop(sender);
+        Self(receiver)
+    }
+
+    /// Whether it is held now.
+    #[must_use]
+    pub fn held(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Runs `work` once leadership is held; `None` when `stop` resolves first (shutting down
+    /// without leadership), or when leadership is lost before `work` finishes (`work` is dropped
+    /// at once: another replica may already be leading).
+    pub async fn while_leading<T>(
+        &self,
+        stop: impl Future<Output = ()>,
+        work: impl Future<Output = T>,
+    ) -> Option<T> {
+        let mut start = self.0.clone();
+        tokio::select! {
+            // A sender gone keeps its last value: held stays held.
+            _ = start.wait_for(|held| *held) => {}
+            () = stop => return None,
+        }
+        if !self.held() {
+            return None;
+        }
+        let mut lost = self.0.clone();
+        tokio::select! {
+            output = work => Some(output),
+            Ok(_) = lost.wait_for(|held| !*held) => None,
+        }
+    }
+}
+
+impl LeadershipSender {
+    /// Grants (`true`) or revokes (`false`) leadership.
+    pub fn set(&self, held: bool) {
+        self.0.send_replace(held);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
-    use super::{Timing, default_identity};
+    use super::{Leadership, Timing, default_identity};
 
     #[test]
     fn timing_must_let_the_leader_give_up_first() {
@@ -441,5 +506,55 @@ mod tests {
         assert_ne!(first, second);
         let host = hostname::get().unwrap().to_string_lossy().into_owned();
         assert!(first.starts_with(&format!("{host}_")), "{first}");
+    }
+
+    #[tokio::test]
+    async fn work_waits_for_leadership_and_stops_when_it_is_lost() {
+        let (sender, leadership) = Leadership::new();
+        let waiting = tokio::spawn({
+            let leadership = leadership.clone();
+            async move {
+                leadership
+                    .while_leading(std::future::pending(), async { 7 })
+                    .await
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!waiting.is_finished(), "ran without leadership");
+        sender.set(true);
+        assert_eq!(waiting.await.unwrap(), Some(7));
+
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let long = tokio::spawn({
+            let leadership = leadership.clone();
+            async move {
+                leadership
+                    .while_leading(std::future::pending(), async {
+                        let _ = rx.await;
+                        1
+                    })
+                    .await
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        sender.set(false);
+        assert_eq!(
+            long.await.unwrap(),
+            None,
+            "kept running after leadership was lost"
+        );
+        drop(tx);
+        assert_eq!(
+            Leadership::always()
+                .while_leading(std::future::pending(), async { 3 })
+                .await,
+            Some(3)
+        );
+        let (_sender, never) = Leadership::new();
+        assert_eq!(
+            never.while_leading(async {}, async { 4 }).await,
+            None,
+            "stopped while waiting"
+        );
     }
 }

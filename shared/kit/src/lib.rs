@@ -1,16 +1,19 @@
 //! The reconcile kit and controller runtime of capz-rs: what every controller needs once.
 //!
-//! A reconcile built on the kit reads as a pipeline:
+//! A controller on the kit is a [`controller::ControllerId`], a few kube-runtime `Controller`s
+//! (watches and [`filter`]s) and one reconcile function per kind, run by
+//! [`runner::Context::run`]. A reconcile reads as a pipeline:
 //!
 //! ```text
-//!   watch event ── filter::changes ──> reconcile(object)
+//!   watch event ── filter::changes ──> reconciler: leadership, span, metrics   (every controller)
 //!     cluster::{owner_cluster, is_paused, is_externally_managed}   skip what is not ours to do
 //!     finalizer::finalized                                         Apply | Cleanup
 //!       operations::Operations::owned(status)                      operations in flight
 //!       resource::{reconcile, delete} per Azure resource           one read, a write if needed
+//!       presence::Presence::running(peer)                          a peer we wait on runs
 //!       conditions::observe(observations)                          keep lastTransitionTime
 //!       apply::apply_status(owned fields)  if conditions::differ or operations changed
-//!     policy::Backoff::on_error / report::Reporter::failed         requeue and tell users
+//!   reconciler: events for what changed in Azure (observed), warning and backoff on failure
 //! ```
 //!
 //! It re-exports kube, k8s-openapi and schemars, so that every controller builds against one
@@ -28,9 +31,11 @@ pub mod finalizer;
 pub mod identity;
 pub mod leader;
 pub mod metrics;
+pub mod observed;
 pub mod operations;
 pub mod policy;
 pub mod presence;
+pub mod reconciler;
 pub mod report;
 pub mod resource;
 pub mod runner;

@@ -166,6 +166,7 @@ mod tests {
                 .parse()
                 .unwrap(),
             api_version: ApiVersion::new("2024-07-01"),
+            creates: false,
         }
     }
 

@@ -116,13 +116,25 @@ impl Classify for capz_azure::ArmError {
         }
         // Tokens are fetched at the first call that needs one: a refused credential shows there.
         if let capz_azure::ArmError::Credential(error) = self {
-            return Reason::new(crate::identity::credential_reason(error));
+            return Reason::new(credential_reason(error));
         }
         match capz_azure::ArmError::category(self) {
             capz_azure::Category::Throttled => Reason::THROTTLED,
             capz_azure::Category::InvalidInput => Reason::INVALID_CONFIGURATION,
             _ => Reason::FAILED,
         }
+    }
+}
+
+/// The condition reason of a credential that could not get a token, whether it failed while
+/// the credential was built or at the first Azure call that needed a token.
+#[must_use]
+pub fn credential_reason(error: &capz_azure::CredentialError) -> &'static str {
+    use capz_azure::CredentialError;
+    match error {
+        CredentialError::Rejected { .. } => "CredentialRejected",
+        CredentialError::Configuration { .. } => "InvalidCredential",
+        CredentialError::Transient { .. } => "CredentialUnavailable",
     }
 }
 

@@ -9,7 +9,8 @@
 //! work. [`delete`] removes the resource only when it is ours; a delete that ended `Failed` leaves
 //! the resource there, so the next delete finds it and tries again.
 //! Neither ever waits for a long-running operation: it is recorded in [`Operations`], and the
-//! next reconcile polls it once.
+//! next reconcile polls it once. A write or delete that has finished is told to the controller's
+//! run wrapper, which publishes it as an event on the object (`Created`, `Updated`, `Deleted`).
 
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::conditions::Reason;
+use crate::observed::{Verb, changed};
 use crate::operations::Operations;
 use crate::policy::{Category, Classify};
 use crate::tags::{self, Tags};
@@ -155,7 +157,6 @@ pub async fn reconcile<R: AzureResource>(
     operations: &mut Operations,
 ) -> Result<Progress<R::Model>, ResourceError> {
     let id = resource.id();
-    let name = id.name().into_owned();
     // A write in flight: poll it once instead of writing again. A token we cannot read is
     // dropped; the read below finds out where the resource stands.
     for method in [OperationMethod::Put, OperationMethod::Patch] {
@@ -200,7 +201,12 @@ pub async fn reconcile<R: AzureResource>(
         }
     }
     .map_err(failed("write", id))?;
-    let progress = follow(outcome, operations, R::SERVICE, &name);
+    let verb = if existing.is_some() {
+        Verb::Updated
+    } else {
+        Verb::Created
+    };
+    let progress = follow(outcome, operations, R::SERVICE, id, verb);
     // Finished without the resource: the next reconcile reads it.
     poll_now::<R, _>(client, operations, id, progress, OperationMethod::Put, |model| {
         model
@@ -244,7 +250,7 @@ pub async fn delete<R: AzureResource>(
         .delete(id, &R::API_VERSION)
         .await
         .map_err(failed("delete", id))?;
-    let progress = follow(outcome, operations, R::SERVICE, &name);
+    let progress = follow(outcome, operations, R::SERVICE, id, Verb::Deleted);
     poll_now::<R, _>(client, operations, id, progress, OperationMethod::Delete, |_| {
         Some(())
     })
@@ -304,6 +310,12 @@ async fn resume<R: AzureResource>(
         }
         PollOutcome::Succeeded(model) => {
             operations.ended(R::SERVICE, &token);
+            let verb = match (token.method, token.creates) {
+                (OperationMethod::Delete, _) => Verb::Deleted,
+                (_, true) => Verb::Created,
+                (_, false) => Verb::Updated,
+            };
+            changed(verb, id);
             Ok(Some(Progress::Done(model)))
         }
         PollOutcome::Failed(error) => {
@@ -313,19 +325,25 @@ async fn resume<R: AzureResource>(
     }
 }
 
-/// What a write's answer means for the reconcile: done, or an operation to record. The callers
-/// poll a recorded operation once at once: Azure finishes many writes within moments, and CAPZ
-/// also polls before it leaves an operation to a later reconcile.
+/// What a write's answer means for the reconcile: done (`verb` happened to the resource), or an
+/// operation to record, marked with whether it creates the resource. The callers poll a recorded
+/// operation once at once: Azure finishes many writes within moments, and CAPZ also polls before
+/// it leaves an operation to a later reconcile.
 fn follow<T>(
     outcome: Outcome<T>,
     operations: &mut Operations,
     service: &'static str,
-    name: &str,
+    id: &ResourceId,
+    verb: Verb,
 ) -> Progress<T> {
     match outcome {
-        Outcome::Done(model) => Progress::Done(model),
-        Outcome::InProgress(progress) => {
-            operations.record(service, name, &progress.token);
+        Outcome::Done(model) => {
+            changed(verb, id);
+            Progress::Done(model)
+        }
+        Outcome::InProgress(mut progress) => {
+            progress.token.creates = verb == Verb::Created;
+            operations.record(service, &id.name(), &progress.token);
             Progress::InProgress {
                 retry_after: progress.retry_after,
             }

@@ -49,7 +49,7 @@
 //!    `--watch-filter`, runs `--concurrency` reconciles at a time, reconciles every object again
 //!    every `--sync-period`, and drains when the shutdown signal comes. Its watches start at
 //!    once, so a standby replica has warm caches.
-//! 4. With `--leader-elect`, reconciles ([`Context::run`]) wait until this replica holds the
+//! 4. With `--leader-elect`, reconciles ([`crate::reconciler`]) wait until this replica holds the
 //!    Lease. Without it, the Lease is renewed all the same, as a heartbeat: peers read it to tell
 //!    that the controller runs ([`crate::presence`]).
 //! 5. When leadership is lost (another holder, or no renewal within the renew deadline — an API
@@ -81,8 +81,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::Args;
 use crate::cluster::{cluster_name, members_of};
-use crate::controller::{ControllerId, Leadership, LeadershipSender};
-use crate::leader::{self, LeaderElector, LeaderError, Timing};
+use crate::controller::ControllerId;
+use crate::leader::{self, LeaderElector, LeaderError, Leadership, LeadershipSender, Timing};
 use crate::presence::Presence;
 use crate::report::Reporter;
 use crate::server::{Readiness, Servers};

@@ -7,6 +7,7 @@ use arm_emulator::Config;
 use arm_emulator::config::DEFAULT_SUBSCRIPTION;
 use capz_harness::EmulatedAzure;
 use capz_kit::azure::{ApiVersion, ArmClient, ResourceId};
+use capz_kit::observed::{Change, Verb, observed};
 use capz_kit::operations::Operations;
 use capz_kit::resource::{self, AzureResource, Ownership, Progress, ResourceError};
 use capz_kit::tags::{self, Role, Tags};
@@ -174,14 +175,25 @@ async fn a_write_in_flight_is_resumed_by_a_new_client_and_the_steady_state_write
     assert!(matches!(first, Progress::InProgress { .. }), "{first:?}");
     assert_eq!(operations.entries().len(), 1);
 
-    // What a restarted controller has: the entries from status, and a client of its own.
+    // What a restarted controller has: the entries from status, and a client of its own. The
+    // write it resumes is still told as the creation it was.
     let stored = capz_kit::api::common::operations::Futures(operations.entries().to_vec());
     let mut resumed = Operations::owned(Some(&stored), "test", &["virtualnetworks"]);
     let client = azure.new_client()?;
     let done = loop {
-        match resource::reconcile(&client, &vnet, &mut resumed).await? {
-            Progress::InProgress { .. } => tokio::time::sleep(Duration::from_millis(100)).await,
-            Progress::Done(model) => break model,
+        let (progress, _, changes) = observed(resource::reconcile(&client, &vnet, &mut resumed)).await;
+        match progress? {
+            Progress::InProgress { .. } => {
+                assert!(changes.is_empty(), "{changes:?}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Progress::Done(model) => {
+                assert_eq!(
+                    changes.iter().map(|change| change.verb).collect::<Vec<_>>(),
+                    [Verb::Created]
+                );
+                break model;
+            }
         }
     };
     assert_eq!(done.properties.address_space.address_prefixes, ["10.0.0.0/16"]);
@@ -275,13 +287,30 @@ async fn an_owned_resource_is_deleted_through_its_operation() -> TestResult {
     let group = resource_group(&client, "rg-delete").await?;
     let vnet = network(&group, "vnet", ours())?;
     let mut operations = Operations::owned(None, "test", &["virtualnetworks"]);
-    while !matches!(
-        resource::reconcile(&client, &vnet, &mut operations).await?,
-        Progress::Done(_)
-    ) {}
-    while resource::delete(&client, &vnet, &mut operations).await? != Progress::Done(()) {
+    // What the run wrapper learns: one creation, then one deletion, each once it has finished.
+    let mut changes = Vec::new();
+    loop {
+        let (progress, _, these) = observed(resource::reconcile(&client, &vnet, &mut operations)).await;
+        changes.extend(these);
+        if matches!(progress?, Progress::Done(_)) {
+            break;
+        }
+    }
+    loop {
+        let (progress, _, these) = observed(resource::delete(&client, &vnet, &mut operations)).await;
+        changes.extend(these);
+        if progress? == Progress::Done(()) {
+            break;
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    assert_eq!(
+        changes,
+        [Verb::Created, Verb::Deleted].map(|verb| Change {
+            verb,
+            id: vnet.id.clone()
+        })
+    );
     assert!(operations.entries().is_empty());
     assert_eq!(calls(&azure, "DELETE", &vnet.id.to_string()), 1);
     // Gone: deleting again reads, finds nothing and sends nothing.
@@ -333,13 +362,17 @@ async fn a_resource_azure_left_failed_is_written_again_until_it_succeeds() -> Te
     assert_eq!(state(left), "Failed");
     assert_eq!(calls(&azure, "PUT", &path), 1);
 
-    // Its body is as wanted, yet it is written again, once, and ends Succeeded.
+    // Its body is as wanted, yet it is written again, once, and ends Succeeded: an update.
+    let mut changes = Vec::new();
     let repaired = loop {
-        match resource::reconcile(&client, &vnet, &mut operations).await? {
+        let (progress, _, these) = observed(resource::reconcile(&client, &vnet, &mut operations)).await;
+        changes.extend(these.into_iter().map(|change| change.verb));
+        match progress? {
             Progress::InProgress { .. } => tokio::time::sleep(Duration::from_millis(100)).await,
             Progress::Done(model) => break model,
         }
     };
+    assert_eq!(changes, [Verb::Updated]);
     assert_eq!(
         repaired.properties.address_space.address_prefixes,
         ["10.0.0.0/16"]

@@ -551,6 +551,7 @@ fn in_progress(
             poll_kind,
             resource_id: id.clone(),
             api_version: api_version.clone(),
+            creates: false,
         },
         retry_after: throttle::retry_after(response.headers()),
     })

@@ -69,6 +69,11 @@ pub struct OperationToken {
     pub resource_id: ResourceId,
     /// The api-version of the write, for reading the resource when the operation is done.
     pub api_version: ApiVersion,
+    /// Whether the write creates the resource (it did not exist before it), so that a finished
+    /// operation can be told as a creation or an update. Set by the caller, who read the
+    /// resource first; absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub creates: bool,
 }
 
 /// The token in storage form, with its format marker.
@@ -170,6 +175,7 @@ mod tests {
                 .parse()
                 .unwrap(),
             api_version: "2024-07-01".parse().unwrap(),
+            creates: false,
         }
     }
 

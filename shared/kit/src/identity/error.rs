@@ -4,7 +4,7 @@
 use capz_azure::CredentialError;
 
 use crate::conditions::Reason;
-use crate::policy::{Category, Classify};
+use crate::policy::{Category, Classify, credential_reason};
 
 /// The condition reason of an identity the cluster's namespace may not use (CAPZ's).
 pub const NAMESPACE_NOT_ALLOWED_BY_IDENTITY: &str = "NamespaceNotAllowedByIdentity";
@@ -136,17 +136,6 @@ impl IdentityError {
             Self::Credential(err) => err.is_terminal(),
             _ => true,
         }
-    }
-}
-
-/// The condition reason of a credential that could not get a token, whether it failed while
-/// the credential was built or at the first Azure call that needed a token.
-#[must_use]
-pub fn credential_reason(error: &CredentialError) -> &'static str {
-    match error {
-        CredentialError::Rejected { .. } => "CredentialRejected",
-        CredentialError::Configuration { .. } => "InvalidCredential",
-        CredentialError::Transient { .. } => "CredentialUnavailable",
     }
 }
 

@@ -53,7 +53,7 @@ use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::{Api, Client};
 
 use cache::{CacheKey, CredentialCache};
-pub use error::{IdentityError, NAMESPACE_NOT_ALLOWED_BY_IDENTITY, credential_reason};
+pub use error::{IdentityError, NAMESPACE_NOT_ALLOWED_BY_IDENTITY};
 pub use namespaces::namespace_allowed;
 use service_account::ServiceAccountToken;
 use settings::EnvironmentMethod;
