@@ -19,6 +19,7 @@ use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::{Api, ResourceExt as _};
 use capz_kit::operations::Operations;
+use capz_kit::presence::not_running;
 use capz_kit::resource::{self, AzureResource, Progress, ResourceError};
 use capz_kit::scope::ClusterScope;
 use capz_resources::network_interface::private_addresses;
@@ -94,14 +95,22 @@ impl Run<'_> {
             &self.found.machine,
             &spec,
         )?;
-        if let Some(message) = dependencies(&scope, self.azure_cluster, plan.control_plane)
+        if let Some(wait) = dependencies(&scope, self.azure_cluster, plan.control_plane)
             .or_else(|| awaits_ssh_rule(self.machine, plan.ssh_rule))
         {
+            // A wait for a controller that does not run says so.
+            for family in wait.on {
+                if !shared.presence.running(family).await {
+                    self.report
+                        .observe(not_running(ConditionType::VM_RUNNING, family));
+                    return Ok(Action::await_change());
+                }
+            }
             self.report.fails(
                 ConditionType::VM_RUNNING,
                 Reason::WAITING_FOR_DEPENDENCY,
                 ConditionSeverity::Info,
-                message,
+                wait.message,
             );
             return Ok(Action::await_change());
         }

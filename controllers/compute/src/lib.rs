@@ -30,6 +30,7 @@ use std::sync::Arc;
 use capz_api::controllers::Family;
 use capz_kit::controller::ControllerId;
 use capz_kit::identity::{Identities, IdentitySettings};
+use capz_kit::presence::Presence;
 use capz_kit::runner::{self, BoxError};
 use capz_rules::Features;
 
@@ -44,6 +45,8 @@ pub(crate) struct Shared {
     pub(crate) identities: Identities,
     pub(crate) fallback_subscription: Option<String>,
     pub(crate) features: Features,
+    /// Whether the network and loadbalancer controllers, whose conditions machines wait for, run.
+    pub(crate) presence: Presence,
 }
 
 /// Runs the controller until the runner's shutdown signal.
@@ -56,6 +59,7 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
     let shared = Arc::new(Shared {
         identities: Identities::new(client.clone(), settings).await?,
         features: ctx.args().feature_gates,
+        presence: ctx.presence(),
         fallback_subscription,
         client,
     });

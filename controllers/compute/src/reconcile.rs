@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use capz_api::capi::{Cluster, Machine};
 use capz_api::common::conditions::{ConditionSeverity, ConditionType, Conditions};
+use capz_api::controllers::Family;
 use capz_api::{AzureCluster, AzureMachine};
 use capz_kit::cluster::{is_externally_managed, is_paused, owner_cluster, owner_machine};
 use capz_kit::conditions::Reason;
@@ -161,6 +162,13 @@ fn gate(found: &Found) -> Option<(Reason, String)> {
     None
 }
 
+/// What a machine waits for: a sentence for people, and the families whose controllers write
+/// the conditions it waits on.
+pub(crate) struct Wait {
+    pub(crate) message: String,
+    pub(crate) on: Vec<Family>,
+}
+
 /// Why the machine waits for peers' work: the subnets and the load balancers its interface joins.
 /// An externally managed AzureCluster has no such conditions: Cluster API's gate is all there is.
 /// Once the AzureCluster has been Ready (`status.ready` stays true) they exist: a peer's later
@@ -170,7 +178,7 @@ pub(crate) fn dependencies(
     scope: &ClusterScope,
     azure_cluster: &AzureCluster,
     control_plane: bool,
-) -> Option<String> {
+) -> Option<Wait> {
     let was_ready = azure_cluster.status.as_ref().and_then(|status| status.ready) == Some(true);
     if was_ready || is_externally_managed(azure_cluster) {
         return None;
@@ -188,20 +196,26 @@ pub(crate) fn dependencies(
         network.is_some_and(|network| network.node_outbound_lb.is_some())
     };
     let mut waiting = Vec::new();
+    let mut on = Vec::new();
     if !holds(cluster_conditions, &ConditionType::SUBNETS_READY) {
         waiting.push("SubnetsReady on the AzureCluster");
+        on.push(Family::Network);
     }
     if joins_pool && !holds(cluster_conditions, &ConditionType::LOAD_BALANCERS_READY) {
         waiting.push("LoadBalancersReady on the AzureCluster");
+        on.push(Family::LoadBalancer);
     }
-    (!waiting.is_empty()).then(|| format!("waiting for {}", waiting.join(", ")))
+    (!waiting.is_empty()).then(|| Wait {
+        message: format!("waiting for {}", waiting.join(", ")),
+        on,
+    })
 }
 
 /// Why a machine that gets an SSH inbound NAT rule waits for it: its interface is then created
 /// once, with the rule, instead of being updated when the rule comes. A machine already past
 /// that point (its interface or VM exists) is not held back; its interface joins the rule when
 /// the loadbalancer controller reports it.
-pub(crate) fn awaits_ssh_rule(machine: &AzureMachine, ssh_rule: bool) -> Option<String> {
+pub(crate) fn awaits_ssh_rule(machine: &AzureMachine, ssh_rule: bool) -> Option<Wait> {
     let conditions = machine.status.as_ref().map(|status| &status.conditions);
     let holds = |type_: &ConditionType| conditions.is_some_and(|conditions| conditions.is_true(type_));
     let vm_recorded = machine
@@ -210,9 +224,11 @@ pub(crate) fn awaits_ssh_rule(machine: &AzureMachine, ssh_rule: bool) -> Option<
         .as_deref()
         .is_some_and(|id| !id.is_empty());
     let past = vm_recorded || holds(&ConditionType::NETWORK_INTERFACES_READY);
-    (ssh_rule && !past && !holds(&ConditionType::INBOUND_NAT_RULES_READY)).then(|| {
-        "waiting for InboundNATRulesReady on the AzureMachine: its SSH inbound NAT rule, which the loadbalancer controller creates"
-            .to_owned()
+    (ssh_rule && !past && !holds(&ConditionType::INBOUND_NAT_RULES_READY)).then(|| Wait {
+        message: "waiting for InboundNATRulesReady on the AzureMachine: its SSH inbound NAT rule, which the \
+                  loadbalancer controller creates"
+            .to_owned(),
+        on: vec![Family::LoadBalancer],
     })
 }
 
@@ -324,13 +340,12 @@ mod tests {
     fn machines_wait_for_subnets_only_until_the_cluster_was_ready() {
         let waiting = cluster(None, "False");
         let scope = ClusterScope::new(&waiting, capz_rules::Features::default(), None).unwrap();
-        assert_eq!(
-            dependencies(&scope, &waiting, true).as_deref(),
-            Some("waiting for SubnetsReady on the AzureCluster")
-        );
-        assert_eq!(dependencies(&scope, &cluster(None, "True"), true), None);
+        let wait = dependencies(&scope, &waiting, true).unwrap();
+        assert_eq!(wait.message, "waiting for SubnetsReady on the AzureCluster");
+        assert_eq!(wait.on, [capz_api::controllers::Family::Network]);
+        assert!(dependencies(&scope, &cluster(None, "True"), true).is_none());
         // A failed check after the cluster was built does not hold the machine back.
-        assert_eq!(dependencies(&scope, &cluster(Some(true), "False"), true), None);
+        assert!(dependencies(&scope, &cluster(Some(true), "False"), true).is_none());
     }
 
     fn machine(provider_id: Option<&str>, conditions: &[(&str, &str)]) -> capz_api::AzureMachine {
@@ -351,22 +366,22 @@ mod tests {
     #[test]
     fn a_machine_with_an_ssh_rule_waits_for_it_only_before_its_interface_exists() {
         let fresh = machine(None, &[]);
-        let waiting = awaits_ssh_rule(&fresh, true).unwrap();
+        let waiting = awaits_ssh_rule(&fresh, true).unwrap().message;
         assert!(waiting.contains("InboundNATRulesReady"), "{waiting}");
-        assert_eq!(awaits_ssh_rule(&fresh, false), None, "no rule to wait for");
+        assert!(awaits_ssh_rule(&fresh, false).is_none(), "no rule to wait for");
         let reported = machine(None, &[("InboundNATRulesReady", "True")]);
-        assert_eq!(awaits_ssh_rule(&reported, true), None);
+        assert!(awaits_ssh_rule(&reported, true).is_none());
         let not_yet = machine(None, &[("InboundNATRulesReady", "False")]);
         assert!(awaits_ssh_rule(&not_yet, true).is_some());
         // Machines built before the rule came (or whose rule check fails later) go on.
         let with_interface = machine(None, &[("NetworkInterfacesReady", "True")]);
-        assert_eq!(awaits_ssh_rule(&with_interface, true), None);
+        assert!(awaits_ssh_rule(&with_interface, true).is_none());
         let with_vm = machine(
             Some(
                 "azure:///subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachines/cp-0",
             ),
             &[],
         );
-        assert_eq!(awaits_ssh_rule(&with_vm, true), None);
+        assert!(awaits_ssh_rule(&with_vm, true).is_none());
     }
 }

@@ -11,6 +11,7 @@ use arm_emulator::config::{
 use arm_emulator::faults::Fault;
 use capz_harness::{EmulatedAzure, InProcessController};
 use capz_kit::api::common::conditions::{Condition, ConditionStatus, ConditionType, Conditions};
+use capz_kit::api::controllers::Family;
 use capz_kit::api::{AzureCluster, AzureMachine};
 use capz_kit::apply::{FieldManager, apply_status};
 use capz_kit::azure::models::ArmModel as _;
@@ -320,6 +321,8 @@ async fn a_control_plane_machine_runs_in_its_pool_idles_and_is_deleted_with_its_
     in_namespace(async |plane, client, namespace| {
         let azure = azure().await?;
         cluster_objects(&client, &namespace).await?;
+        // The test plays the loadbalancer controller: it writes the SSH rule's condition.
+        capz_harness::play_controller(&client, "default", Family::LoadBalancer).await?;
         let controller = controller(plane, &namespace, azure.cloud_settings()?)?;
         let result = Box::pin(control_plane(&client, &namespace, &azure)).await;
         controller.stop().await?;

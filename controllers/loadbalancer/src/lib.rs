@@ -47,6 +47,7 @@ use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::kube::runtime::{PredicateConfig, WatchStreamExt as _, watcher};
 use capz_kit::kube::{Api, Client, ResourceExt as _};
 use capz_kit::policy::{Category, Classify};
+use capz_kit::presence::Presence;
 use capz_kit::resource::ResourceError;
 use capz_kit::runner::{self, BoxError};
 use capz_resources::load_balancer::PlanError;
@@ -147,6 +148,8 @@ struct State {
     features: Features,
     /// `AZURE_SUBSCRIPTION_ID`, for clusters that name no subscription.
     subscription: Option<String>,
+    /// Whether the network controller, whose conditions the balancers wait for, runs.
+    presence: Presence,
 }
 
 /// Runs the controller until the runner's shutdown signal.
@@ -160,6 +163,7 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
         identities: Identities::new(ctx.client(), settings).await?,
         features: ctx.args().feature_gates,
         subscription,
+        presence: ctx.presence(),
     });
     // Pause and the API server port live on the Cluster.
     let clusters = watcher(ctx.api::<Cluster>(), ctx.watcher_config())

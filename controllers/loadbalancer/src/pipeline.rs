@@ -15,6 +15,7 @@ use capz_kit::api::capi::Cluster;
 use capz_kit::api::common::ApiEndpoint;
 use capz_kit::api::common::conditions::{Condition, ConditionSeverity, ConditionType, Conditions};
 use capz_kit::api::common::operations::Future;
+use capz_kit::api::controllers::Family;
 use capz_kit::apply::{apply_spec, apply_status};
 use capz_kit::azure::ArmClient;
 use capz_kit::azure::models::network::PublicIpAddress;
@@ -25,6 +26,7 @@ use capz_kit::kube::Api;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::operations::Operations;
 use capz_kit::policy::{Category, Classify as _};
+use capz_kit::presence::not_running;
 use capz_kit::resource::{self, AzureResource as _, Progress, ResourceError};
 use capz_kit::scope::ClusterScope;
 use capz_resources::load_balancer::{ClusterLoadBalancers, EndpointSource, LoadBalancer, PlanError};
@@ -61,6 +63,8 @@ enum Stage {
     Done,
     Busy(Option<Duration>),
     Waiting(String),
+    /// Waiting for a condition whose controller does not run.
+    PeerNotRunning(Family),
     Deleting(Option<Duration>),
     Deleted,
     Failed {
@@ -99,6 +103,7 @@ impl Stage {
                 Info,
                 format!("{what} creating or updating"),
             ),
+            Self::PeerNotRunning(family) => not_running(type_, *family),
             Self::Waiting(message) => {
                 Observation::fails(type_, Reason::WAITING_FOR_DEPENDENCY, Info, message.clone())
             }
@@ -325,6 +330,10 @@ async fn converge(state: &State, object: &AzureCluster, port: i32, operations: &
         return pass;
     }
     if let Some(waiting) = missing_dependency(object, &plan) {
+        // The network controller writes what the balancers wait for: is it there to write it?
+        if !state.presence.running(Family::Network).await {
+            return pass.all(|| Stage::PeerNotRunning(Family::Network));
+        }
         return pass.all(|| Stage::Waiting(waiting.clone()));
     }
     let client = match arm_client(state, object).await {

@@ -11,6 +11,7 @@ use arm_emulator::Config;
 use arm_emulator::config::{DEFAULT_SUBSCRIPTION, SeedResource};
 use capz_harness::{EmulatedAzure, InProcessController};
 use capz_kit::api::common::conditions::{ConditionStatus, ConditionType};
+use capz_kit::api::controllers::Family;
 use capz_kit::api::{AzureCluster, AzureMachine};
 use capz_kit::apply::{FieldManager, apply_status};
 use capz_kit::azure::models::network::LoadBalancer;
@@ -28,7 +29,7 @@ type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 const NETWORK: FieldManager = FieldManager::new("capz-test-network");
 /// The compute controller, as the test plays it.
 const COMPUTE: FieldManager = FieldManager::new("capz-test-compute");
-const COMPUTE_FINALIZER: &str = capz_kit::api::controllers::Family::Compute.finalizer();
+const COMPUTE_FINALIZER: &str = Family::Compute.finalizer();
 const WAIT: Duration = Duration::from_mins(1);
 
 fn group_id(group: &str) -> String {
@@ -194,6 +195,8 @@ async fn in_namespace(
     let plane = capz_harness::shared();
     let _side_by_side = plane.namespaced().await;
     let client = plane.client().await?;
+    // The tests play the network controller: they write the conditions the balancers wait for.
+    capz_harness::play_controller(&client, "default", Family::Network).await?;
     let inner = client.clone();
     capz_harness::with_temp_namespace(&client, async move |namespace| {
         test(plane, inner, namespace).await

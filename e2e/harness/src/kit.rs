@@ -4,7 +4,9 @@
 use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
+use capz_kit::api::controllers::Family;
 use futures_util::FutureExt as _;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
 use kube::discovery::{ApiResource, Scope};
@@ -34,6 +36,36 @@ pub async fn with_temp_namespace<R>(client: &Client, test: impl AsyncFnOnce(Stri
         Ok(result) => Ok(result),
         Err(panic) => std::panic::resume_unwind(panic),
     }
+}
+
+/// Announces that the controller of `family` runs, as its renewed Lease does, in `namespace`
+/// (where the controllers under test keep their Leases: their kubeconfig's namespace, `default` on
+/// the plane): for a test that plays that controller itself, writing its conditions. The
+/// announcement holds for an hour.
+///
+/// # Errors
+/// When the API server refuses the Lease.
+pub async fn play_controller(client: &Client, namespace: &str, family: Family) -> Result<()> {
+    let lease = serde_json::json!({
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": family.qualified(), "namespace": namespace},
+        "spec": {
+            "holderIdentity": "played-by-the-test",
+            "leaseDurationSeconds": 3600,
+            "renewTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+                k8s_openapi::jiff::Timestamp::now()
+            ),
+        },
+    });
+    Api::<Lease>::namespaced(client.clone(), namespace)
+        .patch(
+            family.qualified(),
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&lease),
+        )
+        .await?;
+    Ok(())
 }
 
 /// Server-side applies every document of `yaml` (namespaced ones into `namespace`) and returns
