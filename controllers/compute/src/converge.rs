@@ -31,7 +31,7 @@ use serde::Serialize;
 
 use crate::plan::{self, Plan};
 use crate::reconcile::{Failed, Found, POLL, awaits_ssh_rule, dependencies, on};
-use crate::status::{Failure, Report, VM_NOT_FOUND};
+use crate::status::{Failure, Report};
 use crate::{Error, ID, Shared};
 
 /// How soon a machine that is not running yet is looked at again.
@@ -41,10 +41,6 @@ const NOT_RUNNING: Duration = Duration::from_secs(15);
 const RUNTIME_ANNOTATION: &str = "runtime";
 /// The annotation naming a Windows machine's Windows Server release (CAPZ's).
 const WINDOWS_SERVER_ANNOTATION: &str = "windowsServerVersion";
-/// CAPZ's reason while a VM extension is being installed.
-const BOOTSTRAP_IN_PROGRESS: Reason = Reason::new("BootstrapInProgress");
-/// CAPZ's reason when a VM extension failed.
-const BOOTSTRAP_FAILED: Reason = Reason::new("BootstrapFailed");
 
 /// The spec field compute writes.
 #[derive(Debug, Serialize)]
@@ -325,7 +321,7 @@ impl Run<'_> {
         );
         self.report.fails(
             ConditionType::VM_RUNNING,
-            VM_NOT_FOUND,
+            Reason::VM_NOT_FOUND,
             ConditionSeverity::Error,
             message.clone(),
         );
@@ -382,7 +378,7 @@ impl Run<'_> {
             (Some(ProvisioningState::Failed), _) => {
                 self.report.fails(
                     running,
-                    Reason::new("VMProvisionFailed"),
+                    Reason::VM_PROVISION_FAILED,
                     ConditionSeverity::Error,
                     "the VM's provisioning failed; see its activity log in Azure",
                 );
@@ -407,7 +403,7 @@ impl Run<'_> {
             (_, power) => {
                 self.report.fails(
                     running,
-                    Reason::new("VMNotRunning"),
+                    Reason::VM_NOT_RUNNING,
                     ConditionSeverity::Warning,
                     format!("the VM's power state is {}", power.unwrap_or("unknown")),
                 );
@@ -491,7 +487,7 @@ impl Run<'_> {
                     };
                     self.report.fails(
                         condition,
-                        BOOTSTRAP_FAILED,
+                        Reason::BOOTSTRAP_FAILED,
                         ConditionSeverity::Error,
                         format!("VM extension {name} failed{hint}"),
                     );
@@ -505,7 +501,7 @@ impl Run<'_> {
         if let Some((name, retry_after)) = installing {
             self.report.fails(
                 condition,
-                BOOTSTRAP_IN_PROGRESS,
+                Reason::BOOTSTRAP_IN_PROGRESS,
                 ConditionSeverity::Info,
                 format!("installing VM extension {name}"),
             );

@@ -74,7 +74,7 @@ impl Classify for Error {
             Self::Spec(error) => Classify::reason(error),
             Self::Resource(error) => Classify::reason(error),
             Self::Orphaned(_) => Reason::WAITING_FOR_DEPENDENCY,
-            Self::Bootstrap(_) => crate::status::WAITING_FOR_BOOTSTRAP_DATA,
+            Self::Bootstrap(_) => Reason::WAITING_FOR_BOOTSTRAP_DATA,
             Self::Pending(_) => Reason::DELETING,
         }
     }

@@ -25,7 +25,7 @@ use capz_resources::role_assignment::RoleAssignment;
 use capz_resources::virtual_machine::VirtualMachine;
 use capz_resources::vm_extension::VmExtension;
 
-use crate::status::{Report, WAITING_FOR_BOOTSTRAP_DATA, WAITING_FOR_CLUSTER_INFRASTRUCTURE, publish};
+use crate::status::{Report, publish};
 use crate::{Error, ID, Shared, converge, delete};
 
 /// The services whose operations compute records on an AzureMachine.
@@ -134,7 +134,7 @@ async fn azure_cluster_of(
 fn gate(found: &Found) -> Option<(Reason, String)> {
     if !found.cluster.infrastructure_provisioned() {
         return Some((
-            WAITING_FOR_CLUSTER_INFRASTRUCTURE,
+            Reason::WAITING_FOR_CLUSTER_INFRASTRUCTURE,
             format!(
                 "waiting for Cluster {} to have its infrastructure provisioned",
                 found.cluster.name_any()
@@ -143,7 +143,7 @@ fn gate(found: &Found) -> Option<(Reason, String)> {
     }
     if found.machine.bootstrap_data_secret_name().is_none() {
         return Some((
-            WAITING_FOR_BOOTSTRAP_DATA,
+            Reason::WAITING_FOR_BOOTSTRAP_DATA,
             format!(
                 "waiting for Machine {} to have spec.bootstrap.dataSecretName",
                 found.machine.name_any()

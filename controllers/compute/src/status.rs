@@ -31,13 +31,6 @@ const OWNED: &[ConditionType] = &[
 /// (`capz_rules::support`).
 pub(crate) const NOT_YET: &[ConditionType] = &[ConditionType::SPEC_SUPPORTED];
 
-/// A machine whose VM is gone after it existed; it is never recreated.
-pub(crate) const VM_NOT_FOUND: Reason = Reason::new("VMNotFound");
-/// CAPI's reason while the Machine has no bootstrap data yet.
-pub(crate) const WAITING_FOR_BOOTSTRAP_DATA: Reason = Reason::new("WaitingForBootstrapData");
-/// CAPZ's reason while the Cluster's infrastructure is not provisioned.
-pub(crate) const WAITING_FOR_CLUSTER_INFRASTRUCTURE: Reason = Reason::new("WaitingForClusterInfrastructure");
-
 /// The status fields compute owns, as applied.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -233,7 +226,7 @@ mod tests {
             .collect();
         assert_eq!(types, ["SpecSupported"]);
         let spec = &report.not_yet[0];
-        assert_eq!(spec.reason, Some(Reason::new("NotSupported")));
+        assert_eq!(spec.reason, Some(Reason::NOT_SUPPORTED));
         assert_eq!(spec.severity, Some(ConditionSeverity::Warning));
         let message = spec.message.as_deref().unwrap();
         assert!(

@@ -46,7 +46,7 @@ impl Classify for Error {
 
     fn reason(&self) -> Reason {
         match self {
-            Self::Kubernetes(_) => Reason::new("KubernetesApiError"),
+            Self::Kubernetes(_) => Reason::KUBERNETES_API_ERROR,
             Self::Identity(error) => Classify::reason(error),
             Self::Scope(error) => error.reason(),
             Self::Arm(error) => Classify::reason(error),

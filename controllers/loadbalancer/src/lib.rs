@@ -124,7 +124,7 @@ impl Classify for Error {
 
     fn reason(&self) -> Reason {
         match self {
-            Self::Kube(_) => Reason::new("KubernetesApiError"),
+            Self::Kube(_) => Reason::KUBERNETES_API_ERROR,
             Self::Finalizer(error) => error.reason(),
             Self::Identity(error) => Classify::reason(error),
             Self::Plan(error) => error.reason(),

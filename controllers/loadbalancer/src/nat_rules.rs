@@ -50,8 +50,6 @@ const OWNED: &[ConditionType] = &[ConditionType::INBOUND_NAT_RULES_READY];
 /// How soon a machine whose interface compute still holds is looked at again, should the change
 /// of its finalizers not wake it first.
 const COMPUTE_WAIT: Duration = Duration::from_secs(30);
-/// Every frontend port an SSH rule may use is taken.
-const NO_FREE_PORT: Reason = Reason::new("NoFreeFrontendPort");
 
 /// What the reconciles of machines share.
 struct Machines {
@@ -195,7 +193,9 @@ impl Outcome {
             Self::Waiting(message) => {
                 Observation::fails(type_, Reason::WAITING_FOR_DEPENDENCY, Info, message.clone())
             }
-            Self::NoFreePort(message) => Observation::fails(type_, NO_FREE_PORT, Warning, message.clone()),
+            Self::NoFreePort(message) => {
+                Observation::fails(type_, Reason::NO_FREE_FRONTEND_PORT, Warning, message.clone())
+            }
             Self::WaitingForCompute => Observation::fails(
                 type_,
                 Reason::DELETING,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use capz_kit::api::AzureCluster;
-use capz_kit::api::capi::Cluster;
+use capz_kit::api::capi::{Cluster, DEFAULT_API_SERVER_PORT};
 use capz_kit::api::common::ApiEndpoint;
 use capz_kit::api::common::conditions::{Condition, ConditionSeverity, ConditionType, Conditions};
 use capz_kit::api::common::operations::Future;
@@ -39,8 +39,6 @@ use crate::{Error, ID, OWNED, State};
 const SERVICES: &[&str] = &[PublicIp::SERVICE, LoadBalancer::SERVICE];
 /// The wait before polling an operation Azure gave no `Retry-After` for.
 pub(crate) const POLL: Duration = Duration::from_secs(5);
-/// The API server port of a cluster whose Cluster is gone (during deletion only).
-const DEFAULT_API_SERVER_PORT: i32 = 6443;
 
 /// The status fields this controller owns, on AzureClusters and on AzureMachines.
 #[derive(Debug, Serialize)]
@@ -110,9 +108,7 @@ impl Stage {
             Self::Deleting(_) => {
                 Observation::fails(type_, Reason::DELETING, Info, format!("{what} deleting"))
             }
-            Self::Deleted => {
-                Observation::fails(type_, Reason::new("Deleted"), Info, format!("{what} deleted"))
-            }
+            Self::Deleted => Observation::fails(type_, Reason::DELETED, Info, format!("{what} deleted")),
             Self::Failed {
                 reason,
                 severity,

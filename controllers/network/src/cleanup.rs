@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use capz_kit::api::AzureCluster;
+use capz_kit::api::capi::DEFAULT_API_SERVER_PORT;
 use capz_kit::api::common::conditions::{ConditionSeverity, ConditionType};
 use capz_kit::api::controllers::Family;
 use capz_kit::azure::{ArmClient, Category as ArmCategory};
@@ -125,7 +126,7 @@ pub(crate) async fn cleanup(
     let fallback = context.settings.environment.subscription_id.as_deref();
     // A spec naming no valid subscription or names never led to anything in Azure.
     let Ok(plan) = ClusterScope::new(object, context.features, fallback)
-        .and_then(|scope| Plan::new(scope, 6443, &LastApplied::default()))
+        .and_then(|scope| Plan::new(scope, DEFAULT_API_SERVER_PORT, &LastApplied::default()))
     else {
         return Ok(Action::await_change());
     };

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use capz_kit::api::AzureCluster;
-use capz_kit::api::capi::Cluster;
+use capz_kit::api::capi::{Cluster, DEFAULT_API_SERVER_PORT};
 use capz_kit::api::common::FailureDomains;
 use capz_kit::api::common::conditions::{Condition, ConditionType, Conditions};
 use capz_kit::api::common::operations::{Future, Futures};
@@ -135,7 +135,7 @@ impl Classify for Error {
 
     fn reason(&self) -> Reason {
         match self {
-            Self::Kube(_) => Reason::new("KubernetesApiError"),
+            Self::Kube(_) => Reason::KUBERNETES_API_ERROR,
             Self::Finalizer(error) => error.reason(),
             Self::Azure(failure) => failure.reason(),
             Self::Deleting(_) => Reason::DELETING,
@@ -234,7 +234,9 @@ async fn reconcile(object: Arc<AzureCluster>, context: Arc<Context>) -> Result<A
     let api = Api::<AzureCluster>::namespaced(context.client.clone(), &namespace);
     finalized(&api, ID.finalizer(), object, async |event| match event {
         Event::Apply(object) => {
-            let port = owner.as_ref().map_or(6443, Cluster::api_server_port);
+            let port = owner
+                .as_ref()
+                .map_or(DEFAULT_API_SERVER_PORT, Cluster::api_server_port);
             provision::reconcile(&context, &api, &object, port).await
         }
         Event::Cleanup(object) => cleanup::cleanup(&context, &api, &object).await,

@@ -203,7 +203,7 @@ impl Classify for SubnetMissing {
     }
 
     fn reason(&self) -> Reason {
-        Reason::new("SubnetNotFound")
+        Reason::SUBNET_NOT_FOUND
     }
 }
 

@@ -149,7 +149,7 @@ pub(crate) fn ready(
     if !endpoint_set {
         return Observation::fails(
             ConditionType::READY,
-            Reason::new("WaitingForControlPlaneEndpoint"),
+            Reason::WAITING_FOR_CONTROL_PLANE_ENDPOINT,
             ConditionSeverity::Info,
             "waiting for spec.controlPlaneEndpoint: set by the loadbalancer controller, or by the user when \
              controlPlaneEnabled is false",
@@ -212,7 +212,7 @@ mod tests {
         let no_endpoint = ready(&public, &own, Some(&peers_ok), &[]);
         assert_eq!(
             no_endpoint.reason,
-            Some(Reason::new("WaitingForControlPlaneEndpoint"))
+            Some(Reason::WAITING_FOR_CONTROL_PLANE_ENDPOINT)
         );
         let mut with_endpoint = public.clone();
         with_endpoint.control_plane_endpoint = Some(capz_kit::api::common::ApiEndpoint {
@@ -226,7 +226,7 @@ mod tests {
     fn an_own_error_outweighs_a_peer_in_progress_and_private_clusters_expect_dns() {
         let own = [Observation::fails(
             ConditionType::SUBNETS_READY,
-            Reason::new("SubnetNotFound"),
+            Reason::SUBNET_NOT_FOUND,
             ConditionSeverity::Error,
             "missing",
         )];
@@ -236,7 +236,7 @@ mod tests {
             None,
             &[],
         );
-        assert_eq!(worst.reason, Some(Reason::new("SubnetNotFound")));
+        assert_eq!(worst.reason, Some(Reason::SUBNET_NOT_FOUND));
 
         let internal = spec(&serde_json::json!({
             "location": "westeurope",
@@ -260,7 +260,7 @@ mod tests {
             Observation::holds(ConditionType::VNET_READY),
             Observation::fails(
                 ConditionType::BASTION_HOST_READY,
-                Reason::new("NotSupported"),
+                Reason::NOT_SUPPORTED,
                 ConditionSeverity::Warning,
                 "not acted on",
             ),

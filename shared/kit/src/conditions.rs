@@ -79,6 +79,45 @@ reasons! {
     CONTROLLER_NOT_RUNNING = "ControllerNotRunning";
     /// The identity may not be used from the object's namespace.
     NAMESPACE_NOT_ALLOWED_BY_IDENTITY = "NamespaceNotAllowedByIdentity";
+    /// The Kubernetes API server refused or failed a request.
+    KUBERNETES_API_ERROR = "KubernetesApiError";
+    /// The finalizer could not be added or removed.
+    FINALIZER_UPDATE_FAILED = "FinalizerUpdateFailed";
+    /// A resource the spec brings does not exist.
+    NOT_FOUND = "NotFound";
+    /// An Azure resource was created (an event's reason).
+    CREATED = "Created";
+    /// An Azure resource was written again (an event's reason).
+    UPDATED = "Updated";
+    /// An Azure resource was deleted (an event's reason, and a condition's once all are gone).
+    DELETED = "Deleted";
+    /// The AzureCluster waits for `spec.controlPlaneEndpoint`.
+    WAITING_FOR_CONTROL_PLANE_ENDPOINT = "WaitingForControlPlaneEndpoint";
+    /// A subnet the spec names is missing from the brought virtual network.
+    SUBNET_NOT_FOUND = "SubnetNotFound";
+    /// Every frontend port an SSH inbound NAT rule may use is taken.
+    NO_FREE_FRONTEND_PORT = "NoFreeFrontendPort";
+    /// Cluster API's reason while the Machine has no bootstrap data yet.
+    WAITING_FOR_BOOTSTRAP_DATA = "WaitingForBootstrapData";
+    /// CAPZ's reason while the Cluster's infrastructure is not provisioned.
+    WAITING_FOR_CLUSTER_INFRASTRUCTURE = "WaitingForClusterInfrastructure";
+    /// A VM that existed is gone; it is not recreated.
+    VM_NOT_FOUND = "VMNotFound";
+    /// The VM's provisioning failed.
+    VM_PROVISION_FAILED = "VMProvisionFailed";
+    /// The VM exists but does not run.
+    VM_NOT_RUNNING = "VMNotRunning";
+    /// CAPZ's reason while a VM extension is being installed.
+    BOOTSTRAP_IN_PROGRESS = "BootstrapInProgress";
+    /// CAPZ's reason when a VM extension failed.
+    BOOTSTRAP_FAILED = "BootstrapFailed";
+    /// A value that must be random could not be made.
+    RANDOM_SOURCE_FAILED = "RandomSourceFailed";
+}
+
+impl Reason {
+    /// The spec names a field capz-rs does not act on yet (the support matrix's word).
+    pub const NOT_SUPPORTED: Self = Self::new(support::NOT_SUPPORTED);
 }
 
 /// What a controller observed about one of its condition types in one reconcile.
@@ -182,7 +221,7 @@ pub fn not_yet(kind: Kind, object: &impl Serialize, reported_here: &[ConditionTy
             }
             None => observations.push(Observation::fails(
                 type_.clone(),
-                Reason::new(support::NOT_SUPPORTED),
+                Reason::NOT_SUPPORTED,
                 ConditionSeverity::Warning,
                 format!("not acted on by capz-rs yet: {line}"),
             )),
@@ -389,7 +428,7 @@ mod tests {
         assert_eq!(endpoints.type_, ConditionType::PRIVATE_ENDPOINTS_READY);
         assert_eq!(endpoints.status, ConditionStatus::False);
         assert_eq!(endpoints.severity, Some(ConditionSeverity::Warning));
-        assert_eq!(endpoints.reason, Some(Reason::new("NotSupported")));
+        assert_eq!(endpoints.reason, Some(Reason::NOT_SUPPORTED));
         assert_eq!(
             endpoints.message.as_deref(),
             Some(

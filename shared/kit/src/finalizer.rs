@@ -48,7 +48,7 @@ impl Classify for FinalizerError {
     }
 
     fn reason(&self) -> Reason {
-        Reason::new("FinalizerUpdateFailed")
+        Reason::FINALIZER_UPDATE_FAILED
     }
 }
 

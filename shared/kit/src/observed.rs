@@ -34,9 +34,9 @@ impl Verb {
     /// The event's reason.
     pub(crate) fn reason(self) -> Reason {
         match self {
-            Self::Created => Reason::new("Created"),
-            Self::Updated => Reason::new("Updated"),
-            Self::Deleted => Reason::new("Deleted"),
+            Self::Created => Reason::CREATED,
+            Self::Updated => Reason::UPDATED,
+            Self::Deleted => Reason::DELETED,
         }
     }
 

@@ -136,7 +136,7 @@ impl Classify for ResourceError {
         match self {
             Self::Arm { source, .. } => Classify::reason(source),
             Self::NotOwned { .. } => Reason::NOT_OWNED,
-            Self::Missing { .. } => Reason::new("NotFound"),
+            Self::Missing { .. } => Reason::NOT_FOUND,
         }
     }
 }

@@ -98,7 +98,7 @@ impl Classify for MachineSpecError {
 
     fn reason(&self) -> Reason {
         match self {
-            Self::NoRandomness => Reason::new("RandomSourceFailed"),
+            Self::NoRandomness => Reason::RANDOM_SOURCE_FAILED,
             Self::Image(_) | Self::Invalid { .. } => Reason::INVALID_CONFIGURATION,
         }
     }

@@ -116,14 +116,15 @@ impl Cluster {
             .unwrap_or(false)
     }
 
-    /// The API server port of the cluster: `spec.clusterNetwork.apiServerPort` or 6443.
+    /// The API server port of the cluster: `spec.clusterNetwork.apiServerPort`, else
+    /// [`super::DEFAULT_API_SERVER_PORT`].
     #[must_use]
     pub fn api_server_port(&self) -> i32 {
         self.spec
             .cluster_network
             .as_ref()
             .and_then(|n| n.api_server_port)
-            .unwrap_or(6443)
+            .unwrap_or(super::DEFAULT_API_SERVER_PORT)
     }
 
     fn initialization(&self) -> Option<&ClusterInitialization> {

@@ -33,6 +33,8 @@ pub const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
 pub const MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/managed-by";
 /// The annotation Cluster API's topology controller puts on the objects it dry-runs.
 pub const TOPOLOGY_DRY_RUN_ANNOTATION: &str = "topology.cluster.x-k8s.io/dry-run";
+/// The API server port of a cluster whose `spec.clusterNetwork.apiServerPort` is unset.
+pub const DEFAULT_API_SERVER_PORT: i32 = 6443;
 
 /// A reference to a provider object, as Cluster API v1beta2 writes it (API group without version).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
