@@ -15,7 +15,8 @@ use k8s_openapi::api::admissionregistration::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::ObjectMeta;
 
-use crate::routes::{Hook, Route, Routes};
+use crate::hook::Hook;
+use crate::routes::{Route, Routes};
 
 /// The name of the mutating configuration, CAPZ's.
 pub const MUTATING_NAME: &str = "capz-mutating-webhook-configuration";

@@ -3,7 +3,8 @@
 //! webhook configurations keep working.
 //!
 //! ```text
-//!   routes         the route table: each admitted kind, its paths, what defaulting looks up
+//!   routes         the route table: each admitted kind and its paths
+//!   hook           a kind's two webhooks, and what its defaulting looks up first
 //!   review         one AdmissionReview of a kind with capz-rules' Rules: default or validate
 //!   lookup         the subscription of a machine's AzureCluster, for defaulting
 //!   server         HTTPS (rustls, ring) with per-route metrics; configuration from the flags
@@ -19,11 +20,13 @@
 
 pub mod cli;
 pub mod configuration;
+pub mod hook;
 pub mod lookup;
 pub mod review;
 pub mod routes;
 pub mod server;
 pub mod tls;
 
-pub use routes::{Hook, Lookup, Route, Routes};
+pub use hook::{Hook, Lookup};
+pub use routes::{Route, Routes};
 pub use server::{Config, Server, TlsVersion};

@@ -33,8 +33,8 @@ use kube::core::{DynamicObject, GroupVersionKind, Status, TypeMeta};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::hook::{Hook, Lookup};
 use crate::lookup;
-use crate::routes::{Hook, Lookup};
 
 /// What every review needs besides its request: the feature gates, a client for lookups, the
 /// source of random values, and counts of the reviews answered.

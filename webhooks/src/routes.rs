@@ -17,37 +17,8 @@ use axum::body::Bytes;
 use capz_api::AzureClusterIdentity;
 use capz_rules::Rules;
 
+use crate::hook::{Hook, Lookup};
 use crate::review::{self, Admission, Answer};
-
-/// What a kind's defaulting needs looked up in the API server before it runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lookup {
-    /// Nothing: the object alone says everything.
-    Nothing,
-    /// The subscription of the AzureCluster the object's Cluster points at
-    /// ([`crate::lookup::cluster_subscription_id`]), for machines' default role scope.
-    ClusterSubscription,
-}
-
-/// Which of a kind's two webhooks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Hook {
-    /// Defaulting: answers with a JSON patch.
-    Mutate,
-    /// Validation: admits or denies.
-    Validate,
-}
-
-impl Hook {
-    /// The first word of the path, also the `webhook` label of the metrics.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Mutate => "mutate",
-            Self::Validate => "validate",
-        }
-    }
-}
 
 /// A handler: one review of a kind, from the request body to the answer.
 pub(crate) type Handler =

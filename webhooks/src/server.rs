@@ -28,8 +28,9 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
+use crate::hook::Hook;
 use crate::review::Admission;
-use crate::routes::{Handler, Hook, Routes};
+use crate::routes::{Handler, Routes};
 use crate::tls::{CertificateError, ReloadingCertificate};
 
 /// The largest request body read: an AdmissionReview holds the object and, on update, its old
