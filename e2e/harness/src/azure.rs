@@ -63,7 +63,8 @@ impl EmulatedAzure {
             )
             .map_err(|error| azure("describe the cloud", error))?,
         ));
-        let http = HttpClient::for_cloud(&cloud, Duration::from_secs(10))
+        let http = cloud
+            .http_client(Duration::from_secs(10))
             .map_err(|error| azure("make a client", error))?;
         let client = default_principal_client(&cloud, &http)?;
         Ok(Self {

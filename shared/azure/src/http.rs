@@ -19,7 +19,7 @@ use hyper_util::rt::TokioExecutor;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
-use crate::cloud::{Cloud, CloudError};
+use crate::cloud::error::CloudError;
 
 /// The largest response body read; ARM's largest lists (resource SKUs) stay well below it.
 const MAX_BODY_BYTES: usize = 64 << 20;
@@ -40,15 +40,6 @@ impl std::fmt::Debug for HttpClient {
 }
 
 impl HttpClient {
-    /// A client for `cloud`, trusting its CA bundle besides the public roots; each request must be
-    /// answered in full within `timeout`.
-    ///
-    /// # Errors
-    /// When the cloud's CA bundle holds no certificate.
-    pub fn for_cloud(cloud: &Cloud, timeout: Duration) -> Result<Self, CloudError> {
-        Self::new(cloud.ca_bundle(), timeout)
-    }
-
     /// A client trusting the public roots and the PEM certificates of `ca_bundle`.
     ///
     /// # Errors

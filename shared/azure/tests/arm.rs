@@ -9,8 +9,8 @@ use arm_emulator::Config;
 use arm_emulator::config::Principal;
 use arm_emulator::throttle::Bucket;
 use capz_azure::{
-    ApiVersion, ArmClient, ArmError, Category, Credential, HttpClient, OperationMethod, OperationToken,
-    Outcome, PollKind, PollOutcome, ResourceId,
+    ApiVersion, ArmClient, ArmError, Category, Credential, OperationMethod, OperationToken, Outcome,
+    PollKind, PollOutcome, ResourceId,
 };
 use common::{Azure, LOCATION, SUBSCRIPTION, TENANT, TestResult, start};
 use serde::{Deserialize, Serialize};
@@ -358,7 +358,7 @@ async fn server_errors_are_transient_and_client_errors_terminal() -> TestResult 
     );
 
     // A slow answer runs into the client's per-request timeout.
-    let impatient = HttpClient::for_cloud(&azure.cloud, Duration::from_millis(300))?;
+    let impatient = azure.cloud.http_client(Duration::from_millis(300))?;
     let client_with_timeout = ArmClient::new(&azure.cloud, azure.secret_credential()?, &impatient, "test");
     let _ = emulator.add_fault(fault(
         json!({"method": "GET", "path": "*/resourceGroups/faults", "latencyMs": 2000, "count": 1}),

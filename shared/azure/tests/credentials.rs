@@ -9,7 +9,7 @@ use arm_emulator::Config;
 use arm_emulator::config::{FederatedCredential, ManagedIdentity, Principal};
 use azure_core::http::Url;
 use capz_azure::{
-    ArmClient, Category, ClientCertificate, Cloud, Credential, CredentialError, CustomCloud, HttpClient,
+    ArmClient, Category, ClientCertificate, Cloud, Credential, CredentialError, CustomCloud,
     ManagedIdentityId, ResourceId,
 };
 use common::{Azure, CLIENT_ID, CLIENT_SECRET, Issuer, TENANT, TestResult, claims, start};
@@ -366,7 +366,7 @@ async fn a_custom_cloud_is_read_from_the_cloud_metadata_endpoint() -> TestResult
         "{}",
         cloud.arm_scope()
     );
-    let http = HttpClient::for_cloud(&cloud, Duration::from_secs(10))?;
+    let http = cloud.http_client(Duration::from_secs(10))?;
     let credential = Credential::client_secret(&cloud, &http, TENANT, CLIENT_ID, CLIENT_SECRET)?;
     arm_accepts(&Azure { cloud, http, ..azure }, credential).await?;
 

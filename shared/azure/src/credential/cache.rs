@@ -7,7 +7,7 @@ use azure_core::credentials::AccessToken;
 use azure_core::time::{Duration, OffsetDateTime};
 use tokio::sync::Mutex;
 
-use super::CredentialError;
+use super::error::CredentialError;
 
 /// How long before its expiry a token is replaced, so that no request carries a token that
 /// expires in flight.

@@ -20,7 +20,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::json;
 
-use super::{CLIENT_CERTIFICATE, CredentialError};
+use super::error::{CLIENT_CERTIFICATE, CredentialError};
 
 mod pkcs12;
 

@@ -10,7 +10,7 @@ use azure_core::http::{Method, Request, Url};
 use azure_core::time::{Duration, OffsetDateTime};
 use serde::Deserialize;
 
-use super::{CredentialError, MANAGED_IDENTITY};
+use super::error::{CredentialError, MANAGED_IDENTITY, chain};
 use crate::http::HttpClient;
 use crate::id::ResourceId;
 
@@ -107,13 +107,13 @@ impl ManagedIdentity {
         request.insert_header("metadata", "true");
         let answer = azure_core::http::HttpClient::execute_request(&self.http, &request)
             .await
-            .map_err(|err| transient(super::chain(&err)))?;
+            .map_err(|err| transient(chain(&err)))?;
         let status = u16::from(answer.status());
         let body = answer
             .into_body()
             .collect()
             .await
-            .map_err(|err| transient(super::chain(&err)))?;
+            .map_err(|err| transient(chain(&err)))?;
         if (200..300).contains(&status) {
             let token: TokenAnswer = serde_json::from_slice(&body)
                 .map_err(|err| transient(format!("unexpected answer from IMDS: {err}")))?;

@@ -18,6 +18,7 @@
 
 mod cache;
 mod certificate;
+mod error;
 mod managed_identity;
 mod workload_identity;
 
@@ -31,58 +32,14 @@ use azure_core::http::{ClientOptions, RetryOptions, Transport, Url, UserAgentOpt
 use azure_identity::{ClientAssertionCredential, ClientAssertionCredentialOptions};
 
 pub use certificate::ClientCertificate;
+pub use error::CredentialError;
+pub(crate) use error::chain;
+use error::{CLIENT_CERTIFICATE, CLIENT_SECRET, MANAGED_IDENTITY, WORKLOAD_IDENTITY};
 pub use managed_identity::ManagedIdentityId;
 pub use workload_identity::{FederatedTokenError, FederatedTokenFile, FederatedTokenSource};
 
 use crate::cloud::Cloud;
 use crate::http::HttpClient;
-
-/// Why a credential could not produce a token. Messages never contain secrets.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum CredentialError {
-    /// The identity provider refused the credential: wrong secret, unknown client or tenant,
-    /// unregistered certificate, untrusted federated token. Retrying does not help; the
-    /// credential's configuration must change. The message carries Entra's `AADSTS` code.
-    #[error("the {kind} credential was rejected: {message}")]
-    Rejected {
-        /// The kind of credential.
-        kind: &'static str,
-        /// What the identity provider said.
-        message: String,
-    },
-    /// The identity provider could not be reached or failed; a later attempt may succeed.
-    #[error("the {kind} credential could not get a token: {message}")]
-    Transient {
-        /// The kind of credential.
-        kind: &'static str,
-        /// What went wrong.
-        message: String,
-    },
-    /// The credential's own material is unusable: an unreadable token file, a certificate without
-    /// its key, a malformed tenant id.
-    #[error("the {kind} credential is misconfigured: {message}")]
-    Configuration {
-        /// The kind of credential.
-        kind: &'static str,
-        /// What is wrong.
-        message: String,
-    },
-}
-
-impl CredentialError {
-    /// Whether retrying without a configuration change is pointless.
-    #[must_use]
-    pub fn is_terminal(&self) -> bool {
-        !matches!(self, Self::Transient { .. })
-    }
-
-    fn configuration(kind: &'static str, message: impl Into<String>) -> Self {
-        Self::Configuration {
-            kind,
-            message: message.into(),
-        }
-    }
-}
 
 /// A token credential with a cache in front. Cloning shares the cache.
 #[derive(Debug, Clone)]
@@ -118,11 +75,6 @@ impl Inner {
         *throttled_until = Some(throttled_until.map_or(until, |earlier| earlier.max(until)));
     }
 }
-
-const CLIENT_SECRET: &str = "client secret";
-const CLIENT_CERTIFICATE: &str = "client certificate";
-const WORKLOAD_IDENTITY: &str = "workload identity";
-const MANAGED_IDENTITY: &str = "managed identity";
 
 impl Credential {
     /// A service principal signing in with a client secret.
@@ -387,20 +339,6 @@ fn classify(kind: &'static str, err: &azure_core::Error) -> CredentialError {
         Some(status) if status != 429 && status < 500 => CredentialError::Rejected { kind, message },
         _ => CredentialError::Transient { kind, message },
     }
-}
-
-/// An error with its causes, `: `-separated, each once.
-pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut current = Some(err);
-    while let Some(error) = current {
-        let text = error.to_string();
-        if !parts.iter().any(|part| part.contains(&text)) {
-            parts.push(text);
-        }
-        current = error.source();
-    }
-    parts.join(": ")
 }
 
 #[cfg(test)]

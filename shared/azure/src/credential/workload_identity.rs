@@ -6,7 +6,7 @@ use std::sync::Arc;
 use azure_core::error::ErrorKind;
 use azure_core::http::ClientMethodOptions;
 
-use super::{CredentialError, WORKLOAD_IDENTITY};
+use super::error::{CredentialError, WORKLOAD_IDENTITY};
 
 /// Why a federated token could not be had.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -58,7 +58,7 @@ pub(crate) async fn start(config: Config) -> TestResult<Azure> {
         "https://management.azure.com/".to_owned(),
         Some(tls.ca_pem.clone().into_bytes()),
     )?));
-    let http = HttpClient::for_cloud(&cloud, Duration::from_secs(10))?;
+    let http = cloud.http_client(Duration::from_secs(10))?;
     Ok(Azure {
         running,
         cloud,

@@ -292,7 +292,7 @@ impl Identities {
         let custom_cloud = match &settings.custom_cloud {
             Some(custom) => {
                 let cloud = custom.resolve().await?;
-                let http = HttpClient::for_cloud(&cloud, settings.request_timeout)?;
+                let http = cloud.http_client(settings.request_timeout)?;
                 Some((cloud, http))
             }
             None => None,

@@ -2,6 +2,8 @@
 //! accepts. The three national clouds are built in; any other (Azure Stack Hub, the ARM emulator)
 //! is a custom cloud given by its endpoints or read from its cloud-metadata document.
 
+pub(crate) mod error;
+
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
@@ -11,45 +13,7 @@ use serde::Deserialize;
 
 use crate::http::HttpClient;
 
-/// Why a cloud cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum CloudError {
-    /// The name is not one of the clouds CAPZ knows.
-    #[error(
-        "unknown Azure cloud '{0}': expected AzurePublicCloud, AzureChinaCloud or AzureUSGovernmentCloud"
-    )]
-    UnknownName(String),
-    /// An endpoint is not an absolute URL.
-    #[error("the {endpoint} '{url}' is not an absolute URL")]
-    InvalidUrl {
-        /// Which endpoint.
-        endpoint: &'static str,
-        /// The value given.
-        url: String,
-    },
-    /// An endpoint that tokens or secrets travel to does not use HTTPS.
-    #[error("the {endpoint} '{url}' must use https: credentials are never sent over plain HTTP")]
-    NotHttps {
-        /// Which endpoint.
-        endpoint: &'static str,
-        /// The value given.
-        url: String,
-    },
-    /// The CA bundle holds no PEM certificate.
-    #[error("the CA bundle of the custom cloud holds no PEM certificate")]
-    EmptyCaBundle,
-    /// rustls refused the TLS configuration.
-    #[error("cannot configure TLS")]
-    Tls(#[from] rustls::Error),
-    /// The cloud-metadata endpoint could not be read.
-    #[error("cannot read the cloud metadata at {url}: {reason}")]
-    Metadata {
-        /// The metadata URL.
-        url: String,
-        /// What went wrong.
-        reason: String,
-    },
-}
+pub use error::CloudError;
 
 /// An Azure cloud.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,6 +91,15 @@ struct MetadataAuthentication {
 }
 
 impl Cloud {
+    /// An HTTP client for this cloud, trusting its CA bundle besides the public roots; each
+    /// request must be answered in full within `timeout`.
+    ///
+    /// # Errors
+    /// When the cloud's CA bundle holds no certificate.
+    pub fn http_client(&self, timeout: Duration) -> Result<HttpClient, CloudError> {
+        HttpClient::new(self.ca_bundle(), timeout)
+    }
+
     /// The Resource Manager endpoint, such as `https://management.azure.com/`.
     #[must_use]
     pub fn resource_manager(&self) -> Url {
