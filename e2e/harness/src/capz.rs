@@ -101,6 +101,7 @@ impl AzureEndpoint {
 pub struct Capz {
     tokens: Vec<ProjectedToken>,
     processes: Vec<String>,
+    metrics: Vec<(String, u16)>,
 }
 
 impl Capz {
@@ -108,6 +109,15 @@ impl Capz {
     #[must_use]
     pub fn processes(&self) -> &[String] {
         &self.processes
+    }
+
+    /// Where the process `name` serves `/metrics`, if its Deployment asks for a metrics address.
+    #[must_use]
+    pub fn metrics_address(&self, name: &str) -> Option<std::net::SocketAddr> {
+        self.metrics
+            .iter()
+            .find(|(process, _)| process == name)
+            .map(|(_, port)| ([127, 0, 0, 1], *port).into())
     }
 
     /// How many service-account tokens are being kept fresh.
@@ -151,6 +161,7 @@ impl Plane {
         let mut capz = Capz {
             tokens: Vec::new(),
             processes: Vec::new(),
+            metrics: Vec::new(),
         };
         let mut webhooks = None;
         for deployment in &deployments {
@@ -160,6 +171,9 @@ impl Plane {
             }
             self.launch(&pod.name, pod.launch)?;
             self.wait_listening(&pod.name, pod.health_port).await?;
+            if let Some(port) = pod.metrics_port {
+                capz.metrics.push((pod.name.clone(), port));
+            }
             capz.processes.push(pod.name);
         }
         if let Some(port) = webhooks {
@@ -227,6 +241,7 @@ impl Plane {
         let mut pod = Pod {
             name,
             health_port: ports[0],
+            metrics_port: None,
             webhook_port: None,
             launch: Launch {
                 program,
@@ -239,7 +254,10 @@ impl Plane {
             let (flag, _) = arg.split_once('=').unwrap_or((arg, ""));
             let local = match flag {
                 "--health-probe-bind-address" => format!("{flag}=127.0.0.1:{}", ports[0]),
-                "--metrics-bind-address" => format!("{flag}=127.0.0.1:{}", ports[1]),
+                "--metrics-bind-address" => {
+                    pod.metrics_port = Some(ports[1]);
+                    format!("{flag}=127.0.0.1:{}", ports[1])
+                }
                 "--webhook-port" => {
                     pod.webhook_port = Some(ports[2]);
                     format!("{flag}={}", ports[2])
@@ -276,6 +294,7 @@ impl Plane {
 struct Pod {
     name: String,
     health_port: u16,
+    metrics_port: Option<u16>,
     webhook_port: Option<u16>,
     launch: Launch,
 }

@@ -3,7 +3,8 @@
 //! for bootstrap data (no workload cluster exists, so kubeadm never initializes), and deleting the
 //! Cluster leaves nothing behind in Azure. Every Azure resource capz-rs wrote shows in a Normal
 //! `Created` event on its object, and in a `Deleted` event when it (or the resource group holding
-//! it) is deleted; no event carries a secret.
+//! it) is deleted; no event carries a secret. Every controller's `/metrics` serves
+//! controller-runtime's series, counting the reconciles.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant, SystemTime};
@@ -34,11 +35,83 @@ async fn the_default_flavor_converges_and_deletes_without_leftovers() -> TestRes
         let since = SystemTime::now();
         capz_harness::apply_yaml(&client, &namespace, &manifest).await?;
         environment.converged(&namespace, 2, CONVERGE, applied_at).await?;
+        controllers_serve_controller_runtime_metrics(&environment).await?;
         let built = environment.created_in_azure();
         deletes_without_leftovers(&environment, &namespace).await?;
         every_change_is_an_event(&environment, &namespace, since, &built).await
     })
     .await?
+}
+
+/// The value of the series `name` (with its labels) in a Prometheus rendering.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|value| value.trim().parse().ok())
+}
+
+/// The sum of the values of every series of `name`, whatever its labels.
+fn total(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|line| line.starts_with(&format!("{name}{{")) || line.starts_with(&format!("{name} ")))
+        .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+/// Every controller's `/metrics` serves the series of controller-runtime that Cluster API
+/// dashboards read, counting the reconciles that converged the cluster, and the process series.
+async fn controllers_serve_controller_runtime_metrics(environment: &Environment) -> TestResult {
+    for process in environment.capz.processes() {
+        if process == "capz-webhooks" {
+            continue;
+        }
+        let address = environment
+            .capz
+            .metrics_address(process)
+            .ok_or_else(|| format!("{process} serves no metrics"))?;
+        let (status, text) = capz_harness::http_get(address, "/metrics").await?;
+        assert_eq!(status, 200, "{process}: /metrics answered {status}");
+        for name in [
+            "controller_runtime_reconcile_total",
+            "controller_runtime_reconcile_time_seconds_count",
+            "controller_runtime_max_concurrent_reconciles",
+        ] {
+            assert!(
+                total(&text, name) > 0.0,
+                "{process}: {name} is zero or missing:\n{text}"
+            );
+        }
+        for name in [
+            "controller_runtime_reconcile_errors_total",
+            "controller_runtime_active_workers",
+        ] {
+            assert!(
+                text.contains(&format!("{name}{{controller=")),
+                "{process}: no {name}:\n{text}"
+            );
+        }
+        let leading = format!("leader_election_master_status{{name=\"{process}\"}}");
+        assert_eq!(
+            sample(&text, &leading),
+            Some(1.0),
+            "{process}: not leading:\n{text}"
+        );
+        for name in [
+            "process_resident_memory_bytes",
+            "process_open_fds",
+            "process_max_fds",
+        ] {
+            assert!(
+                sample(&text, name).is_some_and(|value| value > 0.0),
+                "{process}: {name} is zero or missing"
+            );
+        }
+        assert!(
+            sample(&text, "process_cpu_seconds_total").is_some(),
+            "{process}: no CPU time"
+        );
+    }
+    Ok(())
 }
 
 /// Every resource of the cluster's group that capz-rs wrote (an accepted PUT) has a Normal

@@ -298,11 +298,19 @@ impl Drop for Worker {
     }
 }
 
-/// Records how many reconciles of the controller `label` may run at a time.
-pub fn max_concurrent_reconciles(label: &'static str, concurrency: u16) {
+/// Starts the series of the controller `label`, which runs `concurrency` reconciles at a time:
+/// present from the start, as controller-runtime's are, so that dashboards see zero, not nothing.
+pub fn controller_started(label: &'static str, concurrency: u16) {
     gauge!(CR_MAX_CONCURRENT_RECONCILES, "controller" => label).set(f64::from(concurrency));
-    // Present from the start, as controller-runtime's are, so dashboards see zero, not nothing.
     gauge!(CR_ACTIVE_WORKERS, "controller" => label).increment(0.0);
+    counter!(CR_RECONCILE_ERRORS_TOTAL, "controller" => label).increment(0);
+    for result in [
+        ReconcileResult::Success,
+        ReconcileResult::RequeueAfter,
+        ReconcileResult::Error,
+    ] {
+        counter!(CR_RECONCILE_TOTAL, "controller" => label, "result" => result.as_str()).increment(0);
+    }
 }
 
 /// Records whether this replica leads through the Lease `name`.

@@ -154,7 +154,7 @@ impl Context {
 
         let kind = K::kind(&());
         let label = crate::metrics::controller_label(&kind);
-        crate::metrics::max_concurrent_reconciles(label, self.args().concurrency_for(&kind));
+        crate::metrics::controller_started(label, self.args().concurrency_for(&kind));
         let wrapped = Arc::new(Wrapped {
             id: self.id(),
             kind: crate::metrics::static_kind(&kind),
