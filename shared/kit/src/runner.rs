@@ -1,6 +1,6 @@
 //! The controller `main`: parse the flags, set up telemetry, connect, serve the probes and
-//! metrics, wait for leadership, run the controller's kube-runtime `Controller`s, and shut down
-//! in order.
+//! metrics, run the controller's kube-runtime `Controller`s (whose reconciles wait for
+//! leadership), and shut down in order.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -8,22 +8,8 @@
 //! use capz_kit::k8s_openapi::api::core::v1::ConfigMap;
 //! use capz_kit::controller::ControllerId;
 //! use capz_kit::kube::runtime::controller::Action;
-//! use capz_kit::policy::{Category, Classify};
 //!
-//! #[derive(Debug, thiserror::Error)]
-//! #[error("never")]
-//! struct Never;
-//!
-//! impl Classify for Never {
-//!     fn category(&self) -> Category {
-//!         Category::Transient
-//!     }
-//!     fn reason(&self) -> capz_kit::conditions::Reason {
-//!         capz_kit::conditions::Reason::FAILED
-//!     }
-//! }
-//!
-//! async fn reconcile(_: Arc<ConfigMap>, _: Arc<()>) -> Result<Action, Never> {
+//! async fn reconcile(_: Arc<ConfigMap>, _: Arc<()>) -> Result<Action, std::convert::Infallible> {
 //!     Ok(Action::await_change())
 //! }
 //!
