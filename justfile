@@ -28,8 +28,9 @@ fmt-check:
 fmt:
     cargo fmt --all
 
-# Lint every target, warnings are errors.
-lint:
+# Lint every target, warnings are errors; no module imports one that imports it back, and no two
+# controllers hold the same code.
+lint: module-cycles clones
     cargo clippy --workspace --all-targets --locked -- -D warnings
     cargo clippy --locked -p capz-kit --features otlp --all-targets -- -D warnings
 
@@ -37,6 +38,11 @@ lint:
 # (exits non-zero while there are any).
 module-cycles:
     python3 .ci/module_cycles.py shared controllers webhooks
+
+# List runs of six or more code lines that two controller crates both hold (exits non-zero while
+# there are any): shared code belongs in the kit, shared test code in the harness.
+clones:
+    python3 .ci/clones.py --min-lines 6 controllers/*/
 
 # Run the unit and integration tests.
 unit:

@@ -148,7 +148,9 @@ def edges(mods):
                     targets.append((root, names))
         for root, rest in PATH.findall(text):
             names = [part for part in rest.split("::") if part and part != "{"]
-            targets.append((root, names))
+            # `crate::{...}` names its members (above), not the module the group sits in.
+            if names:
+                targets.append((root, names))
         for root, names in targets:
             if root == "crate":
                 base = ()

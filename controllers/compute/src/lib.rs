@@ -17,37 +17,30 @@
 
 #![deny(missing_docs)]
 
-mod converge;
-mod delete;
-mod error;
+mod apply;
+mod cleanup;
+mod context;
 mod plan;
 mod reconcile;
 mod status;
-mod watches;
 
+pub use context::ID;
+
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use capz_api::controllers::Family;
-use capz_kit::controller::ControllerId;
+use capz_api::capi::{Cluster, Machine};
+use capz_api::common::conditions::ConditionType;
+use capz_api::{AzureCluster, AzureMachine};
+use capz_kit::filter::{changes, everything_but_status};
 use capz_kit::identity::{Identities, IdentitySettings};
-use capz_kit::presence::Presence;
+use capz_kit::kube::runtime::reflector::ObjectRef;
+use capz_kit::kube::runtime::{Controller, WatchStreamExt as _, predicates, watcher};
+use capz_kit::kube::{Resource, ResourceExt as _};
+use capz_kit::queue::counted;
 use capz_kit::runner::{self, BoxError};
-use capz_rules::Features;
 
-pub use error::Error;
-
-/// The controller's names: binary, field manager, finalizer, user agent and Lease.
-pub const ID: ControllerId = ControllerId::of(Family::Compute);
-
-/// What every reconcile shares.
-pub(crate) struct Shared {
-    pub(crate) client: capz_kit::kube::Client,
-    pub(crate) identities: Identities,
-    pub(crate) fallback_subscription: Option<String>,
-    pub(crate) features: Features,
-    /// Whether the network and loadbalancer controllers, whose conditions machines wait for, run.
-    pub(crate) presence: Presence,
-}
+use crate::context::State;
 
 /// Runs the controller until the runner's shutdown signal.
 ///
@@ -56,14 +49,117 @@ pub(crate) struct Shared {
 pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(), BoxError> {
     let client = ctx.client();
     let fallback_subscription = settings.environment.subscription_id.clone();
-    let shared = Arc::new(Shared {
+    let state = Arc::new(State {
         identities: Identities::new(client.clone(), settings).await?,
         features: ctx.args().feature_gates,
         presence: ctx.presence(),
         fallback_subscription,
         client,
     });
-    ctx.run(watches::controller(&ctx), reconcile::reconcile, shared)
-        .await;
+    ctx.run(controller(&ctx), reconcile::reconcile, state).await;
     Ok(())
+}
+
+/// The AzureCluster conditions compute waits on.
+const CLUSTER_DEPENDS_ON: &[ConditionType] =
+    &[ConditionType::SUBNETS_READY, ConditionType::LOAD_BALANCERS_READY];
+
+/// The controller of AzureMachines with its secondary watches.
+fn controller(ctx: &runner::Context) -> Controller<AzureMachine> {
+    let controller = ctx.filtered_controller(ctx.api::<AzureMachine>(), |machine: &AzureMachine| {
+        Some(azure_machine_changes(machine))
+    });
+    let machines = watcher(ctx.api::<Machine>(), ctx.watcher_config())
+        .default_backoff()
+        .touched_objects()
+        .predicate_filter(
+            |machine: &Machine| Some(machine_changes(machine)),
+            predicates_config(),
+        );
+    ctx.wake_cluster_members(
+        controller.watches_stream(machines, counted(|machine: Machine| infrastructure_of(&machine))),
+        |cluster: &Cluster| Some(cluster_changes(cluster)),
+        changes::<AzureCluster>(CLUSTER_DEPENDS_ON),
+    )
+}
+
+fn predicates_config() -> capz_kit::kube::runtime::PredicateConfig {
+    capz_kit::kube::runtime::PredicateConfig::default()
+}
+
+/// An AzureMachine matters for everything but its status, and for the loadbalancer controller's
+/// `InboundNATRulesReady` changing status (a control-plane interface waits for its SSH rule).
+fn azure_machine_changes(machine: &AzureMachine) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    everything_but_status(machine).hash(&mut hasher);
+    machine
+        .status
+        .as_ref()
+        .and_then(|status| status.conditions.get(&ConditionType::INBOUND_NAT_RULES_READY))
+        .map(|condition| condition.status)
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A Machine matters for its spec (bootstrap data, failure domain, version), its deletion and
+/// its labels (control plane, deployment).
+fn machine_changes(machine: &Machine) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    predicates::generation(machine).hash(&mut hasher);
+    machine.meta().deletion_timestamp.is_some().hash(&mut hasher);
+    machine.labels().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A Cluster matters for pause and for its infrastructure becoming provisioned.
+fn cluster_changes(cluster: &Cluster) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    predicates::generation(cluster).hash(&mut hasher);
+    cluster.infrastructure_provisioned().hash(&mut hasher);
+    cluster
+        .annotations()
+        .get(capz_kit::cluster::PAUSED_ANNOTATION)
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The AzureMachine a Machine names as its infrastructure.
+fn infrastructure_of(machine: &Machine) -> Option<ObjectRef<AzureMachine>> {
+    let reference = machine.spec.infrastructure_ref.as_ref()?;
+    reference
+        .is(&AzureMachine::group(&()), &AzureMachine::kind(&()))
+        .then(|| ObjectRef::new(&reference.name).within(&machine.namespace().unwrap_or_default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn machine(conditions: &[(&str, &str)]) -> AzureMachine {
+        let conditions: Vec<_> = conditions
+            .iter()
+            .map(|(type_, status)| {
+                json!({"type": type_, "status": status, "lastTransitionTime": "2026-01-01T00:00:00Z"})
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureMachine",
+            "metadata": {"name": "cp-0", "namespace": "n", "generation": 1},
+            "spec": {"vmSize": "Standard_D2s_v3", "osDisk": {"osType": "Linux"}},
+            "status": {"conditions": conditions},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_ssh_rule_condition_wakes_compute_and_its_own_status_writes_do_not() {
+        let base = azure_machine_changes(&machine(&[("InboundNATRulesReady", "False")]));
+        let own = machine(&[("InboundNATRulesReady", "False"), ("VMRunning", "True")]);
+        assert_eq!(azure_machine_changes(&own), base);
+        let rule = machine(&[("InboundNATRulesReady", "True")]);
+        assert_ne!(azure_machine_changes(&rule), base);
+    }
 }

@@ -1,14 +1,18 @@
 //! The Azure resources of one AzureMachine, derived from its spec, its Machine and its cluster
-//! without calling anything: names, subnets, pools, placement, tags.
+//! without calling anything (names, subnets, pools, placement, tags), and the order of the steps
+//! that create them ([`ORDER`]) and delete them ([`DELETION`]).
 
 use capz_api::capi::Machine;
 use capz_api::common::compute::VmIdentity;
+use capz_api::common::conditions::ConditionType;
 use capz_api::common::network::SubnetRole;
 use capz_api::{AzureCluster, AzureMachine, AzureMachineSpec};
 use capz_azure::ResourceId;
 use capz_kit::cluster::is_control_plane;
 use capz_kit::kube::ResourceExt as _;
-use capz_kit::scope::{ClusterScope, NETWORK};
+use capz_kit::progress::Step;
+use capz_kit::resource::AzureResource as _;
+use capz_kit::scope::ClusterScope;
 use capz_kit::tags::{self, Role, Tags};
 use capz_resources::availability_set::{self, AvailabilitySet};
 use capz_resources::disk::{self, Disk};
@@ -18,6 +22,79 @@ use capz_resources::role_assignment::{self, RoleAssignment};
 use capz_resources::virtual_machine::{self, MachineSpecError, Placement, VirtualMachine};
 use capz_resources::vm_extension::{self, VmExtension};
 use capz_rules::{Context, Entropy, Features, Operation, Rules as _};
+
+/// The services whose operations compute records on an AzureMachine.
+pub(crate) const SERVICES: &[&str] = &[
+    AvailabilitySet::SERVICE,
+    NetworkInterface::SERVICE,
+    VirtualMachine::SERVICE,
+    Disk::SERVICE,
+    RoleAssignment::SERVICE,
+    VmExtension::SERVICE,
+];
+
+/// A step of a machine's reconcile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unit {
+    AvailabilitySet,
+    NetworkInterfaces,
+    VirtualMachine,
+    /// The OS and data disks, created with the machine and deleted after it.
+    Disks,
+    RoleAssignment,
+    Extensions,
+}
+
+const fn step(unit: Unit, condition: ConditionType, what: &'static str) -> Step<Unit> {
+    Step {
+        unit,
+        condition,
+        what,
+    }
+}
+
+const AVAILABILITY_SET: Step<Unit> = step(
+    Unit::AvailabilitySet,
+    ConditionType::AVAILABILITY_SET_READY,
+    "availability set",
+);
+const NETWORK_INTERFACES: Step<Unit> = step(
+    Unit::NetworkInterfaces,
+    ConditionType::NETWORK_INTERFACES_READY,
+    "network interfaces",
+);
+const VIRTUAL_MACHINE: Step<Unit> = step(Unit::VirtualMachine, ConditionType::VM_RUNNING, "virtual machine");
+const DISKS: Step<Unit> = step(Unit::Disks, ConditionType::DISKS_READY, "disks");
+const ROLE_ASSIGNMENT: Step<Unit> = step(
+    Unit::RoleAssignment,
+    ConditionType::ROLE_ASSIGNMENT_READY,
+    "role assignment",
+);
+const EXTENSIONS: Step<Unit> = step(
+    Unit::Extensions,
+    ConditionType::BOOTSTRAP_SUCCEEDED,
+    "VM extensions",
+);
+
+/// The steps that build a machine, in order: the interfaces join the availability set's
+/// machine, the role assignment needs the machine's identity, the extensions run on it.
+pub(crate) const ORDER: &[Step<Unit>] = &[
+    AVAILABILITY_SET,
+    NETWORK_INTERFACES,
+    VIRTUAL_MACHINE,
+    ROLE_ASSIGNMENT,
+    EXTENSIONS,
+];
+
+/// The steps that delete it: the machine first (it holds its interfaces and disks), its
+/// availability set last, once no other machine is in it.
+pub(crate) const DELETION: &[Step<Unit>] = &[
+    VIRTUAL_MACHINE,
+    NETWORK_INTERFACES,
+    DISKS,
+    ROLE_ASSIGNMENT,
+    AVAILABILITY_SET,
+];
 
 /// The label naming a Machine's MachineDeployment.
 const DEPLOYMENT_LABEL: &str = "cluster.x-k8s.io/deployment-name";
@@ -104,6 +181,17 @@ fn invalid(field: &'static str, message: impl Into<String>) -> MachineSpecError 
 }
 
 impl Plan {
+    /// Whether the machine has resources of the step of `unit`.
+    pub(crate) fn expects(&self, unit: Unit) -> bool {
+        match unit {
+            Unit::AvailabilitySet => self.availability_set.is_some(),
+            Unit::NetworkInterfaces | Unit::VirtualMachine => true,
+            Unit::Disks => !self.disks.is_empty(),
+            Unit::RoleAssignment => self.role.is_some(),
+            Unit::Extensions => !self.extensions.is_empty(),
+        }
+    }
+
     /// The plan of `azure_machine`, owned by `machine`, in the cluster of `scope`.
     pub(crate) fn new(
         scope: &ClusterScope,
@@ -244,11 +332,10 @@ fn placement(
     };
     let availability_set = group
         .map(|group| {
-            scope.resource_id(
-                capz_kit::scope::COMPUTE,
-                "availabilitySets",
-                &availability_set::name(&scope.name, &group),
-            )
+            scope.id_of::<capz_azure::models::compute::AvailabilitySet>(&availability_set::name(
+                &scope.name,
+                &group,
+            ))
         })
         .transpose()
         .map_err(|err| invalid("metadata.labels", err.to_string()))?;
@@ -311,7 +398,7 @@ fn attachments(
             return Ok(None);
         };
         let lb_id = scope
-            .resource_id(NETWORK, "loadBalancers", lb_name)
+            .id_of::<capz_azure::models::network::LoadBalancer>(lb_name)
             .and_then(|id| id.child("backendAddressPools", pool_name).map(|pool| (id, pool)))
             .map_err(|err| invalid("spec.networkSpec.*LB", err.to_string()))?;
         Ok(Some(lb_id))

@@ -3,17 +3,15 @@
 
 use capz_api::AzureMachine;
 use capz_api::common::MachineAddress;
-use capz_api::common::conditions::{Condition, ConditionSeverity, ConditionStatus, ConditionType};
-use capz_api::common::operations::Future;
-use capz_kit::apply::apply_status;
-use capz_kit::conditions::{self, Observation, Reason, differ, observe};
+use capz_api::common::conditions::{ConditionSeverity, ConditionStatus, ConditionType};
+use capz_kit::conditions::{self, Observation, Reason};
 use capz_kit::kube::Api;
 use capz_kit::operations::Operations;
+use capz_kit::status::{self, Report};
 use capz_rules::support::Kind;
-use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
-use crate::ID;
+use crate::context::ID;
 
 /// Every condition type compute writes on an AzureMachine.
 const OWNED: &[ConditionType] = &[
@@ -31,10 +29,25 @@ const OWNED: &[ConditionType] = &[
 /// (`capz_rules::support`).
 pub(crate) const NOT_YET: &[ConditionType] = &[ConditionType::SPEC_SUPPORTED];
 
-/// The status fields compute owns, as applied.
+/// A failure that needs a person, kept in `status.failureReason` / `failureMessage`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Failure {
+    pub(crate) reason: String,
+    pub(crate) message: String,
+}
+
+/// The status fields compute owns beside conditions and operations, as a pass found them.
+#[derive(Debug, Default)]
+pub(crate) struct Fields {
+    pub(crate) addresses: Option<Vec<MachineAddress>>,
+    pub(crate) vm_state: Option<String>,
+    pub(crate) failure: Option<Failure>,
+}
+
+/// The fields as applied.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct OwnedStatus<'a> {
+struct Applied<'a> {
     ready: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     addresses: Option<&'a [MachineAddress]>,
@@ -44,132 +57,63 @@ struct OwnedStatus<'a> {
     failure_reason: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     failure_message: Option<&'a str>,
-    conditions: &'a [Condition],
-    #[serde(skip_serializing_if = "<[Future]>::is_empty")]
-    long_running_operation_states: &'a [Future],
 }
 
-/// A failure that needs a person, kept in `status.failureReason` / `failureMessage`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Failure {
-    pub(crate) reason: String,
-    pub(crate) message: String,
-}
-
-/// What one reconcile found out about an AzureMachine.
-#[derive(Debug, Default)]
-pub(crate) struct Report {
-    observations: Vec<Observation>,
-    /// The fields the machine is built without, kept out of `Ready`: the VM works without them,
-    /// and a machine that never became Ready would be replaced, or hold its cluster back.
-    not_yet: Vec<Observation>,
-    pub(crate) addresses: Option<Vec<MachineAddress>>,
-    pub(crate) vm_state: Option<String>,
-    pub(crate) failure: Option<Failure>,
-}
-
-impl Report {
-    /// Adds an observation.
-    pub(crate) fn observe(&mut self, observation: Observation) {
-        self.observations.retain(|known| known.type_ != observation.type_);
-        self.observations.push(observation);
-    }
-
-    /// Adds the fields `machine` sets that capz-rs does not act on yet.
-    pub(crate) fn not_yet(&mut self, machine: &AzureMachine) {
-        self.not_yet = conditions::not_yet(Kind::AzureMachine, machine, NOT_YET);
-    }
-
-    /// Adds that `type_` holds.
-    pub(crate) fn holds(&mut self, type_: ConditionType) {
-        self.observe(Observation::holds(type_));
-    }
-
-    /// Adds that `type_` does not hold for `reason`.
-    pub(crate) fn fails(
-        &mut self,
-        type_: ConditionType,
-        reason: Reason,
-        severity: ConditionSeverity,
-        message: impl Into<String>,
-    ) {
-        self.observe(Observation::fails(type_, reason, severity, message));
-    }
-
-    /// `Ready`: true when every observation holds, else the most severe one that does not.
-    fn ready(&self) -> Observation {
-        let rank = |severity: Option<ConditionSeverity>| match severity {
-            Some(ConditionSeverity::Error) => 0,
-            Some(ConditionSeverity::Warning) => 1,
-            _ => 2,
-        };
-        let worst = self
-            .observations
-            .iter()
-            .filter(|observation| observation.status != ConditionStatus::True)
-            .min_by_key(|observation| rank(observation.severity));
-        match worst {
-            None if !self.observations.is_empty() => Observation::holds(ConditionType::READY),
-            None => Observation::unknown(ConditionType::READY, Reason::CREATING, "nothing observed yet"),
-            Some(worst) => Observation {
-                type_: ConditionType::READY,
-                status: ConditionStatus::False,
-                severity: worst.severity.or(Some(ConditionSeverity::Info)),
-                reason: worst.reason.clone(),
-                message: worst.message.clone(),
-            },
-        }
+/// `Ready`: true when every observation holds, else the most severe one that does not (the
+/// first of equal ones, in the steps' order).
+fn ready(observations: &[Observation]) -> Observation {
+    let rank = |severity: Option<ConditionSeverity>| match severity {
+        Some(ConditionSeverity::Error) => 0,
+        Some(ConditionSeverity::Warning) => 1,
+        _ => 2,
+    };
+    let worst = observations
+        .iter()
+        .filter(|observation| observation.status != ConditionStatus::True)
+        .min_by_key(|observation| rank(observation.severity));
+    match worst {
+        None if !observations.is_empty() => Observation::holds(ConditionType::READY),
+        None => Observation::unknown(ConditionType::READY, Reason::CREATING, "nothing observed yet"),
+        Some(worst) => Observation {
+            type_: ConditionType::READY,
+            status: ConditionStatus::False,
+            severity: worst.severity.or(Some(ConditionSeverity::Info)),
+            reason: worst.reason.clone(),
+            message: worst.message.clone(),
+        },
     }
 }
 
-/// Applies `report` and `operations` to `machine`'s status when they change it; gives whether it
-/// wrote.
+/// Applies `observations` with `Ready` summing them up, the fields `machine` sets that capz-rs
+/// does not act on yet (kept out of `Ready`: the VM works without them, and a machine that never
+/// became Ready would be replaced, or hold its cluster back), `fields` and `operations`, when they
+/// change `machine`'s status; gives whether it wrote.
 ///
 /// # Errors
 /// The API server's refusal.
 pub(crate) async fn publish(
     api: &Api<AzureMachine>,
     machine: &AzureMachine,
-    report: &Report,
+    mut observations: Vec<Observation>,
     operations: &Operations,
+    fields: &Fields,
 ) -> capz_kit::kube::Result<bool> {
-    let current = machine.status.as_ref();
-    let ready = report.ready();
-    let is_ready = ready.status == ConditionStatus::True;
-    let observations = report
-        .observations
-        .iter()
-        .chain(&report.not_yet)
-        .cloned()
-        .chain([ready]);
-    let conditions = observe(
-        current.map(|status| &status.conditions),
-        observations,
-        Timestamp::now(),
-    );
-    let owned = OwnedStatus {
-        ready: is_ready,
-        addresses: report.addresses.as_deref(),
-        vm_state: report.vm_state.as_deref(),
-        failure_reason: report.failure.as_ref().map(|failure| failure.reason.as_str()),
-        failure_message: report.failure.as_ref().map(|failure| failure.message.as_str()),
-        conditions: &conditions,
-        long_running_operation_states: operations.entries(),
+    let ready = ready(&observations);
+    let applied = Applied {
+        ready: ready.status == ConditionStatus::True,
+        addresses: fields.addresses.as_deref(),
+        vm_state: fields.vm_state.as_deref(),
+        failure_reason: fields.failure.as_ref().map(|failure| failure.reason.as_str()),
+        failure_message: fields.failure.as_ref().map(|failure| failure.message.as_str()),
     };
-    let fields_changed = current.is_none_or(|status| {
-        status.ready != Some(owned.ready)
-            || status.addresses.as_deref() != owned.addresses
-            || status.vm_state.as_deref() != owned.vm_state
-            || status.failure_reason.as_deref() != owned.failure_reason
-            || status.failure_message.as_deref() != owned.failure_message
-    });
-    let changed = fields_changed
-        || operations.changed()
-        || differ(current.map(|status| &status.conditions), OWNED, &conditions);
-    if changed {
-        apply_status(api, &ID.field_manager(), machine, &owned).await?;
-    }
-    Ok(changed)
+    observations.extend(conditions::not_yet(Kind::AzureMachine, machine, NOT_YET));
+    observations.push(ready);
+    let report = Report {
+        observations,
+        operations: Some(operations),
+        fields: applied,
+    };
+    status::publish(api, &ID.field_manager(), OWNED, machine, report).await
 }
 
 #[cfg(test)]
@@ -178,32 +122,30 @@ mod tests {
 
     #[test]
     fn ready_sums_up_the_most_severe_failure() {
-        let mut report = Report::default();
-        report.holds(ConditionType::NETWORK_INTERFACES_READY);
-        assert_eq!(report.ready().status, ConditionStatus::True);
-        report.fails(
+        let mut observations = vec![Observation::holds(ConditionType::NETWORK_INTERFACES_READY)];
+        assert_eq!(ready(&observations).status, ConditionStatus::True);
+        observations.push(Observation::fails(
             ConditionType::VM_RUNNING,
             Reason::CREATING,
             ConditionSeverity::Info,
             "creating",
-        );
-        report.fails(
+        ));
+        observations.push(Observation::fails(
             ConditionType::ROLE_ASSIGNMENT_READY,
             Reason::FAILED,
             ConditionSeverity::Error,
             "denied",
-        );
-        let ready = report.ready();
-        assert_eq!(ready.status, ConditionStatus::False);
-        assert_eq!(ready.reason, Some(Reason::FAILED));
-        assert_eq!(ready.severity, Some(ConditionSeverity::Error));
-        // A later observation of the same type replaces the earlier one.
-        report.holds(ConditionType::ROLE_ASSIGNMENT_READY);
-        assert_eq!(report.ready().reason, Some(Reason::CREATING));
+        ));
+        let summary = ready(&observations);
+        assert_eq!(summary.status, ConditionStatus::False);
+        assert_eq!(summary.reason, Some(Reason::FAILED));
+        assert_eq!(summary.severity, Some(ConditionSeverity::Error));
+        observations.pop();
+        assert_eq!(ready(&observations).reason, Some(Reason::CREATING));
     }
 
     #[test]
-    fn fields_not_acted_on_are_reported_but_leave_ready_alone() {
+    fn fields_not_acted_on_are_reported_by_compute() {
         let machine: AzureMachine = serde_json::from_value(serde_json::json!({
             "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
             "kind": "AzureMachine",
@@ -216,16 +158,13 @@ mod tests {
             },
         }))
         .unwrap();
-        let mut report = Report::default();
-        report.holds(ConditionType::VM_RUNNING);
-        report.not_yet(&machine);
-        let types: Vec<&str> = report
-            .not_yet
+        let not_yet = conditions::not_yet(Kind::AzureMachine, &machine, NOT_YET);
+        let types: Vec<&str> = not_yet
             .iter()
             .map(|observation| observation.type_.as_str())
             .collect();
         assert_eq!(types, ["SpecSupported"]);
-        let spec = &report.not_yet[0];
+        let spec = &not_yet[0];
         assert_eq!(spec.reason, Some(Reason::NOT_SUPPORTED));
         assert_eq!(spec.severity, Some(ConditionSeverity::Warning));
         let message = spec.message.as_deref().unwrap();
@@ -234,10 +173,8 @@ mod tests {
                 && message.contains("spec.capacityReservationGroupID: "),
             "{message}"
         );
-        assert_eq!(report.ready().status, ConditionStatus::True);
         assert!(
-            report
-                .not_yet
+            not_yet
                 .iter()
                 .all(|observation| OWNED.contains(&observation.type_))
         );

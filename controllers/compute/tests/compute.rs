@@ -26,7 +26,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+use capz_harness::TestResult;
 
 const CLUSTER: &str = "c1";
 const LOCATION: &str = "westeurope";
@@ -303,22 +303,9 @@ fn ready(machine: &AzureMachine) -> bool {
     })
 }
 
-async fn in_namespace(
-    test: impl AsyncFnOnce(&capz_harness::Plane, Client, String) -> TestResult,
-) -> TestResult {
-    let plane = capz_harness::shared();
-    let _side_by_side = plane.namespaced().await;
-    let client = plane.client().await?;
-    let inner = client.clone();
-    capz_harness::with_temp_namespace(&client, async move |namespace| {
-        test(plane, inner, namespace).await
-    })
-    .await?
-}
-
 #[tokio::test]
 async fn a_control_plane_machine_runs_in_its_pool_idles_and_is_deleted_with_its_resources() -> TestResult {
-    in_namespace(async |plane, client, namespace| {
+    capz_harness::in_namespace(&[], async |plane, client, namespace| {
         let azure = azure().await?;
         cluster_objects(&client, &namespace).await?;
         // The test plays the loadbalancer controller: it writes the SSH rule's condition.
@@ -534,7 +521,7 @@ async fn deletion(machines: &Api<AzureMachine>, azure: &EmulatedAzure) -> TestRe
 #[tokio::test]
 async fn a_worker_waits_for_bootstrap_data_lands_in_an_availability_set_and_is_never_recreated() -> TestResult
 {
-    in_namespace(async |plane, client, namespace| {
+    capz_harness::in_namespace(&[], async |plane, client, namespace| {
         let azure = azure().await?;
         cluster_objects(&client, &namespace).await?;
         let controller = controller(plane, &namespace, azure.cloud_settings()?)?;
@@ -637,7 +624,7 @@ async fn worker(client: &Client, namespace: &str, azure: &EmulatedAzure) -> Test
 #[tokio::test]
 async fn extensions_are_installed_a_failed_bootstrap_check_is_left_to_a_person_and_windows_vms_get_short_names()
 -> TestResult {
-    in_namespace(async |plane, client, namespace| {
+    capz_harness::in_namespace(&[], async |plane, client, namespace| {
         let azure = azure().await?;
         cluster_objects(&client, &namespace).await?;
         let controller = controller(plane, &namespace, azure.cloud_settings()?)?;

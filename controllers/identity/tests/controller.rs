@@ -13,7 +13,7 @@ use capz_kit::kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use capz_kit::kube::{Client, ResourceExt as _};
 use serde_json::{Value, json};
 
-type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+use capz_harness::TestResult;
 
 const WAIT: Duration = Duration::from_secs(30);
 const FINALIZER: &str = capz_identity::ID.finalizer();
@@ -118,17 +118,13 @@ spec:
 }
 
 async fn in_namespace(test: impl AsyncFnOnce(&Setup) -> TestResult) -> TestResult {
-    let plane = capz_harness::shared();
-    let _side_by_side = plane.namespaced().await;
-    let client = plane.client().await?;
-    let inner = client.clone();
-    capz_harness::with_temp_namespace(&client, async move |namespace| {
-        let setup = Setup::start(inner, namespace).await?;
+    capz_harness::in_namespace(&[], async |_plane, client, namespace| {
+        let setup = Setup::start(client, namespace).await?;
         let result = test(&setup).await;
         setup.stop().await?;
         result
     })
-    .await?
+    .await
 }
 
 fn ready(identity: &AzureClusterIdentity) -> Option<(String, Option<String>)> {

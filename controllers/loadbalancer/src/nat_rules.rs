@@ -20,33 +20,35 @@ use capz_kit::api::capi::Cluster;
 use capz_kit::api::common::conditions::{ConditionSeverity, ConditionType, Conditions};
 use capz_kit::api::controllers::Family;
 use capz_kit::api::{AzureCluster, AzureMachine, GROUP};
-use capz_kit::apply::apply_status;
 use capz_kit::azure::models::ArmModel as _;
 use capz_kit::azure::models::network::InboundNatRule as RuleModel;
 use capz_kit::azure::{IdError, ResourceId};
 use capz_kit::cluster::{is_control_plane, is_paused, owner_cluster, owner_machine};
-use capz_kit::conditions::{Observation, Reason, differ, observe, unless_held};
-use capz_kit::filter::{changes, cluster_changes, everything_but_status};
+use capz_kit::conditions::{Observation, Reason, unless_held};
+use capz_kit::error::{Error, Failure};
+use capz_kit::filter::{Reported as _, changes, cluster_changes, everything_but_status};
 use capz_kit::finalizer::finalized;
-use capz_kit::k8s_openapi::jiff::Timestamp;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::finalizer::Event;
 use capz_kit::kube::{Api, Client, ResourceExt as _};
 use capz_kit::operations::Operations;
-use capz_kit::policy::{Category, Classify as _};
-use capz_kit::resource::{self, AzureResource as _, Progress, ResourceError};
+use capz_kit::policy::{Category, Classify};
+use capz_kit::progress::{Direction, Outcome};
+use capz_kit::resource::{self, AzureResource as _, ResourceError};
 use capz_kit::runner;
 use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_resources::inbound_nat_rule::{ApiServerFrontend, InboundNatRule, frontend_port, gets_rule};
 use capz_resources::load_balancer::PlanError;
 use capz_resources::virtual_machine;
 
-use crate::pipeline::{OwnedStatus, POLL, arm_client, holds};
-use crate::{Error, ID, State};
+use crate::context::{ID, State};
+use crate::plan::arm_client;
+use crate::status::{OWNED_ON_MACHINES, publish};
+
+/// How people call what this controller keeps on machines.
+const RULE: &str = "SSH inbound NAT rule";
 /// The AzureCluster condition whose changes wake the machines of the cluster.
 const CLUSTER_DEPENDS_ON: &[ConditionType] = &[ConditionType::LOAD_BALANCERS_READY];
-/// The condition this controller owns on AzureMachines.
-const OWNED: &[ConditionType] = &[ConditionType::INBOUND_NAT_RULES_READY];
 /// How soon a machine whose interface compute still holds is looked at again, should the change
 /// of its finalizers not wake it first.
 const COMPUTE_WAIT: Duration = Duration::from_secs(30);
@@ -169,80 +171,35 @@ async fn site_of(machines: &Machines, client: &Client, cluster: &Cluster) -> Res
     }))
 }
 
-/// Where a machine's rule stands after a pass.
-enum Outcome {
-    Exists,
-    Creating(Option<Duration>),
-    Waiting(String),
-    NoFreePort(String),
-    WaitingForCompute,
-    Deleting(Option<Duration>),
-    Failed { error: Error, deleting: bool },
+/// No frontend port of the balancer is free for another SSH rule.
+#[derive(Debug, thiserror::Error)]
+#[error("no frontend port is free for the SSH rule on {balancer}: 22 and 2201 to 2219 are taken")]
+struct NoFreePort {
+    balancer: String,
 }
 
-impl Outcome {
-    /// `InboundNATRulesReady` as the pass found it, given the machine's `current` conditions.
-    fn observation(&self, current: Option<&Conditions>) -> Observation {
-        use ConditionSeverity::{Info, Warning};
-        let type_ = ConditionType::INBOUND_NAT_RULES_READY;
-        match self {
-            Self::Exists => Observation::holds(type_),
-            Self::Creating(_) => {
-                Observation::fails(type_, Reason::CREATING, Info, "creating the SSH inbound NAT rule")
-            }
-            Self::Waiting(message) => {
-                Observation::fails(type_, Reason::WAITING_FOR_DEPENDENCY, Info, message.clone())
-            }
-            Self::NoFreePort(message) => {
-                Observation::fails(type_, Reason::NO_FREE_FRONTEND_PORT, Warning, message.clone())
-            }
-            Self::WaitingForCompute => Observation::fails(
-                type_,
-                Reason::DELETING,
-                Info,
-                "waiting for compute to delete the network interface that uses the SSH inbound NAT rule",
-            ),
-            Self::Deleting(_) => {
-                Observation::fails(type_, Reason::DELETING, Info, "deleting the SSH inbound NAT rule")
-            }
-            Self::Failed { error, deleting } => {
-                let reason = match error {
-                    Error::Resource(failure)
-                        if *deleting && matches!(**failure, ResourceError::Arm { .. }) =>
-                    {
-                        Reason::DELETION_FAILED
-                    }
-                    _ => error.reason(),
-                };
-                let passing = matches!(error.category(), Category::Transient | Category::Throttled);
-                let observed =
-                    Observation::fails(type_, reason, error.category().severity(), error.to_string());
-                // Compute joins the interface to the rule while the condition holds: a check that
-                // failed for a while says nothing about a rule that existed, and must not detach it.
-                if passing && !deleting {
-                    unless_held(current, observed)
-                } else {
-                    observed
-                }
-            }
-        }
+impl Classify for NoFreePort {
+    fn category(&self) -> Category {
+        // A port frees when another control-plane machine goes.
+        Category::Transient
     }
 
-    /// The next reconcile. While the machine is deleted only an error keeps the finalizer.
-    fn finish(self) -> Result<Action, Error> {
-        match self {
-            Self::Exists | Self::Waiting(_) | Self::NoFreePort(_) => Ok(Action::await_change()),
-            Self::Creating(retry_after) => Ok(Action::requeue(retry_after.unwrap_or(POLL))),
-            Self::WaitingForCompute => Err(Error::StillDeleting {
-                what: "waiting for compute to delete the machine's network interface",
-                retry_after: COMPUTE_WAIT,
-            }),
-            Self::Deleting(retry_after) => Err(Error::StillDeleting {
-                what: "deleting the SSH inbound NAT rule",
-                retry_after: retry_after.unwrap_or(POLL),
-            }),
-            Self::Failed { error, .. } => Err(error),
-        }
+    fn reason(&self) -> Reason {
+        Reason::NO_FREE_FRONTEND_PORT
+    }
+}
+
+/// `InboundNATRulesReady` as a pass in `direction` found it, given the machine's `current`
+/// conditions. Compute joins the interface to the rule while the condition holds: a check that
+/// failed for a while says nothing about a rule that existed, and must not detach it.
+fn observation(outcome: &Outcome, direction: Direction, current: Option<&Conditions>) -> Observation {
+    let observed = outcome.observation(ConditionType::INBOUND_NAT_RULES_READY, RULE, direction);
+    let passing = matches!(outcome, Outcome::Failed(failure)
+        if matches!(failure.category(), Category::Transient | Category::Throttled));
+    if passing && direction == Direction::Apply {
+        unless_held(current, observed)
+    } else {
+        observed
     }
 }
 
@@ -260,15 +217,14 @@ fn rule_name(machine: &AzureMachine) -> String {
 }
 
 /// The rule of `machine` on `target`.
-fn rule_of(machine: &AzureMachine, target: &ApiServerFrontend) -> Result<InboundNatRule, Error> {
+fn rule_of(machine: &AzureMachine, target: &ApiServerFrontend) -> Result<InboundNatRule, Failure> {
     let name = rule_name(machine);
     InboundNatRule::new(target, &name).map_err(|source: IdError| {
-        PlanError::from(ScopeError::Invalid {
+        Failure::from(PlanError::from(ScopeError::Invalid {
             field: "metadata.name",
             value: name,
             source,
-        })
-        .into()
+        }))
     })
 }
 
@@ -283,21 +239,19 @@ async fn apply(
     let mut operations = operations_of(machine);
     // Once the cluster has been ready its balancer exists, whatever a later check of it says.
     let was_ready = site.azure_cluster.status.as_ref().and_then(|status| status.ready) == Some(true);
-    let outcome = if was_ready || holds(&site.azure_cluster, &ConditionType::LOAD_BALANCERS_READY) {
+    let outcome = if was_ready || site.azure_cluster.holds(&ConditionType::LOAD_BALANCERS_READY) {
         create(machines, machine, site, target, &mut operations)
             .await
-            .unwrap_or_else(|error| Outcome::Failed {
-                error,
-                deleting: false,
-            })
+            .unwrap_or_else(Outcome::Failed)
     } else {
         Outcome::Waiting(
             "waiting for the API server load balancer: LoadBalancersReady is not True on the AzureCluster"
                 .to_owned(),
         )
     };
-    write_status(api, machine, &outcome, &operations).await?;
-    outcome.finish()
+    let observed = observation(&outcome, Direction::Apply, machine.conditions());
+    publish(api, machine, OWNED_ON_MACHINES, vec![observed], &operations).await?;
+    outcome.next(Direction::Apply)
 }
 
 async fn create(
@@ -306,7 +260,7 @@ async fn create(
     site: &Site,
     target: &ApiServerFrontend,
     operations: &mut Operations,
-) -> Result<Outcome, Error> {
+) -> Result<Outcome, Failure> {
     let rule = rule_of(machine, target)?;
     let client = arm_client(&machines.state, &site.azure_cluster).await?;
     let lock = machines.lock_of(&target.load_balancer);
@@ -325,17 +279,14 @@ async fn create(
         })?;
     let name = rule_name(machine);
     let Some(port) = frontend_port(&rules, &name) else {
-        return Ok(Outcome::NoFreePort(format!(
-            "no frontend port is free for the SSH rule on {}: 22 and 2201 to 2219 are taken",
-            target.load_balancer.name()
-        )));
+        return Err(NoFreePort {
+            balancer: target.load_balancer.name().into_owned(),
+        }
+        .into());
     };
-    Ok(
-        match resource::reconcile(&client, &rule.frontend_port(port), operations).await? {
-            Progress::Done(_) => Outcome::Exists,
-            Progress::InProgress { retry_after } => Outcome::Creating(retry_after),
-        },
-    )
+    let mut outcome = Outcome::Done;
+    outcome.absorb(resource::reconcile(&client, &rule.frontend_port(port), operations).await);
+    Ok(outcome)
 }
 
 /// Deletes the rule of a deleted machine once compute has let go of its interface; done when the
@@ -348,27 +299,32 @@ async fn cleanup(
     target: Option<&ApiServerFrontend>,
 ) -> Result<Action, Error> {
     let mut operations = operations_of(machine);
-    let outcome = if machine
+    let compute_holds = machine
         .finalizers()
         .iter()
-        .any(|finalizer| finalizer == Family::Compute.finalizer())
-    {
-        Outcome::WaitingForCompute
-    } else {
-        let (Some(site), Some(target)) = (site, target) else {
-            return Ok(Action::await_change());
-        };
-        match remove(machines, machine, site, target, &mut operations).await {
-            Ok(Progress::Done(())) => return Ok(Action::await_change()),
-            Ok(Progress::InProgress { retry_after }) => Outcome::Deleting(retry_after),
-            Err(error) => Outcome::Failed {
-                error,
-                deleting: true,
-            },
-        }
+        .any(|finalizer| finalizer == Family::Compute.finalizer());
+    if compute_holds {
+        let waiting = Observation::fails(
+            ConditionType::INBOUND_NAT_RULES_READY,
+            Reason::DELETING,
+            ConditionSeverity::Info,
+            "waiting for compute to delete the network interface that uses the SSH inbound NAT rule",
+        );
+        publish(api, machine, OWNED_ON_MACHINES, vec![waiting], &operations).await?;
+        // The removal of compute's finalizer wakes the machine; the requeue is a safety net.
+        return Err(Error::Pending(COMPUTE_WAIT));
+    }
+    let (Some(site), Some(target)) = (site, target) else {
+        return Ok(Action::await_change());
     };
-    write_status(api, machine, &outcome, &operations).await?;
-    outcome.finish()
+    let outcome = match remove(machines, machine, site, target, &mut operations).await {
+        Ok(outcome) if outcome.is_done() => return Ok(Action::await_change()),
+        Ok(outcome) => outcome,
+        Err(failure) => Outcome::Failed(failure),
+    };
+    let observed = observation(&outcome, Direction::Delete, machine.conditions());
+    publish(api, machine, OWNED_ON_MACHINES, vec![observed], &operations).await?;
+    outcome.next(Direction::Delete)
 }
 
 async fn remove(
@@ -377,28 +333,10 @@ async fn remove(
     site: &Site,
     target: &ApiServerFrontend,
     operations: &mut Operations,
-) -> Result<Progress<()>, Error> {
+) -> Result<Outcome, Failure> {
     let rule = rule_of(machine, target)?;
     let client = arm_client(&machines.state, &site.azure_cluster).await?;
-    Ok(resource::delete(&client, &rule, operations).await?)
-}
-
-/// Applies `InboundNATRulesReady` and the rule's operation when they change the machine's status.
-async fn write_status(
-    api: &Api<AzureMachine>,
-    machine: &AzureMachine,
-    outcome: &Outcome,
-    operations: &Operations,
-) -> Result<(), Error> {
-    let current = machine.status.as_ref().map(|status| &status.conditions);
-    let conditions = observe(current, [outcome.observation(current)], Timestamp::now());
-    if !differ(current, OWNED, &conditions) && !operations.changed() {
-        return Ok(());
-    }
-    let status = OwnedStatus {
-        conditions,
-        long_running_operation_states: operations.entries(),
-    };
-    apply_status(api, &ID.field_manager(), machine, &status).await?;
-    Ok(())
+    let mut outcome = Outcome::Done;
+    outcome.absorb(resource::delete(&client, &rule, operations).await);
+    Ok(outcome)
 }

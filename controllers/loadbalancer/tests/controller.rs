@@ -23,7 +23,7 @@ use capz_kit::kube::api::{Api, DeleteParams, Patch, PatchParams};
 use capz_kit::kube::{Client, Resource, ResourceExt as _};
 use serde_json::{Value, json};
 
-type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+use capz_harness::TestResult;
 
 /// The network controller, as the test plays it.
 const NETWORK: FieldManager = FieldManager::new("capz-test-network");
@@ -189,21 +189,6 @@ fn reason_is(type_: ConditionType, reason: &'static str) -> impl Fn(&AzureCluste
     move |object| condition(object, &type_).is_some_and(|(_, found)| found.as_deref() == Some(reason))
 }
 
-async fn in_namespace(
-    test: impl AsyncFnOnce(&capz_harness::Plane, Client, String) -> TestResult,
-) -> TestResult {
-    let plane = capz_harness::shared();
-    let _side_by_side = plane.namespaced().await;
-    let client = plane.client().await?;
-    // The tests play the network controller: they write the conditions the balancers wait for.
-    capz_harness::play_controller(&client, "default", Family::Network).await?;
-    let inner = client.clone();
-    capz_harness::with_temp_namespace(&client, async move |namespace| {
-        test(plane, inner, namespace).await
-    })
-    .await?
-}
-
 async fn delete_and_wait(api: &Api<AzureCluster>, name: &str) -> TestResult {
     api.delete(name, &DeleteParams::default()).await?;
     let deadline = tokio::time::Instant::now() + WAIT;
@@ -222,7 +207,7 @@ async fn delete_and_wait(api: &Api<AzureCluster>, name: &str) -> TestResult {
 
 #[tokio::test]
 async fn a_public_cluster_gets_capz_api_server_load_balancer_and_endpoint_then_loses_them() -> TestResult {
-    in_namespace(async |plane, client, namespace| {
+    capz_harness::in_namespace(&[Family::Network], async |plane, client, namespace| {
         let name = "pub1";
         let azure = Azure::start(name, Vec::new()).await?;
         let controller = controller(plane, &namespace, azure.default_principal_settings()?, "")?;
@@ -319,7 +304,7 @@ async fn a_public_cluster_gets_capz_api_server_load_balancer_and_endpoint_then_l
 #[tokio::test]
 async fn a_private_cluster_waits_for_its_subnet_and_points_the_endpoint_at_the_private_address() -> TestResult
 {
-    in_namespace(async |plane, client, namespace| {
+    capz_harness::in_namespace(&[Family::Network], async |plane, client, namespace| {
         let name = "priv1";
         let azure = Azure::start(name, Vec::new()).await?;
         let controller = controller(plane, &namespace, azure.default_principal_settings()?, "")?;
@@ -377,7 +362,7 @@ async fn a_private_cluster_waits_for_its_subnet_and_points_the_endpoint_at_the_p
 
 #[tokio::test]
 async fn a_foreign_load_balancer_by_our_name_is_reported_and_left_alone() -> TestResult {
-    in_namespace(async |plane, client, namespace| {
+    capz_harness::in_namespace(&[Family::Network], async |plane, client, namespace| {
         let name = "foreign1";
         let foreign_ip = network_id(name, "publicIPAddresses", "someone-elses-ip");
         let foreign = vec![
@@ -423,7 +408,7 @@ async fn a_foreign_load_balancer_by_our_name_is_reported_and_left_alone() -> Tes
 
 #[tokio::test]
 async fn the_ilb_gate_and_an_outbound_balancer_add_their_balancers_and_ips() -> TestResult {
-    in_namespace(async |plane, client, namespace| {
+    capz_harness::in_namespace(&[Family::Network], async |plane, client, namespace| {
         let name = "ilb1";
         let azure = Azure::start(name, Vec::new()).await?;
         let controller = controller(
@@ -598,7 +583,7 @@ impl Azure {
 
 #[tokio::test]
 async fn control_plane_machines_get_ssh_rules_on_free_ports_and_lose_them_after_compute() -> TestResult {
-    in_namespace(async |plane, client, namespace| {
+    capz_harness::in_namespace(&[Family::Network], async |plane, client, namespace| {
         let name = "nat1";
         let azure = Azure::start(name, Vec::new()).await?;
         let controller = controller(plane, &namespace, azure.default_principal_settings()?, "")?;

@@ -1,9 +1,13 @@
 //! The Azure resources an AzureCluster's network is made of, built once per reconcile from its
-//! defaulted spec: what provisioning creates in order and cleanup deletes in reverse.
+//! defaulted spec, and the order of the steps that create them ([`ORDER`]) and delete them
+//! ([`DELETION`]).
 
 use std::collections::BTreeSet;
 
+use capz_kit::api::common::conditions::ConditionType;
 use capz_kit::api::common::network::SubnetSpec;
+use capz_kit::progress::Step;
+use capz_kit::resource::AzureResource as _;
 use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_resources::nat_gateway::NatGateway;
 use capz_resources::resource_group::ResourceGroup;
@@ -11,6 +15,90 @@ use capz_resources::route_table::RouteTable;
 use capz_resources::security_group::{LastApplied, SecurityGroup};
 use capz_resources::subnet::{Network, Subnet};
 use capz_resources::virtual_network::VirtualNetwork;
+
+/// The operation services the controller records: one per unit type it reconciles.
+pub(crate) const SERVICES: &[&str] = &[
+    capz_resources::resource_group::ResourceGroup::SERVICE,
+    capz_resources::virtual_network::VirtualNetwork::SERVICE,
+    capz_resources::security_group::SecurityGroup::SERVICE,
+    capz_resources::route_table::RouteTable::SERVICE,
+    capz_resources::nat_gateway::NatGatewayIp::SERVICE,
+    capz_resources::nat_gateway::NatGateway::SERVICE,
+    capz_resources::subnet::Subnet::SERVICE,
+];
+
+/// A step of the network's reconcile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unit {
+    ResourceGroup,
+    VirtualNetwork,
+    SecurityGroups,
+    RouteTables,
+    /// The gateways' public IPs, then the gateways.
+    NatGateways,
+    Subnets,
+}
+
+const fn step(unit: Unit, condition: ConditionType, what: &'static str) -> Step<Unit> {
+    Step {
+        unit,
+        condition,
+        what,
+    }
+}
+
+/// The steps that build the network, in order. The virtual network comes before the security
+/// groups and route tables because whether it is the cluster's decides the rest: in a network
+/// the user brought, the controller creates neither security groups, route tables nor NAT
+/// gateways (the subnets there are the user's, so nothing would use them), and only checks that
+/// the subnets the spec names exist. `NetworkInfrastructureReady` sums the steps up: the outcome
+/// of the one that holds the network back, else whether the location's zones could be read.
+pub(crate) const ORDER: &[Step<Unit>] = &[
+    step(
+        Unit::ResourceGroup,
+        ConditionType::RESOURCE_GROUP_READY,
+        "resource group",
+    ),
+    step(Unit::VirtualNetwork, ConditionType::VNET_READY, "virtual network"),
+    step(
+        Unit::SecurityGroups,
+        ConditionType::SECURITY_GROUPS_READY,
+        "security groups",
+    ),
+    step(
+        Unit::RouteTables,
+        ConditionType::ROUTE_TABLES_READY,
+        "route tables",
+    ),
+    step(
+        Unit::NatGateways,
+        ConditionType::NAT_GATEWAYS_READY,
+        "NAT gateways",
+    ),
+    step(Unit::Subnets, ConditionType::SUBNETS_READY, "subnets"),
+];
+
+/// The steps that delete the network in a resource group the cluster does not own, last created
+/// first: a subnet holds on to its security group, route table and NAT gateway.
+pub(crate) const DELETION: &[Step<Unit>] = &[
+    step(Unit::Subnets, ConditionType::SUBNETS_READY, "subnets"),
+    step(
+        Unit::NatGateways,
+        ConditionType::NAT_GATEWAYS_READY,
+        "NAT gateways",
+    ),
+    step(
+        Unit::RouteTables,
+        ConditionType::ROUTE_TABLES_READY,
+        "route tables",
+    ),
+    step(
+        Unit::SecurityGroups,
+        ConditionType::SECURITY_GROUPS_READY,
+        "security groups",
+    ),
+    step(Unit::VirtualNetwork, ConditionType::VNET_READY, "virtual network"),
+];
 
 /// The units of one cluster's network.
 pub(crate) struct Plan {
@@ -83,6 +171,15 @@ impl Plan {
             subnets,
             scope,
         })
+    }
+
+    /// Whether the spec calls for the step of `unit`.
+    pub(crate) fn expects(&self, unit: Unit) -> bool {
+        match unit {
+            Unit::RouteTables => !self.route_tables.is_empty(),
+            Unit::NatGateways => !self.nat_gateways.is_empty(),
+            _ => true,
+        }
     }
 
     /// The cluster's scope.

@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
-type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+use capz_harness::TestResult;
 
 const WAIT: Duration = Duration::from_mins(1);
 const NETWORK_API: ApiVersion = ApiVersion::new("2024-05-01");
@@ -154,17 +154,9 @@ fn is_true(object: &AzureCluster, type_: &ConditionType) -> bool {
         .is_some_and(|status| Conditions::is_true(&status.conditions, type_))
 }
 
-async fn in_namespace(test: impl AsyncFnOnce(Client, String) -> TestResult) -> TestResult {
-    let plane = capz_harness::shared();
-    let _side_by_side = plane.namespaced().await;
-    let client = plane.client().await?;
-    let inner = client.clone();
-    capz_harness::with_temp_namespace(&client, async move |namespace| test(inner, namespace).await).await?
-}
-
 #[tokio::test]
 async fn a_default_cluster_gets_its_network_then_ready_and_is_deleted_with_its_group() -> TestResult {
-    in_namespace(async |client, namespace| {
+    capz_harness::in_namespace(&[], async |_plane, client, namespace| {
         // Subnet operations take a while, so that writing two at once would meet Azure's refusal.
         let config = Config {
             latencies: [(
@@ -636,7 +628,7 @@ fn brought_spec(node_subnet: &str) -> Value {
 
 #[tokio::test]
 async fn a_brought_network_is_used_unchanged_and_outlives_the_cluster() -> TestResult {
-    in_namespace(async |client, namespace| {
+    capz_harness::in_namespace(&[], async |_plane, client, namespace| {
         let config = Config {
             resources: brought_network(),
             ..Config::default()

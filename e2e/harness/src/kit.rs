@@ -13,7 +13,33 @@ use kube::discovery::{ApiResource, Scope};
 use kube::{Client, ResourceExt as _};
 
 use crate::error::{Error, Result};
-use crate::plane::FIELD_MANAGER;
+use crate::plane::{FIELD_MANAGER, Plane};
+
+/// What a test gives: nothing, or any error, shown as it is.
+pub type TestResult<T = ()> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// Runs `test` in a namespace of its own on the shared plane, side by side with other tests, with
+/// the peer controllers of `playing` reported running (the test plays them: it writes their
+/// conditions).
+///
+/// # Errors
+/// The test's, or when the plane, a Lease or the namespace cannot be had.
+pub async fn in_namespace(
+    playing: &[Family],
+    test: impl AsyncFnOnce(&'static Plane, Client, String) -> TestResult,
+) -> TestResult {
+    let plane = crate::shared();
+    let _side_by_side = plane.namespaced().await;
+    let client = plane.client().await?;
+    for family in playing {
+        play_controller(&client, "default", *family).await?;
+    }
+    let inner = client.clone();
+    with_temp_namespace(&client, async move |namespace| {
+        test(plane, inner, namespace).await
+    })
+    .await?
+}
 
 /// Runs `test` with a namespace made for it alone, then deletes the namespace, also when `test`
 /// panics (the panic then goes on).

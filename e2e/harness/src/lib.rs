@@ -40,8 +40,8 @@ pub use clusterctl::Clusterctl;
 pub use controller::InProcessController;
 pub use error::{Error, Result};
 pub use kit::{
-    api_for, apply, apply_and_wait_for_condition, apply_yaml, has_condition, http_get, play_controller,
-    resource, wait_for, with_temp_namespace,
+    TestResult, api_for, apply, apply_and_wait_for_condition, apply_yaml, has_condition, http_get,
+    in_namespace, play_controller, resource, wait_for, with_temp_namespace,
 };
 pub use pki::{Authority, KeyAndCert};
 pub use plane::{FIELD_MANAGER, Options, Plane, free_ports};

@@ -460,7 +460,8 @@ pub async fn wait_list(
     }
 }
 
-/// An object's name and conditions, one line each, for failure messages.
+/// An object's name, owners, finalizers and conditions, for failure messages: a missing owner
+/// says Cluster API has not linked the object yet, a missing finalizer that capz-rs never got to it.
 #[must_use]
 pub fn summary(object: &DynamicObject) -> String {
     let conditions: Vec<String> = object.data["status"]["conditions"]
@@ -477,7 +478,18 @@ pub fn summary(object: &DynamicObject) -> String {
             )
         })
         .collect();
-    format!("  {}:\n{}", object.name_any(), conditions.join("\n"))
+    let owners: Vec<String> = object
+        .owner_references()
+        .iter()
+        .map(|owner| format!("{}/{}", owner.kind, owner.name))
+        .collect();
+    format!(
+        "  {} (owners [{}], finalizers [{}]):\n{}",
+        object.name_any(),
+        owners.join(", "),
+        object.finalizers().join(", "),
+        conditions.join("\n")
+    )
 }
 
 /// The condition `type_` of `object`: (status, reason).

@@ -58,8 +58,9 @@ fn total(text: &str, name: &str) -> f64 {
         .sum()
 }
 
-/// Every controller's `/metrics` serves the series of controller-runtime that Cluster API
-/// dashboards read, counting the reconciles that converged the cluster, and the process series.
+/// Every controller's `/metrics` serves the series of controller-runtime and client-go's work
+/// queue that Cluster API dashboards read, counting the reconciles that converged the cluster, and
+/// the process series.
 async fn controllers_serve_controller_runtime_metrics(environment: &Environment) -> TestResult {
     for process in environment.capz.processes() {
         if process == "capz-webhooks" {
@@ -75,6 +76,9 @@ async fn controllers_serve_controller_runtime_metrics(environment: &Environment)
             "controller_runtime_reconcile_total",
             "controller_runtime_reconcile_time_seconds_count",
             "controller_runtime_max_concurrent_reconciles",
+            "workqueue_adds_total",
+            "workqueue_queue_duration_seconds_count",
+            "workqueue_work_duration_seconds_count",
         ] {
             assert!(
                 total(&text, name) > 0.0,
@@ -87,6 +91,12 @@ async fn controllers_serve_controller_runtime_metrics(environment: &Environment)
         ] {
             assert!(
                 text.contains(&format!("{name}{{controller=")),
+                "{process}: no {name}:\n{text}"
+            );
+        }
+        for name in ["workqueue_depth", "workqueue_retries_total"] {
+            assert!(
+                text.contains(&format!("{name}{{name=")),
                 "{process}: no {name}:\n{text}"
             );
         }

@@ -7,7 +7,9 @@
 //! that depend on the condition it changed, while a controller's own status writes (conditions it
 //! does not depend on, operation entries, status fields) do not wake it.
 
+use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Mutex, PoisonError};
 
 use capz_api::common::conditions::{ConditionType, Conditions};
 use capz_api::common::operations::Futures;
@@ -21,6 +23,12 @@ pub trait Reported: Resource {
     fn conditions(&self) -> Option<&Conditions>;
     /// Its operations in flight, if it has a status.
     fn operations(&self) -> Option<&Futures>;
+
+    /// Whether its condition `type_` holds.
+    fn holds(&self, type_: &ConditionType) -> bool {
+        self.conditions()
+            .is_some_and(|conditions| conditions.is_true(type_))
+    }
 }
 
 macro_rules! reported {
@@ -44,6 +52,16 @@ reported!(
     capz_api::AzureManagedControlPlane,
     capz_api::AzureManagedMachinePool,
 );
+
+/// An identity reports conditions only.
+impl Reported for capz_api::AzureClusterIdentity {
+    fn conditions(&self) -> Option<&Conditions> {
+        self.status.as_ref().map(|status| &status.conditions)
+    }
+    fn operations(&self) -> Option<&Futures> {
+        None
+    }
+}
 
 /// A hash of what wakes a controller depending on the conditions `depends_on`: use it as the
 /// predicate of `predicate_filter`.
@@ -98,9 +116,35 @@ pub fn cluster_changes(cluster: &capz_api::capi::Cluster) -> Option<u64> {
     Some(hasher.finish())
 }
 
+/// Remembers, per object, a hash of the fields a controller reacts to.
+#[derive(Debug, Default)]
+pub struct Seen(Mutex<HashMap<String, u64>>);
+
+impl Seen {
+    /// Whether `fields` of `object` differ from the last time (always true the first time).
+    pub fn changed(&self, object: &impl Resource, fields: impl Hash) -> bool {
+        let mut hasher = DefaultHasher::new();
+        fields.hash(&mut hasher);
+        let hash = hasher.finish();
+        let key = object.uid().unwrap_or_else(|| object.name_any());
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, hash)
+            != Some(hash)
+    }
+
+    /// Forgets `object`, once it is gone.
+    pub fn forget(&self, object: &impl Resource) {
+        let key = object.uid().unwrap_or_else(|| object.name_any());
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use capz_api::common::conditions::{Condition, ConditionStatus};
+    use k8s_openapi::api::core::v1::ConfigMap;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     use super::*;
@@ -188,5 +232,17 @@ mod tests {
         let mut deleted = base.clone();
         deleted.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH));
         assert_ne!(hash(&base), hash(&deleted));
+    }
+
+    #[test]
+    fn seen_tells_only_a_change_of_the_fields() {
+        let seen = Seen::default();
+        let mut object = ConfigMap::default();
+        object.metadata.uid = Some("u1".into());
+        assert!(seen.changed(&object, ("a", 1)));
+        assert!(!seen.changed(&object, ("a", 1)));
+        assert!(seen.changed(&object, ("a", 2)));
+        seen.forget(&object);
+        assert!(seen.changed(&object, ("a", 2)));
     }
 }

@@ -2,17 +2,20 @@
 //!
 //! A controller on the kit is a [`controller::ControllerId`], a few kube-runtime `Controller`s
 //! (watches and [`filter`]s) and one reconcile function per kind, run by
-//! [`runner::Context::run`]. A reconcile reads as a pipeline:
+//! [`runner::Context::run`]. Every controller crate has the same files (docs/architecture.md);
+//! a reconcile reads as a pipeline:
 //!
 //! ```text
-//!   watch event ── filter::changes ──> reconciler: leadership, span, metrics   (every controller)
-//!     cluster::{owner_cluster, is_paused, is_externally_managed}   skip what is not ours to do
+//!   watch event ── filter::changes ── queue (workqueue_* series) ──> reconciler: leadership,
+//!                                                                    span, metrics, events
+//!     azure_cluster::reconcile, or the kind's own rules            skip what is not ours to do
 //!     finalizer::finalized                                         Apply | Cleanup
 //!       operations::Operations::owned(status)                      operations in flight
-//!       resource::{reconcile, delete} per Azure resource           one read, a write if needed
-//!       presence::Presence::running(peer)                          a peer we wait on runs
-//!       conditions::observe(observations)                          keep lastTransitionTime
-//!       apply::apply_status(owned fields)  if conditions::differ or operations changed
+//!       progress::Steps over the controller's step table           in order; the first step
+//!         resource::{reconcile, delete} per Azure resource         not done holds back the rest
+//!         progress::Outcome folds their results                    one read, a write if needed
+//!         presence::Presence::running(peer)                        a peer we wait on runs
+//!       status::publish(observations, operations, fields)          only when something differs
 //!   reconciler: events for what changed in Azure (observed), warning and backoff on failure
 //! ```
 //!
@@ -22,10 +25,12 @@
 #![deny(missing_docs)]
 
 pub mod apply;
+pub mod azure_cluster;
 pub mod cli;
 pub mod cluster;
 pub mod conditions;
 pub mod controller;
+pub mod error;
 pub mod filter;
 pub mod finalizer;
 pub mod identity;
@@ -35,12 +40,15 @@ pub mod observed;
 pub mod operations;
 pub mod policy;
 pub mod presence;
+pub mod progress;
+pub mod queue;
 pub mod reconciler;
 pub mod report;
 pub mod resource;
 pub mod runner;
 pub mod scope;
 pub mod server;
+pub mod status;
 pub mod tags;
 pub mod telemetry;
 

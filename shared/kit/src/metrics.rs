@@ -19,13 +19,17 @@
 //! | `controller_runtime_active_workers` | gauge | `controller` |
 //! | `controller_runtime_max_concurrent_reconciles` | gauge | `controller` |
 //! | `leader_election_master_status` | gauge | `name` |
+//! | `workqueue_adds_total`, `workqueue_retries_total` | counter | `name` |
+//! | `workqueue_depth` | gauge | `name` |
+//! | `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds` | histogram | `name` |
 //! | `process_resident_memory_bytes`, `process_cpu_seconds_total`, `process_open_fds`, `process_max_fds`, `process_start_time_seconds` | | |
 //!
 //! The `controller_runtime_*` and `leader_election_master_status` series carry the names and
 //! labels of Go's controller-runtime, which Cluster API dashboards and alerts are written
 //! against: `controller` is the reconciled kind in lower case (`azurecluster`), `result` one of
-//! `success`, `error`, `requeue_after`, and `name` the Lease. The `process_*` series are read
-//! from `/proc` when `/metrics` is scraped.
+//! `success`, `error`, `requeue_after`, and `name` the Lease. The `workqueue_*` series are those
+//! of [`crate::queue`], `name` being the same label as `controller`. The `process_*` series are
+//! read from `/proc` when `/metrics` is scraped.
 //!
 //! The ARM and token metrics are recorded by capz-azure ([`capz_azure::metrics`]), the admission
 //! metrics by the webhook server (`webhook` is `mutate` or `validate`, `result` is `allowed`,
@@ -67,6 +71,17 @@ pub const CR_ACTIVE_WORKERS: &str = "controller_runtime_active_workers";
 pub const CR_MAX_CONCURRENT_RECONCILES: &str = "controller_runtime_max_concurrent_reconciles";
 /// 1 while this replica holds the leader-election Lease `name`, else 0.
 pub const LEADER_ELECTION_MASTER_STATUS: &str = "leader_election_master_status";
+
+/// client-go's work queue: triggers and requeues, by controller ([`crate::queue`]).
+pub const ADDS_TOTAL: &str = "workqueue_adds_total";
+/// Objects waiting for their reconcile, by controller.
+pub const DEPTH: &str = "workqueue_depth";
+/// How long objects waited for their reconcile, by controller.
+pub const QUEUE_DURATION_SECONDS: &str = "workqueue_queue_duration_seconds";
+/// How long reconciles took, by controller.
+pub const WORK_DURATION_SECONDS: &str = "workqueue_work_duration_seconds";
+/// Failed reconciles queued again, by controller.
+pub const RETRIES_TOTAL: &str = "workqueue_retries_total";
 
 /// Admission reviews answered, by kind, webhook (`mutate` or `validate`), operation and result
 /// (`allowed`, `denied`, `error`).
@@ -113,6 +128,8 @@ pub fn install() -> Result<PrometheusHandle, BuildError> {
             Matcher::Full(ADMISSION_DURATION_SECONDS.to_owned()),
             ADMISSION_BUCKETS,
         )?
+        .set_buckets_for_metric(Matcher::Full(QUEUE_DURATION_SECONDS.to_owned()), DURATION_BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full(WORK_DURATION_SECONDS.to_owned()), DURATION_BUCKETS)?
         .install_recorder()?;
     describe();
     capz_azure::metrics::describe();

@@ -35,6 +35,7 @@ use crate::leader::Leadership;
 use crate::metrics::{ReconcileResult, ReconcileTimer, Worker};
 use crate::observed::observed;
 use crate::policy::{Backoff, Classify};
+use crate::queue::Queue;
 use crate::report::Reporter;
 use crate::runner::{Context, Shutdown};
 use crate::telemetry::reconcile_span;
@@ -54,6 +55,7 @@ pub(crate) struct Wrapped<K: Resource, S, F> {
     pub(crate) reporter: Reporter,
     pub(crate) leadership: Leadership,
     pub(crate) shutdown: Shutdown,
+    pub(crate) queue: Arc<Queue>,
 }
 
 /// The wrapped reconcile: see the module documentation.
@@ -71,9 +73,12 @@ where
     let key = ObjectRef::from_obj(&*object);
     async move {
         let run = async {
+            wrapped.queue.start(&key);
+            let started = std::time::Instant::now();
             let _worker = Worker::start(wrapped.label);
             let timer = ReconcileTimer::start(wrapped.id.name(), wrapped.kind, wrapped.label);
             let outcome = observed((wrapped.reconcile)(object.clone(), wrapped.state.clone())).await;
+            wrapped.queue.worked(started.elapsed());
             (timer, outcome)
         };
         let leading = wrapped
@@ -101,12 +106,17 @@ where
         Ok(match outcome {
             Ok(action) => {
                 wrapped.backoff.reset(&key);
-                timer.finished(ReconcileResult::of(&action));
+                let result = ReconcileResult::of(&action);
+                if result == ReconcileResult::RequeueAfter {
+                    wrapped.queue.requeued(false);
+                }
+                timer.finished(result);
                 action
             }
             Err(error) => {
                 if let Some(wait) = error.pending() {
                     timer.finished(ReconcileResult::RequeueAfter);
+                    wrapped.queue.requeued(false);
                     return Ok(Action::requeue(wait));
                 }
                 timer.failed(error.category().as_str());
@@ -114,7 +124,11 @@ where
                     wrapped.backoff.reset(&key);
                 }
                 wrapped.reporter.failed(&*object, "Reconcile", &error).await;
-                wrapped.backoff.on_error(key, &error)
+                let action = wrapped.backoff.on_error(key, &error);
+                if action != Action::await_change() {
+                    wrapped.queue.requeued(true);
+                }
+                action
             }
         })
     }
@@ -165,6 +179,7 @@ impl Context {
             reporter: self.reporter(),
             leadership: self.leadership(),
             shutdown: self.shutdown(),
+            queue: Queue::of::<K>(),
         });
         controller
             .run(

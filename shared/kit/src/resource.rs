@@ -14,19 +14,16 @@
 
 use std::time::Duration;
 
-use capz_azure::models::ProvisioningState;
+use capz_azure::models::{ArmModel, ProvisioningState};
 use capz_azure::{
-    ApiVersion, ArmClient, ArmError, Category as ArmCategory, OperationMethod, Outcome, PollOutcome,
-    ResourceId,
+    ArmClient, ArmError, Category as ArmCategory, OperationMethod, Outcome, PollOutcome, ResourceId,
 };
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use crate::conditions::Reason;
 use crate::observed::{Verb, changed};
 use crate::operations::Operations;
 use crate::policy::{Category, Classify};
-use crate::tags::{self, Tags};
+use crate::tags;
 
 /// How a controller knows that the resource at an id is its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,14 +42,12 @@ pub enum Ownership {
 
 /// An Azure resource as a controller wants it.
 pub trait AzureResource: Sync {
-    /// The ARM body, as sent and as answered.
-    type Model: Serialize + DeserializeOwned + Send + Sync;
+    /// The ARM body, as sent and as answered; it gives the api-version of every call and the
+    /// tags that tell whether an existing resource is ours.
+    type Model: ArmModel + Send + Sync;
 
     /// The service its operations are recorded under; one controller owns each service.
     const SERVICE: &'static str;
-
-    /// The api-version its calls use.
-    const API_VERSION: ApiVersion;
 
     /// Whether a resource Azure left `Failed` is written again, as Azure's remedy is. A kind
     /// whose failure is itself the answer (a VM extension whose script failed: writing it again
@@ -65,9 +60,6 @@ pub trait AzureResource: Sync {
 
     /// How to tell it is ours.
     fn ownership(&self) -> Ownership;
-
-    /// The tags of an existing resource.
-    fn tags(model: &Self::Model) -> Option<&Tags>;
 
     /// The body to write given what exists (`None`: nothing yet), or `None` when what exists is
     /// already as wanted.
@@ -174,7 +166,7 @@ pub async fn reconcile<R: AzureResource>(
     let existing = match (existing, resource.ownership()) {
         (None, Ownership::Shared) => return Err(ResourceError::Missing { id: id.clone() }),
         (Some(model), Ownership::Shared) => return Ok(Progress::Done(model)),
-        (Some(model), Ownership::Tagged { cluster }) if !tags::is_owned(R::tags(&model), &cluster) => {
+        (Some(model), Ownership::Tagged { cluster }) if !tags::is_owned(model.tags(), &cluster) => {
             return Err(ResourceError::NotOwned {
                 id: id.clone(),
                 cluster,
@@ -186,11 +178,15 @@ pub async fn reconcile<R: AzureResource>(
         (existing, _) => existing,
     };
     let outcome = match (resource.desired(existing.as_ref()), state) {
-        (Some(body), _) => client.put::<R::Model, R::Model>(id, &R::API_VERSION, &body).await,
+        (Some(body), _) => {
+            client
+                .put::<R::Model, R::Model>(id, &R::Model::API_VERSION, &body)
+                .await
+        }
         (None, Some((State::Failed, body))) if R::REPAIR_FAILED => {
             tracing::info!(%id, "writing again a resource Azure left Failed");
             client
-                .put::<serde_json::Value, R::Model>(id, &R::API_VERSION, &body)
+                .put::<serde_json::Value, R::Model>(id, &R::Model::API_VERSION, &body)
                 .await
         }
         (None, _) => {
@@ -239,7 +235,7 @@ pub async fn delete<R: AzureResource>(
         return Ok(Progress::Done(()));
     };
     let ours = match resource.ownership() {
-        Ownership::Tagged { cluster } => tags::is_owned(R::tags(&existing), &cluster),
+        Ownership::Tagged { cluster } => tags::is_owned(existing.tags(), &cluster),
         Ownership::OwnedParent => true,
         Ownership::Shared => false,
     };
@@ -247,7 +243,7 @@ pub async fn delete<R: AzureResource>(
         return Ok(Progress::Done(()));
     }
     let outcome = client
-        .delete(id, &R::API_VERSION)
+        .delete(id, &R::Model::API_VERSION)
         .await
         .map_err(failed("delete", id))?;
     let progress = follow(outcome, operations, R::SERVICE, id, Verb::Deleted);
@@ -391,7 +387,7 @@ async fn read<R: AzureResource>(
     client: &ArmClient,
     id: &ResourceId,
 ) -> Result<Option<Read<R::Model>>, ResourceError> {
-    let body = match client.get::<serde_json::Value>(id, &R::API_VERSION).await {
+    let body = match client.get::<serde_json::Value>(id, &R::Model::API_VERSION).await {
         Ok(body) => body,
         Err(error) if error.category() == ArmCategory::NotFound => return Ok(None),
         Err(error) => return Err(failed("read", id)(error)),

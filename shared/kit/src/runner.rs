@@ -49,7 +49,6 @@
 
 use std::fmt::Debug;
 use std::future::Future;
-use std::hash::Hash;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -60,6 +59,7 @@ use clap::Parser as _;
 use futures_util::Stream;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::core::NamespaceResourceScope;
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{Controller, PredicateConfig, WatchStreamExt as _, controller, reflector, watcher};
 use kube::{Api, Client, Config, Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
@@ -70,6 +70,7 @@ use crate::cluster::{cluster_name, members_of};
 use crate::controller::ControllerId;
 use crate::leader::{self, LeaderElector, LeaderError, Leadership, LeadershipSender, Timing};
 use crate::presence::Presence;
+use crate::queue::{Queue, counted};
 use crate::report::Reporter;
 use crate::server::{Readiness, Servers};
 use crate::telemetry::Telemetry;
@@ -240,22 +241,15 @@ impl Context {
 
     /// A controller of the kind of `api`, configured from the flags: the watch filter, the
     /// kind's concurrency, a reconcile of every object each sync period, a graceful shutdown on
-    /// the process's signal, and readiness held back until the kind can be listed.
+    /// the process's signal, readiness held back until the kind can be listed, and the kind's
+    /// [`crate::queue`] counting its triggers.
     #[must_use]
     pub fn controller<K>(&self, api: Api<K>) -> Controller<K>
     where
-        K: Clone + Resource + DeserializeOwned + Debug + Send + Sync + 'static,
-        K::DynamicType: Eq + Hash + Clone + Default,
+        K: Clone + Resource<DynamicType = ()> + DeserializeOwned + Debug + Send + Sync + 'static,
     {
-        let dynamic_type = K::DynamicType::default();
-        let kind = K::kind(&dynamic_type);
-        let config = self.watcher_config();
-        self.readiness
-            .wait_for_list(api.clone(), &config, self.shutdown.0.clone());
-        Controller::new(api, config)
-            .with_config(controller::Config::default().concurrency(self.args.concurrency_for(&kind)))
-            .reconcile_all_on(every(self.args.sync_period))
-            .graceful_shutdown_on(self.shutdown.triggered())
+        // No hash: every watch event wakes it.
+        self.filtered_controller(api, |_| None)
     }
 
     /// [`Self::controller`] woken only by the watch events of the kind for which `changes` gives
@@ -268,27 +262,57 @@ impl Context {
         changes: impl Fn(&K) -> Option<u64> + Send + 'static,
     ) -> Controller<K>
     where
-        K: Clone + Resource + DeserializeOwned + Debug + Send + Sync + 'static,
-        K::DynamicType: Eq + Hash + Clone + Default,
+        K: Clone + Resource<DynamicType = ()> + DeserializeOwned + Debug + Send + Sync + 'static,
     {
-        let kind = K::kind(&K::DynamicType::default()).into_owned();
+        use futures_util::TryStreamExt as _;
+
+        let kind = K::kind(&()).into_owned();
         let config = self.watcher_config();
         self.readiness
             .wait_for_list(api.clone(), &config, self.shutdown.0.clone());
         let (reader, writer) = reflector::store();
+        let queue = Queue::of::<K>();
         let events = watcher(api, config)
             .default_backoff()
             .reflect(writer)
             .applied_objects()
-            .predicate_filter(changes, PredicateConfig::default());
+            .predicate_filter(changes, PredicateConfig::default())
+            .inspect_ok(move |object| queue.add(&ObjectRef::from_obj(object)));
+        let resync = crate::queue::each_of(reader.clone(), every(self.args.sync_period));
         Controller::for_stream(events, reader)
             .with_config(controller::Config::default().concurrency(self.args.concurrency_for(&kind)))
-            .reconcile_all_on(every(self.args.sync_period))
+            .reconcile_all_on(resync)
             .graceful_shutdown_on(self.shutdown.triggered())
     }
 }
 
 impl Context {
+    /// The controller of AzureClusters for a cluster-level controller: woken by the changes of an
+    /// AzureCluster that `changes` hashes, and by the changes of the Cluster naming it that
+    /// [`crate::filter::cluster_changes`] sees (pause, API server port, infrastructure reference).
+    #[must_use]
+    pub fn azure_cluster_controller(
+        &self,
+        changes: impl Fn(&AzureCluster) -> Option<u64> + Send + 'static,
+    ) -> Controller<AzureCluster> {
+        let clusters = watcher(self.api::<Cluster>(), self.watcher_config())
+            .default_backoff()
+            .touched_objects()
+            .predicate_filter(crate::filter::cluster_changes, PredicateConfig::default());
+        self.filtered_controller(self.api::<AzureCluster>(), changes)
+            .watches_stream(
+                clusters,
+                counted(|cluster: Cluster| {
+                    let namespace = cluster.namespace()?;
+                    cluster
+                        .spec
+                        .infrastructure_ref
+                        .filter(|reference| reference.is(capz_api::GROUP, "AzureCluster"))
+                        .map(|reference| ObjectRef::new(&reference.name).within(&namespace))
+                }),
+            )
+    }
+
     /// `controller`, also woken for the members of a cluster (the objects labelled with its name):
     /// by the events of their Cluster that change `cluster_changes`, and of their AzureCluster
     /// that change `azure_cluster_changes`. AzureClusters are watched without the watch filter's
@@ -314,23 +338,29 @@ impl Context {
         let by_cluster = controller.store();
         let by_azure_cluster = by_cluster.clone();
         controller
-            .watches_stream(clusters, move |cluster: Cluster| {
-                members_of(
-                    &by_cluster,
-                    &cluster.namespace().unwrap_or_default(),
-                    &cluster.name_any(),
-                )
-            })
-            .watches_stream(azure_clusters, move |azure_cluster: AzureCluster| {
-                let Some(name) = cluster_name(&azure_cluster) else {
-                    return Vec::new();
-                };
-                members_of(
-                    &by_azure_cluster,
-                    &azure_cluster.namespace().unwrap_or_default(),
-                    &name,
-                )
-            })
+            .watches_stream(
+                clusters,
+                counted(move |cluster: Cluster| {
+                    members_of(
+                        &by_cluster,
+                        &cluster.namespace().unwrap_or_default(),
+                        &cluster.name_any(),
+                    )
+                }),
+            )
+            .watches_stream(
+                azure_clusters,
+                counted(move |azure_cluster: AzureCluster| {
+                    let Some(name) = cluster_name(&azure_cluster) else {
+                        return Vec::new();
+                    };
+                    members_of(
+                        &by_azure_cluster,
+                        &azure_cluster.namespace().unwrap_or_default(),
+                        &name,
+                    )
+                }),
+            )
     }
 }
 

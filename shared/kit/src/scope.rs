@@ -8,6 +8,8 @@
 use capz_api::AzureCluster;
 use capz_api::azurecluster::AzureClusterSpec;
 use capz_api::common::network::{SubnetSpec, VnetSpec};
+use capz_azure::models::ArmModel;
+use capz_azure::models::network::VirtualNetwork;
 use capz_azure::{IdError, Location, ResourceGroupName, ResourceId, SubscriptionId};
 use capz_rules::Features;
 use kube::ResourceExt as _;
@@ -15,11 +17,6 @@ use kube::ResourceExt as _;
 use crate::conditions::Reason;
 use crate::policy::{Category, Classify};
 use crate::tags::{self, Role, Tags};
-
-/// The Azure provider namespace of networking resources.
-pub const NETWORK: &str = "Microsoft.Network";
-/// The Azure provider namespace of compute resources.
-pub const COMPUTE: &str = "Microsoft.Compute";
 
 /// Why an AzureCluster cannot be turned into Azure resource ids.
 #[derive(Debug, thiserror::Error)]
@@ -117,17 +114,13 @@ impl ClusterScope {
         ResourceId::resource_group(self.subscription, self.resource_group.clone())
     }
 
-    /// A resource of `namespace`/`resource_type` named `name` in the cluster's resource group.
+    /// The id of the resource of model `M` named `name` in the cluster's resource group, from
+    /// the model's resource type.
     ///
     /// # Errors
-    /// When `name` is not a valid resource name.
-    pub fn resource_id(
-        &self,
-        namespace: &str,
-        resource_type: &str,
-        name: &str,
-    ) -> Result<ResourceId, IdError> {
-        self.group_id().provider(namespace, resource_type, name)
+    /// When `name` is not a valid name.
+    pub fn id_of<M: ArmModel>(&self, name: &str) -> Result<ResourceId, IdError> {
+        capz_azure::models::id_of::<M>(&self.group_id(), name)
     }
 
     /// The virtual network's spec (an empty one when the spec has no network).
@@ -155,13 +148,15 @@ impl ClusterScope {
         } else {
             vnet.name
         };
-        ResourceId::resource_group(self.subscription, group)
-            .provider(NETWORK, "virtualNetworks", &name)
-            .map_err(|source| ScopeError::Invalid {
-                field: "spec.networkSpec.vnet.name",
-                value: name,
-                source,
-            })
+        capz_azure::models::id_of::<VirtualNetwork>(
+            &ResourceId::resource_group(self.subscription, group),
+            &name,
+        )
+        .map_err(|source| ScopeError::Invalid {
+            field: "spec.networkSpec.vnet.name",
+            value: name,
+            source,
+        })
     }
 
     /// The id of the subnet named `name` in the cluster's virtual network.

@@ -214,7 +214,7 @@ async fn ready(State(readiness): State<Readiness>) -> impl IntoResponse {
 async fn render(State(prometheus): State<PrometheusHandle>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
-        prometheus.render() + &crate::metrics::process_metrics(),
+        prometheus.render() + &crate::queue::render() + &crate::metrics::process_metrics(),
     )
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 use arm_emulator::Config;
 use arm_emulator::config::DEFAULT_SUBSCRIPTION;
 use capz_harness::EmulatedAzure;
+use capz_kit::azure::models::ArmModel;
 use capz_kit::azure::{ApiVersion, ArmClient, ResourceId};
 use capz_kit::observed::{Change, Verb, observed};
 use capz_kit::operations::Operations;
@@ -38,6 +39,15 @@ struct AddressSpace {
     address_prefixes: Vec<String>,
 }
 
+impl ArmModel for VirtualNetwork {
+    const RESOURCE_TYPE: &'static str = "Microsoft.Network/virtualNetworks";
+    const API_VERSION: ApiVersion = ApiVersion::new("2024-05-01");
+
+    fn tags(&self) -> Option<&Tags> {
+        self.tags.as_ref()
+    }
+}
+
 /// A virtual network as a test controller wants it.
 struct Network {
     id: ResourceId,
@@ -48,7 +58,6 @@ struct Network {
 impl AzureResource for Network {
     type Model = VirtualNetwork;
     const SERVICE: &'static str = "virtualnetworks";
-    const API_VERSION: ApiVersion = ApiVersion::new("2024-05-01");
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -56,10 +65,6 @@ impl AzureResource for Network {
 
     fn ownership(&self) -> Ownership {
         self.ownership.clone()
-    }
-
-    fn tags(model: &VirtualNetwork) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     fn desired(&self, existing: Option<&VirtualNetwork>) -> Option<VirtualNetwork> {
@@ -235,7 +240,7 @@ async fn a_resource_that_is_not_ours_is_neither_adopted_nor_deleted() -> TestRes
         ..foreign.desired(None).ok_or("no body")?
     };
     client
-        .put::<_, VirtualNetwork>(&foreign.id, &Network::API_VERSION, &body)
+        .put::<_, VirtualNetwork>(&foreign.id, &VirtualNetwork::API_VERSION, &body)
         .await?;
     let path = foreign.id.to_string();
     let puts = calls(&azure, "PUT", &path);
@@ -357,7 +362,7 @@ async fn a_resource_azure_left_failed_is_written_again_until_it_succeeds() -> Te
     );
     let state = |body: serde_json::Value| body["properties"]["provisioningState"].clone();
     let left = client
-        .get::<serde_json::Value>(&vnet.id, &Network::API_VERSION)
+        .get::<serde_json::Value>(&vnet.id, &VirtualNetwork::API_VERSION)
         .await?;
     assert_eq!(state(left), "Failed");
     assert_eq!(calls(&azure, "PUT", &path), 1);
@@ -379,7 +384,7 @@ async fn a_resource_azure_left_failed_is_written_again_until_it_succeeds() -> Te
     );
     assert_eq!(calls(&azure, "PUT", &path), 2, "one more write repairs it");
     let now = client
-        .get::<serde_json::Value>(&vnet.id, &Network::API_VERSION)
+        .get::<serde_json::Value>(&vnet.id, &VirtualNetwork::API_VERSION)
         .await?;
     assert_eq!(state(now), "Succeeded");
     // And then the steady state writes nothing.

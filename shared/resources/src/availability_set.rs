@@ -2,14 +2,13 @@
 //! availability zones are spread over fault and update domains. CAPZ makes one for the control
 //! plane and one per MachineDeployment (or MachineSet), named `<cluster>_<group>-as`.
 
-use capz_azure::models::ArmModel as _;
 use capz_azure::models::Sku;
 use capz_azure::models::compute::{
     AvailabilitySet as Model, AvailabilitySetProperties, AvailabilitySetSkuName,
 };
-use capz_azure::{ApiVersion, IdError, Location, ResourceId};
+use capz_azure::{IdError, Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::scope::{COMPUTE, ClusterScope};
+use capz_kit::scope::ClusterScope;
 use capz_kit::tags::{Role, Tags};
 
 /// The node group of the control plane's availability set.
@@ -41,7 +40,7 @@ impl AvailabilitySet {
         let mut tags = additional.clone();
         tags.extend(scope.owned_tags(Role::Common));
         Ok(Self {
-            id: scope.resource_id(COMPUTE, "availabilitySets", name)?,
+            id: scope.id_of::<Model>(name)?,
             cluster: scope.name.clone(),
             location: scope.location.clone(),
             tags,
@@ -52,7 +51,6 @@ impl AvailabilitySet {
 impl AzureResource for AvailabilitySet {
     type Model = Model;
     const SERVICE: &'static str = "availabilitysets";
-    const API_VERSION: ApiVersion = Model::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -62,10 +60,6 @@ impl AzureResource for AvailabilitySet {
         Ownership::Tagged {
             cluster: self.cluster.clone(),
         }
-    }
-
-    fn tags(model: &Model) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     fn desired(&self, existing: Option<&Model>) -> Option<Model> {

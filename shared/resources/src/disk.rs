@@ -3,12 +3,10 @@
 //! them), and keeps them when the machine is deleted; this unit only deletes them afterwards, as
 //! CAPZ's disks service does.
 
-use capz_azure::models::ArmModel as _;
 use capz_azure::models::compute::Disk as Model;
-use capz_azure::{ApiVersion, IdError, ResourceId};
+use capz_azure::{IdError, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::scope::{COMPUTE, ClusterScope};
-use capz_kit::tags::Tags;
+use capz_kit::scope::ClusterScope;
 
 /// The name of a machine's OS disk.
 #[must_use]
@@ -37,7 +35,7 @@ impl Disk {
     /// When `name` is not a valid resource name.
     pub fn new(scope: &ClusterScope, name: &str) -> Result<Self, IdError> {
         Ok(Self {
-            id: scope.resource_id(COMPUTE, "disks", name)?,
+            id: scope.id_of::<Model>(name)?,
         })
     }
 }
@@ -45,7 +43,6 @@ impl Disk {
 impl AzureResource for Disk {
     type Model = Model;
     const SERVICE: &'static str = "disks";
-    const API_VERSION: ApiVersion = Model::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -53,10 +50,6 @@ impl AzureResource for Disk {
 
     fn ownership(&self) -> Ownership {
         Ownership::OwnedParent
-    }
-
-    fn tags(model: &Model) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     /// Never written on its own: the machine creates it.

@@ -15,13 +15,14 @@ use std::ops::RangeInclusive;
 
 use capz_api::AzureCluster;
 use capz_azure::models::SubResource;
-use capz_azure::models::network::{InboundNatRule as Model, InboundNatRuleProperties, TransportProtocol};
-use capz_azure::models::{ArmModel as _, ChildResource};
-use capz_azure::{ApiVersion, IdError, ResourceId};
+use capz_azure::models::network::{
+    InboundNatRule as Model, InboundNatRuleProperties, LoadBalancer, TransportProtocol,
+};
+use capz_azure::models::{ChildResource, id_of};
+use capz_azure::{IdError, ResourceId};
 use capz_kit::cluster::is_externally_managed;
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::scope::{ClusterScope, NETWORK};
-use capz_kit::tags::Tags;
+use capz_kit::scope::ClusterScope;
 use capz_rules::azurecluster::LB_PUBLIC;
 use capz_rules::names;
 
@@ -75,7 +76,7 @@ impl ApiServerFrontend {
             .name
             .clone()
             .unwrap_or_else(|| names::public_load_balancer(&scope.name));
-        let load_balancer = scope.resource_id(NETWORK, "loadBalancers", &name)?;
+        let load_balancer = scope.id_of::<LoadBalancer>(&name)?;
         let frontend = load_balancer.child("frontendIPConfigurations", &frontend.name)?;
         Ok(Some(Self {
             load_balancer,
@@ -138,7 +139,7 @@ impl InboundNatRule {
     /// When `machine` is not a valid rule name.
     pub fn new(target: &ApiServerFrontend, machine: &str) -> Result<Self, IdError> {
         Ok(Self {
-            id: target.load_balancer.child("inboundNatRules", machine)?,
+            id: id_of::<Model>(&target.load_balancer, machine)?,
             frontend: target.frontend.clone(),
             frontend_port: SSH_PORT,
         })
@@ -155,7 +156,6 @@ impl InboundNatRule {
 impl AzureResource for InboundNatRule {
     type Model = Model;
     const SERVICE: &'static str = "inboundnatrules";
-    const API_VERSION: ApiVersion = Model::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -163,10 +163,6 @@ impl AzureResource for InboundNatRule {
 
     fn ownership(&self) -> Ownership {
         Ownership::OwnedParent
-    }
-
-    fn tags(_: &Model) -> Option<&Tags> {
-        None
     }
 
     fn desired(&self, existing: Option<&Model>) -> Option<Model> {

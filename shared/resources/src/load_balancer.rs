@@ -22,12 +22,12 @@ use capz_azure::models::network::{
     LoadBalancingRuleProperties, LoadDistribution, OutboundRule, OutboundRuleProperties, Probe,
     ProbeProperties, ProbeProtocol, TransportProtocol,
 };
-use capz_azure::models::{ArmModel as _, ChildResource, Sku, SubResource};
-use capz_azure::{ApiVersion, IdError, Location, ResourceId};
+use capz_azure::models::{ChildResource, Sku, SubResource};
+use capz_azure::{IdError, Location, ResourceId};
 use capz_kit::conditions::Reason;
 use capz_kit::policy::{Category, Classify};
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::scope::{ClusterScope, NETWORK, ScopeError};
+use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_kit::tags::{Role, Tags};
 use capz_rules::{Features, names};
 use serde::Serialize;
@@ -104,7 +104,7 @@ impl LoadBalancer {
         outbound: bool,
     ) -> Result<Self, IdError> {
         Ok(Self {
-            id: scope.resource_id(NETWORK, "loadBalancers", name)?,
+            id: scope.id_of::<Model>(name)?,
             cluster: scope.name.clone(),
             location: scope.location.clone(),
             tags: scope.owned_tags(role),
@@ -318,7 +318,6 @@ fn merge<P: Serialize>(existing: &mut Option<Vec<ChildResource<P>>>, wanted: Vec
 impl AzureResource for LoadBalancer {
     type Model = Model;
     const SERVICE: &'static str = "loadbalancers";
-    const API_VERSION: ApiVersion = Model::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -328,10 +327,6 @@ impl AzureResource for LoadBalancer {
         Ownership::Tagged {
             cluster: self.cluster.clone(),
         }
-    }
-
-    fn tags(model: &Model) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     fn desired(&self, existing: Option<&Model>) -> Option<Model> {

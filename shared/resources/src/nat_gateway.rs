@@ -3,14 +3,13 @@
 //! unit the same controller reconciles first).
 
 use capz_api::common::network::NatGateway as NatGatewaySpec;
-use capz_azure::models::ArmModel as _;
 use capz_azure::models::network::{
     NatGateway as NatGatewayModel, NatGatewayProperties, NatGatewaySkuName, PublicIpAddress,
 };
 use capz_azure::models::{Sku, SubResource};
-use capz_azure::{ApiVersion, Location, ResourceId};
+use capz_azure::{Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::scope::{ClusterScope, NETWORK, ScopeError};
+use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_kit::tags::{Role, Tags};
 
 use crate::public_ip::PublicIp;
@@ -35,7 +34,6 @@ pub struct NatGatewayIp(PublicIp);
 impl AzureResource for NatGatewayIp {
     type Model = PublicIpAddress;
     const SERVICE: &'static str = "natgatewaypublicips";
-    const API_VERSION: ApiVersion = PublicIp::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         self.0.id()
@@ -43,10 +41,6 @@ impl AzureResource for NatGatewayIp {
 
     fn ownership(&self) -> Ownership {
         self.0.ownership()
-    }
-
-    fn tags(model: &PublicIpAddress) -> Option<&Tags> {
-        PublicIp::tags(model)
     }
 
     fn desired(&self, existing: Option<&PublicIpAddress>) -> Option<PublicIpAddress> {
@@ -81,7 +75,7 @@ impl NatGateway {
         );
         Ok(Self {
             id: scope
-                .resource_id(NETWORK, "natGateways", name)
+                .id_of::<NatGatewayModel>(name)
                 .map_err(invalid("spec.networkSpec.subnets[].natGateway.name", name))?,
             cluster: scope.name.clone(),
             location: scope.location.clone(),
@@ -101,7 +95,6 @@ impl NatGateway {
 impl AzureResource for NatGateway {
     type Model = NatGatewayModel;
     const SERVICE: &'static str = "natgateways";
-    const API_VERSION: ApiVersion = NatGatewayModel::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -111,10 +104,6 @@ impl AzureResource for NatGateway {
         Ownership::Tagged {
             cluster: self.cluster.clone(),
         }
-    }
-
-    fn tags(model: &NatGatewayModel) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     fn desired(&self, existing: Option<&NatGatewayModel>) -> Option<NatGatewayModel> {

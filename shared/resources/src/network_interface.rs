@@ -2,15 +2,14 @@
 //! AzureMachine's `spec.networkInterfaces`, in its subnet, with dynamic private addresses, and for
 //! the primary interface the load balancer backend pools and inbound NAT rules the machine joins.
 
-use capz_azure::models::ArmModel as _;
 use capz_azure::models::network::{
     IpAllocationMethod, IpConfiguration, IpConfigurationProperties, NetworkInterface as Model,
     NetworkInterfaceDnsSettings, NetworkInterfaceProperties,
 };
 use capz_azure::models::{ChildResource, SubResource};
-use capz_azure::{ApiVersion, IdError, Location, ResourceId};
+use capz_azure::{IdError, Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::scope::{ClusterScope, NETWORK};
+use capz_kit::scope::ClusterScope;
 use capz_kit::tags::Tags;
 
 /// The name of a machine's `index`th interface out of `count`: `<vm>-nic` when it has one,
@@ -55,7 +54,7 @@ impl NetworkInterface {
     /// When `name` is not a valid resource name.
     pub fn new(scope: &ClusterScope, name: &str, subnet: ResourceId, tags: Tags) -> Result<Self, IdError> {
         Ok(Self {
-            id: scope.resource_id(NETWORK, "networkInterfaces", name)?,
+            id: scope.id_of::<Model>(name)?,
             cluster: scope.name.clone(),
             location: scope.location.clone(),
             tags,
@@ -193,7 +192,6 @@ impl NetworkInterface {
 impl AzureResource for NetworkInterface {
     type Model = Model;
     const SERVICE: &'static str = "networkinterfaces";
-    const API_VERSION: ApiVersion = Model::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -203,10 +201,6 @@ impl AzureResource for NetworkInterface {
         Ownership::Tagged {
             cluster: self.cluster.clone(),
         }
-    }
-
-    fn tags(model: &Model) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     fn desired(&self, existing: Option<&Model>) -> Option<Model> {
@@ -272,7 +266,7 @@ mod tests {
 
     fn pool(scope: &ClusterScope) -> ResourceId {
         scope
-            .resource_id(NETWORK, "loadBalancers", "c1-public-lb")
+            .id_of::<capz_azure::models::network::LoadBalancer>("c1-public-lb")
             .unwrap()
             .child("backendAddressPools", "c1-public-lb-backendPool")
             .unwrap()

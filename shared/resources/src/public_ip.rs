@@ -2,14 +2,14 @@
 //! of outbound load balancers and of NAT gateways. Always Standard SKU and static, as load
 //! balancers and NAT gateways of the Standard SKU require.
 
+use capz_azure::models::Sku;
 use capz_azure::models::network::IpAllocationMethod;
 use capz_azure::models::network::{
     IpVersion, PublicIpAddress, PublicIpAddressDnsSettings, PublicIpAddressProperties, PublicIpSkuName,
 };
-use capz_azure::models::{ArmModel as _, Sku};
-use capz_azure::{ApiVersion, IdError, ResourceId};
+use capz_azure::{IdError, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::scope::{ClusterScope, NETWORK};
+use capz_kit::scope::ClusterScope;
 use capz_kit::tags::{Role, Tags};
 
 /// A public IP address the cluster owns.
@@ -38,7 +38,7 @@ impl PublicIp {
         dns_label: Option<&str>,
     ) -> Result<Self, IdError> {
         Ok(Self {
-            id: scope.resource_id(NETWORK, "publicIPAddresses", name)?,
+            id: scope.id_of::<PublicIpAddress>(name)?,
             cluster: scope.name.clone(),
             location: scope.location.clone(),
             tags: scope.owned_tags(role),
@@ -84,7 +84,6 @@ impl PublicIp {
 impl AzureResource for PublicIp {
     type Model = PublicIpAddress;
     const SERVICE: &'static str = "publicips";
-    const API_VERSION: ApiVersion = PublicIpAddress::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -98,10 +97,6 @@ impl AzureResource for PublicIp {
                 cluster: self.cluster.clone(),
             }
         }
-    }
-
-    fn tags(model: &PublicIpAddress) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     fn desired(&self, existing: Option<&PublicIpAddress>) -> Option<PublicIpAddress> {

@@ -3,8 +3,8 @@
 //! the user: the reconcile routine reports it as not owned, and the controller then uses it as it
 //! is and never deletes it.
 
-use capz_azure::models::{ArmModel as _, ResourceGroup as ResourceGroupModel};
-use capz_azure::{ApiVersion, Location, ResourceId};
+use capz_azure::models::ResourceGroup as ResourceGroupModel;
+use capz_azure::{Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::scope::ClusterScope;
 use capz_kit::tags::{Role, Tags};
@@ -34,7 +34,6 @@ impl ResourceGroup {
 impl AzureResource for ResourceGroup {
     type Model = ResourceGroupModel;
     const SERVICE: &'static str = "groups";
-    const API_VERSION: ApiVersion = ResourceGroupModel::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -44,10 +43,6 @@ impl AzureResource for ResourceGroup {
         Ownership::Tagged {
             cluster: self.cluster.clone(),
         }
-    }
-
-    fn tags(model: &ResourceGroupModel) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     fn desired(&self, existing: Option<&ResourceGroupModel>) -> Option<ResourceGroupModel> {

@@ -6,10 +6,9 @@
 //! machine's identity as principal: assignments are immutable, so one found under that name is
 //! left as it is.
 
-use capz_azure::models::{ArmModel as _, PrincipalType, RoleAssignment as Model, RoleAssignmentProperties};
-use capz_azure::{ApiVersion, IdError, ResourceId};
+use capz_azure::models::{PrincipalType, RoleAssignment as Model, RoleAssignmentProperties, id_of};
+use capz_azure::{IdError, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::tags::Tags;
 
 /// A name for the assignment of a machine whose spec names none (it was created without the
 /// admission webhook): a UUID derived from the machine's VM id, so every reconcile (and every
@@ -45,7 +44,7 @@ impl RoleAssignment {
     ) -> Result<Self, IdError> {
         let scope: ResourceId = scope.trim_end_matches('/').parse()?;
         Ok(Self {
-            id: scope.provider("Microsoft.Authorization", "roleAssignments", name)?,
+            id: id_of::<Model>(&scope, name)?,
             definition: definition.to_owned(),
             principal,
         })
@@ -55,7 +54,6 @@ impl RoleAssignment {
 impl AzureResource for RoleAssignment {
     type Model = Model;
     const SERVICE: &'static str = "roleassignments";
-    const API_VERSION: ApiVersion = Model::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -63,10 +61,6 @@ impl AzureResource for RoleAssignment {
 
     fn ownership(&self) -> Ownership {
         Ownership::OwnedParent
-    }
-
-    fn tags(_model: &Model) -> Option<&Tags> {
-        None
     }
 
     fn desired(&self, existing: Option<&Model>) -> Option<Model> {

@@ -2,11 +2,10 @@
 //! name it. The cluster creates it empty; the routes in it are the cloud provider's (it adds pod
 //! routes), so a write of an existing table carries them.
 
-use capz_azure::models::ArmModel as _;
 use capz_azure::models::network::{RouteTable as RouteTableModel, RouteTableProperties};
-use capz_azure::{ApiVersion, Location, ResourceId};
+use capz_azure::{Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::scope::{ClusterScope, NETWORK, ScopeError};
+use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_kit::tags::{Role, Tags};
 
 /// A route table of the cluster.
@@ -26,7 +25,7 @@ impl RouteTable {
     pub fn new(scope: &ClusterScope, name: &str) -> Result<Self, ScopeError> {
         Ok(Self {
             id: scope
-                .resource_id(NETWORK, "routeTables", name)
+                .id_of::<RouteTableModel>(name)
                 .map_err(|source| ScopeError::Invalid {
                     field: "spec.networkSpec.subnets[].routeTable.name",
                     value: name.to_owned(),
@@ -42,7 +41,6 @@ impl RouteTable {
 impl AzureResource for RouteTable {
     type Model = RouteTableModel;
     const SERVICE: &'static str = "routetables";
-    const API_VERSION: ApiVersion = RouteTableModel::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -52,10 +50,6 @@ impl AzureResource for RouteTable {
         Ownership::Tagged {
             cluster: self.cluster.clone(),
         }
-    }
-
-    fn tags(model: &RouteTableModel) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     fn desired(&self, existing: Option<&RouteTableModel>) -> Option<RouteTableModel> {

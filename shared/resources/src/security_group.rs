@@ -16,14 +16,13 @@ use capz_api::common::network::{
     SecurityProtocol, SecurityRule as RuleSpec, SecurityRuleAction, SecurityRuleDirection as DirectionSpec,
     SubnetRole, SubnetSpec,
 };
-use capz_azure::models::ArmModel as _;
 use capz_azure::models::network::{
     NetworkSecurityGroup, NetworkSecurityGroupProperties, SecurityRule as RuleModel, SecurityRuleAccess,
     SecurityRuleDirection, SecurityRuleProperties, SecurityRuleProtocol,
 };
-use capz_azure::{ApiVersion, Location, ResourceId};
+use capz_azure::{Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::scope::{ClusterScope, NETWORK, ScopeError};
+use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_kit::tags::{Role, Tags};
 
 /// The priority of the default SSH rule; the API server rule takes the next one.
@@ -126,7 +125,7 @@ impl SecurityGroup {
             return Ok(None);
         };
         let id = scope
-            .resource_id(NETWORK, "networkSecurityGroups", &group.name)
+            .id_of::<NetworkSecurityGroup>(&group.name)
             .map_err(|source| ScopeError::Invalid {
                 field: "spec.networkSpec.subnets[].securityGroup.name",
                 value: group.name.clone(),
@@ -273,7 +272,6 @@ fn writable(rule: &RuleModel) -> RuleModel {
 impl AzureResource for SecurityGroup {
     type Model = NetworkSecurityGroup;
     const SERVICE: &'static str = "securitygroups";
-    const API_VERSION: ApiVersion = NetworkSecurityGroup::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -283,10 +281,6 @@ impl AzureResource for SecurityGroup {
         Ownership::Tagged {
             cluster: self.cluster.clone(),
         }
-    }
-
-    fn tags(model: &NetworkSecurityGroup) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     fn desired(&self, existing: Option<&NetworkSecurityGroup>) -> Option<NetworkSecurityGroup> {

@@ -5,12 +5,13 @@
 //! In a brought network a subnet is the user's: it must exist, and it is only read.
 
 use capz_api::common::network::SubnetSpec;
-use capz_azure::models::network::{ServiceEndpoint, Subnet as SubnetModel, SubnetProperties};
-use capz_azure::models::{ArmModel as _, SubResource};
-use capz_azure::{ApiVersion, ResourceId};
+use capz_azure::ResourceId;
+use capz_azure::models::network::{
+    NatGateway, NetworkSecurityGroup, RouteTable, ServiceEndpoint, Subnet as SubnetModel, SubnetProperties,
+};
+use capz_azure::models::{ArmModel, SubResource};
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::scope::{ClusterScope, NETWORK, ScopeError};
-use capz_kit::tags::Tags;
+use capz_kit::scope::{ClusterScope, ScopeError};
 
 /// Whether the subnet's virtual network is the cluster's or the user's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,16 +35,12 @@ pub struct Subnet {
 }
 
 /// The id of the resource named by a subnet's `name` field, when it names one.
-fn attached(
-    scope: &ClusterScope,
-    resource_type: &str,
-    name: Option<&str>,
-) -> Result<Option<ResourceId>, ScopeError> {
+fn attached<M: ArmModel>(scope: &ClusterScope, name: Option<&str>) -> Result<Option<ResourceId>, ScopeError> {
     let Some(name) = name.filter(|name| !name.is_empty()) else {
         return Ok(None);
     };
     scope
-        .resource_id(NETWORK, resource_type, name)
+        .id_of::<M>(name)
         .map(Some)
         .map_err(|source| ScopeError::Invalid {
             field: "spec.networkSpec.subnets[]",
@@ -70,19 +67,16 @@ impl Subnet {
             id: scope.subnet_id(&spec.class.name)?,
             network,
             prefixes: spec.class.cidr_blocks.clone().unwrap_or_default(),
-            security_group: attached(
+            security_group: attached::<NetworkSecurityGroup>(
                 scope,
-                "networkSecurityGroups",
                 spec.security_group.as_ref().map(|group| group.name.as_str()),
             )?,
-            route_table: attached(
+            route_table: attached::<RouteTable>(
                 scope,
-                "routeTables",
                 spec.route_table.as_ref().map(|table| table.name.as_str()),
             )?,
-            nat_gateway: attached(
+            nat_gateway: attached::<NatGateway>(
                 scope,
-                "natGateways",
                 spec.nat_gateway
                     .as_ref()
                     .map(|gateway| gateway.class.name.as_str()),
@@ -122,7 +116,6 @@ impl Subnet {
 impl AzureResource for Subnet {
     type Model = SubnetModel;
     const SERVICE: &'static str = "subnets";
-    const API_VERSION: ApiVersion = SubnetModel::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -133,10 +126,6 @@ impl AzureResource for Subnet {
             Network::Owned => Ownership::OwnedParent,
             Network::Brought => Ownership::Shared,
         }
-    }
-
-    fn tags(_: &SubnetModel) -> Option<&Tags> {
-        None
     }
 
     fn desired(&self, existing: Option<&SubnetModel>) -> Option<SubnetModel> {

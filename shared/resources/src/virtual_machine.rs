@@ -28,12 +28,12 @@ use capz_azure::models::compute::{
     StorageAccountType, StorageProfile, UefiSettings, VirtualMachine as Model, VirtualMachineProperties,
     WindowsConfiguration,
 };
-use capz_azure::models::{ArmModel as _, Secret, SubResource};
-use capz_azure::{ApiVersion, IdError, ResourceId};
+use capz_azure::models::{Secret, SubResource};
+use capz_azure::{IdError, ResourceId};
 use capz_kit::conditions::Reason;
 use capz_kit::policy::{Category, Classify};
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::scope::{COMPUTE, ClusterScope};
+use capz_kit::scope::ClusterScope;
 use capz_kit::tags::Tags;
 
 pub use image::{
@@ -156,7 +156,7 @@ impl VirtualMachine {
         inputs: MachineInputs,
     ) -> Result<Self, MachineSpecError> {
         let id = scope
-            .resource_id(COMPUTE, "virtualMachines", name)
+            .id_of::<Model>(name)
             .map_err(|err| invalid("metadata.name", err.to_string()))?;
         let properties = VirtualMachineProperties {
             hardware_profile: Some(HardwareProfile {
@@ -193,7 +193,7 @@ impl VirtualMachine {
     /// When `name` is not a valid resource name.
     pub fn named(scope: &ClusterScope, name: &str) -> Result<Self, IdError> {
         Ok(Self {
-            id: scope.resource_id(COMPUTE, "virtualMachines", name)?,
+            id: scope.id_of::<Model>(name)?,
             cluster: scope.name.clone(),
             body: None,
         })
@@ -227,7 +227,6 @@ pub fn provider_id(id: &ResourceId) -> String {
 impl AzureResource for VirtualMachine {
     type Model = Model;
     const SERVICE: &'static str = "virtualmachine";
-    const API_VERSION: ApiVersion = Model::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -237,10 +236,6 @@ impl AzureResource for VirtualMachine {
         Ownership::Tagged {
             cluster: self.cluster.clone(),
         }
-    }
-
-    fn tags(model: &Model) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     fn desired(&self, existing: Option<&Model>) -> Option<Model> {
@@ -596,7 +591,7 @@ mod tests {
             custom_data: Secret::new(STANDARD.encode("#cloud-config\n")),
             network_interfaces: vec![
                 scope
-                    .resource_id("Microsoft.Network", "networkInterfaces", "m-0-nic")
+                    .id_of::<capz_azure::models::network::NetworkInterface>("m-0-nic")
                     .unwrap(),
             ],
             placement,
@@ -665,7 +660,7 @@ mod tests {
     fn spot_identities_and_availability_sets_are_sent_as_asked() {
         let scope = scope();
         let set = scope
-            .resource_id(COMPUTE, "availabilitySets", "c1_md-0-as")
+            .id_of::<capz_azure::models::compute::AvailabilitySet>("c1_md-0-as")
             .unwrap();
         let placement = Placement {
             zone: None,

@@ -3,11 +3,10 @@
 //! tag is the user's: the reconcile routine reports it as not owned, and the controller then only
 //! reads it (and the subnets in it), never writes or deletes it.
 
-use capz_azure::models::ArmModel as _;
 use capz_azure::models::network::{
     AddressSpace, VirtualNetwork as VirtualNetworkModel, VirtualNetworkProperties,
 };
-use capz_azure::{ApiVersion, Location, ResourceId};
+use capz_azure::{Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_kit::tags::{Role, Tags};
@@ -45,7 +44,6 @@ impl VirtualNetwork {
 impl AzureResource for VirtualNetwork {
     type Model = VirtualNetworkModel;
     const SERVICE: &'static str = "virtualnetworks";
-    const API_VERSION: ApiVersion = VirtualNetworkModel::API_VERSION;
 
     fn id(&self) -> &ResourceId {
         &self.id
@@ -55,10 +53,6 @@ impl AzureResource for VirtualNetwork {
         Ownership::Tagged {
             cluster: self.cluster.clone(),
         }
-    }
-
-    fn tags(model: &VirtualNetworkModel) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     fn desired(&self, existing: Option<&VirtualNetworkModel>) -> Option<VirtualNetworkModel> {

@@ -15,10 +15,9 @@ use capz_api::common::compute::VmExtension as SpecExtension;
 use capz_azure::models::compute::{
     VirtualMachineExtension as Model, VirtualMachineExtensionProperties as Properties,
 };
-use capz_azure::models::{ArmModel as _, Secret};
-use capz_azure::{ApiVersion, IdError, Location, ResourceId};
+use capz_azure::models::{Secret, id_of};
+use capz_azure::{IdError, Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
-use capz_kit::tags::Tags;
 
 use crate::virtual_machine::is_windows;
 
@@ -75,7 +74,7 @@ pub struct VmExtension {
 impl VmExtension {
     fn new(vm: &ResourceId, location: &Location, spec: &SpecExtension) -> Result<Self, IdError> {
         Ok(Self {
-            id: vm.child("extensions", &spec.name)?,
+            id: id_of::<Model>(vm, &spec.name)?,
             location: location.clone(),
             publisher: spec.publisher.clone(),
             version: spec.version.clone(),
@@ -142,7 +141,6 @@ pub fn for_machine(
 impl AzureResource for VmExtension {
     type Model = Model;
     const SERVICE: &'static str = "vmextensions";
-    const API_VERSION: ApiVersion = Model::API_VERSION;
     // A failed extension (the bootstrap check) is left to a person, as CAPZ does.
     const REPAIR_FAILED: bool = false;
 
@@ -152,10 +150,6 @@ impl AzureResource for VmExtension {
 
     fn ownership(&self) -> Ownership {
         Ownership::OwnedParent
-    }
-
-    fn tags(model: &Model) -> Option<&Tags> {
-        model.tags.as_ref()
     }
 
     /// Nothing when what Azure holds names the same handler, version and settings (protected

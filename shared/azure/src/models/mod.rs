@@ -45,7 +45,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::id::ApiVersion;
+use crate::id::{ApiVersion, IdError, ResourceId};
 
 /// Declares an enum of Azure string values with an `Other(String)` fallback: serialised as the
 /// given spelling, read in any case, unknown values kept as Azure sent them.
@@ -95,6 +95,27 @@ macro_rules! lenient_enum {
     };
 }
 
+/// Implements [`ArmModel`] for a model: its resource type and api-version, and, for a type that
+/// takes tags (`tagged`), its `tags` field.
+macro_rules! arm_model {
+    ($model:ty, $resource_type:literal, $api_version:expr) => {
+        impl $crate::models::ArmModel for $model {
+            const RESOURCE_TYPE: &'static str = $resource_type;
+            const API_VERSION: $crate::id::ApiVersion = $api_version;
+        }
+    };
+    ($model:ty, $resource_type:literal, $api_version:expr, tagged) => {
+        impl $crate::models::ArmModel for $model {
+            const RESOURCE_TYPE: &'static str = $resource_type;
+            const API_VERSION: $crate::id::ApiVersion = $api_version;
+
+            fn tags(&self) -> Option<&$crate::models::Tags> {
+                self.tags.as_ref()
+            }
+        }
+    };
+}
+
 mod common;
 pub mod compute;
 pub mod network;
@@ -117,6 +138,28 @@ pub trait ArmModel: Serialize + DeserializeOwned {
 
     /// The api-version the model was written against.
     const API_VERSION: ApiVersion;
+
+    /// Its tags; `None` for a type that takes none (a child resource, a role assignment).
+    fn tags(&self) -> Option<&Tags> {
+        None
+    }
+}
+
+/// The id of the resource of model `M` named `name` under `parent`: a resource of `M`'s provider
+/// in the scope `parent` (a resource group, a subscription) when `M` is a top-level type, else
+/// the child of the resource `parent`.
+///
+/// # Errors
+/// When `name` is not a valid name segment, or a child type has no resource as parent.
+pub fn id_of<M: ArmModel>(parent: &ResourceId, name: &str) -> Result<ResourceId, IdError> {
+    let mut segments = M::RESOURCE_TYPE.split('/');
+    let namespace = segments.next().unwrap_or_default();
+    let types: Vec<&str> = segments.collect();
+    match types.as_slice() {
+        [resource_type] => parent.provider(namespace, resource_type, name),
+        [.., child] => parent.child(child, name),
+        [] => parent.provider(namespace, "", name),
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ArmModel, ProvisioningState, TrackedResource};
+use super::{ProvisioningState, TrackedResource};
 use crate::id::ApiVersion;
 
 /// A resource group (`Microsoft.Resources/resourceGroups`).
@@ -17,10 +17,12 @@ pub struct ResourceGroupProperties {
     pub provisioning_state: Option<ProvisioningState>,
 }
 
-impl ArmModel for ResourceGroup {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Resources/resourceGroups";
-    const API_VERSION: ApiVersion = ApiVersion::new("2024-03-01");
-}
+arm_model!(
+    ResourceGroup,
+    "Microsoft.Resources/resourceGroups",
+    ApiVersion::new("2024-03-01"),
+    tagged
+);
 
 #[cfg(test)]
 mod tests {

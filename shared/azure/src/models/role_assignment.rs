@@ -7,7 +7,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ArmModel;
 use crate::id::ApiVersion;
 
 /// A role assignment (`Microsoft.Authorization/roleAssignments`), an extension resource of its
@@ -62,10 +61,11 @@ lenient_enum! {
     }
 }
 
-impl ArmModel for RoleAssignment {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Authorization/roleAssignments";
-    const API_VERSION: ApiVersion = ApiVersion::new("2022-04-01");
-}
+arm_model!(
+    RoleAssignment,
+    "Microsoft.Authorization/roleAssignments",
+    ApiVersion::new("2022-04-01")
+);
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ArmModel, TrackedResource};
+use super::TrackedResource;
 use crate::id::ApiVersion;
 
 /// A user-assigned identity (`Microsoft.ManagedIdentity/userAssignedIdentities`). Its body is
@@ -25,10 +25,11 @@ pub struct UserAssignedIdentityProperties {
     pub client_id: Option<String>,
 }
 
-impl ArmModel for UserAssignedIdentity {
-    const RESOURCE_TYPE: &'static str = "Microsoft.ManagedIdentity/userAssignedIdentities";
-    const API_VERSION: ApiVersion = ApiVersion::new("2023-01-31");
-}
+arm_model!(
+    UserAssignedIdentity,
+    "Microsoft.ManagedIdentity/userAssignedIdentities",
+    ApiVersion::new("2023-01-31")
+);
 
 #[cfg(test)]
 mod tests {

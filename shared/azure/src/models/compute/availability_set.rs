@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::API_VERSION;
-use crate::id::{ApiVersion, Location, ResourceId};
-use crate::models::{ArmModel, Sku, SubResource, Tags};
+use crate::id::{Location, ResourceId};
+use crate::models::{Sku, SubResource, Tags};
 
 /// An availability set (`Microsoft.Compute/availabilitySets`). Azure reports no provisioning state
 /// for it: it is written at once.
@@ -59,10 +59,12 @@ lenient_enum! {
     }
 }
 
-impl ArmModel for AvailabilitySet {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Compute/availabilitySets";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(
+    AvailabilitySet,
+    "Microsoft.Compute/availabilitySets",
+    API_VERSION,
+    tagged
+);
 
 #[cfg(test)]
 mod tests {

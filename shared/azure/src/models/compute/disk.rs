@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::id::{ApiVersion, Location, ResourceId};
-use crate::models::{ArmModel, ProvisioningState, Sku, Tags};
+use crate::models::{ProvisioningState, Sku, Tags};
 
 /// A managed disk (`Microsoft.Compute/disks`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -151,10 +151,12 @@ lenient_enum! {
     }
 }
 
-impl ArmModel for Disk {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Compute/disks";
-    const API_VERSION: ApiVersion = ApiVersion::new("2024-03-02");
-}
+arm_model!(
+    Disk,
+    "Microsoft.Compute/disks",
+    ApiVersion::new("2024-03-02"),
+    tagged
+);
 
 #[cfg(test)]
 mod tests {

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::API_VERSION;
 use super::disk::{DiskCreateOption, HyperVGeneration, OperatingSystemType, StorageAccountType};
-use crate::id::{ApiVersion, Location, ResourceId};
-use crate::models::{ArmModel, ProvisioningState, Secret, SubResource, Tags};
+use crate::id::{Location, ResourceId};
+use crate::models::{ProvisioningState, Secret, SubResource, Tags};
 
 /// A virtual machine (`Microsoft.Compute/virtualMachines`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -589,10 +589,12 @@ lenient_enum! {
     }
 }
 
-impl ArmModel for VirtualMachine {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Compute/virtualMachines";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(
+    VirtualMachine,
+    "Microsoft.Compute/virtualMachines",
+    API_VERSION,
+    tagged
+);
 
 #[cfg(test)]
 mod tests {

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::API_VERSION;
-use crate::id::{ApiVersion, Location, ResourceId};
-use crate::models::{ArmModel, ProvisioningState, Secret, Tags};
+use crate::id::{Location, ResourceId};
+use crate::models::{ProvisioningState, Secret, Tags};
 
 /// An extension of a machine (`Microsoft.Compute/virtualMachines/extensions`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -60,10 +60,12 @@ pub struct VirtualMachineExtensionProperties {
     pub provisioning_state: Option<ProvisioningState>,
 }
 
-impl ArmModel for VirtualMachineExtension {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Compute/virtualMachines/extensions";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(
+    VirtualMachineExtension,
+    "Microsoft.Compute/virtualMachines/extensions",
+    API_VERSION,
+    tagged
+);
 
 #[cfg(test)]
 mod tests {

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{API_VERSION, IpAllocationMethod, IpVersion};
-use crate::id::{ApiVersion, Location, ResourceId};
-use crate::models::{ArmModel, ChildResource, ProvisioningState, Sku, SubResource, Tags};
+use crate::id::{Location, ResourceId};
+use crate::models::{ChildResource, ProvisioningState, Sku, SubResource, Tags};
 
 /// A load balancer (`Microsoft.Network/loadBalancers`). Its parts live in its body and are
 /// written with it; they refer to each other by the ids they will have
@@ -321,15 +321,18 @@ lenient_enum! {
     }
 }
 
-impl ArmModel for LoadBalancer {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Network/loadBalancers";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(
+    LoadBalancer,
+    "Microsoft.Network/loadBalancers",
+    API_VERSION,
+    tagged
+);
 
-impl ArmModel for InboundNatRule {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Network/loadBalancers/inboundNatRules";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(
+    InboundNatRule,
+    "Microsoft.Network/loadBalancers/inboundNatRules",
+    API_VERSION
+);
 
 #[cfg(test)]
 mod tests {

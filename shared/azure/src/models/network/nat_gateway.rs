@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::API_VERSION;
-use crate::id::{ApiVersion, Location, ResourceId};
-use crate::models::{ArmModel, ProvisioningState, Sku, SubResource, Tags};
+use crate::id::{Location, ResourceId};
+use crate::models::{ProvisioningState, Sku, SubResource, Tags};
 
 /// A NAT gateway (`Microsoft.Network/natGateways`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -72,10 +72,7 @@ lenient_enum! {
     }
 }
 
-impl ArmModel for NatGateway {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Network/natGateways";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(NatGateway, "Microsoft.Network/natGateways", API_VERSION, tagged);
 
 #[cfg(test)]
 mod tests {

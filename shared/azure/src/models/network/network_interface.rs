@@ -3,8 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{API_VERSION, IpAllocationMethod, IpVersion};
-use crate::id::ApiVersion;
-use crate::models::{ArmModel, ChildResource, ProvisioningState, SubResource, TrackedResource};
+use crate::models::{ChildResource, ProvisioningState, SubResource, TrackedResource};
 
 /// A network interface (`Microsoft.Network/networkInterfaces`).
 pub type NetworkInterface = TrackedResource<NetworkInterfaceProperties>;
@@ -98,10 +97,12 @@ pub struct IpConfigurationProperties {
     pub provisioning_state: Option<ProvisioningState>,
 }
 
-impl ArmModel for NetworkInterface {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Network/networkInterfaces";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(
+    NetworkInterface,
+    "Microsoft.Network/networkInterfaces",
+    API_VERSION,
+    tagged
+);
 
 #[cfg(test)]
 mod tests {

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{API_VERSION, IpAllocationMethod, IpVersion};
-use crate::id::{ApiVersion, Location, ResourceId};
-use crate::models::{ArmModel, ProvisioningState, Sku, SubResource, Tags};
+use crate::id::{Location, ResourceId};
+use crate::models::{ProvisioningState, Sku, SubResource, Tags};
 
 /// A public IP address (`Microsoft.Network/publicIPAddresses`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -112,10 +112,12 @@ lenient_enum! {
     }
 }
 
-impl ArmModel for PublicIpAddress {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Network/publicIPAddresses";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(
+    PublicIpAddress,
+    "Microsoft.Network/publicIPAddresses",
+    API_VERSION,
+    tagged
+);
 
 #[cfg(test)]
 mod tests {

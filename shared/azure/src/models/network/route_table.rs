@@ -3,8 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::API_VERSION;
-use crate::id::ApiVersion;
-use crate::models::{ArmModel, ChildResource, ProvisioningState, SubResource, TrackedResource};
+use crate::models::{ChildResource, ProvisioningState, SubResource, TrackedResource};
 
 /// A route table (`Microsoft.Network/routeTables`).
 pub type RouteTable = TrackedResource<RouteTableProperties>;
@@ -68,15 +67,9 @@ lenient_enum! {
     }
 }
 
-impl ArmModel for RouteTable {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Network/routeTables";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(RouteTable, "Microsoft.Network/routeTables", API_VERSION, tagged);
 
-impl ArmModel for Route {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Network/routeTables/routes";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(Route, "Microsoft.Network/routeTables/routes", API_VERSION);
 
 #[cfg(test)]
 mod tests {

@@ -3,8 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::API_VERSION;
-use crate::id::ApiVersion;
-use crate::models::{ArmModel, ChildResource, ProvisioningState, SubResource, TrackedResource};
+use crate::models::{ChildResource, ProvisioningState, SubResource, TrackedResource};
 
 /// A network security group (`Microsoft.Network/networkSecurityGroups`).
 pub type NetworkSecurityGroup = TrackedResource<NetworkSecurityGroupProperties>;
@@ -120,15 +119,18 @@ lenient_enum! {
     }
 }
 
-impl ArmModel for NetworkSecurityGroup {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Network/networkSecurityGroups";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(
+    NetworkSecurityGroup,
+    "Microsoft.Network/networkSecurityGroups",
+    API_VERSION,
+    tagged
+);
 
-impl ArmModel for SecurityRule {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Network/networkSecurityGroups/securityRules";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(
+    SecurityRule,
+    "Microsoft.Network/networkSecurityGroups/securityRules",
+    API_VERSION
+);
 
 #[cfg(test)]
 mod tests {

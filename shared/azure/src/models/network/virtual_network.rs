@@ -3,8 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::API_VERSION;
-use crate::id::ApiVersion;
-use crate::models::{ArmModel, ChildResource, ProvisioningState, SubResource, TrackedResource};
+use crate::models::{ChildResource, ProvisioningState, SubResource, TrackedResource};
 
 /// A virtual network (`Microsoft.Network/virtualNetworks`).
 pub type VirtualNetwork = TrackedResource<VirtualNetworkProperties>;
@@ -87,15 +86,14 @@ pub struct ServiceEndpoint {
     pub provisioning_state: Option<ProvisioningState>,
 }
 
-impl ArmModel for VirtualNetwork {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Network/virtualNetworks";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(
+    VirtualNetwork,
+    "Microsoft.Network/virtualNetworks",
+    API_VERSION,
+    tagged
+);
 
-impl ArmModel for Subnet {
-    const RESOURCE_TYPE: &'static str = "Microsoft.Network/virtualNetworks/subnets";
-    const API_VERSION: ApiVersion = API_VERSION;
-}
+arm_model!(Subnet, "Microsoft.Network/virtualNetworks/subnets", API_VERSION);
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,9 @@ use capz_kit::api::azurecluster::{
 };
 use capz_kit::api::common::Quantity;
 use capz_kit::api::common::network::{SubnetRole, SubnetSpec};
+use capz_kit::conditions::Reason;
 use capz_kit::identity::CloudProviderCredentials;
+use capz_kit::policy::{Category, Classify};
 use capz_kit::scope::ClusterScope;
 use serde::Serialize;
 
@@ -23,6 +25,21 @@ pub const CONTROL_PLANE_KEY: &str = "control-plane-azure.json";
 pub const WORKER_NODE_KEY: &str = "worker-node-azure.json";
 /// See [`CONTROL_PLANE_KEY`].
 pub const LEGACY_KEY: &str = "azure.json";
+
+/// The spec asks for something that cannot be written.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidSpec(pub String);
+
+impl Classify for InvalidSpec {
+    fn category(&self) -> Category {
+        Category::InvalidInput
+    }
+
+    fn reason(&self) -> Reason {
+        Reason::INVALID_CONFIGURATION
+    }
+}
 
 /// How the machines' cloud provider signs in to Azure.
 #[derive(Clone, Debug, PartialEq, Eq)]

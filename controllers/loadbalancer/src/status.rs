@@ -1,0 +1,43 @@
+//! What the loadbalancer controller writes: its conditions and operations in flight, on
+//! AzureClusters and on the AzureMachines that get an SSH rule.
+
+use std::fmt::Debug;
+
+use capz_kit::api::common::conditions::ConditionType;
+use capz_kit::conditions::Observation;
+use capz_kit::filter::Reported;
+use capz_kit::kube::Api;
+use capz_kit::operations::Operations;
+use capz_kit::status::{self, Report};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::context::ID;
+
+/// The condition types it owns on AzureClusters.
+pub(crate) const OWNED: &[ConditionType] = &[
+    ConditionType::PUBLIC_IPS_READY,
+    ConditionType::LOAD_BALANCERS_READY,
+];
+
+/// The condition type it owns on AzureMachines.
+pub(crate) const OWNED_ON_MACHINES: &[ConditionType] = &[ConditionType::INBOUND_NAT_RULES_READY];
+
+/// Applies `observations` and `operations` when they change `object`'s status, among `owned`.
+pub(crate) async fn publish<K>(
+    api: &Api<K>,
+    object: &K,
+    owned: &[ConditionType],
+    observations: Vec<Observation>,
+    operations: &Operations,
+) -> capz_kit::kube::Result<bool>
+where
+    K: Reported<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug,
+{
+    let report = Report {
+        observations,
+        operations: Some(operations),
+        fields: (),
+    };
+    status::publish(api, &ID.field_manager(), owned, object, report).await
+}

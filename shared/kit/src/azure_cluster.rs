@@ -1,0 +1,76 @@
+//! What every controller of AzureClusters (the cluster-level controllers) does first: skip what
+//! is not its to do yet, then apply or clean up under its finalizer.
+
+use std::sync::Arc;
+
+use capz_api::AzureCluster;
+use capz_api::capi::DEFAULT_API_SERVER_PORT;
+use kube::api::Api;
+use kube::runtime::controller::Action;
+use kube::runtime::finalizer::Event;
+use kube::{Client, Resource, ResourceExt as _};
+
+use crate::cluster::{is_externally_managed, is_paused, linked_cluster};
+use crate::error::Error;
+use crate::finalizer::finalized;
+use capz_api::capi::Cluster;
+
+/// Whether a cluster-level controller reconciles an infrastructure cluster (an AzureCluster).
+#[derive(Debug)]
+pub enum Gate {
+    /// Not now: it is externally managed, paused, or no Cluster names it yet (a change of its
+    /// owner references, or of the Cluster, wakes it again).
+    Skip,
+    /// Yes, as part of this Cluster (none when the Cluster went before the object, which is
+    /// then being deleted).
+    Reconcile(Option<Box<Cluster>>),
+}
+
+/// The skip rules every cluster-level controller follows: someone else writes an externally
+/// managed object's status (it gets no finalizer either); a paused one waits; one no Cluster names
+/// has nothing to be built for, though its deletion goes on.
+///
+/// # Errors
+/// When the API server cannot be read.
+pub async fn gate<K>(client: &Client, object: &K) -> kube::Result<Gate>
+where
+    K: Resource<DynamicType = ()>,
+{
+    if is_externally_managed(object) {
+        return Ok(Gate::Skip);
+    }
+    let cluster = linked_cluster(client, object).await?;
+    let deleting = object.meta().deletion_timestamp.is_some();
+    if (cluster.is_none() && !deleting) || is_paused(cluster.as_ref(), object) {
+        return Ok(Gate::Skip);
+    }
+    Ok(Gate::Reconcile(cluster.map(Box::new)))
+}
+
+/// The reconcile of an AzureCluster that every cluster-level controller runs: the skip rules of
+/// [`gate`], then, under the controller's `finalizer`, `apply` while the object lives and
+/// `cleanup` once it is deleted, each given the API server port of the object's Cluster.
+///
+/// # Errors
+/// The API server's, the finalizer's, or those of `apply` and `cleanup`.
+pub async fn reconcile<S>(
+    state: &S,
+    client: &Client,
+    finalizer: &str,
+    object: Arc<AzureCluster>,
+    apply: impl AsyncFnOnce(&S, &Api<AzureCluster>, &AzureCluster, i32) -> Result<Action, Error>,
+    cleanup: impl AsyncFnOnce(&S, &Api<AzureCluster>, &AzureCluster, i32) -> Result<Action, Error>,
+) -> Result<Action, Error> {
+    let Gate::Reconcile(cluster) = gate(client, &*object).await? else {
+        return Ok(Action::await_change());
+    };
+    let port = cluster
+        .as_ref()
+        .map_or(DEFAULT_API_SERVER_PORT, |cluster| cluster.api_server_port());
+    let api = Api::<AzureCluster>::namespaced(client.clone(), &object.namespace().unwrap_or_default());
+    finalized(&api, finalizer, object, async |event| match event {
+        Event::Apply(object) => apply(state, &api, &object, port).await,
+        Event::Cleanup(object) => cleanup(state, &api, &object, port).await,
+    })
+    .await
+}
