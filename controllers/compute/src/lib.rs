@@ -69,6 +69,7 @@ fn controller(ctx: &runner::Context) -> Controller<AzureMachine> {
     let controller = ctx.filtered_controller(ctx.api::<AzureMachine>(), |machine: &AzureMachine| {
         Some(azure_machine_changes(machine))
     });
+    let store = controller.store();
     let machines = watcher(ctx.api::<Machine>(), ctx.watcher_config())
         .default_backoff()
         .touched_objects()
@@ -77,7 +78,10 @@ fn controller(ctx: &runner::Context) -> Controller<AzureMachine> {
             predicates_config(),
         );
     ctx.wake_cluster_members(
-        controller.watches_stream(machines, counted(|machine: Machine| infrastructure_of(&machine))),
+        controller.watches_stream(
+            machines,
+            counted(store, |machine: Machine| infrastructure_of(&machine)),
+        ),
         |cluster: &Cluster| Some(cluster_changes(cluster)),
         changes::<AzureCluster>(CLUSTER_DEPENDS_ON),
     )

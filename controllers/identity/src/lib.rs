@@ -100,12 +100,12 @@ async fn machines<K: MachineSource>(ctx: &Context, state: Arc<State>) {
     let clusters_seen = Seen::default();
     let azure_clusters_seen = Seen::default();
     let by_cluster = store.clone();
-    let by_azure_cluster = store;
+    let by_azure_cluster = store.clone();
     let controller = controller
         .watches(
             ctx.api::<Cluster>(),
             ctx.watcher_config(),
-            counted(move |cluster: Cluster| {
+            counted(store.clone(), move |cluster: Cluster| {
                 let fields = (cluster.metadata.generation, is_paused(Some(&cluster), &cluster));
                 if clusters_seen.changed(&cluster, fields) {
                     of_cluster(&by_cluster, cluster.namespace().as_deref(), &cluster.name_any())
@@ -117,7 +117,7 @@ async fn machines<K: MachineSource>(ctx: &Context, state: Arc<State>) {
         .watches(
             ctx.api::<AzureCluster>(),
             ctx.watcher_config(),
-            counted(move |azure_cluster: AzureCluster| {
+            counted(store, move |azure_cluster: AzureCluster| {
                 let name = cluster_name(&azure_cluster);
                 let fields = (azure_cluster.metadata.generation, name.clone());
                 match name {

@@ -65,13 +65,18 @@ impl Queue {
 
     /// `object` was triggered: it waits from now unless it already waits.
     pub fn add<K: Resource<DynamicType = ()>>(&self, object: &ObjectRef<K>) {
-        counter!(ADDS_TOTAL, "name" => self.name).increment(1);
+        self.added();
         self.lock().entry(object.to_string()).or_insert_with(Instant::now);
+    }
+
+    /// Counts a trigger that puts no object in waiting.
+    fn added(&self) {
+        counter!(ADDS_TOTAL, "name" => self.name).increment(1);
     }
 
     /// The reconcile asked to run again (after a wait, or after a failure when `retry`).
     pub fn requeued(&self, retry: bool) {
-        counter!(ADDS_TOTAL, "name" => self.name).increment(1);
+        self.added();
         if retry {
             counter!(RETRIES_TOTAL, "name" => self.name).increment(1);
         }
@@ -95,19 +100,25 @@ impl Queue {
 }
 
 /// `mapper` (a watch of another kind mapping its objects to the controller's), counting each
-/// object it gives as a trigger of the queue of `K`.
+/// object it gives as a trigger of the queue of `K`. Only an object in `store` (the controller's)
+/// waits: kube-runtime drops a trigger for one it does not hold.
 pub fn counted<K, T, I>(
+    store: Store<K>,
     mapper: impl Fn(T) -> I + Send + Sync + 'static,
 ) -> impl Fn(T) -> Vec<ObjectRef<K>> + Send + Sync + 'static
 where
-    K: Resource<DynamicType = ()> + 'static,
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
     I: IntoIterator<Item = ObjectRef<K>>,
 {
     let queue = Queue::of::<K>();
     move |object| {
         let objects: Vec<ObjectRef<K>> = mapper(object).into_iter().collect();
         for object in &objects {
-            queue.add(object);
+            if store.get(object).is_some() {
+                queue.add(object);
+            } else {
+                queue.added();
+            }
         }
         objects
     }
@@ -168,8 +179,15 @@ mod tests {
         );
         queue.start(&object("a"));
         assert!(render().contains("workqueue_depth{name=\"queuetest\"} 1"));
-        let mapper = counted(|name: &str| [object(name)]);
-        assert_eq!(mapper("c").len(), 1);
+        // A mapped trigger waits only for an object the controller holds.
+        let (store, mut writer) = kube::runtime::reflector::store::<ConfigMap>();
+        let mut held = ConfigMap::default();
+        held.metadata.name = Some("held".into());
+        held.metadata.namespace = Some("n".into());
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(held));
+        let mapper = counted(store, |name: &str| [object(name)]);
+        assert_eq!(mapper("held").len(), 1);
+        assert_eq!(mapper("gone").len(), 1);
         // The queue of ConfigMaps is another one.
         assert_eq!(Queue::of::<ConfigMap>().lock().len(), 1);
         assert!(Arc::ptr_eq(&Queue::named("queuetest"), &queue));

@@ -299,18 +299,19 @@ impl Context {
             .default_backoff()
             .touched_objects()
             .predicate_filter(crate::filter::cluster_changes, PredicateConfig::default());
-        self.filtered_controller(self.api::<AzureCluster>(), changes)
-            .watches_stream(
-                clusters,
-                counted(|cluster: Cluster| {
-                    let namespace = cluster.namespace()?;
-                    cluster
-                        .spec
-                        .infrastructure_ref
-                        .filter(|reference| reference.is(capz_api::GROUP, "AzureCluster"))
-                        .map(|reference| ObjectRef::new(&reference.name).within(&namespace))
-                }),
-            )
+        let controller = self.filtered_controller(self.api::<AzureCluster>(), changes);
+        let store = controller.store();
+        controller.watches_stream(
+            clusters,
+            counted(store, |cluster: Cluster| {
+                let namespace = cluster.namespace()?;
+                cluster
+                    .spec
+                    .infrastructure_ref
+                    .filter(|reference| reference.is(capz_api::GROUP, "AzureCluster"))
+                    .map(|reference| ObjectRef::new(&reference.name).within(&namespace))
+            }),
+        )
     }
 
     /// `controller`, also woken for the members of a cluster (the objects labelled with its name):
@@ -335,12 +336,13 @@ impl Context {
             .default_backoff()
             .touched_objects()
             .predicate_filter(azure_cluster_changes, PredicateConfig::default());
-        let by_cluster = controller.store();
-        let by_azure_cluster = by_cluster.clone();
+        let store = controller.store();
+        let by_cluster = store.clone();
+        let by_azure_cluster = store.clone();
         controller
             .watches_stream(
                 clusters,
-                counted(move |cluster: Cluster| {
+                counted(store.clone(), move |cluster: Cluster| {
                     members_of(
                         &by_cluster,
                         &cluster.namespace().unwrap_or_default(),
@@ -350,7 +352,7 @@ impl Context {
             )
             .watches_stream(
                 azure_clusters,
-                counted(move |azure_cluster: AzureCluster| {
+                counted(store, move |azure_cluster: AzureCluster| {
                     let Some(name) = cluster_name(&azure_cluster) else {
                         return Vec::new();
                     };
