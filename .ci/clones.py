@@ -3,7 +3,8 @@
 in the same order, in a file of one crate and in a file of another.
 
 Lines are compared as tokens would be: whitespace is dropped, and so are lines that carry no code
-of their own (blank lines, comments, `use` lines, lines of brackets and punctuation only), so a
+of their own (blank lines, comments, `use` lines and `mod` declarations (every controller declares the same files),
+lines of brackets and punctuation only), so a
 clone cannot hide behind formatting or comments, and two files importing the same items are not
 a clone. Within one crate repetition is left to review; between crates it means the code belongs
 in the kit (shared/kit) or the test harness (e2e/harness).
@@ -19,7 +20,7 @@ MIN_LINES = 6
 
 PUNCTUATION_ONLY = re.compile(r"^[\s{}()\[\];,.?&|<>=:-]*$")
 COMMENT = re.compile(r"^\s*(//|/\*|\*)")
-USE = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?use\s")
+USE = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?(use\s|mod\s+\w+\s*;)")
 
 
 def significant_lines(path):

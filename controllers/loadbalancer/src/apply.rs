@@ -4,25 +4,54 @@
 use std::collections::BTreeMap;
 
 use capz_kit::api::AzureCluster;
+use capz_kit::api::AzureMachine;
 use capz_kit::api::common::ApiEndpoint;
 use capz_kit::api::common::conditions::ConditionType;
 use capz_kit::api::controllers::Family;
 use capz_kit::apply::apply_spec;
 use capz_kit::azure::ArmClient;
+use capz_kit::azure::models::ArmModel as _;
+use capz_kit::azure::models::network::InboundNatRule as RuleModel;
 use capz_kit::azure::models::network::PublicIpAddress;
+use capz_kit::conditions::Reason;
 use capz_kit::error::Error;
+use capz_kit::error::Failure;
 use capz_kit::filter::Reported as _;
 use capz_kit::kube::Api;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::operations::Operations;
-use capz_kit::progress::{Direction, Outcome, Steps, waiting_on};
-use capz_kit::resource::{self, AzureResource as _, ResourceError};
-use capz_resources::load_balancer::{ClusterLoadBalancers, EndpointSource};
+use capz_kit::policy::Category;
+use capz_kit::policy::Classify;
+use capz_kit::progress::Direction;
+use capz_kit::progress::Outcome;
+use capz_kit::progress::Steps;
+use capz_kit::progress::waiting_on;
+use capz_kit::resource;
+use capz_kit::resource::AzureResource as _;
+use capz_kit::resource::ResourceError;
+use capz_resources::inbound_nat_rule::ApiServerFrontend;
+use capz_resources::inbound_nat_rule::frontend_port;
+use capz_resources::load_balancer::ClusterLoadBalancers;
+use capz_resources::load_balancer::EndpointSource;
 use serde::Serialize;
 
-use crate::context::{ID, State};
-use crate::plan::{ORDER, SERVICES, Unit, arm_client, expects, plan};
-use crate::status::{OWNED, publish};
+use crate::context::ID;
+use crate::context::Machines;
+use crate::context::Site;
+use crate::context::State;
+use crate::plan::ORDER;
+use crate::plan::SERVICES;
+use crate::plan::Unit;
+use crate::plan::arm_client;
+use crate::plan::expects;
+use crate::plan::plan;
+use crate::plan::rule_name;
+use crate::plan::rule_of;
+use crate::plan::rule_operations;
+use crate::status::OWNED;
+use crate::status::OWNED_ON_MACHINES;
+use crate::status::publish;
+use crate::status::rule_observation;
 
 /// The spec field this controller writes.
 #[derive(Debug, Serialize)]
@@ -179,4 +208,83 @@ async fn set_endpoint(
     )
     .await?;
     Ok(())
+}
+
+/// No frontend port of the balancer is free for another SSH rule.
+#[derive(Debug, thiserror::Error)]
+#[error("no frontend port is free for the SSH rule on {balancer}: 22 and 2201 to 2219 are taken")]
+pub(crate) struct NoFreePort {
+    balancer: String,
+}
+
+impl Classify for NoFreePort {
+    fn category(&self) -> Category {
+        // A port frees when another control-plane machine goes.
+        Category::Transient
+    }
+
+    fn reason(&self) -> Reason {
+        Reason::NO_FREE_FRONTEND_PORT
+    }
+}
+
+/// Creates the machine's rule once the API server load balancer exists, and reports it.
+pub(crate) async fn apply_rule(
+    machines: &Machines,
+    api: &Api<AzureMachine>,
+    machine: &AzureMachine,
+    site: &Site,
+    target: &ApiServerFrontend,
+) -> Result<Action, Error> {
+    let mut operations = rule_operations(machine);
+    // Once the cluster has been ready its balancer exists, whatever a later check of it says.
+    let was_ready = site.azure_cluster.status.as_ref().and_then(|status| status.ready) == Some(true);
+    let outcome = if was_ready || site.azure_cluster.holds(&ConditionType::LOAD_BALANCERS_READY) {
+        create_rule(machines, machine, site, target, &mut operations)
+            .await
+            .unwrap_or_else(Outcome::Failed)
+    } else {
+        Outcome::Waiting(
+            "waiting for the API server load balancer: LoadBalancersReady is not True on the AzureCluster"
+                .to_owned(),
+        )
+    };
+    let observed = rule_observation(&outcome, Direction::Apply, machine.conditions());
+    publish(api, machine, OWNED_ON_MACHINES, vec![observed], &operations).await?;
+    outcome.next(Direction::Apply)
+}
+
+pub(crate) async fn create_rule(
+    machines: &Machines,
+    machine: &AzureMachine,
+    site: &Site,
+    target: &ApiServerFrontend,
+    operations: &mut Operations,
+) -> Result<Outcome, Failure> {
+    let rule = rule_of(machine, target)?;
+    let client = arm_client(&machines.state, &site.azure_cluster).await?;
+    let lock = machines.lock_of(&target.load_balancer);
+    let _choosing = lock.lock().await;
+    let rules: Vec<RuleModel> = client
+        .list(
+            &target.load_balancer,
+            RuleModel::RESOURCE_TYPE,
+            &RuleModel::API_VERSION,
+        )
+        .await
+        .map_err(|source| ResourceError::Arm {
+            action: "list the inbound NAT rules of",
+            id: target.load_balancer.clone(),
+            source,
+        })?;
+    let name = rule_name(machine);
+    let Some(port) = frontend_port(&rules, &name) else {
+        return Err(NoFreePort {
+            balancer: target.load_balancer.name().into_owned(),
+        }
+        .into());
+    };
+    let mut outcome = Outcome::Done;
+    outcome.absorb(resource::reconcile(&client, &rule.frontend_port(port), operations).await);
+    Ok(outcome)
 }

@@ -6,17 +6,45 @@
 //! something else keeps it — and cost nothing once the group is gone (a missing resource counts
 //! as deleted).
 
+use std::time::Duration;
+
 use capz_kit::api::AzureCluster;
+use capz_kit::api::AzureMachine;
+use capz_kit::api::common::conditions::ConditionSeverity;
+use capz_kit::api::common::conditions::ConditionType;
+use capz_kit::api::controllers::Family;
+use capz_kit::conditions::Observation;
+use capz_kit::conditions::Reason;
 use capz_kit::error::Error;
+use capz_kit::error::Failure;
 use capz_kit::filter::Reported as _;
 use capz_kit::kube::Api;
+use capz_kit::kube::ResourceExt as _;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::operations::Operations;
-use capz_kit::progress::{Direction, Outcome, Steps, each};
+use capz_kit::progress::Direction;
+use capz_kit::progress::Outcome;
+use capz_kit::progress::Steps;
+use capz_kit::progress::each;
+use capz_kit::resource;
+use capz_resources::inbound_nat_rule::ApiServerFrontend;
 
-use crate::context::{ID, State};
-use crate::plan::{DELETION, SERVICES, Unit, arm_client, expects, plan};
-use crate::status::{OWNED, publish};
+use crate::context::ID;
+use crate::context::Machines;
+use crate::context::Site;
+use crate::context::State;
+use crate::plan::DELETION;
+use crate::plan::SERVICES;
+use crate::plan::Unit;
+use crate::plan::arm_client;
+use crate::plan::expects;
+use crate::plan::plan;
+use crate::plan::rule_of;
+use crate::plan::rule_operations;
+use crate::status::OWNED;
+use crate::status::OWNED_ON_MACHINES;
+use crate::status::publish;
+use crate::status::rule_observation;
 
 /// Deletes the load balancers, then their public IPs; `Ok` once both are gone, so that the
 /// finalizer goes.
@@ -55,4 +83,60 @@ pub(crate) async fn cleanup(
     let pass = steps.finish();
     publish(api, object, OWNED, pass.observations.clone(), &operations).await?;
     pass.next()
+}
+
+/// How soon a machine whose interface compute still holds is looked at again, should the change
+/// of its finalizers not wake it first.
+pub(crate) const COMPUTE_WAIT: Duration = Duration::from_secs(30);
+
+/// Deletes the rule of a deleted machine once compute has let go of its interface; done when the
+/// rule is gone (or its cluster or balancer is, which took the rule with it).
+pub(crate) async fn cleanup_rule(
+    machines: &Machines,
+    api: &Api<AzureMachine>,
+    machine: &AzureMachine,
+    site: Option<&Site>,
+    target: Option<&ApiServerFrontend>,
+) -> Result<Action, Error> {
+    let mut operations = rule_operations(machine);
+    let compute_holds = machine
+        .finalizers()
+        .iter()
+        .any(|finalizer| finalizer == Family::Compute.finalizer());
+    if compute_holds {
+        let waiting = Observation::fails(
+            ConditionType::INBOUND_NAT_RULES_READY,
+            Reason::DELETING,
+            ConditionSeverity::Info,
+            "waiting for compute to delete the network interface that uses the SSH inbound NAT rule",
+        );
+        publish(api, machine, OWNED_ON_MACHINES, vec![waiting], &operations).await?;
+        // The removal of compute's finalizer wakes the machine; the requeue is a safety net.
+        return Err(Error::Pending(COMPUTE_WAIT));
+    }
+    let (Some(site), Some(target)) = (site, target) else {
+        return Ok(Action::await_change());
+    };
+    let outcome = match remove_rule(machines, machine, site, target, &mut operations).await {
+        Ok(outcome) if outcome.is_done() => return Ok(Action::await_change()),
+        Ok(outcome) => outcome,
+        Err(failure) => Outcome::Failed(failure),
+    };
+    let observed = rule_observation(&outcome, Direction::Delete, machine.conditions());
+    publish(api, machine, OWNED_ON_MACHINES, vec![observed], &operations).await?;
+    outcome.next(Direction::Delete)
+}
+
+pub(crate) async fn remove_rule(
+    machines: &Machines,
+    machine: &AzureMachine,
+    site: &Site,
+    target: &ApiServerFrontend,
+    operations: &mut Operations,
+) -> Result<Outcome, Failure> {
+    let rule = rule_of(machine, target)?;
+    let client = arm_client(&machines.state, &site.azure_cluster).await?;
+    let mut outcome = Outcome::Done;
+    outcome.absorb(resource::delete(&client, &rule, operations).await);
+    Ok(outcome)
 }

@@ -18,7 +18,8 @@
 //! cluster's `owned` tag, and then the finalizer.
 //!
 //! A second controller, on AzureMachines, keeps the SSH inbound NAT rule of each control-plane
-//! machine behind a public API server load balancer (module `nat_rules`):
+//! machine behind a public API server load balancer (in the same files: `reconcile::machine`,
+//! `apply::apply_rule`, `cleanup::cleanup_rule`):
 //!
 //! ```text
 //!   AzureMachine (control plane) ── LoadBalancersReady on its AzureCluster ──▶ wait
@@ -26,25 +27,31 @@
 //!     ▼ deleted: compute's finalizer gone ─▶ rule deleted ─▶ finalizer gone
 //! ```
 
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use capz_kit::api::AzureCluster;
+use capz_kit::api::AzureMachine;
+use capz_kit::api::common::conditions::ConditionType;
+use capz_kit::filter::changes;
+use capz_kit::filter::cluster_changes;
+use capz_kit::filter::everything_but_status;
+use capz_kit::identity::Identities;
+use capz_kit::identity::IdentitySettings;
+use capz_kit::runner;
+use capz_kit::runner::BoxError;
+
+use crate::context::Machines;
+use crate::context::State;
+
 mod apply;
 mod cleanup;
 mod context;
-mod nat_rules;
 mod plan;
 mod reconcile;
 mod status;
 
 pub use context::ID;
-
-use std::sync::Arc;
-
-use capz_kit::api::AzureCluster;
-use capz_kit::api::common::conditions::ConditionType;
-use capz_kit::filter::changes;
-use capz_kit::identity::{Identities, IdentitySettings};
-
-use crate::context::State;
-use capz_kit::runner::{self, BoxError};
 
 /// The network's conditions it waits on; its own status writes and others' do not wake it.
 const DEPENDS_ON: &[ConditionType] = &[ConditionType::RESOURCE_GROUP_READY, ConditionType::SUBNETS_READY];
@@ -66,7 +73,27 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
     let azure_clusters = ctx.azure_cluster_controller(changes::<AzureCluster>(DEPENDS_ON));
     futures_util::join!(
         ctx.run(azure_clusters, reconcile::reconcile, state.clone()),
-        nat_rules::run(&ctx, state),
+        rules(&ctx, state),
     );
     Ok(())
+}
+
+/// The AzureCluster condition whose changes wake the machines of the cluster.
+const CLUSTER_DEPENDS_ON: &[ConditionType] = &[ConditionType::LOAD_BALANCERS_READY];
+
+/// The controller of AzureMachines, woken by their changes other than status writes, by their
+/// Cluster (pause) and by their AzureCluster's `LoadBalancersReady` (and spec).
+async fn rules(ctx: &runner::Context, state: Arc<State>) {
+    let controller =
+        ctx.filtered_controller(ctx.api::<AzureMachine>(), everything_but_status::<AzureMachine>);
+    let machines = Arc::new(Machines {
+        state,
+        balancers: Mutex::default(),
+    });
+    let controller = ctx.wake_cluster_members(
+        controller,
+        cluster_changes,
+        changes::<AzureCluster>(CLUSTER_DEPENDS_ON),
+    );
+    ctx.run(controller, reconcile::machine, machines).await;
 }

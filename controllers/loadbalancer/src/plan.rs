@@ -3,19 +3,29 @@
 //! delete them ([`DELETION`]: the other way round).
 
 use capz_kit::api::AzureCluster;
+use capz_kit::api::AzureMachine;
 use capz_kit::api::common::conditions::ConditionType;
 use capz_kit::azure::ArmClient;
+use capz_kit::azure::IdError;
 use capz_kit::error::Error;
+use capz_kit::error::Failure;
 use capz_kit::identity::ClusterIdentityRef;
+use capz_kit::kube::ResourceExt as _;
+use capz_kit::operations::Operations;
 use capz_kit::progress::Step;
-use capz_kit::scope::ClusterScope;
-use capz_resources::load_balancer::{ClusterLoadBalancers, PlanError};
-
-use crate::context::{ID, State};
-
 use capz_kit::resource::AzureResource as _;
+use capz_kit::scope::ClusterScope;
+use capz_kit::scope::ScopeError;
+use capz_resources::inbound_nat_rule::ApiServerFrontend;
+use capz_resources::inbound_nat_rule::InboundNatRule;
+use capz_resources::load_balancer::ClusterLoadBalancers;
 use capz_resources::load_balancer::LoadBalancer;
+use capz_resources::load_balancer::PlanError;
 use capz_resources::public_ip::PublicIp;
+use capz_resources::virtual_machine;
+
+use crate::context::ID;
+use crate::context::State;
 
 /// The services whose operations this controller records on AzureClusters.
 pub(crate) const SERVICES: &[&str] = &[PublicIp::SERVICE, LoadBalancer::SERVICE];
@@ -76,4 +86,29 @@ pub(crate) async fn arm_client(state: &State, object: &AzureCluster) -> Result<A
         .credential(ClusterIdentityRef::from(object))
         .await?;
     Ok(credential.arm_client(ID.user_agent()))
+}
+
+pub(crate) fn rule_operations(machine: &AzureMachine) -> Operations {
+    let states = machine
+        .status
+        .as_ref()
+        .map(|status| &status.long_running_operation_states);
+    Operations::owned(states, ID.name(), &[InboundNatRule::SERVICE])
+}
+
+/// The name of `machine`'s rule: its VM's name, as compute names the VM.
+pub(crate) fn rule_name(machine: &AzureMachine) -> String {
+    virtual_machine::vm_name(&machine.name_any(), virtual_machine::is_windows(&machine.spec))
+}
+
+/// The rule of `machine` on `target`.
+pub(crate) fn rule_of(machine: &AzureMachine, target: &ApiServerFrontend) -> Result<InboundNatRule, Failure> {
+    let name = rule_name(machine);
+    InboundNatRule::new(target, &name).map_err(|source: IdError| {
+        Failure::from(PlanError::from(ScopeError::Invalid {
+            field: "metadata.name",
+            value: name,
+            source,
+        }))
+    })
 }

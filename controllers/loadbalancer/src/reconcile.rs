@@ -4,14 +4,119 @@
 use std::sync::Arc;
 
 use capz_kit::api::AzureCluster;
+use capz_kit::api::AzureMachine;
+use capz_kit::api::GROUP;
+use capz_kit::api::capi::Cluster;
 use capz_kit::azure_cluster;
+use capz_kit::cluster::is_control_plane;
+use capz_kit::cluster::is_paused;
+use capz_kit::cluster::owner_cluster;
+use capz_kit::cluster::owner_machine;
 use capz_kit::error::Error;
+use capz_kit::finalizer::finalized;
+use capz_kit::kube::Api;
+use capz_kit::kube::Client;
+use capz_kit::kube::ResourceExt as _;
 use capz_kit::kube::runtime::controller::Action;
+use capz_kit::kube::runtime::finalizer::Event;
+use capz_kit::scope::ClusterScope;
+use capz_resources::inbound_nat_rule::ApiServerFrontend;
+use capz_resources::inbound_nat_rule::gets_rule;
 
-use crate::apply::apply;
-use crate::cleanup::cleanup;
-use crate::context::{ID, State};
+use crate::apply;
+use crate::cleanup;
+use crate::context::ID;
+use crate::context::Machines;
+use crate::context::Site;
+use crate::context::State;
 
 pub(crate) async fn reconcile(object: Arc<AzureCluster>, state: Arc<State>) -> Result<Action, Error> {
-    azure_cluster::reconcile(&*state, &state.client, ID.finalizer(), object, apply, cleanup).await
+    azure_cluster::reconcile(
+        &*state,
+        &state.client,
+        ID.finalizer(),
+        object,
+        apply::apply,
+        cleanup::cleanup,
+    )
+    .await
+}
+
+pub(crate) async fn machine(machine: Arc<AzureMachine>, machines: Arc<Machines>) -> Result<Action, Error> {
+    let client = &machines.state.client;
+    let cluster = owner_cluster(client, &*machine).await?;
+    if is_paused(cluster.as_ref(), &*machine) {
+        return Ok(Action::await_change());
+    }
+    let site = match &cluster {
+        Some(cluster) => site_of(&machines, client, cluster).await?,
+        None => None,
+    };
+    let owner = owner_machine(client, &*machine).await?;
+    let wanted = match (&site, &owner) {
+        (Some(site), Some(owner)) => gets_rule(
+            &site.azure_cluster,
+            &site.scope,
+            is_control_plane(&*machine, owner),
+        ),
+        // Before Cluster API links the machine (an owner reference change wakes it).
+        _ => false,
+    };
+    let ours = machine
+        .finalizers()
+        .iter()
+        .any(|finalizer| finalizer == ID.finalizer());
+    let deleting = machine.metadata.deletion_timestamp.is_some();
+    // Only machines that get a rule carry the finalizer; one that has it keeps it until cleanup.
+    if !(wanted || (ours && deleting)) {
+        return Ok(Action::await_change());
+    }
+    let api = Api::<AzureMachine>::namespaced(client.clone(), &machine.namespace().unwrap_or_default());
+    let target = site.as_ref().and_then(|site| site.target.as_ref());
+    finalized(&api, ID.finalizer(), machine, async |event| {
+        match (event, &site, target) {
+            (Event::Apply(machine), Some(site), Some(target)) => {
+                apply::apply_rule(&machines, &api, &machine, site, target).await
+            }
+            (Event::Apply(_), _, _) => Ok(Action::await_change()),
+            (Event::Cleanup(machine), site, target) => {
+                cleanup::cleanup_rule(&machines, &api, &machine, site.as_ref(), target).await
+            }
+        }
+    })
+    .await
+}
+
+/// The AzureCluster the Cluster names as its infrastructure, unless it has none or a spec that
+/// names no valid resources (its own controller reports that).
+pub(crate) async fn site_of(
+    machines: &Machines,
+    client: &Client,
+    cluster: &Cluster,
+) -> Result<Option<Site>, Error> {
+    let Some(reference) = cluster
+        .spec
+        .infrastructure_ref
+        .as_ref()
+        .filter(|reference| reference.is(GROUP, "AzureCluster"))
+    else {
+        return Ok(None);
+    };
+    let namespace = cluster.namespace().unwrap_or_default();
+    let Some(azure_cluster) = Api::<AzureCluster>::namespaced(client.clone(), &namespace)
+        .get_opt(&reference.name)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let state = &machines.state;
+    let Ok(scope) = ClusterScope::new(&azure_cluster, state.features, state.subscription.as_deref()) else {
+        return Ok(None);
+    };
+    let target = ApiServerFrontend::of(&scope).ok().flatten();
+    Ok(Some(Site {
+        azure_cluster,
+        scope,
+        target,
+    }))
 }

@@ -4,10 +4,15 @@
 use std::fmt::Debug;
 
 use capz_kit::api::common::conditions::ConditionType;
+use capz_kit::api::common::conditions::Conditions;
 use capz_kit::conditions::Observation;
+use capz_kit::conditions::unless_held;
 use capz_kit::filter::Reported;
 use capz_kit::kube::Api;
 use capz_kit::operations::Operations;
+use capz_kit::policy::Category;
+use capz_kit::progress::Direction;
+use capz_kit::progress::Outcome;
 use capz_kit::status::{self, Report};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -40,4 +45,25 @@ where
         fields: (),
     };
     status::publish(api, &ID.field_manager(), owned, object, report).await
+}
+
+/// How people call what this controller keeps on machines.
+pub(crate) const RULE: &str = "SSH inbound NAT rule";
+
+/// `InboundNATRulesReady` as a pass in `direction` found it, given the machine's `current`
+/// conditions. Compute joins the interface to the rule while the condition holds: a check that
+/// failed for a while says nothing about a rule that existed, and must not detach it.
+pub(crate) fn rule_observation(
+    outcome: &Outcome,
+    direction: Direction,
+    current: Option<&Conditions>,
+) -> Observation {
+    let observed = outcome.observation(ConditionType::INBOUND_NAT_RULES_READY, RULE, direction);
+    let passing = matches!(outcome, Outcome::Failed(failure)
+        if matches!(failure.category(), Category::Transient | Category::Throttled));
+    if passing && direction == Direction::Apply {
+        unless_held(current, observed)
+    } else {
+        observed
+    }
 }

@@ -27,8 +27,7 @@ use capz_rules::support::Kind;
 
 use crate::context::{ID, State};
 use crate::plan::{ORDER, Plan, SERVICES, Unit};
-use crate::rollup;
-use crate::status::{NOT_YET, publish};
+use crate::status::{self, NOT_YET, publish};
 
 /// How soon a cluster waiting for a controller that does not run is looked at again.
 const ABSENT_PEER_RECHECK: Duration = Duration::from_secs(15);
@@ -292,11 +291,11 @@ pub(crate) async fn apply(
     for observation in conditions::not_yet(Kind::AzureCluster, object, NOT_YET) {
         steps.observe(observation);
     }
-    let absent = rollup::waiting_for_absent_peers(&state.presence, spec, object.conditions()).await;
+    let absent = status::waiting_for_absent_peers(&state.presence, spec, object.conditions()).await;
     let mut pass = steps.finish();
-    let ready = rollup::ready(spec, &pass.observations, object.conditions(), &absent);
+    let ready = status::ready(spec, &pass.observations, object.conditions(), &absent);
     let was_ready = object.status.as_ref().and_then(|status| status.ready) == Some(true);
-    let latched = was_ready || rollup::holds(&ready);
+    let latched = was_ready || status::holds(&ready);
     pass.observations.push(ready);
     let observations = std::mem::take(&mut pass.observations);
     publish(

@@ -6,7 +6,7 @@
 //!   AzureCluster ── externally managed, paused, no Cluster yet ──▶ left alone   (reconcile)
 //!     │ finalizer network.infrastructure.cluster.x-k8s.io
 //!     ├─ live:     plan::ORDER, one read per resource, a write when it differs  (apply)
-//!     │            rollup::ready   own conditions + peers' + controlPlaneEndpoint
+//!     │            status::ready   own conditions + peers' + controlPlaneEndpoint
 //!     │            status only when something changed                           (status)
 //!     └─ deleted:  after every other capz-rs finalizer is gone: the owned group  (cleanup)
 //!                  in one delete, else plan::DELETION, our resources one by one
@@ -17,7 +17,6 @@ mod cleanup;
 mod context;
 mod plan;
 mod reconcile;
-mod rollup;
 mod status;
 
 pub use context::ID;
