@@ -3,55 +3,30 @@
 
 use std::collections::BTreeMap;
 
-use capz_kit::api::AzureCluster;
-use capz_kit::api::AzureMachine;
 use capz_kit::api::common::ApiEndpoint;
 use capz_kit::api::common::conditions::ConditionType;
 use capz_kit::api::controllers::Family;
+use capz_kit::api::{AzureCluster, AzureMachine};
 use capz_kit::apply::apply_spec;
 use capz_kit::azure::ArmClient;
 use capz_kit::azure::models::ArmModel as _;
-use capz_kit::azure::models::network::InboundNatRule as RuleModel;
-use capz_kit::azure::models::network::PublicIpAddress;
+use capz_kit::azure::models::network::{InboundNatRule as RuleModel, PublicIpAddress};
 use capz_kit::conditions::Reason;
-use capz_kit::error::Error;
-use capz_kit::error::Failure;
+use capz_kit::error::{Error, Failure};
 use capz_kit::filter::Reported as _;
 use capz_kit::kube::Api;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::operations::Operations;
-use capz_kit::policy::Category;
-use capz_kit::policy::Classify;
-use capz_kit::progress::Direction;
-use capz_kit::progress::Outcome;
-use capz_kit::progress::Steps;
-use capz_kit::progress::waiting_on;
-use capz_kit::resource;
-use capz_kit::resource::AzureResource as _;
-use capz_kit::resource::ResourceError;
-use capz_resources::inbound_nat_rule::ApiServerFrontend;
-use capz_resources::inbound_nat_rule::frontend_port;
-use capz_resources::load_balancer::ClusterLoadBalancers;
-use capz_resources::load_balancer::EndpointSource;
+use capz_kit::policy::{Category, Classify};
+use capz_kit::progress::{Direction, Outcome, Steps, waiting_on};
+use capz_kit::resource::{self, AzureResource as _, ResourceError};
+use capz_resources::inbound_nat_rule::{ApiServerFrontend, frontend_port};
+use capz_resources::load_balancer::{ClusterLoadBalancers, EndpointSource};
 use serde::Serialize;
 
-use crate::context::ID;
-use crate::context::Machines;
-use crate::context::Site;
-use crate::context::State;
-use crate::plan::ORDER;
-use crate::plan::SERVICES;
-use crate::plan::Unit;
-use crate::plan::arm_client;
-use crate::plan::expects;
-use crate::plan::plan;
-use crate::plan::rule_name;
-use crate::plan::rule_of;
-use crate::plan::rule_operations;
-use crate::status::OWNED;
-use crate::status::OWNED_ON_MACHINES;
-use crate::status::publish;
-use crate::status::rule_observation;
+use crate::context::{ID, Machines, Site, State};
+use crate::plan::{ORDER, SERVICES, Unit, arm_client, expects, plan, rule_name, rule_of, rule_operations};
+use crate::status::{OWNED, OWNED_ON_MACHINES, publish, rule_observation};
 
 /// The spec field this controller writes.
 #[derive(Debug, Serialize)]

@@ -8,43 +8,22 @@
 
 use std::time::Duration;
 
-use capz_kit::api::AzureCluster;
-use capz_kit::api::AzureMachine;
-use capz_kit::api::common::conditions::ConditionSeverity;
-use capz_kit::api::common::conditions::ConditionType;
+use capz_kit::api::common::conditions::{ConditionSeverity, ConditionType};
 use capz_kit::api::controllers::Family;
-use capz_kit::conditions::Observation;
-use capz_kit::conditions::Reason;
-use capz_kit::error::Error;
-use capz_kit::error::Failure;
+use capz_kit::api::{AzureCluster, AzureMachine};
+use capz_kit::conditions::{Observation, Reason};
+use capz_kit::error::{Error, Failure};
 use capz_kit::filter::Reported as _;
-use capz_kit::kube::Api;
-use capz_kit::kube::ResourceExt as _;
 use capz_kit::kube::runtime::controller::Action;
+use capz_kit::kube::{Api, ResourceExt as _};
 use capz_kit::operations::Operations;
-use capz_kit::progress::Direction;
-use capz_kit::progress::Outcome;
-use capz_kit::progress::Steps;
-use capz_kit::progress::each;
+use capz_kit::progress::{Direction, Outcome, Steps, each};
 use capz_kit::resource;
 use capz_resources::inbound_nat_rule::ApiServerFrontend;
 
-use crate::context::ID;
-use crate::context::Machines;
-use crate::context::Site;
-use crate::context::State;
-use crate::plan::DELETION;
-use crate::plan::SERVICES;
-use crate::plan::Unit;
-use crate::plan::arm_client;
-use crate::plan::expects;
-use crate::plan::plan;
-use crate::plan::rule_of;
-use crate::plan::rule_operations;
-use crate::status::OWNED;
-use crate::status::OWNED_ON_MACHINES;
-use crate::status::publish;
-use crate::status::rule_observation;
+use crate::context::{ID, Machines, Site, State};
+use crate::plan::{DELETION, SERVICES, Unit, arm_client, expects, plan, rule_of, rule_operations};
+use crate::status::{OWNED, OWNED_ON_MACHINES, publish, rule_observation};
 
 /// Deletes the load balancers, then their public IPs; `Ok` once both are gone, so that the
 /// finalizer goes.

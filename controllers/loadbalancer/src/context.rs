@@ -1,9 +1,7 @@
 //! The loadbalancer controller's identity and what its reconciles share.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::PoisonError;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use capz_kit::api::AzureCluster;
 use capz_kit::api::controllers::Family;

@@ -27,29 +27,22 @@
 //!     ▼ deleted: compute's finalizer gone ─▶ rule deleted ─▶ finalizer gone
 //! ```
 
-use std::sync::Arc;
-use std::sync::Mutex;
-
-use capz_kit::api::AzureCluster;
-use capz_kit::api::AzureMachine;
-use capz_kit::api::common::conditions::ConditionType;
-use capz_kit::filter::changes;
-use capz_kit::filter::cluster_changes;
-use capz_kit::filter::everything_but_status;
-use capz_kit::identity::Identities;
-use capz_kit::identity::IdentitySettings;
-use capz_kit::runner;
-use capz_kit::runner::BoxError;
-
-use crate::context::Machines;
-use crate::context::State;
-
 mod apply;
 mod cleanup;
 mod context;
 mod plan;
 mod reconcile;
 mod status;
+
+use std::sync::{Arc, Mutex};
+
+use capz_kit::api::common::conditions::ConditionType;
+use capz_kit::api::{AzureCluster, AzureMachine};
+use capz_kit::filter::{changes, cluster_changes, everything_but_status};
+use capz_kit::identity::{Identities, IdentitySettings};
+use capz_kit::runner::{self, BoxError};
+
+use crate::context::{Machines, State};
 
 pub use context::ID;
 

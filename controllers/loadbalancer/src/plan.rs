@@ -2,30 +2,22 @@
 //! order of the steps that create them ([`ORDER`]: the IPs first, the balancers use them) and
 //! delete them ([`DELETION`]: the other way round).
 
-use capz_kit::api::AzureCluster;
-use capz_kit::api::AzureMachine;
 use capz_kit::api::common::conditions::ConditionType;
-use capz_kit::azure::ArmClient;
-use capz_kit::azure::IdError;
-use capz_kit::error::Error;
-use capz_kit::error::Failure;
+use capz_kit::api::{AzureCluster, AzureMachine};
+use capz_kit::azure::{ArmClient, IdError};
+use capz_kit::error::{Error, Failure};
 use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::kube::ResourceExt as _;
 use capz_kit::operations::Operations;
 use capz_kit::progress::Step;
 use capz_kit::resource::AzureResource as _;
-use capz_kit::scope::ClusterScope;
-use capz_kit::scope::ScopeError;
-use capz_resources::inbound_nat_rule::ApiServerFrontend;
-use capz_resources::inbound_nat_rule::InboundNatRule;
-use capz_resources::load_balancer::ClusterLoadBalancers;
-use capz_resources::load_balancer::LoadBalancer;
-use capz_resources::load_balancer::PlanError;
+use capz_kit::scope::{ClusterScope, ScopeError};
+use capz_resources::inbound_nat_rule::{ApiServerFrontend, InboundNatRule};
+use capz_resources::load_balancer::{ClusterLoadBalancers, LoadBalancer, PlanError};
 use capz_resources::public_ip::PublicIp;
 use capz_resources::virtual_machine;
 
-use crate::context::ID;
-use crate::context::State;
+use crate::context::{ID, State};
 
 /// The services whose operations this controller records on AzureClusters.
 pub(crate) const SERVICES: &[&str] = &[PublicIp::SERVICE, LoadBalancer::SERVICE];

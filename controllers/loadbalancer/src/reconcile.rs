@@ -3,32 +3,20 @@
 
 use std::sync::Arc;
 
-use capz_kit::api::AzureCluster;
-use capz_kit::api::AzureMachine;
-use capz_kit::api::GROUP;
 use capz_kit::api::capi::Cluster;
+use capz_kit::api::{AzureCluster, AzureMachine, GROUP};
 use capz_kit::azure_cluster;
-use capz_kit::cluster::is_control_plane;
-use capz_kit::cluster::is_paused;
-use capz_kit::cluster::owner_cluster;
-use capz_kit::cluster::owner_machine;
+use capz_kit::cluster::{is_control_plane, is_paused, owner_cluster, owner_machine};
 use capz_kit::error::Error;
 use capz_kit::finalizer::finalized;
-use capz_kit::kube::Api;
-use capz_kit::kube::Client;
-use capz_kit::kube::ResourceExt as _;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::finalizer::Event;
+use capz_kit::kube::{Api, Client, ResourceExt as _};
 use capz_kit::scope::ClusterScope;
-use capz_resources::inbound_nat_rule::ApiServerFrontend;
-use capz_resources::inbound_nat_rule::gets_rule;
+use capz_resources::inbound_nat_rule::{ApiServerFrontend, gets_rule};
 
-use crate::apply;
-use crate::cleanup;
-use crate::context::ID;
-use crate::context::Machines;
-use crate::context::Site;
-use crate::context::State;
+use crate::context::{ID, Machines, Site, State};
+use crate::{apply, cleanup};
 
 pub(crate) async fn reconcile(object: Arc<AzureCluster>, state: Arc<State>) -> Result<Action, Error> {
     azure_cluster::reconcile(

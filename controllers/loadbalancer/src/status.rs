@@ -3,21 +3,19 @@
 
 use std::fmt::Debug;
 
-use capz_kit::api::common::conditions::ConditionType;
-use capz_kit::api::common::conditions::Conditions;
-use capz_kit::conditions::Observation;
-use capz_kit::conditions::unless_held;
+use capz_kit::api::common::conditions::{ConditionType, Conditions};
+use capz_kit::conditions::{Observation, unless_held};
 use capz_kit::filter::Reported;
 use capz_kit::kube::Api;
 use capz_kit::operations::Operations;
 use capz_kit::policy::Category;
-use capz_kit::progress::Direction;
-use capz_kit::progress::Outcome;
-use capz_kit::status::{self, Report};
+use capz_kit::progress::{Direction, Outcome};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::context::ID;
+
+use capz_kit::status::{self, Report};
 
 /// The condition types it owns on AzureClusters.
 pub(crate) const OWNED: &[ConditionType] = &[
