@@ -7,7 +7,8 @@
 //! the add retried at once, instead of failing the reconcile into a backoff. The object that comes
 //! back carries the finalizer, so the first apply runs in the same reconcile. kube-runtime removes
 //! the finalizer after a successful cleanup, with a JSON patch that tests the list first, so a
-//! controller only ever touches its own name among the finalizers of its peers.
+//! controller only ever touches its own name among the finalizers of its peers. Before it does,
+//! the events for what the cleanup deleted are published: the object may be gone right after.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -70,24 +71,33 @@ where
     Fut: Future<Output = Result<Action, E>>,
 {
     let object = with_finalizer(api, name, object).await?;
-    finalizer::finalizer(api, name, object, reconcile)
-        .await
-        .map_err(|error| match error {
-            finalizer::Error::ApplyFailed(error) | finalizer::Error::CleanupFailed(error) => error,
-            finalizer::Error::AddFinalizer(source) => FinalizerError::Patch {
-                action: "add",
-                source,
-            }
-            .into(),
-            finalizer::Error::RemoveFinalizer(source) => FinalizerError::Patch {
-                action: "remove",
-                source,
-            }
-            .into(),
-            finalizer::Error::UnnamedObject | finalizer::Error::InvalidFinalizer => {
-                FinalizerError::Unnamed.into()
-            }
-        })
+    finalizer::finalizer(api, name, object, async |event| {
+        let cleanup = matches!(event, Event::Cleanup(_));
+        // Boxed: a controller's reconcile is a large future, too large to move on the stack.
+        let result = Box::pin(reconcile(event)).await;
+        if cleanup && result.is_ok() {
+            // The object may vanish with the finalizer: what the cleanup deleted is told first.
+            crate::observed::announce().await;
+        }
+        result
+    })
+    .await
+    .map_err(|error| match error {
+        finalizer::Error::ApplyFailed(error) | finalizer::Error::CleanupFailed(error) => error,
+        finalizer::Error::AddFinalizer(source) => FinalizerError::Patch {
+            action: "add",
+            source,
+        }
+        .into(),
+        finalizer::Error::RemoveFinalizer(source) => FinalizerError::Patch {
+            action: "remove",
+            source,
+        }
+        .into(),
+        finalizer::Error::UnnamedObject | finalizer::Error::InvalidFinalizer => {
+            FinalizerError::Unnamed.into()
+        }
+    })
 }
 
 /// How often an add that met a newer object is tried again.

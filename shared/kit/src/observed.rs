@@ -2,13 +2,19 @@
 //! ([`crate::apply::apply_status`]) and which Azure resources it created, updated or deleted
 //! ([`crate::resource`]). The run wrapper ([`crate::reconciler`]) collects both around each
 //! reconcile, with a task-local value, so that no controller has to pass them along.
+//!
+//! Each change becomes a Normal event on the object. The wrapper publishes them when the reconcile
+//! ends; a cleanup publishes its own before the finalizer goes ([`announce`]), as the object may
+//! vanish with it and whoever waits for that should find the events already there.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::future::Future;
 
 use capz_azure::ResourceId;
+use k8s_openapi::api::core::v1::ObjectReference;
 
 use crate::conditions::Reason;
+use crate::report::Reporter;
 
 /// What happened to Azure in one reconcile: a resource created, updated or deleted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,8 +59,10 @@ impl Verb {
 /// What the wrapper learns from the kit while one reconcile runs.
 #[derive(Default)]
 struct Scope {
-    status_written: Cell<bool>,
+    status_written: RefCell<Option<String>>,
     changes: RefCell<Vec<Change>>,
+    /// Where the changes are published: none outside the wrapper.
+    announcer: Option<(Reporter, ObjectReference)>,
 }
 
 tokio::task_local! {
@@ -62,10 +70,13 @@ tokio::task_local! {
     static SCOPE: Scope;
 }
 
-/// Notes that the reconcile running now wrote its object's status (called by the kit's status
-/// apply). Outside a wrapped reconcile it does nothing.
-pub(crate) fn status_written() {
-    let _ = SCOPE.try_with(|scope| scope.status_written.set(true));
+/// Notes that the reconcile running now wrote its object's status, which the API server then
+/// stored as `resource_version` (called by the kit's status apply). Outside a wrapped reconcile it
+/// does nothing.
+pub(crate) fn status_written(resource_version: Option<&str>) {
+    let _ = SCOPE.try_with(|scope| {
+        *scope.status_written.borrow_mut() = Some(resource_version.unwrap_or_default().to_owned());
+    });
 }
 
 /// Notes that the reconcile running now changed an Azure resource (called by the kit's resource
@@ -76,13 +87,122 @@ pub(crate) fn changed(verb: Verb, id: &ResourceId) {
     });
 }
 
-/// Runs `reconcile` and tells what it did: its output, whether it wrote its object's status, and
-/// the Azure resources it changed, in order.
-pub async fn observed<T>(reconcile: impl Future<Output = T>) -> (T, bool, Vec<Change>) {
+/// What one reconcile did, as [`observed`] tells it.
+#[derive(Debug)]
+pub struct Observed<T> {
+    /// What the reconcile returned.
+    pub output: T,
+    /// The resource version the API server gave the object at the reconcile's last status
+    /// write; `None` when it wrote no status.
+    pub status_written: Option<String>,
+    /// The Azure resources it changed, in order.
+    pub changes: Vec<Change>,
+}
+
+/// Runs `reconcile` and tells what it did.
+pub async fn observed<T>(reconcile: impl Future<Output = T>) -> Observed<T> {
+    observed_in(Scope::default(), reconcile).await
+}
+
+/// Runs `reconcile` as [`observed`] does; the changes that [`announce`] publishes go to
+/// `regarding`, through `reporter`, and [`Observed::changes`] holds those not yet published.
+pub(crate) async fn announced<T>(
+    reporter: Reporter,
+    regarding: ObjectReference,
+    reconcile: impl Future<Output = T>,
+) -> Observed<T> {
+    let scope = Scope {
+        announcer: Some((reporter, regarding)),
+        ..Scope::default()
+    };
+    observed_in(scope, reconcile).await
+}
+
+async fn observed_in<T>(scope: Scope, reconcile: impl Future<Output = T>) -> Observed<T> {
     SCOPE
-        .scope(Scope::default(), async {
+        .scope(scope, async {
             let output = reconcile.await;
-            SCOPE.with(|scope| (output, scope.status_written.get(), scope.changes.take()))
+            SCOPE.with(|scope| Observed {
+                output,
+                status_written: scope.status_written.take(),
+                changes: scope.changes.take(),
+            })
         })
         .await
+}
+
+/// Publishes the changes the reconcile running now has made so far, one Normal event each.
+/// Outside [`announced`] it does nothing.
+pub(crate) async fn announce() {
+    let Ok(Some((reporter, regarding, changes))) = SCOPE.try_with(|scope| {
+        scope
+            .announcer
+            .clone()
+            .map(|(reporter, regarding)| (reporter, regarding, scope.changes.take()))
+    }) else {
+        return;
+    };
+    publish(&reporter, &regarding, changes).await;
+}
+
+/// Publishes `changes` as Normal events on `regarding`.
+pub(crate) async fn publish(reporter: &Reporter, regarding: &ObjectReference, changes: Vec<Change>) {
+    for change in changes {
+        let note = format!(
+            "{} {} {}",
+            change.verb.reason(),
+            change.id.resource_type(),
+            change.id
+        );
+        // The recorder aggregates events by object, reason and action: the action names the
+        // resource, so that each resource gets an event of its own (and its repeats none).
+        let action = event_action(change.verb.action(), &change.id);
+        reporter
+            .normal(regarding, &change.verb.reason(), &action, note)
+            .await;
+    }
+}
+
+/// An event's action for `verb` on the resource `id`: `Create Microsoft.Network/virtualNetworks/vnet`,
+/// within the 128 characters Kubernetes allows.
+fn event_action(verb: &str, id: &ResourceId) -> String {
+    const LONGEST: usize = 128;
+    let mut action = format!("{verb} {}/{}", id.resource_type(), id.name());
+    if action.len() > LONGEST {
+        let mut end = LONGEST;
+        while !action.is_char_boundary(end) {
+            end -= 1;
+        }
+        action.truncate(end);
+    }
+    action
+}
+
+#[cfg(test)]
+mod tests {
+    use super::event_action;
+
+    #[test]
+    fn an_event_action_names_its_resource_within_the_limit() {
+        let id: capz_azure::ResourceId =
+            "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v/subnets/node-subnet"
+                .parse()
+                .unwrap();
+        assert_eq!(
+            event_action("Create", &id),
+            "Create Microsoft.Network/virtualNetworks/subnets/node-subnet"
+        );
+        let long: capz_azure::ResourceId = format!(
+            "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/{}",
+            "v".repeat(120)
+        )
+        .parse()
+        .unwrap();
+        let action = event_action("Delete", &long);
+        assert_eq!(action.len(), 128);
+        assert!(
+            action.starts_with("Delete Microsoft.Network/virtualNetworks/vvv"),
+            "{action}"
+        );
+    }
 }

@@ -12,15 +12,21 @@
 //!                 Err(failure)        warning event, metrics, backoff   result error
 //! ```
 //!
+//! An object the controller's cache holds as it was before the controller's own last status
+//! write is not reconciled: the write's watch event is still on its way, and acting on the old
+//! copy would forget what that write recorded (an operation in flight, above all). The wrapper
+//! looks again shortly; the watch event usually comes first.
+//!
 //! A failed reconcile that still wrote its object's status moved the object on: its backoff
 //! starts afresh, so faults that come and go while work progresses never add up to a long wait.
 //! The wrapper learns both from [`crate::observed`], and publishes each Azure resource the
 //! reconcile created, updated or deleted as a Normal event on the object.
 
+use std::collections::HashMap;
 use std::fmt::Debug;
 use std::future::Future;
 use std::hash::Hash;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use kube::Resource;
@@ -33,7 +39,7 @@ use tracing::Instrument as _;
 use crate::controller::ControllerId;
 use crate::leader::Leadership;
 use crate::metrics::{ReconcileResult, ReconcileTimer, Worker};
-use crate::observed::observed;
+use crate::observed::announced;
 use crate::policy::{Backoff, Classify};
 use crate::queue::Queue;
 use crate::report::Reporter;
@@ -43,6 +49,10 @@ use crate::telemetry::reconcile_span;
 /// How soon a reconcile interrupted by a lost leadership is tried again (it then waits for
 /// leadership first).
 const AFTER_LOST_LEADERSHIP: Duration = Duration::from_secs(1);
+
+/// How soon an object the cache still holds from before the controller's own write is looked at
+/// again.
+const AFTER_STALE_COPY: Duration = Duration::from_millis(200);
 
 /// What the wrapped reconcile of one kube-runtime controller shares.
 pub(crate) struct Wrapped<K: Resource, S, F> {
@@ -56,6 +66,48 @@ pub(crate) struct Wrapped<K: Resource, S, F> {
     pub(crate) leadership: Leadership,
     pub(crate) shutdown: Shutdown,
     pub(crate) queue: Arc<Queue>,
+    pub(crate) overwritten: Overwritten<K>,
+}
+
+/// For each object whose status the controller wrote last time, the resource version the object
+/// had before that write: a copy still at that version is stale.
+pub(crate) struct Overwritten<K: Resource>(Mutex<HashMap<ObjectRef<K>, String>>);
+
+impl<K: Resource<DynamicType = ()>> Default for Overwritten<K> {
+    fn default() -> Self {
+        Self(Mutex::default())
+    }
+}
+
+impl<K: Resource<DynamicType = ()>> Overwritten<K> {
+    /// Whether `object` is a copy from before this controller's last status write to it; a newer
+    /// copy ends the watch.
+    fn stale(&self, key: &ObjectRef<K>, object: &K) -> bool {
+        let mut overwritten = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(before) = overwritten.get(key) else {
+            return false;
+        };
+        if object.meta().resource_version.as_ref() == Some(before) {
+            return true;
+        }
+        overwritten.remove(key);
+        false
+    }
+
+    /// Remembers that a reconcile of `object` wrote its status, which the API server stored as
+    /// `written`.
+    fn wrote(&self, key: ObjectRef<K>, object: &K, written: &str) {
+        let mut overwritten = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match object.meta().resource_version.as_deref() {
+            // An apply that changed nothing keeps the version: the copy is as new as the write.
+            Some(before) if before != written => {
+                overwritten.insert(key, before.to_owned());
+            }
+            _ => {
+                overwritten.remove(&key);
+            }
+        }
+    }
 }
 
 /// The wrapped reconcile: see the module documentation.
@@ -71,39 +123,38 @@ where
 {
     let span = reconcile_span(wrapped.id.name(), &*object);
     let key = ObjectRef::from_obj(&*object);
+    let regarding = object.object_ref(&());
     async move {
+        if wrapped.overwritten.stale(&key, &object) {
+            tracing::debug!("the cached copy predates our own status write: looking again shortly");
+            wrapped.queue.start(&key);
+            wrapped.queue.requeued(false);
+            return Ok(Action::requeue(AFTER_STALE_COPY));
+        }
         let run = async {
             wrapped.queue.start(&key);
             let started = std::time::Instant::now();
             let _worker = Worker::start(wrapped.label);
             let timer = ReconcileTimer::start(wrapped.id.name(), wrapped.kind, wrapped.label);
-            let outcome = observed((wrapped.reconcile)(object.clone(), wrapped.state.clone())).await;
+            // Boxed: a controller's reconcile is a large future, too large to move on the stack.
+            let reconcile = Box::pin((wrapped.reconcile)(object.clone(), wrapped.state.clone()));
+            let observed = announced(wrapped.reporter.clone(), regarding.clone(), reconcile).await;
             wrapped.queue.worked(started.elapsed());
-            (timer, outcome)
+            (timer, observed)
         };
         let leading = wrapped
             .leadership
             .while_leading(wrapped.shutdown.triggered(), run);
-        let Some((timer, (outcome, progressed, changes))) = leading.await else {
+        let Some((timer, observed)) = leading.await else {
             tracing::debug!("not leading: the reconcile is left to the leader");
             return Ok(Action::requeue(AFTER_LOST_LEADERSHIP));
         };
-        for change in changes {
-            let note = format!(
-                "{} {} {}",
-                change.verb.reason(),
-                change.id.resource_type(),
-                change.id
-            );
-            // The recorder aggregates events by object, reason and action: the action names the
-            // resource, so that each resource gets an event of its own (and its repeats none).
-            let action = event_action(change.verb.action(), &change.id);
-            wrapped
-                .reporter
-                .normal(&*object, &change.verb.reason(), &action, note)
-                .await;
+        let progressed = observed.status_written.is_some();
+        if let Some(written) = &observed.status_written {
+            wrapped.overwritten.wrote(key.clone(), &object, written);
         }
-        Ok(match outcome {
+        crate::observed::publish(&wrapped.reporter, &regarding, observed.changes).await;
+        Ok(match observed.output {
             Ok(action) => {
                 wrapped.backoff.reset(&key);
                 let result = ReconcileResult::of(&action);
@@ -136,21 +187,6 @@ where
     .await
 }
 
-/// An event's action for `verb` on the resource `id`: `Create Microsoft.Network/virtualNetworks/vnet`,
-/// within the 128 characters Kubernetes allows.
-fn event_action(verb: &str, id: &capz_azure::ResourceId) -> String {
-    const LONGEST: usize = 128;
-    let mut action = format!("{verb} {}/{}", id.resource_type(), id.name());
-    if action.len() > LONGEST {
-        let mut end = LONGEST;
-        while !action.is_char_boundary(end) {
-            end -= 1;
-        }
-        action.truncate(end);
-    }
-    action
-}
-
 impl Context {
     /// Runs `controller` until the shutdown signal has drained it, calling `reconcile` with
     /// `state` for each object it is woken for, inside the wrapper the module documentation
@@ -180,6 +216,7 @@ impl Context {
             leadership: self.leadership(),
             shutdown: self.shutdown(),
             queue: Queue::of::<K>(),
+            overwritten: Overwritten::default(),
         });
         controller
             .run(
@@ -198,29 +235,31 @@ impl Context {
 
 #[cfg(test)]
 mod tests {
-    use super::event_action;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::runtime::reflector::ObjectRef;
+
+    use super::Overwritten;
+
+    fn at(version: &str) -> ConfigMap {
+        let mut object = ConfigMap::default();
+        object.metadata.name = Some("cm".to_owned());
+        object.metadata.namespace = Some("ns".to_owned());
+        object.metadata.resource_version = Some(version.to_owned());
+        object
+    }
 
     #[test]
-    fn an_event_action_names_its_resource_within_the_limit() {
-        let id: capz_azure::ResourceId =
-            "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v/subnets/node-subnet"
-                .parse()
-                .unwrap();
-        assert_eq!(
-            event_action("Create", &id),
-            "Create Microsoft.Network/virtualNetworks/subnets/node-subnet"
-        );
-        let long: capz_azure::ResourceId = format!(
-            "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/{}",
-            "v".repeat(120)
-        )
-        .parse()
-        .unwrap();
-        let action = event_action("Delete", &long);
-        assert_eq!(action.len(), 128);
-        assert!(
-            action.starts_with("Delete Microsoft.Network/virtualNetworks/vvv"),
-            "{action}"
-        );
+    fn a_copy_from_before_our_own_status_write_is_stale_until_a_newer_one_arrives() {
+        let overwritten = Overwritten::<ConfigMap>::default();
+        let key = ObjectRef::from_obj(&at("1"));
+        assert!(!overwritten.stale(&key, &at("1")), "nothing written yet");
+        overwritten.wrote(key.clone(), &at("1"), "2");
+        assert!(overwritten.stale(&key, &at("1")));
+        assert!(overwritten.stale(&key, &at("1")), "still the old copy");
+        assert!(!overwritten.stale(&key, &at("2")));
+        assert!(!overwritten.stale(&key, &at("1")), "a newer copy ended the watch");
+        // An apply that changed nothing leaves the version: the copy is current.
+        overwritten.wrote(key.clone(), &at("2"), "2");
+        assert!(!overwritten.stale(&key, &at("2")));
     }
 }

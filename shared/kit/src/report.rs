@@ -1,6 +1,7 @@
 //! One sink for what reconciles conclude: a log line and, for what users should see, a Kubernetes
 //! event on the object (`kubectl describe` and `kubectl get events` show them).
 
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Resource;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter as EventReporter};
 
@@ -33,6 +34,7 @@ impl Reporter {
         K: Resource<DynamicType = ()>,
         E: Classify,
     {
+        let regarding = object.object_ref(&());
         tracing::warn!(
             category = error.category().as_str(),
             reason = %error.reason(),
@@ -41,7 +43,7 @@ impl Reporter {
         );
         if error.category() != Category::Throttled {
             self.publish(
-                object,
+                &regarding,
                 EventType::Warning,
                 &error.reason(),
                 action,
@@ -51,20 +53,22 @@ impl Reporter {
         }
     }
 
-    /// Reports something users may want to know that went well (a resource created, deleted).
-    pub async fn normal<K>(&self, object: &K, reason: &Reason, action: &str, note: String)
-    where
-        K: Resource<DynamicType = ()>,
-    {
+    /// Reports something users may want to know that went well (a resource created, deleted)
+    /// about the object `regarding`.
+    pub async fn normal(&self, regarding: &ObjectReference, reason: &Reason, action: &str, note: String) {
         tracing::info!(reason = %reason, note, "{action}");
-        self.publish(object, EventType::Normal, reason, action, note)
+        self.publish(regarding, EventType::Normal, reason, action, note)
             .await;
     }
 
-    async fn publish<K>(&self, object: &K, type_: EventType, reason: &Reason, action: &str, note: String)
-    where
-        K: Resource<DynamicType = ()>,
-    {
+    async fn publish(
+        &self,
+        regarding: &ObjectReference,
+        type_: EventType,
+        reason: &Reason,
+        action: &str,
+        note: String,
+    ) {
         let event = Event {
             type_,
             reason: reason.as_str().to_owned(),
@@ -73,7 +77,7 @@ impl Reporter {
             secondary: None,
         };
         // An event that cannot be published is not worth failing a reconcile over.
-        if let Err(error) = self.recorder.publish(&event, &object.object_ref(&())).await {
+        if let Err(error) = self.recorder.publish(&event, regarding).await {
             tracing::debug!(%error, "cannot publish an event");
         }
     }

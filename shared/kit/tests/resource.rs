@@ -8,7 +8,7 @@ use arm_emulator::config::DEFAULT_SUBSCRIPTION;
 use capz_harness::EmulatedAzure;
 use capz_kit::azure::models::ArmModel;
 use capz_kit::azure::{ApiVersion, ArmClient, ResourceId};
-use capz_kit::observed::{Change, Verb, observed};
+use capz_kit::observed::{Change, Observed, Verb, observed};
 use capz_kit::operations::Operations;
 use capz_kit::resource::{self, AzureResource, Ownership, Progress, ResourceError};
 use capz_kit::tags::{self, Role, Tags};
@@ -186,7 +186,11 @@ async fn a_write_in_flight_is_resumed_by_a_new_client_and_the_steady_state_write
     let mut resumed = Operations::owned(Some(&stored), "test", &["virtualnetworks"]);
     let client = azure.new_client()?;
     let done = loop {
-        let (progress, _, changes) = observed(resource::reconcile(&client, &vnet, &mut resumed)).await;
+        let Observed {
+            output: progress,
+            changes,
+            ..
+        } = observed(resource::reconcile(&client, &vnet, &mut resumed)).await;
         match progress? {
             Progress::InProgress { .. } => {
                 assert!(changes.is_empty(), "{changes:?}");
@@ -295,14 +299,22 @@ async fn an_owned_resource_is_deleted_through_its_operation() -> TestResult {
     // What the run wrapper learns: one creation, then one deletion, each once it has finished.
     let mut changes = Vec::new();
     loop {
-        let (progress, _, these) = observed(resource::reconcile(&client, &vnet, &mut operations)).await;
+        let Observed {
+            output: progress,
+            changes: these,
+            ..
+        } = observed(resource::reconcile(&client, &vnet, &mut operations)).await;
         changes.extend(these);
         if matches!(progress?, Progress::Done(_)) {
             break;
         }
     }
     loop {
-        let (progress, _, these) = observed(resource::delete(&client, &vnet, &mut operations)).await;
+        let Observed {
+            output: progress,
+            changes: these,
+            ..
+        } = observed(resource::delete(&client, &vnet, &mut operations)).await;
         changes.extend(these);
         if progress? == Progress::Done(()) {
             break;
@@ -370,7 +382,11 @@ async fn a_resource_azure_left_failed_is_written_again_until_it_succeeds() -> Te
     // Its body is as wanted, yet it is written again, once, and ends Succeeded: an update.
     let mut changes = Vec::new();
     let repaired = loop {
-        let (progress, _, these) = observed(resource::reconcile(&client, &vnet, &mut operations)).await;
+        let Observed {
+            output: progress,
+            changes: these,
+            ..
+        } = observed(resource::reconcile(&client, &vnet, &mut operations)).await;
         changes.extend(these.into_iter().map(|change| change.verb));
         match progress? {
             Progress::InProgress { .. } => tokio::time::sleep(Duration::from_millis(100)).await,
