@@ -331,6 +331,11 @@ release-artifacts dir="out":
 crds:
     cargo run --locked --quiet -p capz-api --bin crdgen -- deploy/crds
 
+# Refresh the facts the API tests hold CAPZ to (the fields its CRDs require) from a directory of
+# CAPZ's CRD files, e.g. `just capz-facts ../capz/config/crd/bases`. Needs Python with PyYAML.
+capz-facts dir:
+    python3 .ci/capz_required.py "{{dir}}" > shared/api/tests/fixtures/capz/required.txt
+
 # Compare deploy/crds with CAPZ's schemas: every field, type, enum and validation keyword.
 crd-compat:
     #!/usr/bin/env bash

@@ -300,15 +300,23 @@ impl<K: Rules> Reading<K> {
         }
     }
 
-    /// The object of the request decoded as `K`, or the answer saying why it cannot be.
-    fn decode(object: Option<&Value>, which: &str) -> Result<K, Box<Status>> {
+    /// The object of the request decoded as `K`, or the answer saying why it cannot be: the
+    /// Status of an invalid object, naming each field that cannot be read.
+    fn decode(&self, object: Option<&Value>, which: &str) -> Result<K, Box<Status>> {
         let object =
             object.ok_or_else(|| Box::new(bad_request_status(&format!("the request carries no {which}"))))?;
-        K::deserialize(object).map_err(|err| {
-            Box::new(bad_request_status(&format!(
-                "the {which} is not a valid {}: {err}",
-                K::kind(&())
-            )))
+        capz_rules::decode::decode::<K>(object).map_err(|errors| {
+            let mut status = invalid::<K>(
+                &Verdict {
+                    errors,
+                    warnings: Vec::new(),
+                },
+                &self.name(),
+            );
+            if which != "object" {
+                status.message = format!("the {which} cannot be read: {}", status.message);
+            }
+            Box::new(status)
         })
     }
 
@@ -422,7 +430,7 @@ pub(crate) async fn mutate<K: Rules>(admission: &Admission, lookup: Lookup, body
         ReviewOperation::Delete | ReviewOperation::Connect => return reading.answer(Outcome::Allowed),
     };
     let original = reading.request.object.as_ref();
-    let mut object: K = match Reading::<K>::decode(original, "object") {
+    let mut object: K = match reading.decode(original, "object") {
         Ok(object) => object,
         Err(status) => return reading.denied(*status, Outcome::Denied),
     };
@@ -547,17 +555,19 @@ pub(crate) fn validate<K: Rules>(admission: &Admission, body: &[u8]) -> Answer {
     let ctx = admission.context(operation, reading.dry_run(), None);
     let mut verdict = match operation {
         Operation::Delete => return reading.answer(Outcome::Allowed),
-        Operation::Create => match Reading::<K>::decode(reading.request.object.as_ref(), "object") {
+        Operation::Create => match reading.decode(reading.request.object.as_ref(), "object") {
             Ok(object) => object.validate_create(&ctx),
             Err(status) => return reading.denied(*status, Outcome::Denied),
         },
         Operation::Update => {
-            let both = Reading::<K>::decode(reading.request.object.as_ref(), "object").and_then(|object| {
-                Ok((
-                    object,
-                    Reading::<K>::decode(reading.request.old_object.as_ref(), "old object")?,
-                ))
-            });
+            let both = reading
+                .decode(reading.request.object.as_ref(), "object")
+                .and_then(|object| {
+                    Ok((
+                        object,
+                        reading.decode(reading.request.old_object.as_ref(), "old object")?,
+                    ))
+                });
             match both {
                 Ok((object, old)) => object.validate_update(&old, &ctx),
                 Err(status) => return reading.denied(*status, Outcome::Denied),
@@ -802,7 +812,7 @@ mod tests {
     }
 
     #[test]
-    fn undecodable_requests_are_denied_with_400_and_keep_their_uid() {
+    fn undecodable_requests_are_denied_with_400_keeping_their_uid_and_unreadable_objects_at_their_field() {
         let admission = Admission::new(Features::default(), None);
         let answer = validate::<AzureClusterIdentity>(&admission, b"not json");
         let response = &answer_json(&answer)["response"];
@@ -831,16 +841,24 @@ mod tests {
                 .contains("no request")
         );
 
-        // The object is not an AzureClusterIdentity.
+        // An object that cannot be read is refused at the field, as the API server refuses it.
         let wrong = identity(&json!({"type": "Password", "clientID": "c", "tenantID": "t"}));
         let answer = mutate_now(&admission, &review("CREATE", &wrong, None, false));
         let status = &answer_json(&answer)["response"]["status"];
-        assert_eq!(status["code"], 400);
+        assert_eq!(
+            (status["code"].clone(), status["reason"].clone()),
+            (json!(422), json!("Invalid"))
+        );
+        assert_eq!(status["details"]["causes"][0]["field"], "spec.type", "{status}");
+        assert_eq!(
+            status["details"]["causes"][0]["reason"], "FieldValueNotSupported",
+            "{status}"
+        );
         assert!(
             status["message"]
                 .as_str()
                 .unwrap()
-                .contains("is not a valid AzureClusterIdentity"),
+                .contains(r#"spec.type: Unsupported value: "Password""#),
             "{status}"
         );
 

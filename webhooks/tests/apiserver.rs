@@ -203,6 +203,51 @@ async fn kubectl_shows_a_warning_for_each_field_not_acted_on_yet() -> TestResult
     .await
 }
 
+/// A manifest our types cannot read is refused at its fields, in the API server's words, whatever
+/// the reason: a value outside a closed set, or a required field left out.
+#[tokio::test]
+async fn an_unreadable_manifest_is_refused_at_its_fields() -> TestResult {
+    let plane = capz_harness::shared();
+    let _side_by_side = plane.namespaced().await;
+    with_webhooks(plane, WebhookOptions::in_namespace, async |client, namespace, _webhooks| {
+        let resource = kube::api::ApiResource::erase::<capz_api::AzureMachine>(&());
+        let machines = Api::<kube::api::DynamicObject>::namespaced_with(client, &namespace, &resource);
+        let machine = |name: &str, os_disk: Value, image: Value| -> TestResult<kube::api::DynamicObject> {
+            Ok(serde_json::from_value(json!({
+                "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "AzureMachine",
+                "metadata": {"name": name, "labels": {"cluster.x-k8s.io/cluster-name": "c1"}},
+                "spec": {"vmSize": "Standard_D2s_v3", "osDisk": os_disk, "image": image},
+            }))?)
+        };
+        let disk = json!({"osType": "Linux", "diskSizeGB": 30, "cachingType": "invalid_cache_type"});
+        let image = json!({"marketplace": {"publisher": "p", "offer": "o", "sku": "s", "version": "1"}});
+        let status = refusal(machines.create(&PostParams::default(), &machine("m1", disk, image)?).await)?;
+        assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"), "{status:?}");
+        assert!(
+            status.message.contains(
+                r#"AzureMachine.infrastructure.cluster.x-k8s.io "m1" is invalid: spec.osDisk.cachingType: Unsupported value: "invalid_cache_type": supported values: "None", "ReadOnly", "ReadWrite""#
+            ),
+            "{}",
+            status.message
+        );
+        let causes = status.details.ok_or("no details")?.causes;
+        assert_eq!(causes[0].field, "spec.osDisk.cachingType", "{causes:?}");
+
+        let disk = json!({"osType": "Linux", "diskSizeGB": 30});
+        let image = json!({"marketplace": {"offer": "o", "sku": "s", "version": "1"}});
+        let status = refusal(machines.create(&PostParams::default(), &machine("m2", disk, image)?).await)?;
+        let causes = status.details.ok_or("no details")?.causes;
+        assert_eq!(
+            causes.iter().map(|cause| (cause.field.as_str(), cause.reason.as_str())).collect::<Vec<_>>(),
+            [("spec.image.marketplace.publisher", "FieldValueRequired")],
+            "{}",
+            status.message
+        );
+        Ok(())
+    })
+    .await
+}
+
 #[tokio::test]
 async fn clusters_are_stored_defaulted_and_keep_what_identifies_them() -> TestResult {
     let plane = capz_harness::shared();

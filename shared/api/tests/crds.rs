@@ -203,3 +203,54 @@ fn contains_key(value: &Value, key: &str) -> bool {
         _ => false,
     }
 }
+
+/// The fields a schema requires, as `Kind path` lines in the form of `fixtures/capz/required.txt`.
+fn required_fields(kind: &str, schema: &Value, path: &str, out: &mut BTreeSet<String>) {
+    for name in schema["required"].as_array().into_iter().flatten() {
+        if let Some(name) = name.as_str() {
+            out.insert(format!(
+                "{kind} {}",
+                format!("{path}.{name}").trim_start_matches('.')
+            ));
+        }
+    }
+    for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+        required_fields(kind, property, &format!("{path}.{name}"), out);
+    }
+    if schema["items"].is_object() {
+        required_fields(kind, &schema["items"], &format!("{path}[]"), out);
+    }
+    if schema["additionalProperties"].is_object() {
+        required_fields(kind, &schema["additionalProperties"], &format!("{path}{{}}"), out);
+    }
+}
+
+/// Every field our types require, CAPZ's CRDs require too: a manifest written for CAPZ that leaves
+/// a field out is read, defaulted and reconciled, never refused for it.
+#[test]
+fn no_field_is_required_that_capz_leaves_optional() {
+    let capz: BTreeSet<String> =
+        std::fs::read_to_string(manifest_dir().join("tests/fixtures/capz/required.txt"))
+            .expect("the CAPZ facts are committed")
+            .lines()
+            .map(str::to_owned)
+            .collect();
+    let mut ours = BTreeSet::new();
+    for file in generated() {
+        let crd = serde_json::to_value(&file.crd).expect("the CRD serializes");
+        let kind = crd["spec"]["names"]["kind"].as_str().expect("a kind").to_owned();
+        for version in crd["spec"]["versions"].as_array().into_iter().flatten() {
+            required_fields(&kind, &version["schema"]["openAPIV3Schema"], "", &mut ours);
+        }
+    }
+    // kube's derive makes every kind hold a `spec`; admission reads a missing one as empty and
+    // writes it (`capz_rules::decode`), so a manifest without one is still admitted.
+    let stricter: Vec<&String> = ours
+        .difference(&capz)
+        .filter(|line| !line.ends_with(" spec"))
+        .collect();
+    assert!(
+        stricter.is_empty(),
+        "required by capz-rs, optional in CAPZ:\n{stricter:#?}"
+    );
+}

@@ -32,6 +32,7 @@ mod azureclusteridentity;
 pub mod azuremachine;
 mod checks;
 pub mod cidr;
+pub mod decode;
 pub mod features;
 pub mod field;
 mod immutable;
@@ -123,7 +124,9 @@ impl Context<'_> {
 }
 
 /// The admission rules of one kind.
-pub trait Rules: Resource<DynamicType = ()> + Clone + Serialize + DeserializeOwned {
+pub trait Rules:
+    Resource<DynamicType = ()> + kube::CustomResourceExt + Clone + Serialize + DeserializeOwned
+{
     /// Fills in what the user left out.
     ///
     /// # Errors
