@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use crate::context::{ID, Machines, Site, State};
 use crate::plan::{ORDER, SERVICES, Unit, arm_client, expects, plan, rule_name, rule_of, rule_operations};
-use crate::status::{OWNED, OWNED_ON_MACHINES, publish, rule_observation};
+use crate::status::{OWNED, publish, report_rule};
 
 /// The spec field this controller writes.
 #[derive(Debug, Serialize)]
@@ -224,9 +224,7 @@ pub(crate) async fn apply_rule(
                 .to_owned(),
         )
     };
-    let observed = rule_observation(&outcome, Direction::Apply, machine.conditions());
-    publish(api, machine, OWNED_ON_MACHINES, vec![observed], &operations).await?;
-    outcome.next(Direction::Apply)
+    report_rule(api, machine, outcome, Direction::Apply, &operations).await
 }
 
 pub(crate) async fn create_rule(

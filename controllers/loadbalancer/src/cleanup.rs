@@ -23,7 +23,7 @@ use capz_resources::inbound_nat_rule::ApiServerFrontend;
 
 use crate::context::{ID, Machines, Site, State};
 use crate::plan::{DELETION, SERVICES, Unit, arm_client, expects, plan, rule_of, rule_operations};
-use crate::status::{OWNED, OWNED_ON_MACHINES, publish, rule_observation};
+use crate::status::{OWNED, OWNED_ON_MACHINES, publish, report_rule};
 
 /// Deletes the load balancers, then their public IPs; `Ok` once both are gone, so that the
 /// finalizer goes.
@@ -101,9 +101,7 @@ pub(crate) async fn cleanup_rule(
         Ok(outcome) => outcome,
         Err(failure) => Outcome::Failed(failure),
     };
-    let observed = rule_observation(&outcome, Direction::Delete, machine.conditions());
-    publish(api, machine, OWNED_ON_MACHINES, vec![observed], &operations).await?;
-    outcome.next(Direction::Delete)
+    report_rule(api, machine, outcome, Direction::Delete, &operations).await
 }
 
 pub(crate) async fn remove_rule(

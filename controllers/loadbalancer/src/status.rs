@@ -3,10 +3,13 @@
 
 use std::fmt::Debug;
 
-use capz_kit::api::common::conditions::{ConditionType, Conditions};
+use capz_kit::api::AzureMachine;
+use capz_kit::api::common::conditions::ConditionType;
 use capz_kit::conditions::{Observation, unless_held};
+use capz_kit::error::Error;
 use capz_kit::filter::Reported;
 use capz_kit::kube::Api;
+use capz_kit::kube::runtime::controller::Action;
 use capz_kit::operations::Operations;
 use capz_kit::policy::Category;
 use capz_kit::progress::{Direction, Outcome};
@@ -48,20 +51,24 @@ where
 /// How people call what this controller keeps on machines.
 pub(crate) const RULE: &str = "SSH inbound NAT rule";
 
-/// `InboundNATRulesReady` as a pass in `direction` found it, given the machine's `current`
-/// conditions. Compute joins the interface to the rule while the condition holds: a check that
-/// failed for a while says nothing about a rule that existed, and must not detach it.
-pub(crate) fn rule_observation(
-    outcome: &Outcome,
+/// Publishes `InboundNATRulesReady` on `machine` as a pass in `direction` found it, and tells
+/// what to do next. Compute joins the interface to the rule while the condition holds: a check
+/// that failed for a while says nothing about a rule that existed, and must not detach it.
+pub(crate) async fn report_rule(
+    api: &Api<AzureMachine>,
+    machine: &AzureMachine,
+    outcome: Outcome,
     direction: Direction,
-    current: Option<&Conditions>,
-) -> Observation {
+    operations: &Operations,
+) -> Result<Action, Error> {
     let observed = outcome.observation(ConditionType::INBOUND_NAT_RULES_READY, RULE, direction);
-    let passing = matches!(outcome, Outcome::Failed(failure)
+    let passing = matches!(&outcome, Outcome::Failed(failure)
         if matches!(failure.category(), Category::Transient | Category::Throttled));
-    if passing && direction == Direction::Apply {
-        unless_held(current, observed)
+    let observed = if passing && direction == Direction::Apply {
+        unless_held(machine.conditions(), observed)
     } else {
         observed
-    }
+    };
+    publish(api, machine, OWNED_ON_MACHINES, vec![observed], operations).await?;
+    outcome.next(direction)
 }
