@@ -295,7 +295,8 @@ async fn clusters_are_stored_defaulted_and_keep_what_identifies_them() -> TestRe
             "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1", "kind": "AzureClusterTemplate",
             "metadata": {"name": "t1"},
             "spec": {"template": {"spec": {"location": "westeurope",
-                "identityRef": {"kind": "AzureClusterIdentity", "name": "identity"}}}},
+                "identityRef": {"kind": "AzureClusterIdentity", "name": "identity"},
+                "networkSpec": {"subnets": [{"name": "cp", "role": "control-plane"}, {"name": "nodes", "role": "node"}]}}}},
         }))?;
         templates.create(&PostParams::default(), &template).await?;
         let change = json!({"spec": {"template": {"spec": {"location": "northeurope"}}}});

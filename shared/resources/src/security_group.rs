@@ -221,9 +221,10 @@ fn rule(spec: &RuleSpec) -> RuleModel {
                 Some(SecurityRuleAction::Allow) | None => SecurityRuleAccess::Allow,
             }),
             priority: spec.priority.and_then(|priority| u32::try_from(priority).ok()),
+            // Admission writes Inbound where it was left out, as CAPZ does.
             direction: Some(match spec.direction {
-                DirectionSpec::Inbound => SecurityRuleDirection::Inbound,
-                DirectionSpec::Outbound => SecurityRuleDirection::Outbound,
+                Some(DirectionSpec::Inbound) | None => SecurityRuleDirection::Inbound,
+                Some(DirectionSpec::Outbound) => SecurityRuleDirection::Outbound,
             }),
             ..SecurityRuleProperties::default()
         }),

@@ -69,6 +69,25 @@ pub(crate) fn dns_name(path: FieldPath, name: &str) -> Option<FieldError> {
     })
 }
 
+/// A private DNS zone's name, as CAPZ reads one: labels of up to 63 letters, digits, '_' or '-'
+/// (not starting with '-'), separated by '.', perhaps with a trailing '.', at most 255 characters
+/// besides the dots; an IP address is not a name.
+pub(crate) fn private_dns_zone_name(path: FieldPath, name: &str) -> Option<FieldError> {
+    let label = |label: &str| {
+        label.len() <= 63 && label.starts_with(is_word) && label.chars().all(|c| is_word(c) || c == '-')
+    };
+    let valid = name.chars().filter(|c| *c != '.').count() <= 255
+        && name.parse::<std::net::IpAddr>().is_err()
+        && name.strip_suffix('.').unwrap_or(name).split('.').all(label);
+    (!valid).then(|| {
+        FieldError::invalid(
+            path,
+            &name,
+            "must be a DNS name: labels of letters, digits, '_' and '-' separated by '.', for example cluster.example.internal",
+        )
+    })
+}
+
 /// A public IP's DNS name: Azure takes its first label as the domain name label, which must be 3–63
 /// characters starting with a letter.
 pub(crate) fn public_ip_dns_name(path: FieldPath, name: &str) -> Option<FieldError> {

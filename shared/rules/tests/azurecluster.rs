@@ -100,11 +100,12 @@ fn a_minimal_cluster_gets_capz_network() {
         spec["networkSpec"]["subnets"],
         json!([
             {"name": "c1-controlplane-subnet", "role": "control-plane", "cidrBlocks": ["10.0.0.0/16"],
-             "securityGroup": {"name": "c1-controlplane-nsg"}},
+             "securityGroup": {"name": "c1-controlplane-nsg"}, "routeTable": {"name": "c1-node-routetable"}},
             {"name": "c1-node-subnet", "role": "node", "cidrBlocks": ["10.1.0.0/16"],
              "securityGroup": {"name": "c1-node-nsg"}, "routeTable": {"name": "c1-node-routetable"},
              "natGateway": {"name": "c1-node-natgw", "ip": {"name": "pip-c1-node-natgw"}}},
-        ])
+        ]),
+        "CAPZ TestSubnetDefaults \"no subnets\": the control plane shares the node route table"
     );
     assert_eq!(
         spec["networkSpec"]["apiServerLB"],
@@ -126,12 +127,13 @@ fn a_minimal_cluster_gets_capz_network() {
     assert_eq!(spec_json(&again), spec_json(&c), "defaulting is idempotent");
 }
 
+/// CAPZ `setDefaultAzureClusterResourceGroup`: the AzureCluster's own name, not its Cluster's.
 #[test]
-fn the_resource_group_follows_the_cluster_label() {
+fn the_resource_group_is_the_azure_clusters_name() {
     let mut c = cluster(json!({}));
     c.metadata.labels = Some([("cluster.x-k8s.io/cluster-name".to_owned(), "workload".to_owned())].into());
     c.default(&ctx(Operation::Create, Features::default())).unwrap();
-    assert_eq!(c.spec.resource_group.as_deref(), Some("workload"));
+    assert_eq!(c.spec.resource_group.as_deref(), Some("c1"));
 }
 
 #[test]
@@ -422,7 +424,9 @@ fn each_rule_names_the_field_and_the_fix() {
         ),
         (
             "outbound count",
-            json!({"networkSpec": {"nodeOutboundLB": {"frontendIPsCount": 17}}}),
+            json!({"networkSpec": {"nodeOutboundLB": {"frontendIPsCount": 17},
+                "vnet": {"name": "vnet1", "cidrBlocks": ["10.0.0.0/8", "2001:db8::/56"]},
+                "subnets": [{"name": "n", "role": "node", "cidrBlocks": ["10.1.0.0/16", "2001:db8::/64"]}]}}),
             "spec.networkSpec.nodeOutboundLB.frontendIPsCount: Invalid value: 17: an outbound load balancer has 0 to 16 public IPs",
         ),
         (
@@ -437,8 +441,8 @@ fn each_rule_names_the_field_and_the_fix() {
         ),
         (
             "private dns name",
-            json!({"networkSpec": {"apiServerLB": {"type": "Internal"}, "privateDNSZoneName": "C1_zone"}}),
-            r#"spec.networkSpec.privateDNSZoneName: Invalid value: "C1_zone": must be a lower-case DNS name"#,
+            json!({"networkSpec": {"apiServerLB": {"type": "Internal"}, "privateDNSZoneName": "-c1.zone"}}),
+            r#"spec.networkSpec.privateDNSZoneName: Invalid value: "-c1.zone": must be a DNS name"#,
         ),
         (
             "private dns group alone",
@@ -645,10 +649,29 @@ fn template(spec: &Value) -> AzureClusterTemplate {
     .unwrap()
 }
 
+/// CAPZ `validateSubnetTemplates`: a template names its control-plane and node subnets itself.
+#[test]
+fn a_template_without_its_subnets_is_refused() {
+    let mut t = template(
+        &json!({"location": "westeurope", "identityRef": {"kind": "AzureClusterIdentity", "name": "i"},
+                "networkSpec": {"subnets": [{"name": "all", "role": "cluster"}]}}),
+    );
+    t.default(&ctx(Operation::Create, Features::default())).unwrap();
+    let refused = errors(&t.validate_create(&ctx(Operation::Create, Features::default())));
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert!(
+        refused
+            .iter()
+            .all(|e| e.starts_with("spec.template.spec.networkSpec.subnets: Required value")),
+        "{refused:?}"
+    );
+}
+
 #[test]
 fn a_template_gets_what_does_not_depend_on_a_cluster_name() {
     let mut t = template(
-        &json!({"location": "westeurope", "identityRef": {"kind": "AzureClusterIdentity", "name": "i"}}),
+        &json!({"location": "westeurope", "identityRef": {"kind": "AzureClusterIdentity", "name": "i"},
+                "networkSpec": {"subnets": [{"name": "cp", "role": "control-plane"}, {"name": "n", "role": "node"}]}}),
     );
     t.default(&ctx(Operation::Create, Features::default())).unwrap();
     let spec = serde_json::to_value(&t.spec.template.spec).unwrap();
@@ -656,8 +679,8 @@ fn a_template_gets_what_does_not_depend_on_a_cluster_name() {
     assert_eq!(
         spec["networkSpec"]["subnets"],
         json!([
-            {"name": "control-plane-subnet", "role": "control-plane", "cidrBlocks": ["10.0.0.0/16"]},
-            {"name": "node-subnet", "role": "node", "cidrBlocks": ["10.1.0.0/16"]},
+            {"name": "cp", "role": "control-plane", "cidrBlocks": ["10.0.0.0/16"]},
+            {"name": "n", "role": "node", "cidrBlocks": ["10.1.0.0/16"]},
         ])
     );
     assert_eq!(
@@ -700,7 +723,8 @@ fn a_template_is_checked_under_its_template_path_and_never_changes() {
     );
 
     let mut old = template(
-        &json!({"location": "westeurope", "identityRef": {"kind": "AzureClusterIdentity", "name": "i"}}),
+        &json!({"location": "westeurope", "identityRef": {"kind": "AzureClusterIdentity", "name": "i"},
+                "networkSpec": {"subnets": [{"name": "cp", "role": "control-plane"}, {"name": "n", "role": "node"}]}}),
     );
     // Stored before defaulting: the comparison defaults it first, so re-applying the same
     // manifest is no change.
@@ -761,5 +785,29 @@ fn default_subnet_ranges_fall_inside_a_custom_address_space() {
     assert!(
         c.validate_create(&ctx(Operation::Create, Features::default()))
             .allowed()
+    );
+}
+
+/// CAPZ's `validateVnetPeerings`: a second peering to the same network (resource group, defaulted
+/// to the cluster's, and name) is refused at the list.
+#[test]
+fn a_second_peering_to_the_same_network_is_refused() {
+    let peerings = |list: Value| json!({"networkSpec": {"vnet": {"name": "c1-vnet", "peerings": list}}});
+    assert_eq!(
+        create_errors(
+            peerings(json!([{"remoteVnetName": "hub"}, {"remoteVnetName": "hub", "resourceGroup": "c1"}])),
+            Features::default()
+        ),
+        [r#"spec.networkSpec.vnet.peerings: Duplicate value: "c1/hub""#]
+    );
+    // The same network name in another group is another network.
+    assert!(
+        create_errors(
+            peerings(
+                json!([{"remoteVnetName": "hub"}, {"remoteVnetName": "hub", "resourceGroup": "shared"}])
+            ),
+            Features::default()
+        )
+        .is_empty()
     );
 }

@@ -4,6 +4,11 @@
 //! CAPZ splits most of these types in two: a "class" part that a ClusterClass template may carry,
 //! and the full type that adds what only a concrete cluster has (names, IDs). The class parts are
 //! embedded with `#[serde(flatten)]`, so both shapes share one definition.
+//!
+//! Fields the schema requires but admission defaults (resource names, a security rule's
+//! direction) read as empty when missing (`#[serde(default)]`, still required in the schema): the
+//! mutating webhook sees an object before the API server checks its required fields, and fills
+//! them in, so a manifest that leaves them out is admitted as CAPZ admits it.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -161,6 +166,7 @@ pub struct VnetClassSpec {
 /// The virtual network of a cluster.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::schema::name_required)]
 pub struct VnetSpec {
     /// Resource group of the virtual network; defaults to the cluster's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -171,6 +177,7 @@ pub struct VnetSpec {
     pub id: Option<String>,
 
     /// Name of the virtual network.
+    #[serde(default)]
     pub name: String,
 
     /// The settings a template may carry too.
@@ -240,8 +247,10 @@ pub enum SubnetRole {
 /// The part of a subnet's configuration a template may carry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::schema::name_required)]
 pub struct SubnetClassSpec {
     /// Name of the subnet.
+    #[serde(default)]
     pub name: String,
 
     /// What the subnet is for: `node`, `control-plane`, `bastion` or `cluster`.
@@ -330,12 +339,14 @@ pub struct SecurityGroupClass {
 /// A network security group attached to a subnet.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::schema::name_required)]
 pub struct SecurityGroup {
     /// Azure resource ID of the security group, filled in by the controller.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 
     /// Name of the security group.
+    #[serde(default)]
     pub name: String,
 
     /// The settings a template may carry too.
@@ -352,6 +363,7 @@ pub struct SecurityRules(pub Vec<SecurityRule>);
 /// One rule of a network security group.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::schema::direction_required)]
 pub struct SecurityRule {
     /// Name of the rule, unique within the security group.
     pub name: String,
@@ -362,8 +374,9 @@ pub struct SecurityRule {
     /// The protocol the rule matches.
     pub protocol: SecurityProtocol,
 
-    /// Whether the rule matches incoming or outgoing traffic.
-    pub direction: SecurityRuleDirection,
+    /// Whether the rule matches incoming or outgoing traffic (`Inbound` when left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<SecurityRuleDirection>,
 
     /// Order of evaluation, from 100 to 4096; lower numbers are evaluated first and must be unique
     /// per direction.
@@ -434,20 +447,24 @@ pub enum SecurityRuleAction {
 /// A route table attached to a subnet.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::schema::name_required)]
 pub struct RouteTable {
     /// Azure resource ID of the route table, filled in by the controller.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 
     /// Name of the route table.
+    #[serde(default)]
     pub name: String,
 }
 
 /// The part of a NAT gateway a template may carry.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::schema::name_required)]
 pub struct NatGatewayClassSpec {
     /// Name of the NAT gateway.
+    #[serde(default)]
     pub name: String,
 }
 
@@ -475,8 +492,10 @@ pub struct NatGateway {
 /// A public IP address.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::schema::name_required)]
 pub struct PublicIpSpec {
     /// Name of the public IP resource.
+    #[serde(default)]
     pub name: String,
 
     /// DNS name of the address (a fully qualified name under the location's cloudapp domain).
@@ -558,9 +577,11 @@ pub struct LoadBalancerSpec {
 /// A frontend IP configuration of a load balancer.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::schema::name_required)]
 pub struct FrontendIp {
     /// Name of the frontend IP configuration.
     #[schemars(length(min = 1))]
+    #[serde(default)]
     pub name: String,
 
     /// The public IP of a public load balancer's frontend.

@@ -22,3 +22,39 @@ pub(crate) fn int_or_string(_: &mut SchemaGenerator) -> Schema {
 pub(crate) fn keep_field_description(schema: &mut Schema) {
     schema.remove("description");
 }
+
+/// Keeps `name` required in the schema of a type that reads a missing name as empty
+/// (`#[serde(default)]`) for admission to fill in: what the API server stores must still have one.
+pub(crate) fn name_required(schema: &mut Schema) {
+    keep_required(schema, "name");
+}
+
+/// [`name_required`] for a security rule's `direction`.
+pub(crate) fn direction_required(schema: &mut Schema) {
+    keep_required(schema, "direction");
+}
+
+/// Drops the default serde's `default` gives `field` and lists it as required again, in the order
+/// of the properties.
+fn keep_required(schema: &mut Schema, field: &str) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    let mut order = Vec::new();
+    if let Some(properties) = object.get_mut("properties").and_then(|p| p.as_object_mut()) {
+        if let Some(property) = properties.get_mut(field).and_then(|p| p.as_object_mut()) {
+            property.remove("default");
+        }
+        order = properties.keys().cloned().collect();
+    }
+    let mut required: Vec<String> = object
+        .get("required")
+        .and_then(|r| r.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|name| name.as_str().map(str::to_owned))
+        .collect();
+    required.push(field.to_owned());
+    order.retain(|name| required.contains(name));
+    object.insert("required".into(), order.into());
+}

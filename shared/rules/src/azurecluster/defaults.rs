@@ -5,15 +5,15 @@
 use capz_api::azurecluster::{AzureBastion, AzureBastionTemplateSpec, AzureClusterClassSpec};
 use capz_api::common::network::{
     FrontendIp, LoadBalancerClassSpec, LoadBalancerSpec, NatGateway, PublicIpSpec, RouteTable, SecurityGroup,
-    SubnetClassSpec, SubnetRole, SubnetSpec, SubnetTemplateSpec, VnetSpec,
+    SecurityGroupClass, SecurityRuleDirection, SubnetClassSpec, SubnetRole, SubnetSpec, SubnetTemplateSpec,
+    VnetSpec,
 };
 use capz_api::{AzureCluster, AzureClusterTemplate};
 use kube::ResourceExt as _;
 
 use super::layout::{
     BASTION_SUBNET_NAME, DEFAULT_AZURE_ENVIRONMENT, DEFAULT_IDLE_TIMEOUT_MINUTES, DEFAULT_INTERNAL_LB_IP,
-    DEFAULT_VNET_CIDR, LB_INTERNAL, LB_PUBLIC, LB_SKU_STANDARD, SubnetLayout, TEMPLATE_CONTROL_PLANE_SUBNET,
-    TEMPLATE_NODE_SUBNET,
+    DEFAULT_VNET_CIDR, LB_INTERNAL, LB_PUBLIC, LB_SKU_STANDARD, SubnetLayout,
 };
 use crate::{Features, names};
 
@@ -62,13 +62,20 @@ pub(super) fn subnet(name: String, role: SubnetRole, cidr: &str) -> SubnetSpec {
 }
 
 pub(super) fn security_group(subnet: &mut SubnetSpec, default: impl FnOnce() -> String) {
-    fill_name(
-        &mut subnet
-            .security_group
-            .get_or_insert_with(SecurityGroup::default)
-            .name,
-        default,
-    );
+    let group = subnet.security_group.get_or_insert_with(SecurityGroup::default);
+    fill_name(&mut group.name, default);
+    default_rule_directions(&mut group.class);
+}
+
+/// A security rule that leaves its direction out matches incoming traffic.
+pub(super) fn default_rule_directions(group: &mut SecurityGroupClass) {
+    for rule in group
+        .security_rules
+        .iter_mut()
+        .flat_map(|rules| rules.0.iter_mut())
+    {
+        rule.direction.get_or_insert(SecurityRuleDirection::Inbound);
+    }
 }
 
 pub(super) fn route_table(subnet: &mut SubnetSpec, default: impl FnOnce() -> String) {
@@ -99,6 +106,15 @@ pub(super) fn default_class(class: &mut AzureClusterClassSpec) {
     });
 }
 
+/// An outbound load balancer is always public and standard: CAPZ sets both over whatever is written.
+pub(super) fn default_outbound_lb_class(class: &mut LoadBalancerClassSpec) {
+    class.type_ = Some(LB_PUBLIC.to_owned());
+    class.sku = Some(LB_SKU_STANDARD.to_owned());
+    class
+        .idle_timeout_in_minutes
+        .get_or_insert(DEFAULT_IDLE_TIMEOUT_MINUTES);
+}
+
 pub(super) fn default_lb_class(class: &mut LoadBalancerClassSpec) {
     fill(&mut class.type_, || LB_PUBLIC.to_owned());
     fill(&mut class.sku, || LB_SKU_STANDARD.to_owned());
@@ -115,14 +131,10 @@ pub(super) fn is_internal(class: Option<&LoadBalancerClassSpec>) -> bool {
 /// defaulted cluster changes nothing.
 pub fn default_cluster(cluster: &mut AzureCluster, features: Features) {
     let name = cluster.name_any();
-    let group_default = cluster
-        .labels()
-        .get(capz_api::capi::CLUSTER_NAME_LABEL)
-        .cloned()
-        .unwrap_or_else(|| name.clone());
     let spec = &mut cluster.spec;
     default_class(&mut spec.class);
-    fill(&mut spec.resource_group, || group_default);
+    // The AzureCluster's own name, as CAPZ has it, even when the Cluster's name differs.
+    fill(&mut spec.resource_group, || name.clone());
     let group = spec.resource_group.clone().unwrap_or_default();
     let control_plane = spec.control_plane_enabled.unwrap_or(true);
 
@@ -143,7 +155,7 @@ pub fn default_cluster(cluster: &mut AzureCluster, features: Features) {
     }
 
     let subnets = &mut network.subnets.get_or_insert_with(Default::default).0;
-    default_subnets(subnets, &name, layout);
+    default_subnets(subnets, &name, layout, control_plane);
 
     if control_plane {
         let lb = network
@@ -154,7 +166,8 @@ pub fn default_cluster(cluster: &mut AzureCluster, features: Features) {
         network.api_server_lb = None;
     }
 
-    let needs_node_outbound = !is_internal(network.api_server_lb.as_ref().map(|lb| &lb.class))
+    let needs_node_outbound = control_plane
+        && !is_internal(network.api_server_lb.as_ref().map(|lb| &lb.class))
         && subnets
             .iter()
             .any(|s| matches!(s.class.role, SubnetRole::Node | SubnetRole::Cluster) && is_ipv6(&s.class));
@@ -162,13 +175,19 @@ pub fn default_cluster(cluster: &mut AzureCluster, features: Features) {
         network.node_outbound_lb = Some(LoadBalancerSpec::default());
     }
     if let Some(lb) = network.node_outbound_lb.as_mut() {
-        default_outbound_lb(lb, name.clone(), &names::node_outbound_ip(&name));
+        default_outbound_lb(lb, name.clone(), &names::node_outbound_ip(&name), None);
     }
-    if let Some(lb) = network.control_plane_outbound_lb.as_mut() {
+    if let Some(lb) = network
+        .control_plane_outbound_lb
+        .as_mut()
+        .filter(|_| control_plane)
+    {
+        let default_name = names::control_plane_outbound_load_balancer(&name);
         default_outbound_lb(
             lb,
-            names::control_plane_outbound_load_balancer(&name),
+            default_name.clone(),
             &names::control_plane_outbound_ip(&name),
+            Some(&default_name),
         );
     }
 }
@@ -191,8 +210,13 @@ pub(super) fn default_bastion(bastion: &mut AzureBastion, cluster: &str, layout:
 }
 
 /// A `cluster` subnet stands for both roles; otherwise there is always one control-plane subnet
-/// and at least one node subnet.
-pub(super) fn default_subnets(subnets: &mut Vec<SubnetSpec>, cluster: &str, layout: SubnetLayout) {
+/// (when the cluster has a control plane) and at least one node subnet.
+pub(super) fn default_subnets(
+    subnets: &mut Vec<SubnetSpec>,
+    cluster: &str,
+    layout: SubnetLayout,
+    control_plane: bool,
+) {
     let has_cluster_subnet = subnets.iter().any(|s| s.class.role == SubnetRole::Cluster);
     for subnet in subnets.iter_mut().filter(|s| s.class.role == SubnetRole::Cluster) {
         fill_name(&mut subnet.class.name, || names::cluster_subnet(cluster));
@@ -202,21 +226,8 @@ pub(super) fn default_subnets(subnets: &mut Vec<SubnetSpec>, cluster: &str, layo
         nat_gateway(subnet, || names::cluster_nat_gateway(cluster));
     }
 
-    if let Some(subnet) = subnets
-        .iter_mut()
-        .find(|s| s.class.role == SubnetRole::ControlPlane)
-    {
-        fill_name(&mut subnet.class.name, || names::control_plane_subnet(cluster));
-        fill_cidrs(&mut subnet.class, &layout.block(0));
-        security_group(subnet, || names::control_plane_security_group(cluster));
-    } else if !has_cluster_subnet {
-        let mut subnet = subnet(
-            names::control_plane_subnet(cluster),
-            SubnetRole::ControlPlane,
-            &layout.block(0),
-        );
-        security_group(&mut subnet, || names::control_plane_security_group(cluster));
-        subnets.push(subnet);
+    if control_plane {
+        default_control_plane_subnet(subnets, cluster, layout, has_cluster_subnet);
     }
 
     let mut nodes = 0;
@@ -237,6 +248,48 @@ pub(super) fn default_subnets(subnets: &mut Vec<SubnetSpec>, cluster: &str, layo
         security_group(&mut subnet, || names::node_security_group(cluster));
         route_table(&mut subnet, || names::node_route_table(cluster));
         nat_gateway(&mut subnet, || names::node_nat_gateway(cluster));
+        subnets.push(subnet);
+    }
+
+    // The cloud provider writes pod routes into one route table, the first node (or cluster)
+    // subnet's; the control plane shares it so the API server reaches pods on the nodes.
+    let node_route_table = subnets
+        .iter()
+        .find(|s| matches!(s.class.role, SubnetRole::Node | SubnetRole::Cluster))
+        .and_then(|s| s.route_table.as_ref())
+        .map(|table| table.name.clone())
+        .filter(|name| !name.is_empty());
+    if let (true, Some(table)) = (control_plane, node_route_table)
+        && let Some(subnet) = subnets
+            .iter_mut()
+            .find(|s| s.class.role == SubnetRole::ControlPlane)
+    {
+        route_table(subnet, || table);
+    }
+}
+
+/// The first control-plane subnet gets what it leaves out; without one (and without a `cluster`
+/// subnet) a control-plane subnet is added.
+fn default_control_plane_subnet(
+    subnets: &mut Vec<SubnetSpec>,
+    cluster: &str,
+    layout: SubnetLayout,
+    has_cluster_subnet: bool,
+) {
+    if let Some(subnet) = subnets
+        .iter_mut()
+        .find(|s| s.class.role == SubnetRole::ControlPlane)
+    {
+        fill_name(&mut subnet.class.name, || names::control_plane_subnet(cluster));
+        fill_cidrs(&mut subnet.class, &layout.block(0));
+        security_group(subnet, || names::control_plane_security_group(cluster));
+    } else if !has_cluster_subnet {
+        let mut subnet = subnet(
+            names::control_plane_subnet(cluster),
+            SubnetRole::ControlPlane,
+            &layout.block(0),
+        );
+        security_group(&mut subnet, || names::control_plane_security_group(cluster));
         subnets.push(subnet);
     }
 }
@@ -289,8 +342,16 @@ pub(super) fn default_api_server_lb(lb: &mut LoadBalancerSpec, cluster: &str, fe
 }
 
 /// An outbound load balancer's frontends follow its `frontendIPsCount`, one public IP each.
-pub(super) fn default_outbound_lb(lb: &mut LoadBalancerSpec, name: String, ip_name: &str) {
-    default_lb_class(&mut lb.class);
+/// `pool_of` names the load balancer the backend pool's default name derives from: the node
+/// outbound one's own name, the control plane's default name whatever its name is (as CAPZ has
+/// them).
+pub(super) fn default_outbound_lb(
+    lb: &mut LoadBalancerSpec,
+    name: String,
+    ip_name: &str,
+    pool_of: Option<&str>,
+) {
+    default_outbound_lb_class(&mut lb.class);
     fill(&mut lb.name, || name);
     let lb_name = lb.name.clone().unwrap_or_default();
     let count = *lb.frontend_ips_count.get_or_insert(1);
@@ -316,7 +377,7 @@ pub(super) fn default_outbound_lb(lb: &mut LoadBalancerSpec, name: String, ip_na
     });
     fill(
         &mut lb.backend_pool.get_or_insert_with(Default::default).name,
-        || names::outbound_backend_pool(&lb_name),
+        || names::outbound_backend_pool(pool_of.unwrap_or(&lb_name)),
     );
 }
 
@@ -334,35 +395,21 @@ pub fn default_template(template: &mut AzureClusterTemplate) {
         default_template_bastion(bastion, layout);
     }
     let subnets = &mut network.subnets.get_or_insert_with(Default::default).0;
-    let template_subnet = |name: &str, role| SubnetTemplateSpec {
-        security_group: None,
-        nat_gateway: None,
-        class: SubnetClassSpec {
-            name: name.to_owned(),
-            role,
-            cidr_blocks: None,
-            service_endpoints: None,
-            private_endpoints: None,
-        },
-    };
-    let has_cluster_subnet = subnets.iter().any(|s| s.class.role == SubnetRole::Cluster);
+    // The control-plane and node subnets a template needs are its own to list (validation asks
+    // for them); defaulting only fills in the ranges of those it lists.
+    for subnet in subnets.iter_mut().filter(|s| s.class.role != SubnetRole::Bastion) {
+        if let Some(group) = subnet.security_group.as_mut() {
+            default_rule_directions(group);
+        }
+    }
     for subnet in subnets.iter_mut().filter(|s| s.class.role == SubnetRole::Cluster) {
         fill_cidrs(&mut subnet.class, &layout.block(0));
-    }
-    if !has_cluster_subnet && !subnets.iter().any(|s| s.class.role == SubnetRole::ControlPlane) {
-        subnets.push(template_subnet(
-            TEMPLATE_CONTROL_PLANE_SUBNET,
-            SubnetRole::ControlPlane,
-        ));
     }
     if let Some(subnet) = subnets
         .iter_mut()
         .find(|s| s.class.role == SubnetRole::ControlPlane)
     {
         fill_cidrs(&mut subnet.class, &layout.block(0));
-    }
-    if !has_cluster_subnet && !subnets.iter().any(|s| s.class.role == SubnetRole::Node) {
-        subnets.push(template_subnet(TEMPLATE_NODE_SUBNET, SubnetRole::Node));
     }
     for (n, subnet) in subnets
         .iter_mut()
@@ -387,7 +434,7 @@ pub fn default_template(template: &mut AzureClusterTemplate) {
     .into_iter()
     .flatten()
     {
-        default_lb_class(lb);
+        default_outbound_lb_class(lb);
     }
 }
 

@@ -20,11 +20,6 @@ pub const LB_SKU_STANDARD: &str = "Standard";
 pub const LB_PUBLIC: &str = "Public";
 /// A load balancer reachable from the virtual network only.
 pub const LB_INTERNAL: &str = "Internal";
-/// The names of the subnets a template gets when it lists none; a template has no cluster name
-/// to derive them from.
-pub const TEMPLATE_CONTROL_PLANE_SUBNET: &str = "control-plane-subnet";
-/// See [`TEMPLATE_CONTROL_PLANE_SUBNET`].
-pub const TEMPLATE_NODE_SUBNET: &str = "node-subnet";
 /// The longest cluster name: it names the resource group and prefixes every resource name.
 pub const MAX_CLUSTER_NAME: usize = 44;
 /// How many public IPs an outbound load balancer may have.

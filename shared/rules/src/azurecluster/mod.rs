@@ -52,7 +52,7 @@ impl Rules for AzureClusterTemplate {
         let mut verdict = Verdict::default();
         let spec = &self.spec.template.spec;
         let at = FieldPath::root("spec").child("template").child("spec");
-        validation::check_class(&spec.class, &at, ctx.features, &mut verdict.errors);
+        validation::check_class(&spec.class, &at, ctx.features, true, &mut verdict.errors);
         validation::check_network(
             &validation::NetworkView::of_template(spec),
             &at,

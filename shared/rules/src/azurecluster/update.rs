@@ -3,6 +3,7 @@
 use capz_api::AzureCluster;
 use capz_api::common::network::{LoadBalancerSpec, NetworkSpec, SubnetSpec};
 
+use super::layout::DEFAULT_AZURE_ENVIRONMENT;
 use crate::field::{FieldError, FieldPath};
 use crate::immutable::{unchanged, unchanged_once_set};
 
@@ -24,9 +25,17 @@ pub(super) fn check_cluster_update(new: &AzureCluster, old: &AzureCluster, error
         Some(&o.class.location),
         Some(&n.class.location),
     ));
+    // An object stored before defaulting had no environment: it was the default one.
+    let default_environment = DEFAULT_AZURE_ENVIRONMENT.to_owned();
     errors.extend(unchanged(
         spec.child("azureEnvironment"),
-        o.class.azure_environment.as_ref(),
+        Some(
+            o.class
+                .azure_environment
+                .as_ref()
+                .filter(|e| !e.is_empty())
+                .unwrap_or(&default_environment),
+        ),
         n.class.azure_environment.as_ref(),
     ));
     errors.extend(unchanged(
@@ -138,17 +147,12 @@ pub(super) fn check_network_update(
         nn.node_outbound_lb.as_ref(),
         errors,
     );
+    // Its frontends follow frontendIPsCount, which may change.
     if let (Some(old), Some(new)) = (&on.node_outbound_lb, &nn.node_outbound_lb) {
-        let at = net.child("nodeOutboundLB");
         errors.extend(unchanged_once_set(
-            at.child("id"),
+            net.child("nodeOutboundLB").child("id"),
             old.id.as_ref(),
             new.id.as_ref(),
-        ));
-        errors.extend(unchanged(
-            at.child("frontendIPs"),
-            old.frontend_ips.as_ref(),
-            new.frontend_ips.as_ref(),
         ));
     }
     errors.extend(unchanged(
@@ -184,10 +188,16 @@ pub(super) fn check_lb_update(
         old.class.idle_timeout_in_minutes.as_ref(),
         new.class.idle_timeout_in_minutes.as_ref(),
     ));
+    // The same zones in another order are no change.
+    let zones = |lb: &LoadBalancerSpec| {
+        let mut zones = lb.availability_zones.clone().unwrap_or_default();
+        zones.sort();
+        zones
+    };
     errors.extend(unchanged(
         at.child("availabilityZones"),
-        old.availability_zones.as_ref(),
-        new.availability_zones.as_ref(),
+        Some(&zones(old)),
+        Some(&zones(new)),
     ));
 }
 

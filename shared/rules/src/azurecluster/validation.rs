@@ -63,6 +63,9 @@ pub(super) struct NetworkView<'a> {
     node_outbound_lb: Option<(&'a LoadBalancerClassSpec, Option<i32>)>,
     control_plane_outbound_lb: Option<(&'a LoadBalancerClassSpec, Option<i32>)>,
     class: Option<&'a NetworkClassSpec>,
+    /// A template lists its control-plane and node subnets itself: a `cluster` subnet does not
+    /// stand for them, and defaulting adds none.
+    template: bool,
 }
 
 impl<'a> NetworkView<'a> {
@@ -92,6 +95,7 @@ impl<'a> NetworkView<'a> {
                 .and_then(|n| n.control_plane_outbound_lb.as_ref())
                 .map(outbound),
             class: network.map(|n| &n.class),
+            template: false,
         }
     }
 
@@ -122,17 +126,29 @@ impl<'a> NetworkView<'a> {
                 .and_then(|n| n.control_plane_outbound_lb.as_ref())
                 .map(|lb| (lb, None)),
             class: network.map(|n| &n.class),
+            template: true,
         }
     }
 
-    /// The ranges of the subnets with `role`.
-    fn ranges_of(&self, role: SubnetRole) -> Vec<Cidr> {
-        self.subnets
-            .iter()
-            .filter(|s| s.class.role == role)
+    /// The ranges of the control plane's subnet: the first `control-plane` subnet, else the first
+    /// `cluster` subnet.
+    fn control_plane_ranges(&self) -> Vec<Cidr> {
+        let subnet = [SubnetRole::ControlPlane, SubnetRole::Cluster]
+            .into_iter()
+            .find_map(|role| self.subnets.iter().find(|s| s.class.role == role));
+        subnet
+            .into_iter()
             .flat_map(|s| s.class.cidr_blocks.iter().flatten())
             .filter_map(|c| c.parse().ok())
             .collect()
+    }
+
+    /// Whether node machines get IPv6 addresses: only then does CAPZ look at the node outbound
+    /// load balancer.
+    fn nodes_have_ipv6(&self) -> bool {
+        self.subnets
+            .iter()
+            .any(|s| matches!(s.class.role, SubnetRole::Node | SubnetRole::Cluster) && is_ipv6(s.class))
     }
 }
 
@@ -177,9 +193,9 @@ pub(super) fn check_network(
     }
 
     let has_cluster_subnet = view.subnets.iter().any(|s| s.class.role == SubnetRole::Cluster);
-    if !has_cluster_subnet {
+    if view.template || !has_cluster_subnet {
         let mut required = vec![SubnetRole::Node];
-        if control_plane {
+        if control_plane || view.template {
             required.push(SubnetRole::ControlPlane);
         }
         for role in required {
@@ -193,8 +209,8 @@ pub(super) fn check_network(
         }
     }
 
-    check_load_balancers(view, network, errors);
-    check_private_dns(view, network, errors);
+    check_load_balancers(view, network, control_plane, errors);
+    check_private_dns(view, network, control_plane, errors);
 }
 
 pub(super) fn check_subnet(
@@ -297,25 +313,25 @@ pub(super) fn check_security_rules(group: &SecurityGroupClass, at: &FieldPath, e
     for (i, rule) in group.security_rules.iter().flat_map(|r| r.0.iter()).enumerate() {
         let path = at.child("securityRules").index(i);
         errors.extend(checks::network_name(path.child("name"), &rule.name, 1, 80));
-        if let Some(priority) = rule.priority {
-            if !(100..=4096).contains(&priority) {
-                errors.push(FieldError::invalid(
-                    path.child("priority"),
-                    &priority,
-                    "Azure takes priorities from 100 to 4096",
-                ));
-            } else if priorities
-                .insert(
-                    (rule.direction == SecurityRuleDirection::Inbound, priority),
-                    rule.name.as_str(),
-                )
-                .is_some()
-            {
-                errors.push(FieldError::invalid(
-                    path.child("priority"),
-                    &priority,
-                    "another rule of the same direction has this priority; give each rule its own",
-                ));
+        match rule.priority {
+            None => errors.push(FieldError::required(
+                path.child("priority"),
+                "give the rule a priority from 100 to 4096; lower numbers are evaluated first",
+            )),
+            Some(priority) if !(100..=4096).contains(&priority) => errors.push(FieldError::invalid(
+                path.child("priority"),
+                &priority,
+                "Azure takes priorities from 100 to 4096",
+            )),
+            Some(priority) => {
+                let direction = (rule.direction != Some(SecurityRuleDirection::Outbound), priority);
+                if priorities.insert(direction, rule.name.as_str()).is_some() {
+                    errors.push(FieldError::invalid(
+                        path.child("priority"),
+                        &priority,
+                        "another rule of the same direction has this priority; give each rule its own",
+                    ));
+                }
             }
         }
         if rule.source.is_some() && rule.sources.is_some() {
@@ -496,14 +512,19 @@ pub(super) fn check_lb_class(lb: &LoadBalancerClassSpec, at: &FieldPath, errors:
 pub(super) fn check_load_balancers(
     view: &NetworkView<'_>,
     network: &FieldPath,
+    control_plane: bool,
     errors: &mut Vec<FieldError>,
 ) {
     if let Some(lb) = view.api_server_lb {
         check_lb_class(lb, &network.child("apiServerLB"), errors);
     }
+    // Without IPv6 nodes the node outbound load balancer is not used, and without a control
+    // plane neither is the control plane's: CAPZ checks neither then.
+    let node_outbound = view.node_outbound_lb.filter(|_| view.nodes_have_ipv6());
+    let control_plane_outbound = view.control_plane_outbound_lb.filter(|_| control_plane);
     for (field, lb) in [
-        ("nodeOutboundLB", view.node_outbound_lb),
-        ("controlPlaneOutboundLB", view.control_plane_outbound_lb),
+        ("nodeOutboundLB", node_outbound),
+        ("controlPlaneOutboundLB", control_plane_outbound),
     ] {
         let Some((lb, count)) = lb else { continue };
         let at = network.child(field);
@@ -516,7 +537,7 @@ pub(super) fn check_load_balancers(
             ));
         }
     }
-    if view.control_plane_outbound_lb.is_some() && !is_internal(view.api_server_lb) {
+    if control_plane_outbound.is_some() && !is_internal(view.api_server_lb) {
         errors.push(FieldError::forbidden(
             network.child("controlPlaneOutboundLB"),
             "a public API server load balancer already gives the control plane outbound access; remove controlPlaneOutboundLB or make apiServerLB Internal",
@@ -524,30 +545,38 @@ pub(super) fn check_load_balancers(
     }
 }
 
-pub(super) fn check_private_dns(view: &NetworkView<'_>, network: &FieldPath, errors: &mut Vec<FieldError>) {
+pub(super) fn check_private_dns(
+    view: &NetworkView<'_>,
+    network: &FieldPath,
+    control_plane: bool,
+    errors: &mut Vec<FieldError>,
+) {
     let Some(class) = view.class else { return };
     if let Some(zone) = class.private_dns_zone_name.as_deref().filter(|z| !z.is_empty()) {
         let at = network.child("privateDNSZoneName");
-        if !is_internal(view.api_server_lb) {
+        if control_plane && !is_internal(view.api_server_lb) {
             errors.push(FieldError::invalid(
                 at.clone(),
                 &zone,
                 "a private DNS zone serves an Internal API server load balancer only; set apiServerLB.type to Internal or remove the zone",
             ));
         }
-        errors.extend(checks::dns_name(at, zone));
+        errors.extend(checks::private_dns_zone_name(at, zone));
     }
-    if class
+    if let Some(group) = class
         .private_dns_zone_resource_group
         .as_deref()
-        .is_some_and(|g| !g.is_empty())
-        && unset(class.private_dns_zone_name.as_ref())
+        .filter(|g| !g.is_empty())
     {
-        errors.push(FieldError::invalid(
-            network.child("privateDNSZoneResourceGroup"),
-            &class.private_dns_zone_resource_group,
-            "set privateDNSZoneName too: the resource group says where that zone lives",
-        ));
+        let at = network.child("privateDNSZoneResourceGroup");
+        if unset(class.private_dns_zone_name.as_ref()) {
+            errors.push(FieldError::invalid(
+                at.clone(),
+                &group,
+                "set privateDNSZoneName too: the resource group says where that zone lives",
+            ));
+        }
+        errors.extend(checks::resource_group_name(at, group));
     }
 }
 
@@ -571,7 +600,7 @@ pub(super) fn check_cluster(cluster: &AzureCluster, features: Features, errors: 
     }
 
     let spec = FieldPath::root("spec");
-    check_class(&cluster.spec.class, &spec, features, errors);
+    check_class(&cluster.spec.class, &spec, features, false, errors);
     let group = cluster.spec.resource_group.as_deref().unwrap_or_default();
     if !group.is_empty() {
         errors.extend(checks::resource_group_name(spec.child("resourceGroup"), group));
@@ -588,21 +617,11 @@ pub(super) fn check_cluster(cluster: &AzureCluster, features: Features, errors: 
         if let Some(vnet_group) = vnet.resource_group.as_deref().filter(|g| *g != group) {
             errors.extend(checks::resource_group_name(at.child("resourceGroup"), vnet_group));
         }
-        for (i, peering) in vnet.class.peerings.iter().flatten().enumerate() {
-            let path = at.child("peerings").index(i);
-            errors.extend(checks::network_name(
-                path.child("remoteVnetName"),
-                &peering.remote_vnet_name,
-                2,
-                64,
-            ));
-            if let Some(peer_group) = peering.resource_group.as_deref().filter(|g| !g.is_empty()) {
-                errors.extend(checks::resource_group_name(
-                    path.child("resourceGroup"),
-                    peer_group,
-                ));
-            }
-        }
+        check_peerings(
+            vnet.class.peerings.iter().flatten(),
+            &at.child("peerings"),
+            errors,
+        );
         if let Some(tags) = &vnet.class.tags {
             checks::tags(&at.child("tags"), tags, errors);
         }
@@ -661,13 +680,16 @@ pub(super) fn is_cluster_name(name: &str) -> bool {
 }
 
 /// What clusters and templates share outside the network: identity, edge zone, tags.
+/// `template`: a ClusterClass may patch the identity reference in, so a template may leave it out.
 pub(super) fn check_class(
     class: &AzureClusterClassSpec,
     spec: &FieldPath,
     features: Features,
+    template: bool,
     errors: &mut Vec<FieldError>,
 ) {
     match &class.identity_ref {
+        None if template => {}
         None => errors.push(FieldError::required(
             spec.child("identityRef"),
             "reference the AzureClusterIdentity the controllers authenticate as",
@@ -700,7 +722,7 @@ pub(super) fn check_api_server_frontends(
     errors: &mut Vec<FieldError>,
 ) {
     let frontends = lb.frontend_ips.as_deref().unwrap_or_default();
-    let control_plane = view.ranges_of(SubnetRole::ControlPlane);
+    let control_plane = view.control_plane_ranges();
     let in_control_plane = |ip: &str| {
         ip.parse()
             .is_ok_and(|addr| control_plane.is_empty() || control_plane.iter().any(|r| r.contains_ip(addr)))
@@ -720,10 +742,11 @@ pub(super) fn check_api_server_frontends(
                 ));
             }
         }
-        if frontends.len() != 1 {
+        let private = frontends.iter().filter(|f| !unset(f.private_ip.as_ref())).count();
+        if private != 1 {
             errors.push(FieldError::invalid(
                 at.child("frontendIPs"),
-                &frontends.len(),
+                &private,
                 "an Internal API server load balancer has exactly one frontend with a private IP",
             ));
         }
@@ -749,6 +772,40 @@ pub(super) fn check_api_server_frontends(
                 path,
                 &ip,
                 format!("the private IP must be a free address in the control-plane subnet ({ranges})"),
+            ));
+        }
+    }
+}
+
+/// The peerings of a cluster's network at `at`: valid names and groups, and, as CAPZ refuses it, no
+/// second peering to the same network, named by `<group>/<network>` at the list (the group
+/// defaulted to the cluster's).
+fn check_peerings<'a>(
+    peerings: impl Iterator<Item = &'a capz_api::common::network::VnetPeeringSpec>,
+    at: &FieldPath,
+    errors: &mut Vec<FieldError>,
+) {
+    let mut peered = std::collections::HashSet::new();
+    for (i, peering) in peerings.enumerate() {
+        let path = at.index(i);
+        let peer = format!(
+            "{}/{}",
+            peering.resource_group.as_deref().unwrap_or_default(),
+            peering.remote_vnet_name
+        );
+        if !peered.insert(peer.clone()) {
+            errors.push(FieldError::duplicate(at.clone(), &peer));
+        }
+        errors.extend(checks::network_name(
+            path.child("remoteVnetName"),
+            &peering.remote_vnet_name,
+            2,
+            64,
+        ));
+        if let Some(peer_group) = peering.resource_group.as_deref().filter(|g| !g.is_empty()) {
+            errors.extend(checks::resource_group_name(
+                path.child("resourceGroup"),
+                peer_group,
             ));
         }
     }
