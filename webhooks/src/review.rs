@@ -642,7 +642,10 @@ mod tests {
         assert_eq!(response["uid"], "4b4c9e5f-0000-4000-8000-000000000001");
         assert!(response.get("warnings").is_none(), "{response}");
 
-        let invalid = identity(&json!({"type": "ServicePrincipal", "clientID": "c", "tenantID": "t"}));
+        let invalid = identity(
+            &json!({"type": "ServicePrincipal", "clientID": "c", "tenantID": "t",
+            "clientSecret": {"name": "s"}, "resourceID": "/subscriptions/s"}),
+        );
         let answer = validate::<AzureClusterIdentity>(&admission, &review("CREATE", &invalid, None, false));
         let review = answer_json(&answer);
         assert_eq!((answer.outcome, answer.operation), (Outcome::Denied, "CREATE"));
@@ -657,7 +660,7 @@ mod tests {
         let message = status["message"].as_str().unwrap();
         assert!(
             message.starts_with(
-                "AzureClusterIdentity.infrastructure.cluster.x-k8s.io \"identity\" is invalid: spec.clientSecret: Required value"
+                "AzureClusterIdentity.infrastructure.cluster.x-k8s.io \"identity\" is invalid: spec.resourceID: Forbidden"
             ),
             "{message}"
         );
@@ -666,13 +669,10 @@ mod tests {
         assert_eq!(status["details"]["kind"], "AzureClusterIdentity");
         let causes = status["details"]["causes"].as_array().unwrap();
         assert_eq!(causes.len(), 1, "{causes:?}");
-        assert_eq!(causes[0]["reason"], "FieldValueRequired");
-        assert_eq!(causes[0]["field"], "spec.clientSecret");
+        assert_eq!(causes[0]["reason"], "FieldValueForbidden");
+        assert_eq!(causes[0]["field"], "spec.resourceID");
         assert!(
-            causes[0]["message"]
-                .as_str()
-                .unwrap()
-                .starts_with("Required value: "),
+            causes[0]["message"].as_str().unwrap().starts_with("Forbidden: "),
             "{}",
             causes[0]
         );

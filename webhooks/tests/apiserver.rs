@@ -69,9 +69,10 @@ async fn identities_are_admitted_or_refused_through_the_api_server() -> TestResu
         let api = Api::<AzureClusterIdentity>::namespaced(client, &namespace);
         let answered = webhooks.server().answered(Hook::Validate);
 
-        // Invalid: a service principal without the Secret of its client secret.
+        // Invalid: a managed identity's resource ID on a service principal (CAPZ's rule).
         let bad = identity("bad", &json!({
             "type": "ServicePrincipal", "clientID": "c", "tenantID": "t", "allowedNamespaces": {},
+            "clientSecret": {"name": "s"}, "resourceID": "/subscriptions/s",
         }))?;
         let status = refusal(api.create(&PostParams::default(), &bad).await)?;
         assert_eq!(status.code, 422, "{status:?}");
@@ -80,7 +81,7 @@ async fn identities_are_admitted_or_refused_through_the_api_server() -> TestResu
             status.message.starts_with(
                 "admission webhook \"validation.azureclusteridentity.infrastructure.cluster.x-k8s.io\" denied the \
                  request: AzureClusterIdentity.infrastructure.cluster.x-k8s.io \"bad\" is invalid: \
-                 spec.clientSecret: Required value: a ServicePrincipal identity reads its client secret from a Secret"
+                 spec.resourceID: Forbidden: can only be set when spec.type is UserAssignedMSI"
             ),
             "{}",
             status.message
@@ -88,8 +89,8 @@ async fn identities_are_admitted_or_refused_through_the_api_server() -> TestResu
         let details = status.details.ok_or("the refusal has no details")?;
         assert_eq!((details.kind.as_str(), details.name.as_str()), ("AzureClusterIdentity", "bad"));
         assert_eq!(details.causes.len(), 1, "{:?}", details.causes);
-        assert_eq!(details.causes[0].field, "spec.clientSecret");
-        assert_eq!(details.causes[0].reason, "FieldValueRequired");
+        assert_eq!(details.causes[0].field, "spec.resourceID");
+        assert_eq!(details.causes[0].reason, "FieldValueForbidden");
         assert!(api.get_opt("bad").await?.is_none(), "a refused identity is not stored");
 
         // Valid: stored as written.
@@ -603,7 +604,7 @@ async fn the_binary_serves_webhooks_probes_and_metrics_and_stops_on_sigterm() ->
                 "namespace": "default",
                 "operation": "CREATE",
                 "userInfo": {},
-                "object": identity("bad", &json!({"type": "WorkloadIdentity", "clientID": "", "tenantID": "t"}))?,
+                "object": identity("bad", &json!({"type": "WorkloadIdentity", "clientID": "c", "tenantID": "t/x"}))?,
             }
         });
         let path = "/validate-infrastructure-cluster-x-k8s-io-v1beta1-azureclusteridentity";
@@ -612,7 +613,7 @@ async fn the_binary_serves_webhooks_probes_and_metrics_and_stops_on_sigterm() ->
         let answered: Value = serde_json::from_slice(&answer.body)?;
         assert_eq!(answered["response"]["uid"], "binary-1");
         assert_eq!(answered["response"]["allowed"], false);
-        assert_eq!(answered["response"]["status"]["details"]["causes"][0]["field"], "spec.clientID");
+        assert_eq!(answered["response"]["status"]["details"]["causes"][0]["field"], "spec.tenantID");
         let unknown = https(([127, 0, 0, 1], webhook).into(), plane.authority().cert_pem(), "POST", "/validate-nothing", b"{}").await?;
         assert_eq!(unknown.status, 404);
 

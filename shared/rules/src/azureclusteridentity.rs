@@ -2,11 +2,11 @@
 //! carry, and that its type never changes.
 //!
 //! CAPZ itself forbids `resourceID` outside `UserAssignedMSI`, the credentials-file fields outside
-//! `UserAssignedIdentityCredential`, and any change of `spec.type`. The schema only makes
-//! `type`, `clientID` and `tenantID` present; an identity that lacks what its type reads (the
-//! client secret's Secret, a tenant) would be stored and then fail at every reconcile of every
-//! cluster using it, so those are refused here, naming the field to set. Fields a type does not
-//! read are admitted with a warning rather than silently ignored.
+//! `UserAssignedIdentityCredential`, and any change of `spec.type`; so do we. An identity that
+//! lacks what its type reads (the client secret's Secret, a tenant) is admitted, as CAPZ admits
+//! it, since it may be completed later, with a warning naming the field to set; values that could
+//! never work (a malformed tenant, Secret name or namespace selector) are refused. Fields a type
+//! does not read are admitted with a warning rather than silently ignored.
 //!
 //! Updates ratchet: an error the old object already had does not block a change (a finalizer
 //! added by a controller, say), so identities stored before these checks stay manageable.
@@ -151,13 +151,19 @@ fn ids(spec_: &AzureClusterIdentitySpec, verdict: &mut Verdict) {
     if let Some(what) = needs_client
         && spec_.client_id.trim().is_empty()
     {
-        verdict.reject(FieldError::required(client.clone(), format!("set it to {what}")));
+        missing(
+            verdict,
+            FieldError::required(client.clone(), format!("set it to {what}")),
+        );
     }
     if needs_tenant && spec_.tenant_id.trim().is_empty() {
-        verdict.reject(FieldError::required(
-            tenant.clone(),
-            "set it to the ID of the Microsoft Entra tenant the identity belongs to",
-        ));
+        missing(
+            verdict,
+            FieldError::required(
+                tenant.clone(),
+                "set it to the ID of the Microsoft Entra tenant the identity belongs to",
+            ),
+        );
     }
     for (path, value) in [(client, &spec_.client_id), (tenant.clone(), &spec_.tenant_id)] {
         if !value.trim().is_empty() && value.trim() != value {
@@ -194,24 +200,30 @@ fn credentials(spec_: &AzureClusterIdentitySpec, verdict: &mut Verdict) {
     match spec_.type_ {
         IdentityType::ServicePrincipal | IdentityType::ManualServicePrincipal => {
             if !secret_named {
-                verdict.reject(FieldError::required(
-                    missing_secret_path(spec_.client_secret.as_ref()),
-                    format!(
-                        "a {type_} identity reads its client secret from a Secret (key clientSecret): \
+                missing(
+                    verdict,
+                    FieldError::required(
+                        missing_secret_path(spec_.client_secret.as_ref()),
+                        format!(
+                            "a {type_} identity reads its client secret from a Secret (key clientSecret): \
                          set spec.clientSecret to {{name: <secret>, namespace: <namespace>}}"
+                        ),
                     ),
-                ));
+                );
             }
         }
         IdentityType::ServicePrincipalCertificate => {
             if !secret_named && !cert_path {
-                verdict.reject(FieldError::required(
-                    missing_secret_path(spec_.client_secret.as_ref()),
-                    "a ServicePrincipalCertificate identity reads its certificate from a Secret (key \
+                missing(
+                    verdict,
+                    FieldError::required(
+                        missing_secret_path(spec_.client_secret.as_ref()),
+                        "a ServicePrincipalCertificate identity reads its certificate from a Secret (key \
                      certificate, PEM or PFX, with the PFX's password under password): set \
                      spec.clientSecret to {name: <secret>, namespace: <namespace>}, or set spec.certPath to a \
                      certificate file mounted into the controllers",
-                ));
+                    ),
+                );
             }
             if cert_path && spec_.client_secret.is_some() {
                 verdict.warn("spec.clientSecret is ignored: the certificate is read from spec.certPath");
@@ -282,13 +294,25 @@ fn managed_identities(spec_: &AzureClusterIdentitySpec, verdict: &mut Verdict) {
         IdentityType::UserAssignedIdentityCredential
             if !is_set(spec_.user_assigned_identity_credentials_path.as_ref()) =>
         {
-            verdict.reject(FieldError::required(
-                spec().child("userAssignedIdentityCredentialsPath"),
-                "set it to the path of the credentials file mounted into the controllers",
-            ));
+            missing(
+                verdict,
+                FieldError::required(
+                    spec().child("userAssignedIdentityCredentialsPath"),
+                    "set it to the path of the credentials file mounted into the controllers",
+                ),
+            );
         }
         _ => {}
     }
+}
+
+/// What a type needs to sign in but the identity does not have yet: admitted with a warning, as
+/// CAPZ admits it, since it may be set later (the Secret's reference after the Secret exists,
+/// say); until then clusters using the identity report that they cannot sign in.
+fn missing(verdict: &mut Verdict, error: FieldError) {
+    verdict.warn(format!(
+        "{error}; clusters using this identity cannot sign in until it is set"
+    ));
 }
 
 /// `spec.clientSecret.name` when the reference is there without a name, else `spec.clientSecret`.
@@ -439,8 +463,9 @@ mod tests {
         }
     }
 
+    /// CAPZ admits an identity its clusters cannot sign in with yet; so do we, saying what to set.
     #[test]
-    fn missing_credentials_name_the_field_and_the_fix() {
+    fn missing_credentials_are_admitted_with_the_field_and_the_fix() {
         let cases = [
             (
                 "ServicePrincipal",
@@ -479,6 +504,34 @@ mod tests {
                 "federated",
             ),
             (
+                "UserAssignedMSI",
+                json!({"clientID": ""}),
+                "spec.clientID: Required value",
+                "user-assigned managed identity",
+            ),
+            (
+                "UserAssignedIdentityCredential",
+                json!({}),
+                "spec.userAssignedIdentityCredentialsPath: Required value",
+                "credentials file",
+            ),
+        ];
+        for (type_, spec_, head, fix) in cases {
+            let verdict = identity(type_, &spec_).validate_create(&context(Operation::Create));
+            assert!(verdict.allowed(), "{type_} {spec_}: {:?}", verdict.errors);
+            let warning = verdict.warnings.iter().find(|text| text.starts_with(head));
+            assert!(
+                warning.is_some_and(|text| text.contains(fix) && text.contains("cannot sign in until it is set")),
+                "{type_} {spec_}: {:?}",
+                verdict.warnings
+            );
+        }
+    }
+
+    #[test]
+    fn values_that_could_never_work_name_the_field_and_the_fix() {
+        let cases = [
+            (
                 "WorkloadIdentity",
                 json!({"tenantID": "72f988bf/x"}),
                 "spec.tenantID: Invalid value: \"72f988bf/x\"",
@@ -489,12 +542,6 @@ mod tests {
                 json!({"clientID": "abc\n"}),
                 "spec.clientID: Invalid value: \"abc\\n\"",
                 "remove the leading or trailing white space",
-            ),
-            (
-                "UserAssignedMSI",
-                json!({"clientID": ""}),
-                "spec.clientID: Required value",
-                "user-assigned managed identity",
             ),
             (
                 "UserAssignedMSI",
@@ -526,12 +573,6 @@ mod tests {
                 json!({"userAssignedIdentityCredentialsCloudType": "public"}),
                 "spec.userAssignedIdentityCredentialsCloudType: Forbidden",
                 "remove it",
-            ),
-            (
-                "UserAssignedIdentityCredential",
-                json!({}),
-                "spec.userAssignedIdentityCredentialsPath: Required value",
-                "credentials file",
             ),
             (
                 "ServicePrincipal",
@@ -646,8 +687,8 @@ mod tests {
 
     #[test]
     fn updates_ratchet_errors_the_old_object_had() {
-        // Stored before the checks existed: no Secret named.
-        let old = identity("ServicePrincipal", &json!({}));
+        // Stored before the checks existed: a tenant that is neither a GUID nor a domain.
+        let old = identity("WorkloadIdentity", &json!({"tenantID": "72f988bf/x"}));
         let mut finalized = old.clone();
         finalized.metadata.finalizers = Some(vec!["identity.infrastructure.cluster.x-k8s.io".into()]);
         let verdict = finalized.validate_update(&old, &context(Operation::Update));
@@ -655,12 +696,12 @@ mod tests {
 
         // A new error is refused even when an old one stays.
         let mut worse = old.clone();
-        worse.spec.tenant_id = String::new();
+        worse.spec.client_id = " padded".to_owned();
         let verdict = worse.validate_update(&old, &context(Operation::Update));
         let errors: Vec<String> = verdict.errors.iter().map(ToString::to_string).collect();
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(
-            errors[0].starts_with("spec.tenantID: Required value"),
+            errors[0].starts_with("spec.clientID: Invalid value"),
             "{}",
             errors[0]
         );
