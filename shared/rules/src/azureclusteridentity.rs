@@ -153,13 +153,13 @@ fn ids(spec_: &AzureClusterIdentitySpec, verdict: &mut Verdict) {
     {
         missing(
             verdict,
-            FieldError::required(client.clone(), format!("set it to {what}")),
+            &FieldError::required(client.clone(), format!("set it to {what}")),
         );
     }
     if needs_tenant && spec_.tenant_id.trim().is_empty() {
         missing(
             verdict,
-            FieldError::required(
+            &FieldError::required(
                 tenant.clone(),
                 "set it to the ID of the Microsoft Entra tenant the identity belongs to",
             ),
@@ -202,7 +202,7 @@ fn credentials(spec_: &AzureClusterIdentitySpec, verdict: &mut Verdict) {
             if !secret_named {
                 missing(
                     verdict,
-                    FieldError::required(
+                    &FieldError::required(
                         missing_secret_path(spec_.client_secret.as_ref()),
                         format!(
                             "a {type_} identity reads its client secret from a Secret (key clientSecret): \
@@ -216,7 +216,7 @@ fn credentials(spec_: &AzureClusterIdentitySpec, verdict: &mut Verdict) {
             if !secret_named && !cert_path {
                 missing(
                     verdict,
-                    FieldError::required(
+                    &FieldError::required(
                         missing_secret_path(spec_.client_secret.as_ref()),
                         "a ServicePrincipalCertificate identity reads its certificate from a Secret (key \
                      certificate, PEM or PFX, with the PFX's password under password): set \
@@ -296,7 +296,7 @@ fn managed_identities(spec_: &AzureClusterIdentitySpec, verdict: &mut Verdict) {
         {
             missing(
                 verdict,
-                FieldError::required(
+                &FieldError::required(
                     spec().child("userAssignedIdentityCredentialsPath"),
                     "set it to the path of the credentials file mounted into the controllers",
                 ),
@@ -309,7 +309,7 @@ fn managed_identities(spec_: &AzureClusterIdentitySpec, verdict: &mut Verdict) {
 /// What a type needs to sign in but the identity does not have yet: admitted with a warning, as
 /// CAPZ admits it, since it may be set later (the Secret's reference after the Secret exists,
 /// say); until then clusters using the identity report that they cannot sign in.
-fn missing(verdict: &mut Verdict, error: FieldError) {
+fn missing(verdict: &mut Verdict, error: &FieldError) {
     verdict.warn(format!(
         "{error}; clusters using this identity cannot sign in until it is set"
     ));
