@@ -18,6 +18,7 @@
 //!   dry_run: true               # optional: sent as a server-side dry run
 //!   refused: {spec.x: FieldValueInvalid}   # the causes, field to reason; or:
 //!   stored: {/spec/x: value}    # admitted; JSON pointers into the answer and their values
+//!   present: [/spec/z]          # admitted; pointers the answer has, whatever their value
 //!   absent: [/spec/y]           # admitted; pointers the answer lacks
 //!   warnings: [text]            # admitted; each text is in one warning
 //! ```
@@ -60,6 +61,8 @@ struct Case {
     refused: Option<BTreeMap<String, String>>,
     #[serde(default)]
     stored: BTreeMap<String, Value>,
+    #[serde(default)]
+    present: Vec<String>,
     #[serde(default)]
     absent: Vec<String>,
     #[serde(default)]
@@ -134,7 +137,10 @@ fn every_capz_rule_has_a_case() -> TestResult {
                 );
                 covered.insert(rule.to_owned());
             }
-            let admitted = !case.stored.is_empty() || !case.absent.is_empty() || !case.warnings.is_empty();
+            let admitted = !case.stored.is_empty()
+                || !case.present.is_empty()
+                || !case.absent.is_empty()
+                || !case.warnings.is_empty();
             assert!(
                 !(case.refused.is_some() && admitted),
                 "{file}: case {:?} expects both a refusal and a stored object",
@@ -231,6 +237,14 @@ fn judge(case: &Case, answer: &Answer) -> Option<String> {
                 let got = object.pointer(pointer);
                 if got != Some(value) {
                     wrong.push(format!("{pointer} is {got:?}, expected {value}"));
+                }
+            }
+            for pointer in &case.present {
+                if object
+                    .pointer(pointer)
+                    .is_none_or(|value| value.is_null() || value == "")
+                {
+                    wrong.push(format!("{pointer} is not set"));
                 }
             }
             for pointer in &case.absent {

@@ -121,6 +121,7 @@ metadata:
   name: {control_plane}
   labels:
     cluster.x-k8s.io/control-plane: ""
+    cluster.x-k8s.io/cluster-name: {CLUSTER}
 spec:
   osDisk:
     diskSizeGB: 128

@@ -145,15 +145,26 @@ fn book_machines_and_templates_are_admitted() {
             let refused = match document["kind"].as_str() {
                 Some("AzureMachine") => {
                     machines += 1;
-                    let machine: AzureMachine = serde_json::from_value(document).expect("an AzureMachine");
+                    let mut machine: AzureMachine =
+                        serde_json::from_value(document).expect("an AzureMachine");
+                    // The book's snippets leave out the cluster's label, without which CAPZ refuses a
+                    // machine too; a machine applied into a cluster carries it.
+                    machine
+                        .metadata
+                        .labels
+                        .get_or_insert_default()
+                        .insert("cluster.x-k8s.io/cluster-name".to_owned(), "book".to_owned());
                     refusal(machine, "AzureMachine")
                 }
                 Some("AzureMachineTemplate") => {
                     templates += 1;
                     let template: AzureMachineTemplate =
                         serde_json::from_value(document).expect("an AzureMachineTemplate");
-                    // What Cluster API creates from the template: an AzureMachine with its spec.
-                    let machine = AzureMachine::new("from-template", template.spec.template.spec.clone());
+                    // What Cluster API creates from the template: an AzureMachine with its spec,
+                    // labelled with its cluster's name.
+                    let mut machine = AzureMachine::new("from-template", template.spec.template.spec.clone());
+                    machine.metadata.labels =
+                        Some([("cluster.x-k8s.io/cluster-name".to_owned(), "book".to_owned())].into());
                     refusal(template, "AzureMachineTemplate").or_else(|| {
                         refusal(machine, "AzureMachine").map(|why| format!("a machine made from it: {why}"))
                     })

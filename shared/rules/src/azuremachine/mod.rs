@@ -28,6 +28,7 @@ mod validation;
 mod values;
 
 use capz_api::{AzureMachine, AzureMachineTemplate};
+use kube::ResourceExt as _;
 
 use crate::field::{FieldError, FieldPath, Verdict};
 use crate::{Context, Rules};
@@ -53,6 +54,7 @@ impl Rules for AzureMachine {
 
     fn validate_create(&self, ctx: &Context<'_>) -> Verdict {
         let mut verdict = Verdict::default();
+        check_cluster_label(self, &mut verdict);
         check_spec(&self.spec, &FieldPath::root("spec"), &mut verdict);
         check_machine_create(&self.spec, ctx, &mut verdict);
         verdict
@@ -62,6 +64,24 @@ impl Rules for AzureMachine {
         let mut verdict = Verdict::default();
         check_machine_update(&old.spec, &self.spec, &mut verdict);
         verdict
+    }
+}
+
+/// A machine belongs to a cluster by its `cluster.x-k8s.io/cluster-name` label: the controllers
+/// and defaulting find its Cluster, AzureCluster and subscription through it. CAPZ's defaulting
+/// refuses a machine without it; Cluster API sets it on the machines it makes.
+fn check_cluster_label(machine: &AzureMachine, verdict: &mut Verdict) {
+    let labelled = machine
+        .labels()
+        .get(capz_api::capi::CLUSTER_NAME_LABEL)
+        .is_some_and(|name| !name.is_empty());
+    if !labelled {
+        verdict.reject(FieldError::required(
+            FieldPath::root("metadata")
+                .child("labels")
+                .key(capz_api::capi::CLUSTER_NAME_LABEL),
+            "label the machine with the name of its Cluster (Cluster API does so for the machines it creates)",
+        ));
     }
 }
 
@@ -232,7 +252,7 @@ mod tests {
         let object = json!({
             "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
             "kind": "AzureMachine",
-            "metadata": { "name": "m", "namespace": "default" },
+            "metadata": { "name": "m", "namespace": "default", "labels": {"cluster.x-k8s.io/cluster-name": "c1"} },
             "spec": spec(patch)?,
         });
         serde_json::from_value(object).map_err(|err| format!("patch {patch}: {err}"))
@@ -846,6 +866,26 @@ mod tests {
         let mut machine = machine(patch)?;
         machine.default(ctx).map_err(|err| err.to_string())?;
         Ok(machine.spec)
+    }
+
+    /// CAPZ `SetDefaultsAzureMachine`: a machine without its cluster's label is refused.
+    #[test]
+    fn a_machine_without_its_cluster_label_is_refused() {
+        let mut unlabelled = machine("{}").unwrap();
+        unlabelled.metadata.labels = None;
+        unlabelled.default(&create()).unwrap();
+        let errors: Vec<String> = unlabelled
+            .validate_create(&create())
+            .errors
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0].starts_with("metadata.labels[cluster.x-k8s.io/cluster-name]: Required value"),
+            "{}",
+            errors[0]
+        );
     }
 
     #[test]
