@@ -14,11 +14,17 @@ use crate::Context;
 use crate::field::{FieldError, FieldPath};
 
 /// A new SSH key for a machine created without one.
-pub(super) fn default_ssh_key(spec: &mut AzureMachineSpec, ctx: &Context<'_>) -> Result<(), FieldError> {
+/// `at` is the path of the spec: `spec`, or `spec.template.spec` in a template (whose machines
+/// then share the key, as CAPZ has it).
+pub(super) fn default_ssh_key(
+    spec: &mut AzureMachineSpec,
+    ctx: &Context<'_>,
+    at: &FieldPath,
+) -> Result<(), FieldError> {
     if text(spec.vm.ssh_public_key.as_ref()).is_none() && ctx.may_generate() {
         let key = ctx.entropy.ssh_public_key().map_err(|err| {
             FieldError::required(
-                FieldPath::root("spec").child("sshPublicKey"),
+                at.child("sshPublicKey"),
                 format!("no key was given and none could be generated ({err}); set a base64-encoded OpenSSH public key"),
             )
         })?;

@@ -43,7 +43,7 @@ use values::{UPDATING_TEMPLATES, text};
 impl Rules for AzureMachine {
     fn default(&mut self, ctx: &Context<'_>) -> Result<(), FieldError> {
         let spec = &mut self.spec;
-        default_ssh_key(spec, ctx)?;
+        default_ssh_key(spec, ctx, &FieldPath::root("spec"))?;
         default_data_disks(spec);
         default_identity_role(&mut spec.identities, ctx);
         default_spot_eviction_policy(spec);
@@ -86,7 +86,9 @@ fn check_cluster_label(machine: &AzureMachine, verdict: &mut Verdict) {
 }
 
 impl Rules for AzureMachineTemplate {
-    fn default(&mut self, _ctx: &Context<'_>) -> Result<(), FieldError> {
+    fn default(&mut self, ctx: &Context<'_>) -> Result<(), FieldError> {
+        let at = FieldPath::root("spec").child("template").child("spec");
+        default_ssh_key(&mut self.spec.template.spec, ctx, &at)?;
         default_template_spec(&mut self.spec.template.spec);
         Ok(())
     }
@@ -919,9 +921,14 @@ mod tests {
             Some(test_key(1))
         );
 
-        let mut template = template(keyless).unwrap();
-        template.default(&create()).unwrap();
-        assert_eq!(template.spec.template.spec.vm.ssh_public_key, None);
+        // CAPZ's template defaulting gives a template a key too, which its machines share; not in
+        // a dry run (the topology controller's), which stores nothing.
+        let mut created = template(keyless).unwrap();
+        created.default(&create()).unwrap();
+        assert_eq!(created.spec.template.spec.vm.ssh_public_key, Some(test_key(7)));
+        let mut tried = template(keyless).unwrap();
+        tried.default(&dry_run()).unwrap();
+        assert_eq!(tried.spec.template.spec.vm.ssh_public_key, None);
     }
 
     #[test]
@@ -1132,7 +1139,7 @@ mod tests {
     }
 
     #[test]
-    fn templates_default_disks_and_interfaces_only() {
+    fn templates_default_their_key_disks_and_interfaces_only() {
         let mut template = template(
             r#"{"sshPublicKey": null, "identity": "SystemAssigned", "spotVMOptions": {}, "subnetName": "node",
                 "dataDisks": [{"nameSuffix": "a", "diskSizeGB": 8}]}"#,
@@ -1140,7 +1147,7 @@ mod tests {
         .unwrap();
         template.default(&create()).unwrap();
         let spec = template.spec.template.spec;
-        assert_eq!(spec.vm.ssh_public_key, None);
+        assert_eq!(spec.vm.ssh_public_key, Some(test_key(7)));
         assert_eq!(spec.identities.system_assigned_identity_role, None);
         assert_eq!(spec.vm.spot_vm_options.unwrap().eviction_policy, None);
         assert_eq!(spec.vm.diagnostics, None);
