@@ -1,7 +1,7 @@
 //! The admission corpus: cases written as data under `tests/admission/`, each one a manifest (or
 //! an update of one) sent to the real API server, which calls the webhooks, and the verdict it
 //! must give: admitted with the values the stored object holds, or refused at exactly the listed
-//! fields. Every case names the CAPZ rule or default it mirrors, and every CAPZ rule listed in
+//! fields (every refusal names at least one field). Every case names the CAPZ rule or default it mirrors, and every CAPZ rule listed in
 //! `tests/admission/capz-rules.txt` must have a case.
 //!
 //! A suite file is one kind:
@@ -220,6 +220,9 @@ fn judge(case: &Case, answer: &Answer) -> Option<String> {
                 .flat_map(|details| &details.causes)
                 .map(|cause| (cause.field.clone(), cause.reason.clone()))
                 .collect();
+            if causes.is_empty() || causes.contains_key("") {
+                return Some(format!("refused without a field path: {}", status.message));
+            }
             (status.code != 422 || &causes != expected).then(|| {
                 format!(
                     "refused with {} {causes:?}, expected {expected:?}: {}",
