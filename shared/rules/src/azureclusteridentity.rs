@@ -274,14 +274,18 @@ fn managed_identities(spec_: &AzureClusterIdentitySpec, verdict: &mut Verdict) {
     match spec_.type_ {
         IdentityType::UserAssignedMsi => {
             if let Some(id) = spec_.resource_id.as_ref().filter(|id| !id.is_empty()) {
+                // CAPZ admits any value of this deprecated field; it is only used without a clientID.
                 if !is_user_assigned_identity_id(id) {
-                    verdict.reject(FieldError::invalid(
-                        spec().child("resourceID"),
-                        id,
-                        "must be the resource ID of a user-assigned identity, \
+                    verdict.warn(
+                        FieldError::invalid(
+                            spec().child("resourceID"),
+                            id,
+                            "is not the resource ID of a user-assigned identity, \
                          /subscriptions/<subscription>/resourceGroups/<group>/providers/\
                          Microsoft.ManagedIdentity/userAssignedIdentities/<name>",
-                    ));
+                        )
+                        .to_string(),
+                    );
                 }
                 verdict.warn(if spec_.client_id.trim().is_empty() {
                     "spec.resourceID is deprecated: name the managed identity by its spec.clientID instead"
@@ -543,14 +547,20 @@ mod tests {
                 "spec.clientID: Invalid value: \"abc\\n\"",
                 "remove the leading or trailing white space",
             ),
-            (
-                "UserAssignedMSI",
-                json!({"resourceID": "/subscriptions/s/resourceGroups/rg"}),
-                "spec.resourceID: Invalid value",
-                "userAssignedIdentities/<name>",
-            ),
         ];
         refused(&cases);
+        // CAPZ admits any resource ID on a managed identity; a malformed one is only warned about.
+        let odd = identity("UserAssignedMSI", &json!({"resourceID": "fake-resource-id"}));
+        let verdict = odd.validate_create(&context(Operation::Create));
+        assert!(verdict.allowed(), "{:?}", verdict.errors);
+        assert!(
+            verdict
+                .warnings
+                .iter()
+                .any(|text| text.starts_with("spec.resourceID: Invalid value")),
+            "{:?}",
+            verdict.warnings
+        );
     }
 
     #[test]

@@ -23,7 +23,7 @@
 //! ```
 //!
 //! Values that must be random (an SSH key, a role-assignment name) are generated only when an
-//! object is created for real ([`Context::may_generate`]): never for templates, never on dry-run.
+//! object is created for real ([`Context::may_generate`]): never on a dry run or an update.
 
 #![deny(missing_docs)]
 

@@ -190,9 +190,28 @@ pub struct DataDisk {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lun: Option<i32>,
 
-    /// Host caching of the disk.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Host caching of the disk; admission sets `ReadWrite` (`None` on Ultra SSDs) when it is left
+    /// out or empty.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "empty_as_none"
+    )]
     pub caching_type: Option<CachingType>,
+}
+
+/// Reads an empty string as no value: CAPZ's defaulting replaces an empty data disk caching type
+/// before the API server checks it against the enumeration.
+fn empty_as_none<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    use serde::de::IntoDeserializer as _;
+    match Option::<String>::deserialize(deserializer)?.as_deref() {
+        None | Some("") => Ok(None),
+        Some(text) => T::deserialize(text.to_owned().into_deserializer()).map(Some),
+    }
 }
 
 /// Settings of a managed disk.

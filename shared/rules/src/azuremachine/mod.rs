@@ -6,14 +6,15 @@
 //!
 //! ```text
 //!                      AzureMachine                      AzureMachineTemplate
-//!   defaults           SSH key, role assignment, spot,   data disks, network interfaces
-//!                      diagnostics, data disks, NICs
+//!   defaults           SSH key, role assignment, spot,   SSH key, data disks, network
+//!                      diagnostics, data disks, NICs     interfaces
 //!   create checks      spec checks + role name is GUID   spec checks + no role-assignment name
 //!   update checks      field by field (CAPZ's list)      whole spec.template.spec frozen
 //! ```
 //!
-//! Random values (the SSH key, the role-assignment name) are generated only for a real create of
-//! an AzureMachine: a template would hand the same value to every machine made from it.
+//! Random values are generated only for a real create. A template gets an SSH key, which its
+//! machines share (as with CAPZ), but never a role-assignment name: every machine made from it
+//! would then assign its role under the same name.
 //!
 //! ```text
 //!   values      constants and readers the others share
@@ -133,7 +134,7 @@ impl Rules for AzureMachineTemplate {
             old_spec.vm.ssh_public_key.clone_from(&new_spec.vm.ssh_public_key);
         }
         default_template_spec(&mut old_spec);
-        if *new_spec != old_spec {
+        if without_empty_values(new_spec) != without_empty_values(&old_spec) {
             verdict.reject(FieldError::invalid(
                 FieldPath::root("spec").child("template").child("spec"),
                 new_spec,
@@ -144,6 +145,35 @@ impl Rules for AzureMachineTemplate {
         }
         verdict
     }
+}
+
+/// `spec` as JSON without the values that say nothing: `false`, empty strings, and the objects and
+/// lists that hold nothing else. CAPZ compares templates as Go structs, where `false` and `""` are
+/// the same as a field left out, so a template re-applied with or without them is no change.
+fn without_empty_values(spec: &capz_api::AzureMachineSpec) -> serde_json::Value {
+    fn prune(value: serde_json::Value) -> Option<serde_json::Value> {
+        use serde_json::Value;
+        match value {
+            Value::Null | Value::Bool(false) => None,
+            Value::String(text) if text.is_empty() => None,
+            Value::Object(map) => {
+                let map: serde_json::Map<String, Value> = map
+                    .into_iter()
+                    .filter_map(|(key, value)| Some((key, prune(value)?)))
+                    .collect();
+                (!map.is_empty()).then_some(Value::Object(map))
+            }
+            Value::Array(items) => {
+                let items: Vec<Value> = items
+                    .into_iter()
+                    .map(|item| prune(item).unwrap_or_default())
+                    .collect();
+                (!items.is_empty()).then_some(Value::Array(items))
+            }
+            other => Some(other),
+        }
+    }
+    prune(serde_json::to_value(spec).unwrap_or_default()).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -1136,6 +1166,18 @@ mod tests {
         let vm = interfaces(r#"{"subnetName": "node", "networkInterfaces": [{"subnetName": "other"}]}"#);
         assert_eq!(vm.subnet_name.as_deref(), Some("node"));
         assert_eq!(vm.network_interfaces.unwrap()[0].private_ip_configs, None);
+    }
+
+    /// CAPZ compares templates as Go structs: `false` and `""` are no different from left out.
+    #[test]
+    fn a_template_re_applied_with_or_without_empty_values_is_no_change() {
+        let mut stored = template(r#"{"allocatePublicIP": false, "subnetName": ""}"#).unwrap();
+        stored.default(&create()).unwrap();
+        let mut again = stored.clone();
+        again.spec.template.spec.allocate_public_ip = None;
+        assert!(again.validate_update(&stored, &update()).allowed());
+        again.spec.template.spec.allocate_public_ip = Some(true);
+        assert!(!again.validate_update(&stored, &update()).allowed());
     }
 
     #[test]
