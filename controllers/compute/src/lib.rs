@@ -35,10 +35,11 @@ use capz_api::{AzureCluster, AzureMachine};
 use capz_kit::filter::{changes, everything_but_status};
 use capz_kit::identity::{Identities, IdentitySettings};
 use capz_kit::kube::runtime::reflector::ObjectRef;
-use capz_kit::kube::runtime::{Controller, WatchStreamExt as _, predicates, watcher};
+use capz_kit::kube::runtime::{Controller, WatchStreamExt as _, predicates};
 use capz_kit::kube::{Resource, ResourceExt as _};
 use capz_kit::queue::counted;
 use capz_kit::runner::{self, BoxError};
+use capz_kit::watch::watch;
 
 use crate::context::State;
 
@@ -70,8 +71,7 @@ fn controller(ctx: &runner::Context) -> Controller<AzureMachine> {
         Some(azure_machine_changes(machine))
     });
     let store = controller.store();
-    let machines = watcher(ctx.api::<Machine>(), ctx.watcher_config())
-        .default_backoff()
+    let machines = watch(ctx.api::<Machine>(), ctx.watcher_config())
         .touched_objects()
         .predicate_filter(
             |machine: &Machine| Some(machine_changes(machine)),

@@ -34,10 +34,11 @@ use capz_kit::cluster::{cluster_name, is_paused};
 use capz_kit::filter::{Seen, everything_but_status};
 use capz_kit::identity::{Identities, IdentitySettings};
 use capz_kit::kube::ResourceExt as _;
+use capz_kit::kube::runtime::WatchStreamExt as _;
 use capz_kit::kube::runtime::reflector::{self, ObjectRef, Store};
-use capz_kit::kube::runtime::{WatchStreamExt as _, watcher};
 use capz_kit::queue::{self, counted};
 use capz_kit::runner::{BoxError, Context};
+use capz_kit::watch::watch;
 
 use crate::context::{MachineSource, State};
 use crate::reconcile::{reference_key, references_changed};
@@ -63,12 +64,9 @@ pub async fn run(ctx: Context, settings: IdentitySettings) -> Result<(), BoxErro
         failures: Mutex::default(),
     });
     // A change of who refers to which identity reconciles the identities again.
-    let cluster_events = watcher(ctx.api::<AzureCluster>(), ctx.watcher_config())
-        .default_backoff()
-        .reflect(cluster_writer);
-    let control_plane_events = watcher(ctx.api::<AzureManagedControlPlane>(), ctx.watcher_config())
-        .default_backoff()
-        .reflect(control_plane_writer);
+    let cluster_events = watch(ctx.api::<AzureCluster>(), ctx.watcher_config()).reflect(cluster_writer);
+    let control_plane_events =
+        watch(ctx.api::<AzureManagedControlPlane>(), ctx.watcher_config()).reflect(control_plane_writer);
     let references = futures_util::stream::select(
         references_changed(cluster_events, |cluster: &AzureCluster| {
             reference_key(cluster, cluster.spec.class.identity_ref.as_ref())

@@ -51,6 +51,7 @@ pub mod server;
 pub mod status;
 pub mod tags;
 pub mod telemetry;
+pub mod watch;
 
 pub use capz_api as api;
 pub use capz_azure as azure;

@@ -34,7 +34,8 @@
 //!    by [`Context::controller`] watches `--namespace` (or all), only objects matching
 //!    `--watch-filter`, runs `--concurrency` reconciles at a time, reconciles every object again
 //!    every `--sync-period`, and drains when the shutdown signal comes. Its watches start at
-//!    once, so a standby replica has warm caches.
+//!    once, so a standby replica has warm caches; each waits out its own errors
+//!    ([`crate::watch`]), so that one failing watch never holds up the others for long.
 //! 4. With `--leader-elect`, reconciles ([`crate::reconciler`]) wait until this replica holds the
 //!    Lease. Without it, the Lease is renewed all the same, as a heartbeat: peers read it to tell
 //!    that the controller runs ([`crate::presence`]).
@@ -74,6 +75,7 @@ use crate::queue::{Queue, counted};
 use crate::report::Reporter;
 use crate::server::{Readiness, Servers};
 use crate::telemetry::Telemetry;
+use crate::watch::{TriggerPause, watch};
 
 /// An error of a controller's own setup or run, as its closure returns it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -272,14 +274,15 @@ impl Context {
             .wait_for_list(api.clone(), &config, self.shutdown.0.clone());
         let (reader, writer) = reflector::store();
         let queue = Queue::of::<K>();
-        let events = watcher(api, config)
-            .default_backoff()
+        let events = watch(api, config)
             .reflect(writer)
             .applied_objects()
             .predicate_filter(changes, PredicateConfig::default())
             .inspect_ok(move |object| queue.add(&ObjectRef::from_obj(object)));
         let resync = crate::queue::each_of(reader.clone(), every(self.args.sync_period));
         Controller::for_stream(events, reader)
+            // Each watch waits out its own errors: see crate::watch.
+            .trigger_backoff(TriggerPause)
             .with_config(controller::Config::default().concurrency(self.args.concurrency_for(&kind)))
             .reconcile_all_on(resync)
             .graceful_shutdown_on(self.shutdown.triggered())
@@ -295,8 +298,7 @@ impl Context {
         &self,
         changes: impl Fn(&AzureCluster) -> Option<u64> + Send + 'static,
     ) -> Controller<AzureCluster> {
-        let clusters = watcher(self.api::<Cluster>(), self.watcher_config())
-            .default_backoff()
+        let clusters = watch(self.api::<Cluster>(), self.watcher_config())
             .touched_objects()
             .predicate_filter(crate::filter::cluster_changes, PredicateConfig::default());
         let controller = self.filtered_controller(self.api::<AzureCluster>(), changes);
@@ -328,12 +330,10 @@ impl Context {
     where
         K: Clone + Resource<DynamicType = ()> + DeserializeOwned + Debug + Send + Sync + 'static,
     {
-        let clusters = watcher(self.api::<Cluster>(), self.watcher_config())
-            .default_backoff()
+        let clusters = watch(self.api::<Cluster>(), self.watcher_config())
             .touched_objects()
             .predicate_filter(cluster_changes, PredicateConfig::default());
-        let azure_clusters = watcher(self.api::<AzureCluster>(), watcher::Config::default())
-            .default_backoff()
+        let azure_clusters = watch(self.api::<AzureCluster>(), watcher::Config::default())
             .touched_objects()
             .predicate_filter(azure_cluster_changes, PredicateConfig::default());
         let store = controller.store();
