@@ -208,7 +208,8 @@ mod tests {
 
     #[test]
     fn defaults_give_the_derived_names_and_the_environment_subscription() {
-        // Like CAPZ, network names derive from the AzureCluster's name; group and tags from the Cluster's.
+        // Like CAPZ, network names and the resource group derive from the AzureCluster's name;
+        // ownership tags from the Cluster's.
         let scope = ClusterScope::new(
             &cluster(&serde_json::json!({"location": "westeurope"})),
             Features::default(),
@@ -216,11 +217,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(scope.name, "c1");
-        assert_eq!(scope.resource_group.as_str(), "c1");
+        assert_eq!(scope.resource_group.as_str(), "az");
         assert_eq!(
             scope.subnet_id("az-node-subnet").unwrap().to_string(),
             format!(
-                "/subscriptions/{SUBSCRIPTION}/resourceGroups/c1/providers/Microsoft.Network/virtualNetworks/az-vnet/subnets/az-node-subnet"
+                "/subscriptions/{SUBSCRIPTION}/resourceGroups/az/providers/Microsoft.Network/virtualNetworks/az-vnet/subnets/az-node-subnet"
             )
         );
         let names: Vec<_> = scope
