@@ -435,10 +435,11 @@ pub(super) fn check_private_endpoints(
             ));
         }
         for (j, connection) in connections.iter().enumerate() {
-            let id_path = path
-                .child("privateLinkServiceConnections")
-                .index(j)
-                .child("privateLinkServiceID");
+            let connection_path = path.child("privateLinkServiceConnections").index(j);
+            if let Some(name) = connection.name.as_deref().filter(|name| !name.is_empty()) {
+                errors.extend(checks::network_name(connection_path.child("name"), name, 1, 80));
+            }
+            let id_path = connection_path.child("privateLinkServiceID");
             match connection.private_link_service_id.as_deref() {
                 None | Some("") => {
                     errors.push(FieldError::required(
