@@ -259,7 +259,8 @@ pub(super) fn default_subnets(
         .and_then(|s| s.route_table.as_ref())
         .map(|table| table.name.clone())
         .filter(|name| !name.is_empty());
-    if let (true, Some(table)) = (control_plane, node_route_table)
+    if control_plane
+        && let Some(table) = node_route_table
         && let Some(subnet) = subnets
             .iter_mut()
             .find(|s| s.class.role == SubnetRole::ControlPlane)
