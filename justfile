@@ -50,8 +50,9 @@ unit:
     cargo test --locked -p capz-kit --features otlp --test otlp
 
 # Run the end-to-end tests: clusterctl installs Cluster API and capz-rs (the binaries built here)
-# beside a real API server, and clusters converge on the ARM emulator.
-e2e *args:
+# beside a real API server, and clusters converge on the ARM emulator; the container images are
+# built first and read back with skopeo, umoci and runc.
+e2e *args: images
     cargo build --locked --bins
     cargo test --locked -p capz-e2e {{args}}
 
@@ -251,6 +252,8 @@ up *args:
     "{{just_executable()}}" --justfile "{{justfile()}}" kube-bins > /dev/null
     "{{just_executable()}}" --justfile "{{justfile()}}" capi-bins > /dev/null
     cargo build --locked --quiet --bins
+    # The controllers run from their images, as they ship.
+    "{{just_executable()}}" --justfile "{{justfile()}}" images > /dev/null
     "$CARGO_TARGET_DIR/debug/capz-sandbox" up {{args}}
 
 # Start the sandbox if it is not running, create a cluster of the default flavor with clusterctl
@@ -315,6 +318,39 @@ sandbox-smoke:
         fi
     done
     echo "sandbox-smoke: up, CRDs, owner reference, clusterctl describe, the inventory, the demo cluster and down all work"
+
+# Build the container images of the controllers, the webhooks and the ARM emulator (all, or those
+# named) from the release binaries, into the target directory's `images/`: an OCI layout and a
+# loadable archive each. Prints each image's reference, digest and archive.
+images *names: image-tools
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cargo build --locked --release --bin capz-network --bin capz-loadbalancer --bin capz-compute \
+        --bin capz-identity --bin capz-webhooks --bin arm-emulator
+    python3 images/build.py --bin-dir "$CARGO_TARGET_DIR/release" --cache "{{cache}}/debs" \
+        --out "$CARGO_TARGET_DIR/images" {{names}}
+
+# Install Debian's skopeo, umoci and runc (the tests read and run the images with them), and
+# apt's package lists the images' base is looked up in, when missing. Needs root or sudo.
+image-tools:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    missing=()
+    for tool in skopeo umoci runc; do
+        command -v "$tool" > /dev/null 2>&1 || missing+=("$tool")
+    done
+    sudo=()
+    [ "$(id -u)" = 0 ] || sudo=(sudo)
+    if ! (cd /tmp && apt-get download --print-uris libc6 > /dev/null 2>&1); then
+        "${sudo[@]}" apt-get update -qq
+    fi
+    if [ "${#missing[@]}" != 0 ]; then
+        echo "image-tools: installing ${missing[*]}" >&2
+        if ! "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" > /dev/null 2>&1; then
+            "${sudo[@]}" apt-get update -qq
+            "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" > /dev/null
+        fi
+    fi
 
 # Write what a release publishes for clusterctl into DIR: infrastructure-components.yaml (the
 # `deploy/all` overlay rendered), metadata.yaml and the flavors' cluster-template*.yaml.

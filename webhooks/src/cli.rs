@@ -1,16 +1,18 @@
 //! The `capz-webhooks` command: its flags and its `main`.
 //!
 //! Flags follow CAPZ's manager where it has one (`--webhook-port`, `--feature-gates`,
-//! `--tls-min-version`; `--webhook-cert-dir` is accepted for `--cert-dir`) and the capz-rs
-//! controllers for the rest (`--kubeconfig`, the probe and metrics addresses, `--log-format`,
-//! `--log-level`), with the same names, defaults and parsing.
+//! `--tls-min-version`, `--tls-cipher-suites`; `--webhook-cert-dir` is accepted for `--cert-dir`,
+//! `--health-addr` for `--health-probe-bind-address`) and the capz-rs controllers for the rest
+//! (`--kubeconfig`, the metrics address, `--log-format`, `--log-level`), with the same names,
+//! defaults and parsing. CAPZ's other manager flags are accepted and reported as having no
+//! effect.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use capz_kit::cli::{BindAddress, parse_bind_address};
+use capz_kit::cli::{BindAddress, Tls, parse_bind_address};
 use capz_kit::runner::Shutdown;
 use capz_kit::server::{Readiness, Servers};
 use capz_kit::telemetry::{LogFormat, Telemetry};
@@ -19,7 +21,7 @@ use clap::Parser;
 use tokio_util::sync::CancellationToken;
 
 use crate::routes;
-use crate::server::{Config, Server, StartError, TlsVersion};
+use crate::server::{Config, Server, StartError};
 
 /// Where controller-runtime's webhook servers, CAPZ's among them, look for their certificate.
 pub const DEFAULT_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
@@ -32,7 +34,9 @@ const CONNECT_RETRY: Duration = Duration::from_secs(5);
     name = "capz-webhooks",
     version,
     about = "The admission webhooks of capz-rs: defaulting and validation of the CAPZ kinds",
-    long_about = None
+    long_about = None,
+    // A flag given twice takes its last value, as with CAPZ's manager: patches append arguments.
+    args_override_self = true
 )]
 pub struct Args {
     /// Path to a kubeconfig file, for the lookups defaulting makes. Without it the KUBECONFIG
@@ -54,9 +58,9 @@ pub struct Args {
     #[arg(long, value_name = "GATES", default_value = "", value_parser = parse_features)]
     pub feature_gates: Features,
 
-    /// The lowest TLS version accepted.
-    #[arg(long, value_enum, value_name = "VERSION", default_value_t = TlsVersion::Tls12)]
-    pub tls_min_version: TlsVersion,
+    /// The lowest TLS version and the TLS 1.2 cipher suites accepted.
+    #[command(flatten)]
+    pub tls: Tls,
 
     /// Where /metrics is served (plain HTTP); `0` turns it off.
     #[arg(long, value_name = "ADDRESS", default_value = ":8080", value_parser = parse_bind_address)]
@@ -120,7 +124,8 @@ pub enum RunError {
 /// turns the outcome into the exit code.
 #[must_use]
 pub fn main() -> ExitCode {
-    let args = Args::parse();
+    let command = <Args as clap::CommandFactory>::command();
+    let (args, without_effect) = capz_kit::cli::manager_flags::parse::<Args>(command);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -137,6 +142,7 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    capz_kit::cli::manager_flags::warn_without_effect("capz-webhooks", &without_effect);
     let result = runtime.block_on(async {
         let shutdown = Shutdown::new();
         shutdown.on_signals()?;
@@ -188,7 +194,7 @@ async fn serve(args: &Args, shutdown: &Shutdown, readiness: &Readiness) -> Resul
             address: SocketAddr::from((Ipv4Addr::UNSPECIFIED, args.webhook_port)),
             cert_dir: args.cert_dir.clone(),
             features: args.feature_gates,
-            tls_min_version: args.tls_min_version,
+            tls: args.tls.clone(),
             client: Some(client.clone()),
         },
         &routes,
@@ -239,7 +245,7 @@ mod tests {
         assert_eq!(args.webhook_port, 9443);
         assert_eq!(args.cert_dir, PathBuf::from(DEFAULT_CERT_DIR));
         assert_eq!(args.feature_gates, Features::default());
-        assert_eq!(args.tls_min_version, TlsVersion::Tls12);
+        assert_eq!(args.tls, Tls::default());
         assert_eq!(
             args.metrics_bind_address,
             BindAddress::Address("0.0.0.0:8080".into())
@@ -269,7 +275,7 @@ mod tests {
         assert_eq!(args.webhook_port, 10443);
         assert_eq!(args.cert_dir, PathBuf::from("/certs"));
         assert!(args.feature_gates.edge_zone && !args.feature_gates.api_server_ilb);
-        assert_eq!(args.tls_min_version, TlsVersion::Tls13);
+        assert_eq!(args.tls.tls_min_version, capz_kit::cli::TlsVersion::Tls13);
         assert_eq!(args.metrics_bind_address, BindAddress::Disabled);
         assert_eq!(
             args.health_probe_bind_address,
@@ -284,12 +290,49 @@ mod tests {
     }
 
     #[test]
+    fn every_flag_of_capzs_manager_is_accepted_and_those_acted_on_apply() {
+        use capz_kit::cli::manager_flags::{MANAGER_FLAGS, ManagerFlag, without_inert_flags};
+        let line = without_inert_flags(
+            std::iter::once("capz-webhooks".to_owned())
+                .chain(MANAGER_FLAGS.iter().map(ManagerFlag::with_example))
+                .map(std::ffi::OsString::from),
+            &<Args as clap::CommandFactory>::command(),
+        );
+        let args = Args::try_parse_from(line.args).unwrap();
+        assert_eq!(args.webhook_port, 9443);
+        assert_eq!(
+            args.cert_dir,
+            PathBuf::from("/tmp/k8s-webhook-server/serving-certs/")
+        );
+        assert_eq!(args.tls.tls_cipher_suites.len(), 2);
+        assert_eq!(args.kubeconfig, Some(PathBuf::from("/etc/kubernetes/kubeconfig")));
+        let acted_on: Vec<&str> = MANAGER_FLAGS
+            .iter()
+            .map(|flag| flag.name)
+            .filter(|name| !line.without_effect.contains(name))
+            .collect();
+        assert_eq!(
+            acted_on,
+            [
+                "health-addr",
+                "webhook-port",
+                "webhook-cert-dir",
+                "tls-min-version",
+                "tls-cipher-suites",
+                "feature-gates",
+                "kubeconfig"
+            ]
+        );
+    }
+
+    #[test]
     fn bad_values_are_refused_naming_the_flag() {
         for (flag, expected) in [
             ("--feature-gates=Nope=true", "unknown feature gate"),
             ("--feature-gates=EdgeZone=yes", "neither true nor false"),
             ("--webhook-port=70000", "--webhook-port"),
-            ("--tls-min-version=VersionTLS10", "--tls-min-version"),
+            ("--tls-min-version=VersionTLS9", "--tls-min-version"),
+            ("--tls-cipher-suites=TLS_NOPE", "is not a TLS cipher suite"),
             ("--health-probe-bind-address=9440", "is not an address"),
         ] {
             let message = parse(&[flag]).unwrap_err().to_string();

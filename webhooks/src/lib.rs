@@ -29,4 +29,4 @@ pub mod tls;
 
 pub use hook::{Hook, Lookup};
 pub use routes::{Route, Routes};
-pub use server::{Config, Server, TlsVersion};
+pub use server::{Config, Server};

@@ -17,6 +17,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use capz_kit::cli::Tls;
 use capz_kit::metrics::{ADMISSION_DURATION_SECONDS, ADMISSION_REQUESTS_TOTAL};
 use capz_rules::Features;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -45,18 +46,6 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the certificate files are checked without traffic.
 const RELOAD_PERIOD: Duration = Duration::from_secs(10);
 
-/// The lowest TLS version the server accepts, as Cluster API's managers name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum TlsVersion {
-    /// TLS 1.2 and 1.3.
-    #[default]
-    #[value(name = "VersionTLS12")]
-    Tls12,
-    /// TLS 1.3 only.
-    #[value(name = "VersionTLS13")]
-    Tls13,
-}
-
 /// What a server serves, where, and with what.
 #[derive(Clone)]
 pub struct Config {
@@ -66,8 +55,8 @@ pub struct Config {
     pub cert_dir: PathBuf,
     /// The feature gates the rules consult.
     pub features: Features,
-    /// The lowest TLS version accepted.
-    pub tls_min_version: TlsVersion,
+    /// The lowest TLS version and the TLS 1.2 cipher suites accepted.
+    pub tls: Tls,
     /// A client for what defaulting looks up; without one, lookups find nothing.
     pub client: Option<kube::Client>,
 }
@@ -78,7 +67,7 @@ impl std::fmt::Debug for Config {
             .field("address", &self.address)
             .field("cert_dir", &self.cert_dir)
             .field("features", &self.features)
-            .field("tls_min_version", &self.tls_min_version)
+            .field("tls", &self.tls)
             .field("client", &self.client.is_some())
             .finish()
     }
@@ -120,13 +109,13 @@ impl Server {
     /// # Errors
     /// See [`StartError`].
     pub async fn start(config: Config, routes: &Routes) -> Result<Self, StartError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let (provider, unavailable) = config.tls.provider();
+        if !unavailable.is_empty() {
+            tracing::warn!(suites = ?unavailable, "cipher suites rustls does not implement are not offered");
+        }
+        let provider = Arc::new(provider);
         let certificate = Arc::new(ReloadingCertificate::load(&config.cert_dir, provider.clone())?);
-        let acceptor = TlsAcceptor::from(Arc::new(tls_config(
-            provider,
-            config.tls_min_version,
-            certificate.clone(),
-        )?));
+        let acceptor = TlsAcceptor::from(Arc::new(tls_config(provider, &config.tls, certificate.clone())?));
         let listener = TcpListener::bind(config.address)
             .await
             .map_err(|source| StartError::Listen {
@@ -188,18 +177,15 @@ impl Drop for Server {
     }
 }
 
-/// The TLS settings: ring, the given lowest version, the reloading certificate, HTTP/1.1.
+/// The TLS settings: ring with the given suites, the given lowest version, the reloading
+/// certificate, HTTP/1.1.
 fn tls_config(
     provider: Arc<CryptoProvider>,
-    min: TlsVersion,
+    tls: &Tls,
     certificate: Arc<ReloadingCertificate>,
 ) -> Result<ServerConfig, rustls::Error> {
-    let versions: &[&rustls::SupportedProtocolVersion] = match min {
-        TlsVersion::Tls12 => &[&rustls::version::TLS13, &rustls::version::TLS12],
-        TlsVersion::Tls13 => &[&rustls::version::TLS13],
-    };
     let mut config = ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(versions)?
+        .with_protocol_versions(tls.versions())?
         .with_no_client_auth()
         .with_cert_resolver(certificate);
     config.alpn_protocols = vec![b"http/1.1".to_vec()];

@@ -182,8 +182,30 @@ fn kustomize_renders_a_deployment_that_hangs_together() -> TestResult {
     for probe in ["livenessProbe", "readinessProbe"] {
         assert_eq!(container[probe]["httpGet"]["port"], "healthz", "{probe}");
     }
-    flag(container, "feature-gates")?.parse::<capz_rules::Features>()?;
+    with_defaults(flag(container, "feature-gates")?).parse::<capz_rules::Features>()?;
     Ok(())
+}
+
+/// `text` with each clusterctl variable `${NAME:=default}` replaced by its default, as
+/// `clusterctl init` writes it when the variable is unset.
+fn with_defaults(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let variable = &rest[start + 2..];
+        let Some(end) = variable.find('}') else {
+            break;
+        };
+        out.push_str(
+            variable[..end]
+                .split_once(":=")
+                .map_or("", |(_, default)| default),
+        );
+        rest = &variable[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The container's value of `--name=...`.
@@ -300,6 +322,40 @@ fn the_rendered_webhooks_are_the_route_tables() -> TestResult {
             .map(|(name, path, plural)| (name.as_str(), path.as_str(), *plural))
             .collect();
         assert_eq!(rendered, expected, "{kind}");
+    }
+    Ok(())
+}
+
+/// `clusterctl init` substitutes the `EXP_*` variables once for every component, so the webhooks
+/// admit exactly what the controllers build.
+#[test]
+fn every_deployment_reads_the_feature_gates_from_the_same_variables() -> TestResult {
+    let components = component_dir().join("..");
+    let mut gates = Vec::new();
+    for entry in std::fs::read_dir(&components)? {
+        let file = entry?.path().join("deployment.yaml");
+        if !file.is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file)?;
+        let args: Vec<&str> = text
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("- --feature-gates="))
+            .collect();
+        assert_eq!(args.len(), 1, "{} passes --feature-gates once", file.display());
+        gates.push((file, args[0].to_owned()));
+    }
+    assert!(gates.len() >= 5, "the controllers and the webhooks: {gates:?}");
+    let (first_file, first) = &gates[0];
+    for (file, value) in &gates {
+        assert_eq!(value, first, "{} and {}", file.display(), first_file.display());
+    }
+    for gate in first.split(',') {
+        let (name, value) = gate.split_once('=').ok_or("a gate without a value")?;
+        assert!(
+            value.starts_with("${EXP_") && value.ends_with('}'),
+            "{name} is not read from an EXP_ variable: {value}"
+        );
     }
     Ok(())
 }

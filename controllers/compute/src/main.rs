@@ -3,7 +3,7 @@
 use capz_kit::identity::IdentitySettings;
 
 fn main() -> std::process::ExitCode {
-    capz_kit::runner::main(capz_compute::ID, |ctx| async move {
+    capz_kit::runner::main(capz_compute::ID, env!("CARGO_PKG_VERSION"), |ctx| async move {
         capz_compute::run(ctx, IdentitySettings::from_env()?).await
     })
 }

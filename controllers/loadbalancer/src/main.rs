@@ -3,7 +3,9 @@
 use capz_kit::identity::IdentitySettings;
 
 fn main() -> std::process::ExitCode {
-    capz_kit::runner::main(capz_loadbalancer::ID, |ctx| async move {
-        capz_loadbalancer::run(ctx, IdentitySettings::from_env()?).await
-    })
+    capz_kit::runner::main(
+        capz_loadbalancer::ID,
+        env!("CARGO_PKG_VERSION"),
+        |ctx| async move { capz_loadbalancer::run(ctx, IdentitySettings::from_env()?).await },
+    )
 }

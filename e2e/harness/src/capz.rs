@@ -2,7 +2,8 @@
 //! the components rendered from `deploy/` (see [`crate::clusterctl`]), and the harness then plays
 //! the kubelet for the Deployments it created.
 //!
-//! For each Deployment the harness starts the binary its image names, built in this workspace,
+//! For each Deployment the harness runs the image it names, as `just images` built it, under runc
+//! ([`crate::container`]; the binary built in this workspace as a process where runc cannot run),
 //! with the container's arguments and environment as the Pod would get them: plain values, and
 //! values from Secrets read from the cluster. Only what a kubelet and a Service would provide
 //! differs: ports on loopback, a kubeconfig, and the webhook server's certificate from the plane's
@@ -25,6 +26,7 @@ use serde_json::json;
 
 use crate::cluster_api::admit_through;
 use crate::clusterctl::{Clusterctl, PROVIDER, provider_version};
+use crate::container::Runtime;
 use crate::error::{Error, Result};
 use crate::plane::{Plane, free_ports};
 use crate::process::Launch;
@@ -102,6 +104,7 @@ pub struct Capz {
     tokens: Vec<ProjectedToken>,
     processes: Vec<String>,
     metrics: Vec<(String, u16)>,
+    runtime: Runtime,
 }
 
 impl Capz {
@@ -125,6 +128,12 @@ impl Capz {
     pub fn tokens(&self) -> usize {
         self.tokens.len()
     }
+
+    /// What runs the Deployments: their images under runc, or processes (and why).
+    #[must_use]
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
 }
 
 impl Plane {
@@ -135,10 +144,11 @@ impl Plane {
     /// # Errors
     /// When clusterctl fails, a binary is not built, a process stops or does not serve in time.
     pub async fn start_capz(&mut self, clusterctl: &Clusterctl, azure: &AzureEndpoint) -> Result<Capz> {
-        self.start_capz_with(clusterctl, azure, &[]).await
+        self.start_capz_with(clusterctl, azure, &[], &[]).await
     }
 
-    /// [`Plane::start_capz`], with arguments added to some Deployments' container first, as a
+    /// [`Plane::start_capz`], with `variables` for `clusterctl init` (such as `("EXP_EDGEZONE",
+    /// "true")`), and arguments added to some Deployments' container before they start, as a
     /// user edits a Deployment: `(deployment, argument)` pairs, such as `("capz-compute",
     /// "--sync-period=10s")`.
     ///
@@ -148,12 +158,15 @@ impl Plane {
         &mut self,
         clusterctl: &Clusterctl,
         azure: &AzureEndpoint,
+        variables: &[(&str, &str)],
         extra_args: &[(&str, &str)],
     ) -> Result<Capz> {
         let client = self.client().await?;
         settle_cert_manager_probe(&client).await?;
         let provider = format!("{PROVIDER}:{}", provider_version());
-        clusterctl.run(&["init", "--infrastructure", &provider]).await?;
+        clusterctl
+            .run_with_env(&["init", "--infrastructure", &provider], variables)
+            .await?;
         add_container_args(&client, extra_args).await?;
         let deployments = Api::<Deployment>::namespaced(client.clone(), NAMESPACE)
             .list(&ListParams::default().labels(SELECTOR))
@@ -162,7 +175,9 @@ impl Plane {
             tokens: Vec::new(),
             processes: Vec::new(),
             metrics: Vec::new(),
+            runtime: Runtime::detect(),
         };
+        eprintln!("harness: capz-rs's Deployments run {}", capz.runtime.describe());
         let mut webhooks = None;
         for deployment in &deployments {
             let pod = self.pod(&client, deployment, azure, &mut capz).await?;
@@ -247,13 +262,15 @@ impl Plane {
                 program,
                 args: vec![format!("--kubeconfig={}", kubeconfig.display())],
                 env: environment(client, container).await?,
+                container: None,
             },
         };
         pod.launch.env.extend(azure.environment());
         for arg in container.args.iter().flatten() {
             let (flag, _) = arg.split_once('=').unwrap_or((arg, ""));
             let local = match flag {
-                "--health-probe-bind-address" => format!("{flag}=127.0.0.1:{}", ports[0]),
+                // CAPZ's name for it too: a patch written for CAPZ's manager may add it.
+                "--health-probe-bind-address" | "--health-addr" => format!("{flag}=127.0.0.1:{}", ports[0]),
                 "--metrics-bind-address" => {
                     pod.metrics_port = Some(ports[1]);
                     format!("{flag}=127.0.0.1:{}", ports[1])
@@ -272,6 +289,12 @@ impl Plane {
             };
             pod.launch.args.push(local);
         }
+        // What the Pod would have mounted: its own files (token, kubeconfig, certificates) and
+        // the CA files they name.
+        let binds = [dir, self.ca_file().to_owned(), azure.ca_file.clone()];
+        pod.launch = capz
+            .runtime
+            .launch(self.dir(), &pod.name, image, pod.launch, &binds)?;
         Ok(pod)
     }
 

@@ -20,6 +20,7 @@ mod bins;
 pub mod capz;
 pub mod cluster_api;
 pub mod clusterctl;
+pub mod container;
 pub mod controller;
 mod controller_manager;
 pub mod crds;

@@ -86,7 +86,7 @@ impl Plane {
         for sub in ["etcd", "logs"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(Error::io("create", dir.join(sub)))?;
         }
-        let watchdog = Watchdog::start(owns_dir.then_some(dir.as_path()))?;
+        let watchdog = Watchdog::start(owns_dir.then_some(dir.as_path()), &dir.join("runc"))?;
         let ports = free_ports(3)?;
         let (etcd_port, etcd_peer_port) = (ports[0], ports[1]);
         let port = options.port.unwrap_or(ports[2]);
@@ -185,6 +185,7 @@ impl Plane {
                 program: program.to_owned(),
                 args: args.to_vec(),
                 env: Vec::new(),
+                container: None,
             },
         )
     }

@@ -52,6 +52,41 @@ pub(crate) struct Launch {
     pub(crate) program: PathBuf,
     pub(crate) args: Vec<String>,
     pub(crate) env: Vec<(String, String)>,
+    /// The container `program` (runc) runs, which outlives a killed runc unless deleted.
+    pub(crate) container: Option<Container>,
+}
+
+/// A container runc runs in the foreground, by its state directory and id.
+#[derive(Debug, Clone)]
+pub(crate) struct Container {
+    pub(crate) runc_root: PathBuf,
+    pub(crate) id: String,
+}
+
+impl Container {
+    /// Kills and removes the container, if it is there.
+    fn delete(&self) {
+        let _ = Command::new("runc")
+            .arg(format!("--root={}", self.runc_root.display()))
+            .args(["delete", "--force", &self.id])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+
+    /// The host's id of the container's first process, once it runs.
+    fn pid(&self) -> Option<u32> {
+        let output = Command::new("runc")
+            .arg(format!("--root={}", self.runc_root.display()))
+            .args(["state", &self.id])
+            .output()
+            .ok()?;
+        let state: serde_json::Value = serde_json::from_slice(&output.stdout).ok()?;
+        state["pid"]
+            .as_u64()
+            .and_then(|pid| u32::try_from(pid).ok())
+            .filter(|pid| *pid != 0)
+    }
 }
 
 impl Launch {
@@ -89,6 +124,7 @@ impl Process {
             program: program.to_owned(),
             args: args.to_vec(),
             env: Vec::new(),
+            container: None,
         };
         Self::launch(name, launch, log, None)
     }
@@ -136,6 +172,17 @@ impl Process {
     #[must_use]
     pub fn id(&self) -> u32 {
         lock(&self.supervised.child).id()
+    }
+
+    /// The process id of the program itself: in a container, its first process rather than the
+    /// runc that runs it.
+    #[must_use]
+    pub fn program_id(&self) -> u32 {
+        self.launch
+            .container
+            .as_ref()
+            .and_then(Container::pid)
+            .unwrap_or_else(|| self.id())
     }
 
     /// How often it has been started again after it exited.
@@ -214,6 +261,10 @@ fn supervise(name: &str, supervised: &Supervised, launch: &Launch, log: &Path, w
             }
             std::thread::sleep(LOOK);
         }
+        // What a runc that was killed may have left under the id.
+        if let Some(container) = &launch.container {
+            container.delete();
+        }
         match launch.start(log) {
             Ok(child) => {
                 if let Some(watchdog) = watchdog {
@@ -241,6 +292,10 @@ impl Drop for Process {
         self.supervised.stop.store(true, Ordering::SeqCst);
         if let Some(supervisor) = self.supervisor.take() {
             let _ = supervisor.join();
+        }
+        // Killing runc would leave its container running.
+        if let Some(container) = &self.launch.container {
+            container.delete();
         }
         let mut child = lock(&self.supervised.child);
         let _ = child.kill();
@@ -272,16 +327,22 @@ struct WatchdogShell {
 }
 
 impl Watchdog {
-    /// Starts the watchdog for a plane; it removes `dir` too, when given (a plane's own temporary
-    /// directory, not one a user chose and may want to read the logs in).
-    pub(crate) fn start(dir: Option<&Path>) -> Result<Self> {
+    /// Starts the watchdog for a plane; it deletes the containers of the runc state directory
+    /// `runc_root`, and removes `dir` too, when given (a plane's own temporary directory, not one a
+    /// user chose and may want to read the logs in).
+    pub(crate) fn start(dir: Option<&Path>, runc_root: &Path) -> Result<Self> {
         let mut shell = Command::new("bash")
             .args([
                 "-c",
-                r#"pids=""; while read -r pid; do pids="$pids $pid"; done; kill -9 $pids 2>/dev/null; if [ -n "$1" ]; then rm -rf "$1"; fi"#,
+                r#"pids=""; while read -r pid; do pids="$pids $pid"; done; kill -9 $pids 2>/dev/null
+                if [ -d "$2" ]; then
+                    for id in $(runc --root "$2" list -q 2>/dev/null); do runc --root "$2" delete --force "$id" 2>/dev/null; done
+                fi
+                if [ -n "$1" ]; then rm -rf "$1"; fi"#,
                 "watchdog",
             ])
             .arg(dir.unwrap_or(Path::new("")))
+            .arg(runc_root)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -329,7 +390,7 @@ mod tests {
     fn the_watchdog_stops_what_a_vanished_test_process_left() {
         let dir = std::env::temp_dir().join(format!("capz-watchdog-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let watchdog = Watchdog::start(Some(&dir)).unwrap();
+        let watchdog = Watchdog::start(Some(&dir), &dir.join("runc")).unwrap();
         let sleeper = Process::spawn(
             "sleep",
             Path::new("sleep"),

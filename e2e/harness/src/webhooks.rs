@@ -18,9 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use capz_kit::cli::Tls;
 use capz_rules::Features;
 use capz_webhooks::configuration::{self, Endpoint, Registration};
-use capz_webhooks::{Config, Hook, Routes, Server, TlsVersion};
+use capz_webhooks::{Config, Hook, Routes, Server};
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ValidatingWebhook,
     ValidatingWebhookConfiguration,
@@ -116,7 +117,7 @@ impl Plane {
                 address: ([127, 0, 0, 1], 0).into(),
                 cert_dir: cert_dir.clone(),
                 features: options.features,
-                tls_min_version: TlsVersion::default(),
+                tls: Tls::default(),
                 client: Some(client.clone()),
             },
             &routes,

@@ -151,6 +151,7 @@ async fn bench(options: &Options) -> TestResult {
             retry_after_seconds: 1,
             ..Config::default()
         },
+        &[],
         &[
             "capz-network",
             "capz-loadbalancer",
@@ -221,7 +222,7 @@ async fn bench(options: &Options) -> TestResult {
         println!("peak RSS (current: anonymous + file-backed) per process, MiB:");
         for process in environment.plane.processes() {
             if process.name().starts_with("capz-") {
-                let (peak, current, anonymous, file) = memory(process.id());
+                let (peak, current, anonymous, file) = memory(process.program_id());
                 println!(
                     "  {:<20} {peak:>7.1} ({current:.1}: {anonymous:.1} + {file:.1})",
                     process.name()

@@ -3,8 +3,9 @@
 //! reads its request log and state directly). Clusters are written by `clusterctl generate
 //! cluster` from capz-rs's own flavors, as a user writes them.
 //!
-//! The controllers run as the binaries this workspace builds (`cargo build --bins`, which `just
-//! e2e` and `cargo test --workspace` do first), each with its own ServiceAccount's tokens.
+//! The controllers run from the container images `just images` builds (which `just e2e` does
+//! first) under runc, each with its own ServiceAccount's tokens; where runc cannot run, the
+//! binaries this workspace builds run as processes, and the output says so.
 
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
@@ -54,10 +55,11 @@ impl Environment {
     /// # Errors
     /// When any part does not start; the error says which and where its log is.
     pub async fn start_with(config: impl FnOnce(&Plane) -> Config) -> TestResult<Self> {
-        Self::start_with_args(config, &[]).await
+        Self::start_with_args(config, &[], &[]).await
     }
 
-    /// [`Environment::start_with`], with `(deployment, argument)` pairs added to capz-rs's
+    /// [`Environment::start_with`], with `variables` given to `clusterctl init` (such as
+    /// `("EXP_EDGEZONE", "true")`) and `(deployment, argument)` pairs added to capz-rs's
     /// Deployments before their processes start, as a user edits a Deployment: for example
     /// `("capz-compute", "--sync-period=10s")`.
     ///
@@ -65,6 +67,7 @@ impl Environment {
     /// As [`Environment::start`].
     pub async fn start_with_args(
         config: impl FnOnce(&Plane) -> Config,
+        variables: &[(&str, &str)],
         capz_args: &[(&str, &str)],
     ) -> TestResult<Self> {
         let started = Instant::now();
@@ -80,11 +83,14 @@ impl Environment {
             ca_file,
             imds_url: Some(format!("http://{}", imds.address)),
         };
-        let capz = plane.start_capz_with(&clusterctl, &endpoint, capz_args).await?;
+        let capz = plane
+            .start_capz_with(&clusterctl, &endpoint, variables, capz_args)
+            .await?;
         let client = plane.client().await?;
         eprintln!(
-            "e2e: Cluster API and capz-rs ({}) serve after {:.1} s; logs in {}",
+            "e2e: Cluster API and capz-rs ({}, run {}) serve after {:.1} s; logs in {}",
             capz.processes().join(", "),
+            capz.runtime().describe(),
             started.elapsed().as_secs_f64(),
             plane.dir().join("logs").display()
         );
@@ -411,6 +417,38 @@ impl Environment {
     #[must_use]
     pub fn logs(&self) -> &Path {
         self.plane.dir()
+    }
+
+    /// What the process `name` (such as `capz-compute`) has logged so far.
+    ///
+    /// # Errors
+    /// When its log cannot be read.
+    pub fn log_of(&self, name: &str) -> TestResult<String> {
+        Ok(std::fs::read_to_string(
+            self.plane.dir().join("logs").join(format!("{name}.log")),
+        )?)
+    }
+
+    /// Whether admission lets an AzureCluster in an edge zone through, asked with a dry-run
+    /// create in `namespace`: `Err` with the refusal when it does not.
+    ///
+    /// # Errors
+    /// When the API server cannot be asked.
+    pub async fn admits_edge_zone_cluster(&self, namespace: &str) -> TestResult<Result<(), String>> {
+        let mut objects = manifest(&cluster_manifest("edge-zone", "edge-zone-identity"))?;
+        let cluster = document(&mut objects, "AzureCluster")?;
+        cluster.data["spec"]["extendedLocation"] =
+            json!({"name": "microsoftlosangeles1", "type": "EdgeZone"});
+        let api = self.infrastructure("AzureCluster", namespace).await?;
+        let dry_run = PostParams {
+            dry_run: true,
+            ..PostParams::default()
+        };
+        match api.create(&dry_run, cluster).await {
+            Ok(_) => Ok(Ok(())),
+            Err(kube::Error::Api(status)) => Ok(Err(status.message)),
+            Err(err) => Err(err.into()),
+        }
     }
 }
 

@@ -29,6 +29,14 @@ async fn the_default_flavor_converges_and_deletes_without_leftovers() -> TestRes
     .await?;
     let client = environment.client.clone();
     capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
+        // EdgeZone is off unless `clusterctl init` turns it on.
+        let refusal = environment.admits_edge_zone_cluster(&namespace).await?.err();
+        assert!(
+            refusal
+                .as_deref()
+                .is_some_and(|message| message.contains("extendedLocation")),
+            "without EXP_EDGEZONE an edge-zone AzureCluster is refused at its field: {refusal:?}"
+        );
         environment.create_identity_secret(&namespace).await?;
         let manifest = environment.generate(CLUSTER, &namespace, 2).await?;
         let applied_at = Instant::now();

@@ -136,8 +136,10 @@ fn config() -> Config {
 
 #[tokio::test]
 async fn bad_input_is_reported_and_brought_infrastructure_is_left_alone() -> TestResult {
-    let environment = Environment::start(config()).await?;
+    // The gate as a user turns it on: a variable at `clusterctl init`.
+    let environment = Environment::start_with_args(|_| config(), &[("EXP_EDGEZONE", "true")], &[]).await?;
     tokio::try_join!(
+        in_namespace(&environment, edge_zones_are_admitted_with_their_gate),
         in_namespace(&environment, wrong_client_secret),
         in_namespace(&environment, missing_subnet),
         in_namespace(&environment, exhausted_quota),
@@ -145,6 +147,16 @@ async fn bad_input_is_reported_and_brought_infrastructure_is_left_alone() -> Tes
         in_namespace(&environment, externally_managed_cluster),
         in_namespace(&environment, controllers_this_release_lacks),
     )?;
+    Ok(())
+}
+
+/// `EXP_EDGEZONE=true` at `clusterctl init` reaches the webhooks as well as the controllers.
+async fn edge_zones_are_admitted_with_their_gate(environment: &Environment, namespace: String) -> TestResult {
+    if let Err(refusal) = environment.admits_edge_zone_cluster(&namespace).await? {
+        return Err(
+            format!("with EXP_EDGEZONE=true an edge-zone AzureCluster was refused: {refusal}").into(),
+        );
+    }
     Ok(())
 }
 

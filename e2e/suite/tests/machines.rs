@@ -63,9 +63,23 @@ async fn machines_follow_their_deployment_and_a_lost_vm_is_replaced() -> TestRes
             retry_after_seconds: 1,
             ..Config::default()
         },
-        &[("capz-compute", "--sync-period=10s")],
+        &[],
+        // CAPZ's own flags, as a patch written for CAPZ's manager adds them: --v changes nothing
+        // here, the other two are acted on.
+        &[
+            ("capz-compute", "--sync-period=10s"),
+            ("capz-compute", "--v=4"),
+            ("capz-compute", "--health-addr=:9440"),
+            ("capz-compute", "--azuremachine-concurrency=5"),
+        ],
     )
     .await?;
+    let log = environment.log_of("capz-compute")?;
+    assert!(
+        log.lines()
+            .any(|line| line.contains("have no effect in capz-compute") && line.contains("--v")),
+        "capz-compute warns once that --v has no effect:\n{log}"
+    );
     let client = environment.client.clone();
     capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
         environment.create_identity_secret(&namespace).await?;

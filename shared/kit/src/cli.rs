@@ -3,7 +3,11 @@
 //! (`--namespace`, `--watch-filter`, `--sync-period`, `--leader-elect*`, the bind addresses).
 //!
 //! Durations are written as Go writes them (`90s`, `10m`, `1h30m`, `500ms`); bind addresses as
-//! `host:port`, `:port` (every interface) or `0` (disabled).
+//! `host:port`, `:port` (every interface) or `0` (disabled). Every flag of CAPZ's manager is
+//! accepted too ([`manager_flags`]): those that carry behaviour are declared here, under CAPZ's
+//! names or as aliases, and the rest are reported as having no effect.
+
+pub mod manager_flags;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -23,7 +27,8 @@ pub const WATCH_FILTER_LABEL: &str = "cluster.x-k8s.io/watch-filter";
 
 /// The command line of a controller.
 #[derive(Debug, Clone, Parser)]
-#[command(version, about = "A capz-rs controller", long_about = None)]
+// A flag given twice takes its last value, as with CAPZ's manager: patches append arguments.
+#[command(version, about = "A capz-rs controller", long_about = None, args_override_self = true)]
 pub struct Args {
     /// Path to a kubeconfig file. Without it the KUBECONFIG variable is used, then
     /// ~/.kube/config, then the Pod's service account.
@@ -45,17 +50,36 @@ pub struct Args {
     pub concurrency: u16,
 
     /// The concurrency of one kind, as `KIND=N` (such as `AzureMachine=20`); repeatable, or
-    /// comma-separated.
+    /// comma-separated. It wins over CAPZ's per-kind flags below.
     #[arg(long, value_name = "KIND=N", value_delimiter = ',', value_parser = parse_kind_concurrency)]
     pub kind_concurrency: Vec<KindConcurrency>,
+
+    /// CAPZ's flag: the concurrency of AzureCluster, AzureManagedCluster and
+    /// AzureManagedControlPlane.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub azurecluster_concurrency: Option<u16>,
+
+    /// CAPZ's flag: the concurrency of AzureMachine and AzureMachineTemplate.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub azuremachine_concurrency: Option<u16>,
+
+    /// CAPZ's flag: the concurrency of AzureMachinePool and AzureManagedMachinePool.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub azuremachinepool_concurrency: Option<u16>,
+
+    /// CAPZ's flag: the concurrency of AzureMachinePoolMachine.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub azuremachinepoolmachine_concurrency: Option<u16>,
 
     /// How often every watched object is reconciled again when nothing changed, which notices
     /// drift in Azure.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub sync_period: Duration,
 
-    /// Run only while holding the leader-election lease, so that one replica of several works.
-    #[arg(long)]
+    /// Run only while holding the leader-election lease, so that one replica of several works
+    /// (`--leader-elect` or `--leader-elect=true|false`).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = clap::ArgAction::Set)]
     pub leader_elect: bool,
 
     /// The name of the leader-election Lease; `capz-<controller>` when unset.
@@ -85,7 +109,8 @@ pub struct Args {
     pub metrics_bind_address: BindAddress,
 
     /// Where /healthz and /readyz are served (plain HTTP); `0` turns it off.
-    #[arg(long, value_name = "ADDRESS", default_value = ":9440", value_parser = parse_bind_address)]
+    #[arg(long, visible_alias = "health-addr", value_name = "ADDRESS", default_value = ":9440",
+          value_parser = parse_bind_address)]
     pub health_probe_bind_address: BindAddress,
 
     /// CAPZ's feature gates, as `Gate=true,Other=false` (the value CAPZ's manager takes); the
@@ -121,14 +146,26 @@ impl Args {
             .map(|value| format!("{WATCH_FILTER_LABEL}={value}"))
     }
 
-    /// The concurrency of `kind` (matched without regard to case).
+    /// The concurrency of `kind` (matched without regard to case): `--kind-concurrency`, else
+    /// CAPZ's flag for its kind, else `--concurrency`.
     #[must_use]
     pub fn concurrency_for(&self, kind: &str) -> u16 {
+        let capz = match kind.to_ascii_lowercase().as_str() {
+            "azurecluster" | "azuremanagedcluster" | "azuremanagedcontrolplane" => {
+                self.azurecluster_concurrency
+            }
+            "azuremachine" | "azuremachinetemplate" => self.azuremachine_concurrency,
+            "azuremachinepool" | "azuremanagedmachinepool" => self.azuremachinepool_concurrency,
+            "azuremachinepoolmachine" => self.azuremachinepoolmachine_concurrency,
+            _ => None,
+        };
         self.kind_concurrency
             .iter()
             .rev()
             .find(|entry| entry.kind.eq_ignore_ascii_case(kind))
-            .map_or(self.concurrency, |entry| entry.concurrency)
+            .map(|entry| entry.concurrency)
+            .or(capz)
+            .unwrap_or(self.concurrency)
     }
 
     /// The log filter: `--log-level`, else RUST_LOG, else `info`.
@@ -140,6 +177,119 @@ impl Args {
             .filter(|filter| !filter.trim().is_empty())
             .unwrap_or_else(|| "info".to_owned())
     }
+}
+
+/// The TLS flags of Cluster API's manager options, for the HTTPS servers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+pub struct Tls {
+    /// The lowest TLS version accepted. CAPZ's VersionTLS10 and VersionTLS11 are read as
+    /// VersionTLS12, the lowest rustls speaks.
+    #[arg(long, value_enum, value_name = "VERSION", default_value_t = TlsVersion::Tls12)]
+    pub tls_min_version: TlsVersion,
+
+    /// The TLS 1.2 cipher suites offered, by IANA name, comma-separated; all that rustls
+    /// implements when unset. As in Go, TLS 1.3's suites are always offered.
+    #[arg(long, value_name = "SUITES", value_delimiter = ',', value_parser = parse_cipher_suite)]
+    pub tls_cipher_suites: Vec<String>,
+}
+
+impl Tls {
+    /// The protocol versions accepted.
+    #[must_use]
+    pub fn versions(&self) -> &'static [&'static rustls::SupportedProtocolVersion] {
+        static FROM_TLS12: [&rustls::SupportedProtocolVersion; 2] =
+            [&rustls::version::TLS13, &rustls::version::TLS12];
+        static TLS13_ONLY: [&rustls::SupportedProtocolVersion; 1] = [&rustls::version::TLS13];
+        match self.tls_min_version {
+            TlsVersion::Tls12 => &FROM_TLS12,
+            TlsVersion::Tls13 => &TLS13_ONLY,
+        }
+    }
+
+    /// ring's crypto provider with its TLS 1.2 suites cut to `--tls-cipher-suites`, and the
+    /// suites named there that rustls does not implement (CBC, RC4 and 3DES ones), to report.
+    #[must_use]
+    pub fn provider(&self) -> (rustls::crypto::CryptoProvider, Vec<String>) {
+        let mut provider = rustls::crypto::ring::default_provider();
+        if self.tls_cipher_suites.is_empty() {
+            return (provider, Vec::new());
+        }
+        let name = |suite: &rustls::SupportedCipherSuite| format!("{:?}", suite.suite());
+        provider.cipher_suites.retain(|suite| {
+            matches!(suite, rustls::SupportedCipherSuite::Tls13(_))
+                || self.tls_cipher_suites.contains(&name(suite))
+        });
+        let implemented: Vec<String> = rustls::crypto::ring::default_provider()
+            .cipher_suites
+            .iter()
+            .map(|suite| name(suite).replacen("TLS13_", "TLS_", 1))
+            .collect();
+        let unavailable = self
+            .tls_cipher_suites
+            .iter()
+            .filter(|suite| !implemented.contains(suite))
+            .cloned()
+            .collect();
+        (provider, unavailable)
+    }
+}
+
+/// The lowest TLS version an HTTPS server accepts, as Cluster API's managers name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TlsVersion {
+    /// TLS 1.2 and 1.3.
+    #[default]
+    #[value(name = "VersionTLS12", alias = "VersionTLS10", alias = "VersionTLS11")]
+    Tls12,
+    /// TLS 1.3 only.
+    #[value(name = "VersionTLS13")]
+    Tls13,
+}
+
+/// The cipher suites Go knows by name (those `--tls-cipher-suites` of Cluster API's managers
+/// takes), TLS 1.3's included.
+const CIPHER_SUITES: &[&str] = &[
+    "TLS_AES_128_GCM_SHA256",
+    "TLS_AES_256_GCM_SHA384",
+    "TLS_CHACHA20_POLY1305_SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+    "TLS_ECDHE_ECDSA_WITH_RC4_128_SHA",
+    "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+    "TLS_ECDHE_RSA_WITH_RC4_128_SHA",
+    "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA256",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256",
+    "TLS_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384",
+    "TLS_RSA_WITH_RC4_128_SHA",
+];
+
+/// A cipher suite's IANA name, as Go spells it (`..._CHACHA20_POLY1305` is Go's older name of
+/// `..._CHACHA20_POLY1305_SHA256`).
+fn parse_cipher_suite(text: &str) -> Result<String, String> {
+    let name = text.trim();
+    if !CIPHER_SUITES.contains(&name) {
+        return Err(format!(
+            "'{name}' is not a TLS cipher suite; use IANA names such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
+        ));
+    }
+    Ok(name
+        .strip_suffix("_POLY1305")
+        .map_or_else(|| name.to_owned(), |stem| format!("{stem}_POLY1305_SHA256")))
 }
 
 /// The concurrency of one kind, from `--kind-concurrency KIND=N`.
@@ -348,6 +498,94 @@ mod tests {
         assert_eq!(args.health_probe_bind_address, BindAddress::Disabled);
         assert_eq!(args.log_format, LogFormat::Json);
         assert_eq!(args.log_filter(), "debug,kube=warn");
+    }
+
+    #[test]
+    fn every_flag_of_capzs_manager_is_accepted_and_those_acted_on_apply() {
+        use super::manager_flags::{MANAGER_FLAGS, without_inert_flags};
+        let line = without_inert_flags(
+            std::iter::once("capz-test".to_owned())
+                .chain(
+                    MANAGER_FLAGS
+                        .iter()
+                        .map(super::manager_flags::ManagerFlag::with_example),
+                )
+                .chain([
+                    "--azuremachine-concurrency=5".to_owned(),
+                    "--leader-elect=false".to_owned(),
+                ])
+                .map(std::ffi::OsString::from),
+            &<Args as clap::CommandFactory>::command(),
+        );
+        let args = Args::try_parse_from(line.args).unwrap();
+        assert_eq!(args.concurrency_for("AzureMachine"), 5);
+        assert_eq!(args.concurrency_for("AzureManagedControlPlane"), 10);
+        assert!(!args.leader_elect, "the last --leader-elect wins");
+        assert_eq!(args.leader_election_namespace.as_deref(), Some("capz-system"));
+        assert_eq!(args.sync_period, Duration::from_mins(10));
+        assert_eq!(
+            args.health_probe_bind_address,
+            BindAddress::Address("0.0.0.0:9440".into())
+        );
+        assert_eq!(
+            args.kubeconfig.as_deref(),
+            Some("/etc/kubernetes/kubeconfig".as_ref())
+        );
+        assert_eq!(
+            line.without_effect,
+            [
+                "profiler-address",
+                "debouncing-timer",
+                "webhook-port",
+                "webhook-cert-dir",
+                "reconcile-timeout",
+                "service-reconcile-timeout",
+                "api-call-timeout",
+                "reconciler-requeue",
+                "enable-tracing",
+                "bootstrap-config-gvk",
+                "disable-controllers-or-webhooks",
+                "tls-min-version",
+                "tls-cipher-suites",
+                "diagnostics-address",
+                "insecure-diagnostics",
+                "v",
+                "vmodule",
+                "logtostderr",
+                "alsologtostderr",
+                "stderrthreshold",
+                "log_dir",
+                "log_file",
+                "log_file_max_size",
+                "log_backtrace_at",
+                "add_dir_header",
+                "skip_headers",
+                "skip_log_headers",
+                "one_output",
+            ]
+        );
+    }
+
+    #[test]
+    fn capzs_concurrency_flags_cover_their_kinds_and_kind_concurrency_wins() {
+        let args = parse(&[
+            "--concurrency=3",
+            "--azurecluster-concurrency=4",
+            "--azuremachinepool-concurrency=6",
+            "--azuremachinepoolmachine-concurrency=7",
+            "--kind-concurrency=AzureManagedCluster=8",
+        ])
+        .unwrap();
+        assert_eq!(args.concurrency_for("AzureCluster"), 4);
+        assert_eq!(args.concurrency_for("AzureManagedControlPlane"), 4);
+        assert_eq!(args.concurrency_for("AzureManagedCluster"), 8);
+        assert_eq!(args.concurrency_for("AzureManagedMachinePool"), 6);
+        assert_eq!(args.concurrency_for("AzureMachinePoolMachine"), 7);
+        assert_eq!(args.concurrency_for("AzureMachine"), 3);
+        assert_eq!(args.concurrency_for("AzureClusterIdentity"), 3);
+        assert!(parse(&["--azuremachine-concurrency=0"]).is_err());
+        assert!(parse(&["--leader-elect"]).unwrap().leader_elect);
+        assert!(parse(&["--leader-elect=true"]).unwrap().leader_elect);
     }
 
     #[test]

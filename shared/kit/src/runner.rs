@@ -15,7 +15,7 @@
 //!
 //! fn main() -> std::process::ExitCode {
 //!     let id = ControllerId::custom("example", "capz-example", "example.infrastructure.cluster.x-k8s.io");
-//!     capz_kit::runner::main(id, |ctx| async move {
+//!     capz_kit::runner::main(id, env!("CARGO_PKG_VERSION"), |ctx| async move {
 //!         ctx.run(ctx.controller(ctx.api::<ConfigMap>()), reconcile, Arc::new(()))
 //!             .await;
 //!         Ok(())
@@ -56,7 +56,6 @@ use std::time::Duration;
 
 use capz_api::AzureCluster;
 use capz_api::capi::Cluster;
-use clap::Parser as _;
 use futures_util::Stream;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::core::NamespaceResourceScope;
@@ -376,16 +375,20 @@ fn every(period: Duration) -> impl Stream<Item = ()> + Send + 'static {
     })
 }
 
-/// The whole `main` of a controller named `name` (such as `network`): parses the flags, sets up
+/// The whole `main` of the controller `id` at `version` (its crate's): parses the flags, sets up
 /// telemetry, runs [`run`] on a multi-threaded runtime until SIGTERM or SIGINT, and turns the
 /// outcome into the exit code.
-pub fn main<F, Fut>(id: ControllerId, build: F) -> ExitCode
+pub fn main<F, Fut>(id: ControllerId, version: &'static str, build: F) -> ExitCode
 where
     F: FnOnce(Context) -> Fut,
     Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
 {
     let name = id.name();
-    let args = Args::parse();
+    let command = <Args as clap::CommandFactory>::command()
+        .name(id.user_agent())
+        .version(version)
+        .about(format!("The {name} controller of capz-rs"));
+    let (args, without_effect) = crate::cli::manager_flags::parse::<Args>(command);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -405,6 +408,7 @@ where
             return ExitCode::FAILURE;
         }
     };
+    crate::cli::manager_flags::warn_without_effect(id.user_agent(), &without_effect);
     let result = runtime.block_on(async {
         let shutdown = Shutdown::new();
         shutdown.on_signals()?;

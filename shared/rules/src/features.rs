@@ -14,15 +14,26 @@ pub struct Features {
     pub edge_zone: bool,
 }
 
-/// Gates CAPZ knows that do not change admission here.
+/// Gates CAPZ's manager (v1.26.0) knows, its own and Cluster API's, that change nothing here;
+/// `ClusterResourceSet` and `MachinePoolMachines` are gates of earlier releases.
 const OTHER_GATES: &[&str] = &[
-    "MachinePool",
+    "AKS",
     "AKSResourceHealth",
+    "ASOAPI",
+    "AllBeta",
     "ClusterResourceSet",
     "ClusterTopology",
-    "ASOAPI",
+    "InPlaceUpdates",
     "KubeadmBootstrapFormatIgnition",
+    "MachinePool",
     "MachinePoolMachines",
+    "MachineSetPreflightChecks",
+    "MachineTaintPropagation",
+    "MachineWaitForVolumeDetachConsiderVolumeAttachments",
+    "PriorityQueue",
+    "ReconcilerRateLimiting",
+    "RuntimeSDK",
+    "SkipMachinePoolModelReconciliation",
 ];
 
 /// A `--feature-gates` value that cannot be read.
@@ -40,9 +51,12 @@ impl std::error::Error for FeaturesError {}
 impl FromStr for Features {
     type Err = FeaturesError;
 
-    /// Reads `Gate=true,Other=false` (empty: every gate off).
+    /// Reads `Gate=true,Other=false` (empty: every gate off). `AllAlpha=true` turns on the alpha
+    /// gates (both of these are) that are not named, as Kubernetes' gates do.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let mut features = Self::default();
+        let mut all_alpha = false;
+        let (mut ilb_named, mut edge_zone_named) = (false, false);
         for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (name, value) = pair
                 .split_once('=')
@@ -57,16 +71,21 @@ impl FromStr for Features {
                 }
             };
             match name.trim() {
-                "APIServerILB" => features.api_server_ilb = on,
-                "EdgeZone" => features.edge_zone = on,
+                "APIServerILB" => (features.api_server_ilb, ilb_named) = (on, true),
+                "EdgeZone" => (features.edge_zone, edge_zone_named) = (on, true),
+                "AllAlpha" => all_alpha = on,
                 known if OTHER_GATES.contains(&known) => {}
                 unknown => {
                     return Err(FeaturesError(format!(
-                        "unknown feature gate {unknown:?}; known gates: APIServerILB, EdgeZone, {}",
+                        "unknown feature gate {unknown:?}; known gates: APIServerILB, EdgeZone, AllAlpha, {}",
                         OTHER_GATES.join(", ")
                     )));
                 }
             }
+        }
+        if all_alpha {
+            features.api_server_ilb |= !ilb_named;
+            features.edge_zone |= !edge_zone_named;
         }
         Ok(features)
     }
@@ -97,6 +116,8 @@ mod tests {
                 .contains("unknown feature gate \"Nope\"")
         );
         assert!("EdgeZone".parse::<Features>().is_err());
+        let alpha: Features = "AllAlpha=true,EdgeZone=false,AKS=true".parse().unwrap();
+        assert!(alpha.api_server_ilb && !alpha.edge_zone);
         assert!("EdgeZone=yes".parse::<Features>().is_err());
     }
 }

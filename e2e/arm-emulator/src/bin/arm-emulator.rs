@@ -70,12 +70,16 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("--version") {
+        println!("arm-emulator {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
     let options = match parse(std::env::args().skip(1)) {
         Ok(options) => options,
         Err(problem) => {
             eprintln!(
                 "arm-emulator: {problem}\nusage: arm-emulator [--listen ADDRESS] [--ca-file PATH] [--name DNS-NAME]... \
-                 [--plain-http] [--config PATH] [--imds-listen ADDRESS] [--state-file PATH]"
+                 [--plain-http] [--config PATH] [--imds-listen ADDRESS] [--state-file PATH] | --version"
             );
             return ExitCode::from(2);
         }

@@ -707,7 +707,7 @@ pub(super) fn check_class(
     if class.extended_location.is_some() && !features.edge_zone {
         errors.push(FieldError::forbidden(
             spec.child("extendedLocation"),
-            "edge zones need the EdgeZone feature gate (--feature-gates=EdgeZone=true)",
+            "edge zones need the EdgeZone feature gate: EXP_EDGEZONE=true at clusterctl init, or --feature-gates=EdgeZone=true",
         ));
     }
     if let Some(tags) = &class.additional_tags {

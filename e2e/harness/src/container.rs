@@ -1,0 +1,262 @@
+//! capz-rs's Deployments run from their container images, as a kubelet would run them: the image a
+//! Deployment names is looked up among those `just images` built (`images/` in the target
+//! directory), unpacked with umoci into the plane's directory, and its entrypoint run by runc as the
+//! image's user, with the image's environment and the container's arguments and environment, on a
+//! read-only root file system with a fresh `/tmp`, in the host's network namespace (as
+//! `hostNetwork: true` would), with the files a Pod would have mounted (its token and kubeconfig,
+//! the CA files, the webhook server's certificate) bound in at the paths the arguments name.
+//!
+//! Where containers cannot run (runc or umoci missing, not root, or no image built for this
+//! version) the binary built beside the test runs as a process instead, and the plane's log says
+//! why. `CAPZ_HARNESS_RUNTIME=process` asks for processes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::error::{Error, Result};
+use crate::process::{Container, Launch};
+
+/// What runs capz-rs's Deployments.
+#[derive(Debug, Clone)]
+pub enum Runtime {
+    /// runc, with the images in `images`.
+    Runc { images: PathBuf },
+    /// Processes, and why.
+    Processes { why: String },
+}
+
+impl Runtime {
+    /// runc when it can run containers here, else processes.
+    #[must_use]
+    pub fn detect() -> Self {
+        let processes = |why: &str| Self::Processes { why: why.to_owned() };
+        if std::env::var("CAPZ_HARNESS_RUNTIME").is_ok_and(|runtime| runtime == "process") {
+            return processes("CAPZ_HARNESS_RUNTIME=process");
+        }
+        let runs = |program: &str| {
+            Command::new(program)
+                .arg("--version")
+                .output()
+                .is_ok_and(|output| output.status.success())
+        };
+        if !runs("runc") || !runs("umoci") {
+            return processes("runc or umoci is not installed (`just image-tools`)");
+        }
+        let root = Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|output| output.stdout.starts_with(b"0\n"));
+        if !root {
+            return processes("runc runs containers only as root here");
+        }
+        match images_dir() {
+            Some(images) => Self::Runc { images },
+            None => processes("no images are built (`just images`)"),
+        }
+    }
+
+    /// How the container of `name`, whose Deployment names `image`, is started: `program` is the
+    /// binary it would otherwise run. `dir` is the plane's directory; `binds` are the host paths
+    /// the container needs, bound read-only at the same paths.
+    ///
+    /// # Errors
+    /// When the image is not the one built, or cannot be unpacked or read.
+    pub(crate) fn launch(
+        &self,
+        dir: &Path,
+        name: &str,
+        image: &str,
+        program: Launch,
+        binds: &[PathBuf],
+    ) -> Result<Launch> {
+        let Self::Runc { images } = self else {
+            return Ok(program);
+        };
+        let (_, tag) = image.rsplit_once(':').unwrap_or((image, ""));
+        let layout = images.join(name);
+        let config = image_config(&layout, tag).map_err(|message| Error::Manifest {
+            path: layout.display().to_string(),
+            message: format!("image {image}: {message}; run `just images`"),
+        })?;
+        let bundle = dir.join("containers").join(name);
+        let rootfs = bundle.join("rootfs");
+        if rootfs.exists() {
+            std::fs::remove_dir_all(&rootfs).map_err(Error::io("remove", &rootfs))?;
+        }
+        std::fs::create_dir_all(&bundle).map_err(Error::io("create", &bundle))?;
+        unpack(&layout, tag, &rootfs)?;
+        open_the_way(&rootfs, binds)?;
+        let spec = spec(&config, &rootfs, name, &program, binds);
+        let file = bundle.join("config.json");
+        std::fs::write(&file, spec.to_string()).map_err(Error::io("write", &file))?;
+        let container = Container {
+            runc_root: dir.join("runc"),
+            id: format!("{name}-{}", std::process::id()),
+        };
+        Ok(Launch {
+            program: PathBuf::from("runc"),
+            args: vec![
+                format!("--root={}", container.runc_root.display()),
+                "run".to_owned(),
+                format!("--bundle={}", bundle.display()),
+                container.id.clone(),
+            ],
+            env: Vec::new(),
+            container: Some(container),
+        })
+    }
+
+    /// One line for the logs: how the Deployments run.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Runc { images } => format!("from their images in {} under runc", images.display()),
+            Self::Processes { why } => {
+                format!("as processes of the binaries built here, not from images: {why}")
+            }
+        }
+    }
+}
+
+/// `images/` beside the binaries this program runs next to.
+fn images_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors()
+        .map(|dir| dir.join("images"))
+        .find(|dir| dir.join("capz-compute").join("index.json").is_file())
+}
+
+/// The parts of an image's configuration a container is started with.
+#[derive(Debug)]
+struct ImageConfig {
+    entrypoint: Vec<String>,
+    user: (u32, u32),
+    env: Vec<String>,
+    working_dir: String,
+}
+
+/// The configuration of the image tagged `tag` in the OCI layout `layout`.
+fn image_config(layout: &Path, tag: &str) -> std::result::Result<ImageConfig, String> {
+    let read = |path: PathBuf| -> std::result::Result<Value, String> {
+        let text = std::fs::read(&path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+        serde_json::from_slice(&text).map_err(|err| format!("{} is not JSON: {err}", path.display()))
+    };
+    let blob = |digest: &Value| -> std::result::Result<Value, String> {
+        let hex = digest
+            .as_str()
+            .and_then(|digest| digest.strip_prefix("sha256:"))
+            .ok_or("a descriptor without a sha256 digest")?;
+        read(layout.join("blobs").join("sha256").join(hex))
+    };
+    let index = read(layout.join("index.json"))?;
+    let manifest = index["manifests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|manifest| manifest["annotations"]["org.opencontainers.image.ref.name"] == tag)
+        .ok_or_else(|| format!("no image is tagged {tag}"))?;
+    let manifest = blob(&manifest["digest"])?;
+    let config = blob(&manifest["config"]["digest"])?;
+    let config = &config["config"];
+    let strings = |value: &Value| -> Vec<String> {
+        value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|item| item.as_str().map(str::to_owned))
+            .collect()
+    };
+    let user = config["User"].as_str().unwrap_or_default();
+    let (uid, gid) = user.split_once(':').unwrap_or((user, user));
+    let id = |text: &str| {
+        text.parse::<u32>()
+            .map_err(|_| format!("the image's user {user:?} is not numeric"))
+    };
+    Ok(ImageConfig {
+        entrypoint: strings(&config["Entrypoint"]),
+        user: (id(uid)?, id(gid)?),
+        env: strings(&config["Env"]),
+        working_dir: config["WorkingDir"].as_str().unwrap_or("/").to_owned(),
+    })
+}
+
+/// Lets the image's user through the directories of this container's own copy of the image that
+/// lead to the bound paths: `/root` is the image's only closed one, and the sandbox's directory
+/// may be under it.
+fn open_the_way(rootfs: &Path, binds: &[PathBuf]) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    for bind in binds {
+        for ancestor in bind.ancestors().skip(1) {
+            let inside = rootfs.join(ancestor.strip_prefix("/").unwrap_or(ancestor));
+            let Ok(metadata) = std::fs::metadata(&inside) else {
+                continue;
+            };
+            let mode = metadata.permissions().mode();
+            if metadata.is_dir() && mode & 0o001 == 0 {
+                std::fs::set_permissions(&inside, std::fs::Permissions::from_mode(mode | 0o011))
+                    .map_err(Error::io("open up", &inside))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn unpack(layout: &Path, tag: &str, rootfs: &Path) -> Result<()> {
+    let output = Command::new("umoci")
+        .args(["raw", "unpack", "--image"])
+        .arg(format!("{}:{tag}", layout.display()))
+        .arg(rootfs)
+        .output()
+        .map_err(Error::io("run", "umoci"))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    Err(Error::Command {
+        command: format!("umoci raw unpack --image {}:{tag}", layout.display()),
+        problem: String::from_utf8_lossy(&output.stderr).into_owned(),
+    })
+}
+
+/// The runtime spec: the image's entrypoint, user and environment; the container's arguments and
+/// environment; a read-only root, a fresh `/tmp`, no capabilities, the host's network.
+fn spec(config: &ImageConfig, rootfs: &Path, name: &str, program: &Launch, binds: &[PathBuf]) -> Value {
+    let args: Vec<String> = config.entrypoint.iter().chain(&program.args).cloned().collect();
+    let env: Vec<String> = config
+        .env
+        .iter()
+        .cloned()
+        .chain(program.env.iter().map(|(name, value)| format!("{name}={value}")))
+        .collect();
+    let mut mounts = vec![
+        json!({"destination": "/proc", "type": "proc", "source": "proc"}),
+        json!({"destination": "/dev", "type": "tmpfs", "source": "tmpfs",
+               "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]}),
+        json!({"destination": "/tmp", "type": "tmpfs", "source": "tmpfs",
+               "options": ["nosuid", "nodev", "mode=1777", "size=65536k"]}),
+    ];
+    mounts.extend(binds.iter().map(
+        |path| json!({"destination": path, "type": "bind", "source": path, "options": ["rbind", "ro"]}),
+    ));
+    json!({
+        "ociVersion": "1.0.2",
+        "hostname": name,
+        "process": {
+            "terminal": false,
+            "user": {"uid": config.user.0, "gid": config.user.1},
+            "args": args,
+            "env": env,
+            "cwd": config.working_dir,
+            "noNewPrivileges": true,
+            "capabilities": {"bounding": [], "effective": [], "permitted": []},
+        },
+        "root": {"path": rootfs, "readonly": true},
+        "mounts": mounts,
+        "linux": {
+            "namespaces": [{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}],
+            "maskedPaths": ["/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug"],
+            "readonlyPaths": ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"],
+        },
+    })
+}

@@ -1,0 +1,271 @@
+//! The container images `just images` builds, read back with the standard tools a user has:
+//! skopeo reads each archive both as an OCI archive and as a docker-archive, umoci unpacks the
+//! layout, and runc runs the entrypoint from the unpacked root file system as the image's user.
+//! Building an image again from the same binaries gives the same digest.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use capz_e2e::TestResult;
+use serde_json::Value;
+
+/// Every image and the binary it runs.
+const IMAGES: [&str; 6] = [
+    "capz-network",
+    "capz-loadbalancer",
+    "capz-compute",
+    "capz-identity",
+    "capz-webhooks",
+    "arm-emulator",
+];
+const USER: &str = "65532:65532";
+/// What a shell would be found as; none may be in an image.
+const SHELLS: [&str; 6] = [
+    "bin/sh",
+    "bin/bash",
+    "bin/dash",
+    "usr/bin/sh",
+    "usr/bin/bash",
+    "bin/busybox",
+];
+
+/// `target/images`, beside the directory of the binaries this test runs next to.
+fn images_dir() -> TestResult<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let target = exe
+        .ancestors()
+        .find(|dir| dir.join("images").is_dir())
+        .ok_or("no images beside the build: run `just images` (`just e2e` does) first")?;
+    Ok(target.join("images"))
+}
+
+fn run(program: &str, args: &[&str]) -> TestResult<String> {
+    let output = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|err| format!("cannot run {program} ({err}); Debian's package `{program}` provides it"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{program} {}: {}\n{}",
+            args.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        )
+        .into());
+    }
+    Ok(String::from_utf8(output.stdout)?)
+}
+
+fn version() -> String {
+    format!("v{}", env!("CARGO_PKG_VERSION"))
+}
+
+#[test]
+fn skopeo_reads_each_archive_as_oci_and_as_docker_archive() -> TestResult {
+    let dir = images_dir()?;
+    for name in IMAGES {
+        let archive = dir.join(format!("{name}.tar"));
+        let archive = archive.to_str().ok_or("a path that is not UTF-8")?;
+        let config: Value = serde_json::from_str(&run(
+            "skopeo",
+            &["inspect", "--config", &format!("oci-archive:{archive}")],
+        )?)?;
+        assert_eq!(config["architecture"], "amd64", "{name}");
+        assert_eq!(config["os"], "linux", "{name}");
+        let container = &config["config"];
+        assert_eq!(container["User"], USER, "{name} runs as the non-root user");
+        assert_eq!(
+            container["Entrypoint"],
+            serde_json::json!([format!("/usr/local/bin/{name}")]),
+            "{name}"
+        );
+        let labels = &container["Labels"];
+        assert_eq!(
+            labels["org.opencontainers.image.version"],
+            version().as_str(),
+            "{name}"
+        );
+        assert_eq!(labels["org.opencontainers.image.title"], name);
+        assert!(
+            labels["org.opencontainers.image.source"]
+                .as_str()
+                .is_some_and(|source| source.starts_with("https://")),
+            "{name}: {labels}"
+        );
+        let revision = labels["org.opencontainers.image.revision"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            revision.len() == 40 && revision.chars().all(|c| c.is_ascii_hexdigit()),
+            "{name}: the revision is a commit: {revision}"
+        );
+        // What `docker load` and `kind load image-archive` read: manifest.json and its blobs.
+        let docker: Value = serde_json::from_str(&run(
+            "skopeo",
+            &["inspect", &format!("docker-archive:{archive}")],
+        )?)?;
+        assert_eq!(docker["Labels"], *labels, "{name}");
+        assert_eq!(
+            docker["Layers"].as_array().map(Vec::len),
+            Some(2),
+            "{name}: base and binary"
+        );
+        let listed = run("tar", &["-xOf", archive, "manifest.json"])?;
+        assert!(
+            listed.contains(&format!("\"ghcr.io/capz-rs/{name}:{}\"", version())),
+            "{name}: docker load tags it: {listed}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn each_image_unpacks_to_its_binary_and_the_base_without_a_shell() -> TestResult {
+    let dir = images_dir()?;
+    let scratch = tempdir("unpack")?;
+    for name in IMAGES {
+        let rootfs = scratch.join(name);
+        let layout = format!("{}:{}", dir.join(name).display(), version());
+        run(
+            "umoci",
+            &["raw", "unpack", "--image", &layout, &rootfs.display().to_string()],
+        )?;
+        let entrypoint = rootfs.join("usr/local/bin").join(name);
+        let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&entrypoint)?.permissions());
+        assert_eq!(mode & 0o111, 0o111, "{name}: the entrypoint is executable");
+        for shell in SHELLS {
+            assert!(!rootfs.join(shell).exists(), "{name} holds a shell: {shell}");
+        }
+        assert!(!rootfs.join("bin").exists(), "{name} has no /bin");
+        let passwd = std::fs::read_to_string(rootfs.join("etc/passwd"))?;
+        assert!(passwd.contains(":65532:65532:"), "{name}: {passwd}");
+        let bundle = std::fs::read_to_string(rootfs.join("etc/ssl/certs/ca-certificates.crt"))?;
+        assert!(
+            bundle.matches("BEGIN CERTIFICATE").count() > 100,
+            "{name}: the CA bundle holds Mozilla's roots"
+        );
+        assert!(
+            rootfs.join("lib64/ld-linux-x86-64.so.2").exists(),
+            "{name}: the loader"
+        );
+        assert!(
+            rootfs.join("usr/share/zoneinfo/Europe/Amsterdam").exists(),
+            "{name}: time zones"
+        );
+        if let Some(runc) = runtime() {
+            let output = run_in_container(&runc, &scratch, name, &rootfs)?;
+            assert_eq!(
+                output.trim(),
+                format!("{name} {}", env!("CARGO_PKG_VERSION")),
+                "{name} --version, run by runc as {USER}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&scratch)?;
+    Ok(())
+}
+
+#[test]
+fn building_again_gives_the_same_digests() -> TestResult {
+    let dir = images_dir()?;
+    let again = tempdir("again")?;
+    let bin_dir = dir.parent().ok_or("no target directory")?.join("release");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../images/build.py");
+    let printed = run(
+        "python3",
+        &[
+            &script.display().to_string(),
+            "--bin-dir",
+            &bin_dir.display().to_string(),
+            "--out",
+            &again.display().to_string(),
+            "capz-compute",
+            "capz-webhooks",
+        ],
+    )?;
+    assert_eq!(printed.lines().count(), 2, "{printed}");
+    for name in ["capz-compute", "capz-webhooks"] {
+        let first = std::fs::read(dir.join(name).join("index.json"))?;
+        let second = std::fs::read(again.join(name).join("index.json"))?;
+        assert_eq!(
+            String::from_utf8(first)?,
+            String::from_utf8(second)?,
+            "{name}: the same manifest digest"
+        );
+        assert_eq!(
+            std::fs::read(dir.join(format!("{name}.tar")))?,
+            std::fs::read(again.join(format!("{name}.tar")))?,
+            "{name}: the same archive, byte for byte"
+        );
+    }
+    std::fs::remove_dir_all(&again)?;
+    Ok(())
+}
+
+fn tempdir(purpose: &str) -> TestResult<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("capz-images-{purpose}-{}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// runc, when it is installed and may run containers (as root); otherwise the run is left out,
+/// and said so.
+fn runtime() -> Option<String> {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|output| output.stdout.starts_with(b"0\n"));
+    let installed = Command::new("runc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if root && installed {
+        Some("runc".to_owned())
+    } else {
+        eprintln!("images: runc is not installed or this is not root; the images are not run");
+        None
+    }
+}
+
+/// Runs `name --version` from `rootfs` with runc: read-only, as the image's user, in the
+/// host's network namespace; returns what it printed.
+fn run_in_container(runc: &str, scratch: &Path, name: &str, rootfs: &Path) -> TestResult<String> {
+    let bundle = scratch.join(format!("{name}-bundle"));
+    std::fs::create_dir_all(&bundle)?;
+    let config = serde_json::json!({
+        "ociVersion": "1.0.2",
+        "process": {
+            "terminal": false,
+            "user": {"uid": 65532, "gid": 65532},
+            "args": [format!("/usr/local/bin/{name}"), "--version"],
+            "env": ["PATH=/usr/local/bin:/usr/bin:/bin"],
+            "cwd": "/",
+            "noNewPrivileges": true,
+        },
+        "root": {"path": rootfs, "readonly": true},
+        "mounts": [
+            {"destination": "/proc", "type": "proc", "source": "proc"},
+            {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]},
+        ],
+        "linux": {
+            "namespaces": [{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}],
+        },
+    });
+    std::fs::write(bundle.join("config.json"), serde_json::to_vec(&config)?)?;
+    let state = scratch.join("runc-state");
+    let id = format!("capz-images-{name}-{}", std::process::id());
+    run(
+        runc,
+        &[
+            "--root",
+            &state.display().to_string(),
+            "run",
+            "--bundle",
+            &bundle.display().to_string(),
+            &id,
+        ],
+    )
+}
