@@ -49,12 +49,39 @@ unit:
     cargo test --workspace --locked --exclude capz-e2e
     cargo test --locked -p capz-kit --features otlp --test otlp
 
-# Run the end-to-end tests: clusterctl installs Cluster API and capz-rs (the binaries built here)
-# beside a real API server, and clusters converge on the ARM emulator; the container images are
-# built first and read back with skopeo, umoci and runc.
+# Run the end-to-end tests: clusterctl installs Cluster API and capz-rs (run from the container
+# images built first) beside a real API server, and clusters converge on the ARM emulator. A run
+# of the whole suite then holds capz-rs's RBAC to what its ServiceAccounts did (`just rbac-audit`).
 e2e *args: images
+    #!/usr/bin/env bash
+    set -euo pipefail
     cargo build --locked --bins
-    cargo test --locked -p capz-e2e {{args}}
+    # The audit logs go to a temporary directory, or to CAPZ_AUDIT_DIR (an empty one) to keep them.
+    audit=""
+    if [ -z "{{args}}" ]; then
+        if [ -z "${CAPZ_AUDIT_DIR:-}" ]; then
+            CAPZ_AUDIT_DIR=$(mktemp -d)
+            trap 'rm -rf "$CAPZ_AUDIT_DIR"' EXIT
+        fi
+        export CAPZ_AUDIT_DIR
+        audit=$CAPZ_AUDIT_DIR
+    fi
+    CAPZ_HARNESS_RUNTIME="${CAPZ_HARNESS_RUNTIME:-runc}" cargo test --locked -p capz-e2e {{args}}
+    if [ -n "$audit" ]; then
+        "{{just_executable()}}" --justfile "{{justfile()}}" rbac-audit "$audit"
+    fi
+
+# Compare the RBAC of `deploy/all` with what capz-rs's ServiceAccounts did in the API server audit
+# logs of DIR (end-to-end runs with CAPZ_AUDIT_DIR=DIR): fails on a grant never used or a request
+# refused, and prints the table of both.
+rbac-audit dir:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    bins=$("{{just_executable()}}" --justfile "{{justfile()}}" kube-bins)
+    components=$(mktemp)
+    trap 'rm -f "$components"' EXIT
+    "$bins/kubectl" kustomize deploy/all > "$components"
+    python3 .ci/rbac_audit.py "$components" "{{dir}}"
 
 # Fuzz the ARM emulator's request handling from a fresh seed for ARM_EMULATOR_FUZZ_SECONDS (default 60).
 fuzz:

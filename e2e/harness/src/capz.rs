@@ -175,7 +175,7 @@ impl Plane {
             tokens: Vec::new(),
             processes: Vec::new(),
             metrics: Vec::new(),
-            runtime: Runtime::detect(),
+            runtime: Runtime::chosen()?,
         };
         eprintln!("harness: capz-rs's Deployments run {}", capz.runtime.describe());
         let mut webhooks = None;

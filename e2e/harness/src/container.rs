@@ -7,8 +7,9 @@
 //! the CA files, the webhook server's certificate) bound in at the paths the arguments name.
 //!
 //! Where containers cannot run (runc or umoci missing, not root, or no image built for this
-//! version) the binary built beside the test runs as a process instead, and the plane's log says
-//! why. `CAPZ_HARNESS_RUNTIME=process` asks for processes.
+//! version) the binary built beside the test runs as a process instead, and the harness says why.
+//! `CAPZ_HARNESS_RUNTIME=process` asks for processes; `CAPZ_HARNESS_RUNTIME=runc` (what `just e2e`
+//! sets) makes a missing runtime an error instead, so that a run cannot pass without the images.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,6 +29,26 @@ pub enum Runtime {
 }
 
 impl Runtime {
+    /// What `CAPZ_HARNESS_RUNTIME` asks for: [`Runtime::detect`], except that `runc` makes
+    /// processes an error.
+    ///
+    /// # Errors
+    /// When runc is required and cannot run, saying why.
+    pub fn chosen() -> Result<Self> {
+        let runtime = Self::detect();
+        match &runtime {
+            Self::Processes { why }
+                if std::env::var("CAPZ_HARNESS_RUNTIME").is_ok_and(|asked| asked == "runc") =>
+            {
+                Err(Error::Command {
+                    command: "runc".to_owned(),
+                    problem: format!("CAPZ_HARNESS_RUNTIME=runc, but containers cannot run: {why}"),
+                })
+            }
+            _ => Ok(runtime),
+        }
+    }
+
     /// runc when it can run containers here, else processes.
     #[must_use]
     pub fn detect() -> Self {

@@ -171,7 +171,39 @@ impl Plane {
             "--allow-privileged=true".to_owned(),
             format!("--cert-dir={}", self.dir.display()),
         ];
+        let args = [args, self.audit_args()?].concat();
         self.spawn("kube-apiserver", &binaries.binary("kube-apiserver"), &args)
+    }
+
+    /// With `CAPZ_AUDIT_DIR` set, the API server records every request of capz-rs's
+    /// ServiceAccounts (who, verb, resource, namespace, answer) in a file of that directory named
+    /// after the plane, for the check that `deploy/` grants no more than they use
+    /// (`just rbac-audit`).
+    fn audit_args(&self) -> Result<Vec<String>> {
+        let Some(audit_dir) = std::env::var_os("CAPZ_AUDIT_DIR") else {
+            return Ok(Vec::new());
+        };
+        let audit_dir = PathBuf::from(audit_dir);
+        std::fs::create_dir_all(&audit_dir).map_err(Error::io("create", &audit_dir))?;
+        let policy = self.dir.join("audit-policy.yaml");
+        pki::write(
+            &policy,
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n\
+             - level: Metadata\n  userGroups: [\"system:serviceaccounts:capz-system\"]\n- level: None\n",
+        )?;
+        let name = self
+            .dir
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(vec![
+            format!("--audit-policy-file={}", policy.display()),
+            format!(
+                "--audit-log-path={}",
+                audit_dir.join(format!("{name}.log")).display()
+            ),
+            "--audit-log-format=json".to_owned(),
+        ])
     }
 
     /// Starts one more process beside the plane's; it stops with the plane.
