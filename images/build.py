@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import time
 import urllib.request
 from pathlib import Path
 
@@ -195,7 +196,7 @@ def image(out, name, binary, version, reference, base, packages, epoch, revision
     top = Layer(epoch)
     top.file(entrypoint, binary.read_bytes(), 0o755)
     layers = [base, top.tar()]
-    created = run("date", "-u", "-d", f"@{epoch}", "+%Y-%m-%dT%H:%M:%SZ").decode().strip()
+    created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
     labels = {
         "org.opencontainers.image.title": name,
         "org.opencontainers.image.description": IMAGES[name],

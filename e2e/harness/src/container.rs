@@ -129,6 +129,40 @@ impl Runtime {
         })
     }
 
+    /// Runs the image of `name` tagged `tag` to its end, with `args` after its entrypoint, as
+    /// [`Runtime::launch`] would start it (in `dir`); returns what it printed. `None` when this
+    /// runtime runs processes.
+    ///
+    /// # Errors
+    /// When the image cannot be unpacked or read, or the container fails.
+    pub fn run_to_end(&self, dir: &Path, name: &str, tag: &str, args: &[&str]) -> Result<Option<String>> {
+        if matches!(self, Self::Processes { .. }) {
+            return Ok(None);
+        }
+        let program = Launch {
+            program: PathBuf::from(name),
+            args: args.iter().map(|arg| (*arg).to_owned()).collect(),
+            env: Vec::new(),
+            container: None,
+        };
+        let launch = self.launch(dir, name, &format!("{name}:{tag}"), program, &[])?;
+        let output = Command::new(&launch.program)
+            .args(&launch.args)
+            .output()
+            .map_err(Error::io("run", "runc"));
+        if let Some(container) = &launch.container {
+            container.delete();
+        }
+        let output = output?;
+        if !output.status.success() {
+            return Err(Error::Command {
+                command: format!("{name} {}", args.join(" ")),
+                problem: format!("{}: {}", output.status, String::from_utf8_lossy(&output.stderr)),
+            });
+        }
+        Ok(Some(String::from_utf8_lossy(&output.stdout).into_owned()))
+    }
+
     /// One line for the logs: how the Deployments run.
     #[must_use]
     pub fn describe(&self) -> String {

@@ -65,7 +65,7 @@ pub(crate) struct Container {
 
 impl Container {
     /// Kills and removes the container, if it is there.
-    fn delete(&self) {
+    pub(crate) fn delete(&self) {
         let _ = Command::new("runc")
             .arg(format!("--root={}", self.runc_root.display()))
             .args(["delete", "--force", &self.id])
