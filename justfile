@@ -379,16 +379,15 @@ image-tools:
         fi
     fi
 
-# Write what a release publishes for clusterctl into DIR: infrastructure-components.yaml (the
-# `deploy/all` overlay rendered), metadata.yaml and the flavors' cluster-template*.yaml.
-release-artifacts dir="out":
+# Write release VERSION (such as v0.2.0) into the clusterctl repository OUT: the components with
+# every image pinned by tag and digest, metadata.yaml, the flavors, the image archives and their
+# checksums, and a clusterctl.yaml naming the repository (images/release.py says how it is laid out).
+release version out=(CARGO_TARGET_DIR / "dist"): images
     #!/usr/bin/env bash
     set -euo pipefail
     bins=$("{{just_executable()}}" --justfile "{{justfile()}}" kube-bins)
-    mkdir -p "{{dir}}"
-    "$bins/kubectl" kustomize deploy/all > "{{dir}}/infrastructure-components.yaml"
-    cp deploy/metadata.yaml deploy/templates/cluster-template*.yaml "{{dir}}/"
-    echo "release-artifacts: wrote $(ls "{{dir}}" | wc -l) files to {{dir}}"
+    python3 images/release.py --version "{{version}}" --kubectl "$bins/kubectl" --deploy deploy \
+        --images "$CARGO_TARGET_DIR/images" --out "{{out}}"
 
 # Regenerate deploy/crds from the API types.
 crds:

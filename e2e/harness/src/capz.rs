@@ -25,8 +25,8 @@ use kube::api::{Api, DynamicObject, ListParams, PostParams};
 use serde_json::json;
 
 use crate::cluster_api::admit_through;
-use crate::clusterctl::{Clusterctl, PROVIDER, provider_version};
-use crate::container::Runtime;
+use crate::clusterctl::{Clusterctl, PROVIDER};
+use crate::container::{ImageReference, Runtime};
 use crate::error::{Error, Result};
 use crate::plane::{Plane, free_ports};
 use crate::process::Launch;
@@ -101,32 +101,42 @@ impl AzureEndpoint {
 
 /// capz-rs running beside the plane. Keep it while the processes run: it refreshes their tokens.
 pub struct Capz {
-    tokens: Vec<ProjectedToken>,
-    processes: Vec<String>,
-    metrics: Vec<(String, u16)>,
+    pods: Vec<RunningPod>,
+    azure: AzureEndpoint,
     runtime: Runtime,
+}
+
+/// The container the harness runs for one Deployment, and what it was started from.
+struct RunningPod {
+    name: String,
+    deployment: String,
+    /// The Deployment's uid and Pod template when it started: a change of either restarts it.
+    started_from: String,
+    metrics_port: Option<u16>,
+    _token: ProjectedToken,
 }
 
 impl Capz {
     /// The names of the processes started, one per Deployment (the binary's name).
     #[must_use]
-    pub fn processes(&self) -> &[String] {
-        &self.processes
+    pub fn processes(&self) -> Vec<&str> {
+        self.pods.iter().map(|pod| pod.name.as_str()).collect()
     }
 
     /// Where the process `name` serves `/metrics`, if its Deployment asks for a metrics address.
     #[must_use]
     pub fn metrics_address(&self, name: &str) -> Option<std::net::SocketAddr> {
-        self.metrics
+        self.pods
             .iter()
-            .find(|(process, _)| process == name)
-            .map(|(_, port)| ([127, 0, 0, 1], *port).into())
+            .find(|pod| pod.name == name)
+            .and_then(|pod| pod.metrics_port)
+            .map(|port| ([127, 0, 0, 1], port).into())
     }
 
-    /// How many service-account tokens are being kept fresh.
+    /// How many service-account tokens are being kept fresh (one per process).
     #[must_use]
     pub fn tokens(&self) -> usize {
-        self.tokens.len()
+        self.pods.len()
     }
 
     /// What runs the Deployments: their images under runc, or processes (and why).
@@ -134,6 +144,19 @@ impl Capz {
     pub fn runtime(&self) -> &Runtime {
         &self.runtime
     }
+}
+
+/// How long a stopped container has to finish after SIGTERM, as a Pod's grace period.
+const TERMINATION_GRACE: Duration = Duration::from_secs(30);
+
+/// What a Pod started from a Deployment depends on.
+fn started_from(deployment: &Deployment) -> String {
+    let template = deployment.spec.as_ref().map(|spec| &spec.template);
+    format!(
+        "{}/{}",
+        deployment.metadata.uid.as_deref().unwrap_or_default(),
+        serde_json::to_string(&template).unwrap_or_default()
+    )
 }
 
 impl Plane {
@@ -163,33 +186,66 @@ impl Plane {
     ) -> Result<Capz> {
         let client = self.client().await?;
         settle_cert_manager_probe(&client).await?;
-        let provider = format!("{PROVIDER}:{}", provider_version());
+        let provider = format!("{PROVIDER}:{}", clusterctl.capz_version());
         clusterctl
             .run_with_env(&["init", "--infrastructure", &provider], variables)
             .await?;
         add_container_args(&client, extra_args).await?;
-        let deployments = Api::<Deployment>::namespaced(client.clone(), NAMESPACE)
-            .list(&ListParams::default().labels(SELECTOR))
-            .await?;
         let mut capz = Capz {
-            tokens: Vec::new(),
-            processes: Vec::new(),
-            metrics: Vec::new(),
+            pods: Vec::new(),
+            azure: azure.clone(),
             runtime: Runtime::chosen()?,
         };
         eprintln!("harness: capz-rs's Deployments run {}", capz.runtime.describe());
+        self.sync_capz(&mut capz).await?;
+        Ok(capz)
+    }
+
+    /// Plays the kubelet after capz-rs's Deployments changed (`clusterctl upgrade`, an overlay
+    /// applied): stops the container of each Deployment deleted, recreated or with a new Pod
+    /// template (SIGTERM, as a kubelet stops a Pod), and starts one for each Deployment that has
+    /// none. Returns the names of those started, once each serves its health port and, when the
+    /// webhooks were among them, the API server admits capz-rs's kinds through them again.
+    ///
+    /// # Errors
+    /// When a container cannot start or does not serve in time.
+    pub async fn sync_capz(&mut self, capz: &mut Capz) -> Result<Vec<String>> {
+        let client = self.client().await?;
+        let deployments = Api::<Deployment>::namespaced(client.clone(), NAMESPACE)
+            .list(&ListParams::default().labels(SELECTOR))
+            .await?;
+        let current = |pod: &RunningPod| {
+            deployments.items.iter().any(|deployment| {
+                deployment.metadata.name.as_deref() == Some(pod.deployment.as_str())
+                    && started_from(deployment) == pod.started_from
+            })
+        };
+        let (kept, stale): (Vec<_>, Vec<_>) = std::mem::take(&mut capz.pods).into_iter().partition(current);
+        capz.pods = kept;
+        for pod in stale {
+            self.stop(&pod.name, TERMINATION_GRACE)?;
+        }
+        let mut started = Vec::new();
         let mut webhooks = None;
         for deployment in &deployments {
-            let pod = self.pod(&client, deployment, azure, &mut capz).await?;
+            let name = deployment.metadata.name.as_deref().unwrap_or_default();
+            if capz.pods.iter().any(|pod| pod.deployment == name) {
+                continue;
+            }
+            let pod = self.pod(&client, deployment, capz).await?;
             if let Some(port) = pod.webhook_port {
                 webhooks = Some(port);
             }
             self.launch(&pod.name, pod.launch)?;
             self.wait_listening(&pod.name, pod.health_port).await?;
-            if let Some(port) = pod.metrics_port {
-                capz.metrics.push((pod.name.clone(), port));
-            }
-            capz.processes.push(pod.name);
+            started.push(pod.name.clone());
+            capz.pods.push(RunningPod {
+                name: pod.name,
+                deployment: name.to_owned(),
+                started_from: started_from(deployment),
+                metrics_port: pod.metrics_port,
+                _token: pod.token,
+            });
         }
         if let Some(port) = webhooks {
             let ca_bundle = base64::engine::general_purpose::STANDARD.encode(self.authority().cert_pem());
@@ -202,17 +258,11 @@ impl Plane {
             .await?;
             wait_admitted(&client).await?;
         }
-        Ok(capz)
+        Ok(started)
     }
 
     /// How the kubelet would start the Deployment's container, on loopback ports.
-    async fn pod(
-        &self,
-        client: &Client,
-        deployment: &Deployment,
-        azure: &AzureEndpoint,
-        capz: &mut Capz,
-    ) -> Result<Pod> {
+    async fn pod(&self, client: &Client, deployment: &Deployment, capz: &Capz) -> Result<Pod> {
         let deployment_name = deployment.metadata.name.clone().unwrap_or_default();
         let spec = deployment
             .spec
@@ -223,16 +273,8 @@ impl Plane {
             .containers
             .first()
             .ok_or_else(|| not_runnable(&deployment_name, "it has no container"))?;
-        let image = container.image.as_deref().unwrap_or_default();
-        let (repository, tag) = image.rsplit_once(':').unwrap_or((image, ""));
-        // The binaries here are this clone's build: the release's images must be of its version.
-        if tag != provider_version() {
-            return Err(not_runnable(
-                &deployment_name,
-                &format!("its image {image} is not tagged {}", provider_version()),
-            ));
-        }
-        let name = repository.rsplit('/').next().unwrap_or_default().to_owned();
+        let image = ImageReference::parse(container.image.as_deref().unwrap_or_default())?;
+        let name = image.name().to_owned();
         let program = built(&name)?;
         let dir = self.dir().join(&name);
         std::fs::create_dir_all(&dir).map_err(Error::io("create", &dir))?;
@@ -250,7 +292,6 @@ impl Plane {
         )
         .await?;
         let kubeconfig = self.service_account_kubeconfig(&dir, service_account, token.path())?;
-        capz.tokens.push(token);
 
         let ports = free_ports(3)?;
         let mut pod = Pod {
@@ -264,8 +305,9 @@ impl Plane {
                 env: environment(client, container).await?,
                 container: None,
             },
+            token,
         };
-        pod.launch.env.extend(azure.environment());
+        pod.launch.env.extend(capz.azure.environment());
         for arg in container.args.iter().flatten() {
             let (flag, _) = arg.split_once('=').unwrap_or((arg, ""));
             let local = match flag {
@@ -291,10 +333,10 @@ impl Plane {
         }
         // What the Pod would have mounted: its own files (token, kubeconfig, certificates) and
         // the CA files they name.
-        let binds = [dir, self.ca_file().to_owned(), azure.ca_file.clone()];
+        let binds = [dir, self.ca_file().to_owned(), capz.azure.ca_file.clone()];
         pod.launch = capz
             .runtime
-            .launch(self.dir(), &pod.name, image, pod.launch, &binds)?;
+            .launch(self.dir(), &pod.name, &image, pod.launch, &binds)?;
         Ok(pod)
     }
 
@@ -320,6 +362,7 @@ struct Pod {
     metrics_port: Option<u16>,
     webhook_port: Option<u16>,
     launch: Launch,
+    token: ProjectedToken,
 }
 
 fn not_runnable(deployment: &str, why: &str) -> Error {

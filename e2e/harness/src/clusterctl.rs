@@ -35,6 +35,8 @@ pub struct Clusterctl {
     config: PathBuf,
     home: PathBuf,
     kubeconfig: PathBuf,
+    /// The version of capz-rs's provider `init` installs.
+    capz_version: String,
 }
 
 impl Clusterctl {
@@ -45,12 +47,49 @@ impl Clusterctl {
     /// When a binary or Cluster API's source is missing, or rendering fails.
     pub fn new(binaries: &Path, kubeconfig: &Path, home: &Path) -> Result<Self> {
         std::fs::create_dir_all(home).map_err(Error::io("create", home))?;
+        let components = render_capz(home)?;
+        let config = home.join("clusterctl.yaml");
+        name_capz(&repository(binaries)?, &components, &config)?;
         Ok(Self {
             binary: binaries.join("clusterctl"),
-            config: with_capz(&repository(binaries)?, home)?,
+            config,
             home: home.to_owned(),
             kubeconfig: kubeconfig.to_owned(),
+            capz_version: provider_version(),
         })
+    }
+
+    /// This clusterctl with capz-rs's provider taken from the release repository `repository`
+    /// (as `just release VERSION REPOSITORY` writes it), installing `version`; Cluster API's
+    /// providers stay as they are.
+    ///
+    /// # Errors
+    /// When the release is not in the repository or the configuration cannot be written.
+    pub fn from_release(&self, repository: &Path, version: &str) -> Result<Self> {
+        let release = repository.join(format!("infrastructure-{PROVIDER}"));
+        let components = release.join(version).join("infrastructure-components.yaml");
+        if !components.is_file() {
+            return Err(Error::Manifest {
+                path: components.display().to_string(),
+                message: format!("is missing: release {version} is not in {}", repository.display()),
+            });
+        }
+        let config = self.home.join("clusterctl-release.yaml");
+        let capi = self.binary.parent().map(repository_config).unwrap_or_default();
+        // `latest` lets `clusterctl upgrade` find releases written to the repository later.
+        let latest = release.join("latest").join("infrastructure-components.yaml");
+        name_capz(&capi, &latest, &config)?;
+        Ok(Self {
+            config,
+            capz_version: version.to_owned(),
+            ..self.clone()
+        })
+    }
+
+    /// The version of capz-rs's provider `clusterctl init` installs.
+    #[must_use]
+    pub fn capz_version(&self) -> &str {
+        &self.capz_version
     }
 
     /// The `clusterctl.yaml` naming the local repository: give it as `--config` to `init`,
@@ -172,12 +211,11 @@ pub fn provider_version() -> String {
     format!("v{}", env!("CARGO_PKG_VERSION"))
 }
 
-/// A `clusterctl.yaml` under `home` naming Cluster API's providers (from `capi_config`) and
-/// capz-rs as the `azure` infrastructure provider, rendered from this clone's `deploy/` into
-/// `home/repository` as a release would publish it: `infrastructure-components.yaml` (the `all`
-/// overlay), `metadata.yaml` and the flavors' `cluster-template*.yaml`. It is rendered again for
-/// every clusterctl, so it always matches the clone.
-fn with_capz(capi_config: &Path, home: &Path) -> Result<PathBuf> {
+/// capz-rs's provider rendered from this clone's `deploy/` into `home/repository` as a release
+/// would publish it: `infrastructure-components.yaml` (the `all` overlay), `metadata.yaml` and the
+/// flavors' `cluster-template*.yaml`; returns the components' path. It is rendered again for every
+/// clusterctl, so it always matches the clone.
+fn render_capz(home: &Path) -> Result<PathBuf> {
     let deploy = crds::repository().join("deploy");
     let release = home
         .join("repository")
@@ -197,22 +235,31 @@ fn with_capz(capi_config: &Path, home: &Path) -> Result<PathBuf> {
         let target = release.join(source.file_name().unwrap_or_default());
         std::fs::copy(&source, &target).map_err(Error::io("copy", &source))?;
     }
-    let mut config = std::fs::read_to_string(capi_config).map_err(Error::io("read", capi_config))?;
+    Ok(file)
+}
+
+/// Writes `config`: Cluster API's providers (from `capi_config`) and capz-rs as the `azure`
+/// infrastructure provider at `components`.
+fn name_capz(capi_config: &Path, components: &Path, config: &Path) -> Result<()> {
+    let mut text = std::fs::read_to_string(capi_config).map_err(Error::io("read", capi_config))?;
     let _ = write!(
-        config,
+        text,
         "  - name: {PROVIDER}\n    type: InfrastructureProvider\n    url: {}\n",
-        file.display()
+        components.display()
     );
-    let path = home.join("clusterctl.yaml");
-    std::fs::write(&path, config).map_err(Error::io("write", &path))?;
-    Ok(path)
+    std::fs::write(config, text).map_err(Error::io("write", config))
+}
+
+/// Where the local repository of Cluster API's providers names them, beside `binaries`.
+fn repository_config(binaries: &Path) -> PathBuf {
+    binaries.join("repository").join("clusterctl.yaml")
 }
 
 /// The local repository of the pinned release's providers, rendered into the cache on first use;
 /// returns its `clusterctl.yaml`.
 fn repository(binaries: &Path) -> Result<PathBuf> {
     let dir = binaries.join("repository");
-    let config = dir.join("clusterctl.yaml");
+    let config = repository_config(binaries);
     if config.is_file() {
         return Ok(config);
     }

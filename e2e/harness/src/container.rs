@@ -1,6 +1,8 @@
 //! capz-rs's Deployments run from their container images, as a kubelet would run them: the image a
-//! Deployment names is looked up among those `just images` built (`images/` in the target
-//! directory), unpacked with umoci into the plane's directory, and its entrypoint run by runc as the
+//! Deployment names (by tag, and by digest when it pins one) is looked up in the plane's image
+//! store (what [`Plane::load_image`] loaded, as `kind load` fills a node's) and then among those
+//! `just images` built (`images/` in the target directory), unpacked with umoci into the plane's
+//! directory, and its entrypoint run by runc as the
 //! image's user, with the image's environment and the container's arguments and environment, on a
 //! read-only root file system with a fresh `/tmp`, in the host's network namespace (as
 //! `hostNetwork: true` would), with the files a Pod would have mounted (its token and kubeconfig,
@@ -17,7 +19,123 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
+use crate::plane::Plane;
 use crate::process::{Container, Launch};
+
+/// The plane's image store, under its directory: what a kind node holds after `kind load`.
+const STORE: &str = "images";
+
+/// An image as a Deployment names it: `[registry/]path/name:tag[@digest]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageReference {
+    /// Everything before the tag, such as `ghcr.io/capz-rs/capz-compute`.
+    pub repository: String,
+    pub tag: String,
+    /// The manifest's digest (`sha256:...`), when the reference pins one.
+    pub digest: Option<String>,
+}
+
+impl ImageReference {
+    /// Reads a reference; a tag is required (the harness runs nothing by `latest`).
+    ///
+    /// # Errors
+    /// When it has no tag.
+    pub fn parse(text: &str) -> Result<Self> {
+        let (named, digest) = match text.split_once('@') {
+            Some((named, digest)) => (named, Some(digest.to_owned())),
+            None => (text, None),
+        };
+        // A colon after the last slash starts the tag; one before it is a registry's port.
+        match named.rsplit_once(':') {
+            Some((repository, tag)) if !tag.contains('/') && !tag.is_empty() => Ok(Self {
+                repository: repository.to_owned(),
+                tag: tag.to_owned(),
+                digest,
+            }),
+            _ => Err(Error::Manifest {
+                path: text.to_owned(),
+                message: "an image without a tag; name it by tag (and digest)".to_owned(),
+            }),
+        }
+    }
+
+    /// The last part of the repository, which names the image in a store.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        self.repository.rsplit('/').next().unwrap_or_default()
+    }
+}
+
+impl std::fmt::Display for ImageReference {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "{}:{}", self.repository, self.tag)?;
+        if let Some(digest) = &self.digest {
+            write!(formatter, "@{digest}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Plane {
+    /// Loads the image archive `archive` (OCI, as `just images` and `just release` write them)
+    /// into the plane's image store, as `kind load image-archive` loads one into a node; returns
+    /// what it is named. Deployments naming it then run it rather than the image built.
+    ///
+    /// # Errors
+    /// When the archive names no image or skopeo cannot copy it.
+    pub fn load_image(&self, archive: &Path) -> Result<ImageReference> {
+        let output = Command::new("tar")
+            .arg("-xOf")
+            .arg(archive)
+            .arg("index.json")
+            .output()
+            .map_err(Error::io("read", archive))?;
+        let index: Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
+        let named = index["manifests"][0]["annotations"]["io.containerd.image.name"]
+            .as_str()
+            .ok_or_else(|| Error::Manifest {
+                path: archive.display().to_string(),
+                message: "names no image (no io.containerd.image.name in its index.json)".to_owned(),
+            })?;
+        let image = ImageReference::parse(named)?;
+        self.copy_image(&format!("oci-archive:{}", archive.display()), &image)?;
+        Ok(image)
+    }
+
+    /// Tags the image `image` (loaded, or else built) `tag` too in the plane's store, as
+    /// `docker tag` and a load would: the same digest under a new tag.
+    ///
+    /// # Errors
+    /// When the image is neither loaded nor built, or skopeo cannot copy it.
+    pub fn tag_image(&self, image: &ImageReference, tag: &str) -> Result<ImageReference> {
+        let built = images_dir().unwrap_or_default();
+        let layout = find(image, &[self.dir().join(STORE), built])?;
+        let tagged = ImageReference {
+            tag: tag.to_owned(),
+            digest: None,
+            ..image.clone()
+        };
+        self.copy_image(&format!("oci:{}:{}", layout.display(), image.tag), &tagged)?;
+        Ok(tagged)
+    }
+
+    fn copy_image(&self, source: &str, image: &ImageReference) -> Result<()> {
+        let store = self.dir().join(STORE);
+        std::fs::create_dir_all(&store).map_err(Error::io("create", &store))?;
+        let target = format!("oci:{}:{}", store.join(image.name()).display(), image.tag);
+        let output = Command::new("skopeo")
+            .args(["copy", "--quiet", source, &target])
+            .output()
+            .map_err(Error::io("run", "skopeo"))?;
+        if output.status.success() {
+            return Ok(());
+        }
+        Err(Error::Command {
+            command: format!("skopeo copy {source} {target}"),
+            problem: String::from_utf8_lossy(&output.stderr).into_owned(),
+        })
+    }
+}
 
 /// What runs capz-rs's Deployments.
 #[derive(Debug, Clone)]
@@ -79,27 +197,31 @@ impl Runtime {
     }
 
     /// How the container of `name`, whose Deployment names `image`, is started: `program` is the
-    /// binary it would otherwise run. `dir` is the plane's directory; `binds` are the host paths
-    /// the container needs, bound read-only at the same paths.
+    /// binary it would otherwise run. `dir` is the plane's directory (its image store is
+    /// `images/` there, looked in before the images built); `binds` are the host paths the
+    /// container needs, bound read-only at the same paths.
     ///
     /// # Errors
-    /// When the image is not the one built, or cannot be unpacked or read.
+    /// When the image is neither loaded nor built (or, run as a process, the binary is of another
+    /// version than the tag), or cannot be unpacked or read.
     pub(crate) fn launch(
         &self,
         dir: &Path,
         name: &str,
-        image: &str,
+        image: &ImageReference,
         program: Launch,
         binds: &[PathBuf],
     ) -> Result<Launch> {
         let Self::Runc { images } = self else {
+            check_version(&program.program, image)?;
             return Ok(program);
         };
-        let (_, tag) = image.rsplit_once(':').unwrap_or((image, ""));
-        let layout = images.join(name);
+        let layout = find(image, &[dir.join(STORE), images.clone()])?;
+        eprintln!("harness: {name} runs {image} from {}", layout.display());
+        let tag = &image.tag;
         let config = image_config(&layout, tag).map_err(|message| Error::Manifest {
             path: layout.display().to_string(),
-            message: format!("image {image}: {message}; run `just images`"),
+            message: format!("image {image}: {message}"),
         })?;
         let bundle = dir.join("containers").join(name);
         let rootfs = bundle.join("rootfs");
@@ -145,7 +267,12 @@ impl Runtime {
             env: Vec::new(),
             container: None,
         };
-        let launch = self.launch(dir, name, &format!("{name}:{tag}"), program, &[])?;
+        let image = ImageReference {
+            repository: name.to_owned(),
+            tag: tag.to_owned(),
+            digest: None,
+        };
+        let launch = self.launch(dir, name, &image, program, &[])?;
         let output = Command::new(&launch.program)
             .args(&launch.args)
             .output()
@@ -167,7 +294,10 @@ impl Runtime {
     #[must_use]
     pub fn describe(&self) -> String {
         match self {
-            Self::Runc { images } => format!("from their images in {} under runc", images.display()),
+            Self::Runc { images } => format!(
+                "from their images under runc (those loaded into the plane, else those built in {})",
+                images.display()
+            ),
             Self::Processes { why } => {
                 format!("as processes of the binaries built here, not from images: {why}")
             }
@@ -192,27 +322,74 @@ struct ImageConfig {
     working_dir: String,
 }
 
+fn read_json(path: &Path) -> std::result::Result<Value, String> {
+    let text = std::fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+    serde_json::from_slice(&text).map_err(|err| format!("{} is not JSON: {err}", path.display()))
+}
+
+/// The digest of the manifest tagged `tag` in the OCI layout `layout`.
+fn manifest_digest(layout: &Path, tag: &str) -> std::result::Result<String, String> {
+    let index = read_json(&layout.join("index.json"))?;
+    index["manifests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|manifest| manifest["annotations"]["org.opencontainers.image.ref.name"] == tag)
+        .and_then(|manifest| manifest["digest"].as_str().map(str::to_owned))
+        .ok_or_else(|| format!("no image is tagged {tag}"))
+}
+
+/// The OCI layout holding `image` among `stores` (directories of layouts named after their
+/// images), the first whose tag has the digest the reference asks for, if it asks for one.
+fn find(image: &ImageReference, stores: &[PathBuf]) -> Result<PathBuf> {
+    let mut seen = Vec::new();
+    for store in stores {
+        let layout = store.join(image.name());
+        match manifest_digest(&layout, &image.tag) {
+            Ok(digest) if image.digest.as_ref().is_none_or(|wanted| *wanted == digest) => return Ok(layout),
+            Ok(digest) => seen.push(format!("{} has it as {digest}", store.display())),
+            Err(_) => seen.push(format!("{} has no such tag", store.display())),
+        }
+    }
+    Err(Error::Manifest {
+        path: image.to_string(),
+        message: format!(
+            "cannot run it: {}; load it into the plane or build it (`just images`)",
+            seen.join(", ")
+        ),
+    })
+}
+
+/// A binary run in place of `image` must be of the version the image is tagged with.
+fn check_version(program: &Path, image: &ImageReference) -> Result<()> {
+    let output = Command::new(program)
+        .arg("--version")
+        .output()
+        .map_err(Error::io("run", program))?;
+    let printed = String::from_utf8_lossy(&output.stdout);
+    let version = printed.split_whitespace().nth(1).unwrap_or_default();
+    if image.tag.strip_prefix('v') == Some(version) {
+        return Ok(());
+    }
+    Err(Error::Manifest {
+        path: image.to_string(),
+        message: format!(
+            "cannot run it as a process: {} is version {version:?}, not the image's tag",
+            program.display()
+        ),
+    })
+}
+
 /// The configuration of the image tagged `tag` in the OCI layout `layout`.
 fn image_config(layout: &Path, tag: &str) -> std::result::Result<ImageConfig, String> {
-    let read = |path: PathBuf| -> std::result::Result<Value, String> {
-        let text = std::fs::read(&path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
-        serde_json::from_slice(&text).map_err(|err| format!("{} is not JSON: {err}", path.display()))
-    };
     let blob = |digest: &Value| -> std::result::Result<Value, String> {
         let hex = digest
             .as_str()
             .and_then(|digest| digest.strip_prefix("sha256:"))
             .ok_or("a descriptor without a sha256 digest")?;
-        read(layout.join("blobs").join("sha256").join(hex))
+        read_json(&layout.join("blobs").join("sha256").join(hex))
     };
-    let index = read(layout.join("index.json"))?;
-    let manifest = index["manifests"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|manifest| manifest["annotations"]["org.opencontainers.image.ref.name"] == tag)
-        .ok_or_else(|| format!("no image is tagged {tag}"))?;
-    let manifest = blob(&manifest["digest"])?;
+    let manifest = blob(&Value::String(manifest_digest(layout, tag)?))?;
     let config = blob(&manifest["config"]["digest"])?;
     let config = &config["config"];
     let strings = |value: &Value| -> Vec<String> {

@@ -246,6 +246,21 @@ impl Plane {
         Ok(())
     }
 
+    /// Stops the process called `name` as a kubelet stops a Pod: SIGTERM, and SIGKILL if it has
+    /// not exited after `grace`.
+    ///
+    /// # Errors
+    /// When the plane runs no process of that name.
+    pub fn stop(&mut self, name: &str, grace: std::time::Duration) -> Result<()> {
+        let position = self
+            .processes
+            .iter()
+            .position(|process| process.name() == name)
+            .ok_or_else(|| Error::NoSuchProcess(name.to_owned()))?;
+        self.processes.remove(position).terminate(grace);
+        Ok(())
+    }
+
     /// Starts a process [`Plane::kill`] stopped again, the way it was started first; its log
     /// goes on in the same file.
     ///

@@ -74,6 +74,16 @@ impl Container {
             .status();
     }
 
+    /// Sends `signal` (such as `TERM`) to the container's first process.
+    fn signal(&self, signal: &str) {
+        let _ = Command::new("runc")
+            .arg(format!("--root={}", self.runc_root.display()))
+            .args(["kill", &self.id, signal])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+
     /// The host's id of the container's first process, once it runs.
     fn pid(&self) -> Option<u32> {
         let output = Command::new("runc")
@@ -172,6 +182,27 @@ impl Process {
     #[must_use]
     pub fn id(&self) -> u32 {
         lock(&self.supervised.child).id()
+    }
+
+    /// Stops it for good: SIGTERM to the program (in its container, through runc), then, if it
+    /// has not exited after `grace`, what dropping it does.
+    pub(crate) fn terminate(mut self, grace: Duration) {
+        self.supervised.stop.store(true, Ordering::SeqCst);
+        if let Some(supervisor) = self.supervisor.take() {
+            let _ = supervisor.join();
+        }
+        match &self.launch.container {
+            Some(container) => container.signal("TERM"),
+            None => {
+                let _ = Command::new("kill")
+                    .args(["-TERM", &self.id().to_string()])
+                    .status();
+            }
+        }
+        let until = Instant::now() + grace;
+        while Instant::now() < until && !matches!(lock(&self.supervised.child).try_wait(), Ok(Some(_))) {
+            std::thread::sleep(LOOK);
+        }
     }
 
     /// The process id of the program itself: in a container, its first process rather than the

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
 use arm_emulator::{Config, LoggedRequest, Running, RunningImds};
 use base64::Engine as _;
+use capz_harness::container::Runtime;
 use capz_harness::{AzureEndpoint, Capz, Clusterctl, Plane};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
@@ -70,9 +71,33 @@ impl Environment {
         variables: &[(&str, &str)],
         capz_args: &[(&str, &str)],
     ) -> TestResult<Self> {
+        Self::install(config, variables, capz_args, None).await
+    }
+
+    /// [`Environment::start`], with capz-rs installed from the release `version` in the
+    /// clusterctl repository `repository` (as `just release` writes it) instead of from this
+    /// clone's `deploy/`: its image archives are loaded into the plane first, as a user loads
+    /// them into kind, so its Deployments run the release's images by their digests.
+    ///
+    /// # Errors
+    /// As [`Environment::start`]; also when the release or its images cannot be read.
+    pub async fn start_from_release(config: Config, repository: &Path, version: &str) -> TestResult<Self> {
+        Self::install(|_| config, &[], &[], Some((repository, version))).await
+    }
+
+    async fn install(
+        config: impl FnOnce(&Plane) -> Config,
+        variables: &[(&str, &str)],
+        capz_args: &[(&str, &str)],
+        release: Option<(&Path, &str)>,
+    ) -> TestResult<Self> {
         let started = Instant::now();
         let mut plane = Plane::start().await?;
-        let clusterctl = plane.start_cluster_api().await?;
+        let mut clusterctl = plane.start_cluster_api().await?;
+        if let Some((repository, version)) = release {
+            clusterctl = clusterctl.from_release(repository, version)?;
+            load_release_images(&plane, repository, version)?;
+        }
         let tls = arm_emulator::tls::Tls::generate(&[])?;
         let azure = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config(&plane), &tls).await?;
         let imds = arm_emulator::start_imds(([127, 0, 0, 1], 0).into(), &azure.emulator).await?;
@@ -702,4 +727,70 @@ spec:
         name: {name}
 "
     )
+}
+
+/// Loads the image archives of the release `version` in the clusterctl repository `repository`
+/// into the plane, as a user loads them into kind before installing or upgrading to it (where
+/// containers run at all).
+///
+/// # Errors
+/// When an archive cannot be read or loaded.
+pub fn load_release_images(plane: &Plane, repository: &Path, version: &str) -> TestResult {
+    if matches!(Runtime::detect(), Runtime::Runc { .. }) {
+        let images = repository
+            .join("infrastructure-azure")
+            .join(version)
+            .join("images");
+        for entry in std::fs::read_dir(&images)? {
+            plane.load_image(&entry?.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// Where `just images` wrote the images: `images/` in the target directory this test runs from.
+///
+/// # Errors
+/// When none are built.
+pub fn images_dir() -> TestResult<std::path::PathBuf> {
+    let exe = std::env::current_exe()?;
+    let target = exe
+        .ancestors()
+        .find(|dir| dir.join("images").is_dir())
+        .ok_or("no images beside the build: run `just images` (`just e2e` does) first")?;
+    Ok(target.join("images"))
+}
+
+/// Runs a tool the user would run (skopeo, umoci, python3, ...) to its end; returns what it printed.
+///
+/// # Errors
+/// When it cannot start or fails, with its standard error.
+pub fn run(program: &str, args: &[&str]) -> TestResult<String> {
+    let output = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|err| format!("cannot run {program} ({err}); Debian's package `{program}` provides it"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{program} {}: {}\n{}",
+            args.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        )
+        .into());
+    }
+    Ok(String::from_utf8(output.stdout)?)
+}
+
+/// An empty directory of this test process's own for `purpose`, under the system's temporary one.
+///
+/// # Errors
+/// When it cannot be made.
+pub fn scratch(purpose: &str) -> TestResult<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("capz-e2e-{purpose}-{}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
 }

@@ -3,21 +3,20 @@
 //! layout, and runc runs the entrypoint as the end-to-end tests run it, as the image's user.
 //! Building an image again from the same binaries gives the same digest.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-use capz_e2e::TestResult;
+use capz_e2e::{TestResult, images_dir, run, scratch};
 use capz_harness::container::Runtime;
 use serde_json::Value;
 
-/// Every image and the binary it runs.
-const IMAGES: [&str; 6] = [
-    "capz-network",
-    "capz-loadbalancer",
-    "capz-compute",
-    "capz-identity",
-    "capz-webhooks",
-    "arm-emulator",
+/// Every image (named after the binary it runs) and the crate that binary is built from.
+const IMAGES: [(&str, &str); 6] = [
+    ("capz-network", "controllers/network"),
+    ("capz-loadbalancer", "controllers/loadbalancer"),
+    ("capz-compute", "controllers/compute"),
+    ("capz-identity", "controllers/identity"),
+    ("capz-webhooks", "webhooks"),
+    ("arm-emulator", "e2e/arm-emulator"),
 ];
 const USER: &str = "65532:65532";
 /// What a shell would be found as; none may be in an image.
@@ -30,41 +29,58 @@ const SHELLS: [&str; 6] = [
     "bin/busybox",
 ];
 
-/// `target/images`, beside the directory of the binaries this test runs next to.
-fn images_dir() -> TestResult<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let target = exe
-        .ancestors()
-        .find(|dir| dir.join("images").is_dir())
-        .ok_or("no images beside the build: run `just images` (`just e2e` does) first")?;
-    Ok(target.join("images"))
+fn clone() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
-fn run(program: &str, args: &[&str]) -> TestResult<String> {
-    let output = Command::new(program)
-        .args(args)
-        .output()
-        .map_err(|err| format!("cannot run {program} ({err}); Debian's package `{program}` provides it"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{program} {}: {}\n{}",
-            args.join(" "),
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        )
-        .into());
+/// The version of the crate in `dir` (its own, never the workspace's), as `0.1.0`.
+fn crate_version(dir: &str) -> TestResult<String> {
+    let manifest = std::fs::read_to_string(clone().join(dir).join("Cargo.toml"))?;
+    let version = manifest
+        .lines()
+        .find_map(|line| line.strip_prefix("version = "))
+        .ok_or_else(|| format!("{dir}/Cargo.toml sets no version of its own"))?;
+    Ok(version.trim_matches('"').to_owned())
+}
+
+/// The tag of the image `name`: `v` and its crate's version.
+fn version(name: &str) -> TestResult<String> {
+    let (_, dir) = IMAGES
+        .iter()
+        .find(|(image, _)| *image == name)
+        .ok_or_else(|| format!("no image {name}"))?;
+    Ok(format!("v{}", crate_version(dir)?))
+}
+
+#[test]
+fn each_image_is_tagged_with_its_crates_version_and_deploy_names_that_tag() -> TestResult {
+    for (name, _) in IMAGES {
+        let tag = version(name)?;
+        let index = std::fs::read_to_string(images_dir()?.join(name).join("index.json"))?;
+        assert!(
+            index.contains(&format!("\"org.opencontainers.image.ref.name\":\"{tag}\"")),
+            "{name} is built tagged {tag}: {index}"
+        );
+        let Some(component) = name.strip_prefix("capz-") else {
+            continue;
+        };
+        let kustomization = clone()
+            .join("deploy/components")
+            .join(component)
+            .join("kustomization.yaml");
+        let kustomization = std::fs::read_to_string(kustomization)?;
+        assert!(
+            kustomization.contains(&format!("newName: ghcr.io/capz-rs/{name}\n  newTag: {tag}\n")),
+            "deploy/components/{component} runs {name} at its crate's version {tag}: {kustomization}"
+        );
     }
-    Ok(String::from_utf8(output.stdout)?)
-}
-
-fn version() -> String {
-    format!("v{}", env!("CARGO_PKG_VERSION"))
+    Ok(())
 }
 
 #[test]
 fn skopeo_reads_each_archive_as_oci_and_as_docker_archive() -> TestResult {
     let dir = images_dir()?;
-    for name in IMAGES {
+    for (name, _) in IMAGES {
         let archive = dir.join(format!("{name}.tar"));
         let archive = archive.to_str().ok_or("a path that is not UTF-8")?;
         let config: Value = serde_json::from_str(&run(
@@ -83,7 +99,7 @@ fn skopeo_reads_each_archive_as_oci_and_as_docker_archive() -> TestResult {
         let labels = &container["Labels"];
         assert_eq!(
             labels["org.opencontainers.image.version"],
-            version().as_str(),
+            version(name)?.as_str(),
             "{name}"
         );
         assert_eq!(labels["org.opencontainers.image.title"], name);
@@ -113,7 +129,7 @@ fn skopeo_reads_each_archive_as_oci_and_as_docker_archive() -> TestResult {
         );
         let listed = run("tar", &["-xOf", archive, "manifest.json"])?;
         assert!(
-            listed.contains(&format!("\"ghcr.io/capz-rs/{name}:{}\"", version())),
+            listed.contains(&format!("\"ghcr.io/capz-rs/{name}:{}\"", version(name)?)),
             "{name}: docker load tags it: {listed}"
         );
     }
@@ -123,15 +139,15 @@ fn skopeo_reads_each_archive_as_oci_and_as_docker_archive() -> TestResult {
 #[test]
 fn each_image_unpacks_to_its_binary_and_the_base_without_a_shell() -> TestResult {
     let dir = images_dir()?;
-    let scratch = tempdir("unpack")?;
+    let scratch = scratch("images-unpack")?;
     // Run as the end-to-end tests run them; said and left out where runc cannot run.
     let runtime = Runtime::detect();
     if let Runtime::Processes { why } = &runtime {
         eprintln!("images: the images are not run: {why}");
     }
-    for name in IMAGES {
+    for (name, _) in IMAGES {
         let rootfs = scratch.join(name);
-        let layout = format!("{}:{}", dir.join(name).display(), version());
+        let layout = format!("{}:{}", dir.join(name).display(), version(name)?);
         run(
             "umoci",
             &["raw", "unpack", "--image", &layout, &rootfs.display().to_string()],
@@ -158,10 +174,11 @@ fn each_image_unpacks_to_its_binary_and_the_base_without_a_shell() -> TestResult
             rootfs.join("usr/share/zoneinfo/Europe/Amsterdam").exists(),
             "{name}: time zones"
         );
-        if let Some(output) = runtime.run_to_end(&scratch, name, &version(), &["--version"])? {
+        let tag = version(name)?;
+        if let Some(output) = runtime.run_to_end(&scratch, name, &tag, &["--version"])? {
             assert_eq!(
                 output.trim(),
-                format!("{name} {}", env!("CARGO_PKG_VERSION")),
+                format!("{name} {}", &tag[1..]),
                 "{name} --version, run by runc as {USER}"
             );
         }
@@ -173,7 +190,7 @@ fn each_image_unpacks_to_its_binary_and_the_base_without_a_shell() -> TestResult
 #[test]
 fn building_again_gives_the_same_digests() -> TestResult {
     let dir = images_dir()?;
-    let again = tempdir("again")?;
+    let again = scratch("images-again")?;
     let bin_dir = dir.parent().ok_or("no target directory")?.join("release");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../images/build.py");
     let printed = run(
@@ -205,13 +222,4 @@ fn building_again_gives_the_same_digests() -> TestResult {
     }
     std::fs::remove_dir_all(&again)?;
     Ok(())
-}
-
-fn tempdir(purpose: &str) -> TestResult<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("capz-images-{purpose}-{}", std::process::id()));
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir)?;
-    }
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
 }
