@@ -275,7 +275,11 @@ impl Plane {
             .ok_or_else(|| not_runnable(&deployment_name, "it has no container"))?;
         let image = ImageReference::parse(container.image.as_deref().unwrap_or_default())?;
         let name = image.name().to_owned();
-        let program = built(&name)?;
+        // Under runc the image's entrypoint runs; the binary built here is needed only as a process.
+        let program = match &capz.runtime {
+            Runtime::Processes { .. } => built(&name)?,
+            Runtime::Runc { .. } => PathBuf::from(&name),
+        };
         let dir = self.dir().join(&name);
         std::fs::create_dir_all(&dir).map_err(Error::io("create", &dir))?;
 

@@ -47,7 +47,8 @@ impl Clusterctl {
     /// When a binary or Cluster API's source is missing, or rendering fails.
     pub fn new(binaries: &Path, kubeconfig: &Path, home: &Path) -> Result<Self> {
         std::fs::create_dir_all(home).map_err(Error::io("create", home))?;
-        let components = render_capz(home)?;
+        let deploy = crds::repository().join("deploy");
+        let components = render_capz(&deploy.join("all"), &home.join("repository"))?;
         let config = home.join("clusterctl.yaml");
         name_capz(&repository(binaries)?, &components, &config)?;
         Ok(Self {
@@ -82,6 +83,44 @@ impl Clusterctl {
         Ok(Self {
             config,
             capz_version: version.to_owned(),
+            ..self.clone()
+        })
+    }
+
+    /// This clusterctl with capz-rs's provider holding only `controllers` (directories of
+    /// `deploy/`, such as `network`) besides the base and the CRDs, as a user's overlay choosing
+    /// them installs it (docs/deploy.md, "Choosing controllers").
+    ///
+    /// # Errors
+    /// When a controller has no directory, or rendering fails.
+    pub fn with_controllers(&self, controllers: &[&str]) -> Result<Self> {
+        let deploy = crds::repository().join("deploy");
+        let deploy = deploy.canonicalize().map_err(Error::io("find", &deploy))?;
+        let selection = self.home.join("selection");
+        std::fs::create_dir_all(&selection).map_err(Error::io("create", &selection))?;
+        let selection = selection.canonicalize().map_err(Error::io("find", &selection))?;
+        // kustomize takes no absolute paths: the way up to the root and down to deploy/.
+        let up = "../".repeat(selection.components().count() - 1);
+        let down = deploy.strip_prefix("/").unwrap_or(&deploy).display().to_string();
+        let mut kustomization =
+            String::from("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n");
+        for directory in ["base", "crds"].iter().chain(controllers) {
+            if !deploy.join(directory).join("kustomization.yaml").is_file() {
+                return Err(Error::Manifest {
+                    path: deploy.join(directory).display().to_string(),
+                    message: format!("is no overlay: deploy/ has no controller {directory}"),
+                });
+            }
+            let _ = writeln!(kustomization, "- {up}{down}/{directory}");
+        }
+        let file = selection.join("kustomization.yaml");
+        std::fs::write(&file, kustomization).map_err(Error::io("write", &file))?;
+        let components = render_capz(&selection, &self.home.join("selected"))?;
+        let config = self.home.join("clusterctl-selected.yaml");
+        let capi = self.binary.parent().map(repository_config).unwrap_or_default();
+        name_capz(&capi, &components, &config)?;
+        Ok(Self {
+            config,
             ..self.clone()
         })
     }
@@ -211,19 +250,19 @@ pub fn provider_version() -> String {
     format!("v{}", env!("CARGO_PKG_VERSION"))
 }
 
-/// capz-rs's provider rendered from this clone's `deploy/` into `home/repository` as a release
-/// would publish it: `infrastructure-components.yaml` (the `all` overlay), `metadata.yaml` and the
-/// flavors' `cluster-template*.yaml`; returns the components' path. It is rendered again for every
-/// clusterctl, so it always matches the clone.
-fn render_capz(home: &Path) -> Result<PathBuf> {
+/// capz-rs's provider rendered from the kustomization `overlay` (of this clone's `deploy/`) into
+/// the clusterctl repository `repository` as a release would publish it:
+/// `infrastructure-components.yaml`, `metadata.yaml` and the flavors' `cluster-template*.yaml`;
+/// returns the components' path. It is rendered again for every clusterctl, so it always matches
+/// the clone.
+fn render_capz(overlay: &Path, repository: &Path) -> Result<PathBuf> {
     let deploy = crds::repository().join("deploy");
-    let release = home
-        .join("repository")
+    let release = repository
         .join(format!("infrastructure-{PROVIDER}"))
         .join(provider_version());
     std::fs::create_dir_all(&release).map_err(Error::io("create", &release))?;
     let kubectl = KubeBinaries::locate()?.binary("kubectl");
-    let components = kustomize(&kubectl, &deploy.join("all"))?;
+    let components = kustomize(&kubectl, overlay)?;
     let file = release.join("infrastructure-components.yaml");
     std::fs::write(&file, components).map_err(Error::io("write", &file))?;
     let mut copies = vec![deploy.join("metadata.yaml")];

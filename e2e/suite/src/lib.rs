@@ -29,6 +29,16 @@ pub type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>
 pub const INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io";
 pub use capz_harness::capz::{IDENTITY_SECRET, KUBERNETES_VERSION, SSH_PUBLIC_KEY_B64};
 
+/// Where the capz-rs an environment installs comes from.
+enum Source<'a> {
+    /// This clone's `deploy/all`.
+    Clone,
+    /// This clone's base, CRDs and the named controllers of `deploy/`.
+    Controllers(&'a [&'a str]),
+    /// A release `just release` wrote: its repository and version.
+    Release(&'a Path, &'a str),
+}
+
 /// A management cluster with Cluster API and capz-rs, and the emulated Azure they work on.
 pub struct Environment {
     pub plane: Plane,
@@ -71,7 +81,16 @@ impl Environment {
         variables: &[(&str, &str)],
         capz_args: &[(&str, &str)],
     ) -> TestResult<Self> {
-        Self::install(config, variables, capz_args, None).await
+        Self::install(config, variables, capz_args, Source::Clone).await
+    }
+
+    /// [`Environment::start`], with only `controllers` of capz-rs (directories of `deploy/`, such
+    /// as `network` or `webhooks`) installed besides the base and the CRDs.
+    ///
+    /// # Errors
+    /// As [`Environment::start`]; also when a controller is unknown.
+    pub async fn start_with_controllers(config: Config, controllers: &[&str]) -> TestResult<Self> {
+        Self::install(|_| config, &[], &[], Source::Controllers(controllers)).await
     }
 
     /// [`Environment::start`], with capz-rs installed from the release `version` in the
@@ -82,21 +101,25 @@ impl Environment {
     /// # Errors
     /// As [`Environment::start`]; also when the release or its images cannot be read.
     pub async fn start_from_release(config: Config, repository: &Path, version: &str) -> TestResult<Self> {
-        Self::install(|_| config, &[], &[], Some((repository, version))).await
+        Self::install(|_| config, &[], &[], Source::Release(repository, version)).await
     }
 
     async fn install(
         config: impl FnOnce(&Plane) -> Config,
         variables: &[(&str, &str)],
         capz_args: &[(&str, &str)],
-        release: Option<(&Path, &str)>,
+        source: Source<'_>,
     ) -> TestResult<Self> {
         let started = Instant::now();
         let mut plane = Plane::start().await?;
         let mut clusterctl = plane.start_cluster_api().await?;
-        if let Some((repository, version)) = release {
-            clusterctl = clusterctl.from_release(repository, version)?;
-            load_release_images(&plane, repository, version)?;
+        match source {
+            Source::Clone => {}
+            Source::Controllers(controllers) => clusterctl = clusterctl.with_controllers(controllers)?,
+            Source::Release(repository, version) => {
+                clusterctl = clusterctl.from_release(repository, version)?;
+                load_release_images(&plane, repository, version)?;
+            }
         }
         let tls = arm_emulator::tls::Tls::generate(&[])?;
         let azure = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config(&plane), &tls).await?;

@@ -1,0 +1,233 @@
+//! Each controller with only the controllers it needs installed: clusterctl installs the base, the
+//! CRDs and those controllers' overlays from `deploy/` (the selection `e2e/suite/controllers.txt`
+//! lists, which `just ci-controller NAME` builds the images of), and a cluster of the default
+//! flavor goes as far as they take it. What a missing peer would do is not done, and where an
+//! object waits for it, it says which controller to install.
+
+use std::time::{Duration, Instant};
+
+use arm_emulator::Config;
+use capz_e2e::{Environment, TestResult, condition, condition_message, wait_list};
+
+const TIMEOUT: Duration = Duration::from_mins(2);
+const CLUSTER: &str = "alone";
+
+/// The controllers clusterctl installs for the case of `controller`, from `controllers.txt`.
+fn needs(controller: &str) -> TestResult<Vec<&'static str>> {
+    include_str!("../controllers.txt")
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .find_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next() == Some(controller)).then(|| words.collect())
+        })
+        .ok_or_else(|| format!("controllers.txt has no line for {controller}").into())
+}
+
+/// An environment with only the controllers `controller`'s case needs, and a default-flavor
+/// cluster with one control-plane machine and no workers applied in a namespace of its own; runs
+/// `check` with it and the namespace.
+async fn with_only_what(
+    controller: &str,
+    check: impl AsyncFnOnce(&Environment, &str) -> TestResult,
+) -> TestResult {
+    let environment = Environment::start_with_controllers(
+        Config {
+            retry_after_seconds: 1,
+            ..Config::default()
+        },
+        &needs(controller)?,
+    )
+    .await?;
+    let running = environment.capz.processes();
+    assert_eq!(
+        running.len(),
+        needs(controller)?.len(),
+        "only the controllers needed run: {running:?}"
+    );
+    let client = environment.client.clone();
+    capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
+        environment.create_identity_secret(&namespace).await?;
+        let manifest = environment.generate(CLUSTER, &namespace, 0).await?;
+        capz_harness::apply_yaml(&client, &namespace, &manifest).await?;
+        check(&environment, &namespace).await
+    })
+    .await?
+}
+
+fn created(environment: &Environment, type_: &str) -> usize {
+    environment.created_of_type(type_).len()
+}
+
+mod network {
+    use super::*;
+
+    /// The network alone builds the resource group, virtual network, subnets and security groups;
+    /// no load balancer or machine is built, and the cluster's `Ready` says the load-balancer
+    /// controller does not run.
+    #[tokio::test]
+    async fn builds_the_network_and_names_the_missing_loadbalancer() -> TestResult {
+        with_only_what("network", async |environment, namespace| {
+            let clusters = environment.infrastructure("AzureCluster", namespace).await?;
+            let waiting = wait_list(
+                &clusters,
+                "",
+                "SubnetsReady, and Ready naming loadbalancer",
+                TIMEOUT,
+                |all| {
+                    all.iter().any(|cluster| {
+                        condition(cluster, "SubnetsReady").is_some_and(|(status, _)| status == "True")
+                            && condition_message(cluster, "Ready")
+                                .is_some_and(|message| message.contains("loadbalancer"))
+                    })
+                },
+            )
+            .await?;
+            assert_eq!(
+                condition(&waiting[0], "Ready")
+                    .map(|(_, reason)| reason)
+                    .as_deref(),
+                Some("ControllerNotRunning")
+            );
+            assert_eq!(created(environment, "microsoft.network/virtualnetworks"), 1);
+            assert!(created(environment, "microsoft.network/networksecuritygroups") >= 1);
+            assert_eq!(created(environment, "microsoft.network/loadbalancers"), 0);
+            assert_eq!(created(environment, "microsoft.compute/virtualmachines"), 0);
+            Ok(())
+        })
+        .await
+    }
+}
+
+mod loadbalancer {
+    use super::*;
+
+    /// With the network, the load balancers give the AzureCluster its endpoint and it is Ready;
+    /// no machine is built without compute.
+    #[tokio::test]
+    async fn with_the_network_makes_the_cluster_ready() -> TestResult {
+        with_only_what("loadbalancer", async |environment, namespace| {
+            let clusters = environment.infrastructure("AzureCluster", namespace).await?;
+            wait_list(
+                &clusters,
+                "",
+                "AzureCluster Ready with an endpoint",
+                TIMEOUT,
+                |all| {
+                    all.iter().any(|cluster| {
+                        cluster.data["status"]["ready"] == true
+                            && cluster.data["spec"]["controlPlaneEndpoint"]["host"]
+                                .as_str()
+                                .is_some_and(|host| !host.is_empty())
+                    })
+                },
+            )
+            .await?;
+            assert!(created(environment, "microsoft.network/loadbalancers") >= 1);
+            assert_eq!(created(environment, "microsoft.compute/virtualmachines"), 0);
+            Ok(())
+        })
+        .await
+    }
+}
+
+mod compute {
+    use super::*;
+
+    /// With the network, the load balancers and the identity controller (the flavor's bootstrap
+    /// data embeds the `azure.json` it writes, so kubeadm's bootstrap waits for it), the
+    /// control-plane machine gets its virtual machine and is Ready.
+    #[tokio::test]
+    async fn with_its_peers_builds_the_control_plane_machine() -> TestResult {
+        with_only_what("compute", async |environment, namespace| {
+            environment
+                .converged(namespace, 0, TIMEOUT, Instant::now())
+                .await?;
+            assert_eq!(created(environment, "microsoft.compute/virtualmachines"), 1);
+            Ok(())
+        })
+        .await
+    }
+}
+
+mod identity {
+    use super::*;
+
+    /// Alone, the identity controller takes the AzureClusterIdentity in (its finalizer, `Ready`)
+    /// and writes the control-plane machine's `azure.json`; nothing is built in Azure.
+    #[tokio::test]
+    async fn alone_readies_the_identity_and_writes_azure_json() -> TestResult {
+        with_only_what("identity", async |environment, namespace| {
+            let identities = environment
+                .infrastructure("AzureClusterIdentity", namespace)
+                .await?;
+            wait_list(&identities, "", "AzureClusterIdentity Ready", TIMEOUT, |all| {
+                all.iter().any(|identity| {
+                    condition(identity, "Ready").is_some_and(|(status, _)| status == "True")
+                        && identity
+                            .metadata
+                            .finalizers
+                            .iter()
+                            .flatten()
+                            .any(|finalizer| finalizer == "identity.infrastructure.cluster.x-k8s.io")
+                })
+            })
+            .await?;
+            let secrets = kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(
+                environment.client.clone(),
+                namespace,
+            );
+            let started = Instant::now();
+            loop {
+                let names: Vec<String> = secrets
+                    .list(&kube::api::ListParams::default())
+                    .await?
+                    .items
+                    .into_iter()
+                    .filter_map(|secret| secret.metadata.name)
+                    .collect();
+                if names.iter().any(|name| name.ends_with("-azure-json")) {
+                    break;
+                }
+                assert!(started.elapsed() < TIMEOUT, "no azure.json Secret: {names:?}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            assert!(
+                environment.created_in_azure().is_empty(),
+                "{:?}",
+                environment.created_in_azure()
+            );
+            Ok(())
+        })
+        .await
+    }
+}
+
+mod webhooks {
+    use super::*;
+
+    /// Alone, the webhooks default and admit the default flavor's objects and refuse an edge-zone
+    /// AzureCluster without its feature gate; nothing is built in Azure.
+    #[tokio::test]
+    async fn alone_default_and_judge_capz_objects() -> TestResult {
+        with_only_what("webhooks", async |environment, namespace| {
+            let clusters = environment.infrastructure("AzureCluster", namespace).await?;
+            let cluster = clusters.get(CLUSTER).await?;
+            assert!(
+                cluster.data["spec"]["networkSpec"]["vnet"]["name"].is_string(),
+                "the webhooks defaulted the virtual network's name: {}",
+                cluster.data["spec"]
+            );
+            let refusal = environment.admits_edge_zone_cluster(namespace).await?.err();
+            assert!(
+                refusal
+                    .as_deref()
+                    .is_some_and(|message| message.contains("extendedLocation")),
+                "{refusal:?}"
+            );
+            assert!(environment.created_in_azure().is_empty());
+            Ok(())
+        })
+        .await
+    }
+}
