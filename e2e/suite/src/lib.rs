@@ -394,20 +394,12 @@ impl Environment {
         Ok(())
     }
 
-    /// Waits until the default flavor's cluster in `namespace` has converged: the AzureCluster
-    /// Ready with its endpoint, the first control-plane AzureMachine Ready with its VM, and the
-    /// `workers` worker AzureMachines waiting for bootstrap data (no workload cluster exists, so
-    /// kubeadm never initializes). Prints how long each step took after `applied_at`.
+    /// Waits until the AzureCluster in `namespace` is Ready with its control-plane endpoint;
+    /// prints how long that took after `applied_at`.
     ///
     /// # Errors
-    /// When a step does not happen within `timeout`, with the objects' conditions.
-    pub async fn converged(
-        &self,
-        namespace: &str,
-        workers: u32,
-        timeout: Duration,
-        applied_at: Instant,
-    ) -> TestResult {
+    /// When it is not within `timeout`, with the objects' conditions.
+    pub async fn cluster_ready(&self, namespace: &str, timeout: Duration, applied_at: Instant) -> TestResult {
         let clusters = self.infrastructure("AzureCluster", namespace).await?;
         let ready = wait_list(
             &clusters,
@@ -429,6 +421,24 @@ impl Environment {
             applied_at.elapsed().as_secs_f64(),
             ready[0].data["spec"]["controlPlaneEndpoint"]
         );
+        Ok(())
+    }
+
+    /// Waits until the default flavor's cluster in `namespace` has converged: the AzureCluster
+    /// Ready with its endpoint, the first control-plane AzureMachine Ready with its VM, and the
+    /// `workers` worker AzureMachines waiting for bootstrap data (no workload cluster exists, so
+    /// kubeadm never initializes). Prints how long each step took after `applied_at`.
+    ///
+    /// # Errors
+    /// When a step does not happen within `timeout`, with the objects' conditions.
+    pub async fn converged(
+        &self,
+        namespace: &str,
+        workers: u32,
+        timeout: Duration,
+        applied_at: Instant,
+    ) -> TestResult {
+        self.cluster_ready(namespace, timeout, applied_at).await?;
         let machines = self.infrastructure("AzureMachine", namespace).await?;
         let control_plane = wait_list(
             &machines,

@@ -107,22 +107,9 @@ mod loadbalancer {
     #[tokio::test]
     async fn with_the_network_makes_the_cluster_ready() -> TestResult {
         with_only_what("loadbalancer", async |environment, namespace| {
-            let clusters = environment.infrastructure("AzureCluster", namespace).await?;
-            wait_list(
-                &clusters,
-                "",
-                "AzureCluster Ready with an endpoint",
-                TIMEOUT,
-                |all| {
-                    all.iter().any(|cluster| {
-                        cluster.data["status"]["ready"] == true
-                            && cluster.data["spec"]["controlPlaneEndpoint"]["host"]
-                                .as_str()
-                                .is_some_and(|host| !host.is_empty())
-                    })
-                },
-            )
-            .await?;
+            environment
+                .cluster_ready(namespace, TIMEOUT, Instant::now())
+                .await?;
             assert!(created(environment, "microsoft.network/loadbalancers") >= 1);
             assert_eq!(created(environment, "microsoft.compute/virtualmachines"), 0);
             Ok(())
