@@ -80,6 +80,12 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
 
+    /// Export traces over OTLP: to the endpoint OTEL_EXPORTER_OTLP_ENDPOINT names, else to CAPZ's
+    /// collector, `http://opentelemetry-collector:4318`.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = clap::ArgAction::Set)]
+    pub enable_tracing: bool,
+
     /// Which log lines to write, in RUST_LOG's syntax (`info`, `info,capz_webhooks=debug`);
     /// RUST_LOG when unset, else `info`.
     #[arg(long, value_name = "FILTER")]
@@ -133,8 +139,11 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let telemetry = runtime
-        .block_on(async { Telemetry::new("capz-webhooks", args.log_format, &args.log_filter()).init() });
+    let telemetry = runtime.block_on(async {
+        Telemetry::new("capz-webhooks", args.log_format, &args.log_filter())
+            .with_tracing(args.enable_tracing)
+            .init()
+    });
     let _telemetry = match telemetry {
         Ok(guard) => guard,
         Err(err) => {
@@ -317,6 +326,7 @@ mod tests {
                 "health-addr",
                 "webhook-port",
                 "webhook-cert-dir",
+                "enable-tracing",
                 "tls-min-version",
                 "tls-cipher-suites",
                 "feature-gates",

@@ -1,9 +1,7 @@
 //! The HTTPS server: one `POST` route per path of the route table, over TLS (rustls with ring)
-//! with the reloading certificate of [`crate::tls`], HTTP/1.1.
-//!
-//! Each connection is handshaken and served on a task of its own, so a slow client holds up no
-//! other. On [`Server::stop`] the listener closes, connections finish the request they are
-//! answering, and after [`DRAIN_TIMEOUT`] whatever is left is dropped.
+//! with the reloading certificate of [`crate::tls`], HTTP/1.1, served by the kit's
+//! [`capz_kit::https`]: on [`Server::stop`] the listener closes, connections finish the request
+//! they are answering, and after [`DRAIN_TIMEOUT`] whatever is left is dropped.
 
 use std::io;
 use std::net::SocketAddr;
@@ -18,14 +16,13 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use capz_kit::cli::Tls;
+use capz_kit::https;
 use capz_kit::metrics::{ADMISSION_DURATION_SECONDS, ADMISSION_REQUESTS_TOTAL};
 use capz_rules::Features;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use rustls::ServerConfig;
 use rustls::crypto::CryptoProvider;
 use tokio::net::TcpListener;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
@@ -37,12 +34,7 @@ use crate::tls::{CertificateError, ReloadingCertificate};
 /// The largest request body read: an AdmissionReview holds the object and, on update, its old
 /// version, each up to the API server's own limit of about 1.5 MiB.
 const BODY_LIMIT: usize = 8 * 1024 * 1024;
-/// How long a client may take to complete the TLS handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a client may take to send a request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long requests in flight may take to finish after the server is told to stop.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+pub use capz_kit::https::DRAIN_TIMEOUT;
 /// How often the certificate files are checked without traffic.
 const RELOAD_PERIOD: Duration = Duration::from_secs(10);
 
@@ -129,7 +121,15 @@ impl Server {
         let admission = Arc::new(Admission::new(config.features, config.client));
         let app = router(routes, admission.clone());
         let stop = CancellationToken::new();
-        let task = tokio::spawn(serve(listener, acceptor, app, certificate.clone(), stop.clone()));
+        let task = tokio::spawn({
+            let (certificate, stop) = (certificate.clone(), stop.clone());
+            async move {
+                tokio::join!(
+                    https::serve(listener, acceptor, app, stop.clone()),
+                    reload_until(certificate, stop)
+                );
+            }
+        });
         Ok(Self {
             address,
             admission,
@@ -250,83 +250,19 @@ impl Endpoint {
     }
 }
 
-async fn serve(
-    listener: TcpListener,
-    acceptor: TlsAcceptor,
-    router: Router,
-    certificate: Arc<ReloadingCertificate>,
-    stop: CancellationToken,
-) {
-    let mut connections = JoinSet::new();
+/// Checks the certificate files every [`RELOAD_PERIOD`] until `stop`, so a rotation is loaded
+/// (and logged) even without traffic.
+async fn reload_until(certificate: Arc<ReloadingCertificate>, stop: CancellationToken) {
     let mut reload = tokio::time::interval(RELOAD_PERIOD);
     reload.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            () = stop.cancelled() => break,
+            () = stop.cancelled() => return,
             _ = reload.tick() => {
                 let certificate = certificate.clone();
                 // Reading two small files; off the async threads all the same.
                 let _ = tokio::task::spawn_blocking(move || certificate.reload_and_log()).await;
             }
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    connections.spawn(connection(stream, peer, acceptor.clone(), router.clone(), stop.clone()));
-                }
-                Err(err) => {
-                    // Out of file descriptors, say: wait a little instead of spinning.
-                    tracing::warn!(error = %err, "cannot accept a connection");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            },
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
-    }
-    drop(listener);
-    let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
-        while connections.join_next().await.is_some() {}
-    })
-    .await;
-    if drained.is_err() {
-        tracing::warn!(
-            left = connections.len(),
-            "connections still open after the drain timeout; closing them"
-        );
-        connections.shutdown().await;
-    }
-}
-
-async fn connection(
-    stream: tokio::net::TcpStream,
-    peer: SocketAddr,
-    acceptor: TlsAcceptor,
-    router: Router,
-    stop: CancellationToken,
-) {
-    let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-        Ok(Ok(tls)) => tls,
-        Ok(Err(err)) => {
-            tracing::debug!(%peer, error = %err, "TLS handshake failed");
-            return;
-        }
-        Err(_) => {
-            tracing::debug!(%peer, "TLS handshake timed out");
-            return;
-        }
-    };
-    let service = TowerToHyperService::new(router);
-    let http = hyper::server::conn::http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT)
-        .serve_connection(TokioIo::new(tls), service);
-    let mut http = std::pin::pin!(http);
-    let served = tokio::select! {
-        served = http.as_mut() => served,
-        () = stop.cancelled() => {
-            http.as_mut().graceful_shutdown();
-            http.await
-        }
-    };
-    if let Err(err) = served {
-        tracing::debug!(%peer, error = %err, "connection ended with an error");
     }
 }

@@ -113,6 +113,7 @@ struct RunningPod {
     /// The Deployment's uid and Pod template when it started: a change of either restarts it.
     started_from: String,
     metrics_port: Option<u16>,
+    diagnostics_port: Option<u16>,
     _token: ProjectedToken,
 }
 
@@ -126,10 +127,25 @@ impl Capz {
     /// Where the process `name` serves `/metrics`, if its Deployment asks for a metrics address.
     #[must_use]
     pub fn metrics_address(&self, name: &str) -> Option<std::net::SocketAddr> {
+        self.loopback(name, |pod| pod.metrics_port)
+    }
+
+    /// Where the process `name` serves CAPZ's diagnostics endpoint, if its Deployment names a
+    /// `--diagnostics-address`.
+    #[must_use]
+    pub fn diagnostics_address(&self, name: &str) -> Option<std::net::SocketAddr> {
+        self.loopback(name, |pod| pod.diagnostics_port)
+    }
+
+    fn loopback(
+        &self,
+        name: &str,
+        port: impl Fn(&RunningPod) -> Option<u16>,
+    ) -> Option<std::net::SocketAddr> {
         self.pods
             .iter()
             .find(|pod| pod.name == name)
-            .and_then(|pod| pod.metrics_port)
+            .and_then(port)
             .map(|port| ([127, 0, 0, 1], port).into())
     }
 
@@ -244,6 +260,7 @@ impl Plane {
                 deployment: name.to_owned(),
                 started_from: started_from(deployment),
                 metrics_port: pod.metrics_port,
+                diagnostics_port: pod.diagnostics_port,
                 _token: pod.token,
             });
         }
@@ -297,12 +314,13 @@ impl Plane {
         .await?;
         let kubeconfig = self.service_account_kubeconfig(&dir, service_account, token.path())?;
 
-        let ports = free_ports(3)?;
+        let ports = free_ports(4)?;
         let mut pod = Pod {
             name,
             health_port: ports[0],
             metrics_port: None,
             webhook_port: None,
+            diagnostics_port: None,
             launch: Launch {
                 program,
                 args: vec![format!("--kubeconfig={}", kubeconfig.display())],
@@ -320,6 +338,10 @@ impl Plane {
                 "--metrics-bind-address" => {
                     pod.metrics_port = Some(ports[1]);
                     format!("{flag}=127.0.0.1:{}", ports[1])
+                }
+                "--diagnostics-address" => {
+                    pod.diagnostics_port = Some(ports[3]);
+                    format!("{flag}=127.0.0.1:{}", ports[3])
                 }
                 "--webhook-port" => {
                     pod.webhook_port = Some(ports[2]);
@@ -365,6 +387,7 @@ struct Pod {
     health_port: u16,
     metrics_port: Option<u16>,
     webhook_port: Option<u16>,
+    diagnostics_port: Option<u16>,
     launch: Launch,
     token: ProjectedToken,
 }

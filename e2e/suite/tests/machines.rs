@@ -33,7 +33,9 @@ use capz_e2e::{
     Environment, KUBERNETES_VERSION, SSH_PUBLIC_KEY_B64, TestResult, bootstrap_secret, cluster_manifest,
     condition, machine_deployment, service_principal_identity, wait_list,
 };
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{Node, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt as _;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
@@ -71,6 +73,9 @@ async fn machines_follow_their_deployment_and_a_lost_vm_is_replaced() -> TestRes
             ("capz-compute", "--v=4"),
             ("capz-compute", "--health-addr=:9440"),
             ("capz-compute", "--azuremachine-concurrency=5"),
+            ("capz-compute", "--diagnostics-address=:8443"),
+            ("capz-network", "--diagnostics-address=:8443"),
+            ("capz-network", "--insecure-diagnostics"),
         ],
     )
     .await?;
@@ -82,6 +87,7 @@ async fn machines_follow_their_deployment_and_a_lost_vm_is_replaced() -> TestRes
     );
     let client = environment.client.clone();
     capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
+        diagnostics_answer_only_who_may_read_them(&environment, &namespace).await?;
         environment.create_identity_secret(&namespace).await?;
         environment
             .create_workload_kubeconfig(CLUSTER, &namespace)
@@ -105,6 +111,95 @@ async fn machines_follow_their_deployment_and_a_lost_vm_is_replaced() -> TestRes
         Ok(())
     })
     .await?
+}
+
+/// CAPZ's diagnostics endpoint, as a Prometheus in the cluster scrapes it: capz-compute's over
+/// HTTPS answers 401 without a token, 403 to a ServiceAccount that may not get `/metrics`, and
+/// the metrics (its `--azuremachine-concurrency` among them) to one a ClusterRole allows;
+/// capz-network's, with `--insecure-diagnostics`, over plain HTTP to anyone.
+async fn diagnostics_answer_only_who_may_read_them(environment: &Environment, namespace: &str) -> TestResult {
+    let client = &environment.client;
+    let accounts = Api::<ServiceAccount>::namespaced(client.clone(), namespace);
+    let mut tokens = Vec::new();
+    for name in ["nobody", "scraper"] {
+        let account: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": name}}))?;
+        accounts.create(&PostParams::default(), &account).await?;
+        let request = TokenRequest {
+            spec: Some(TokenRequestSpec {
+                expiration_seconds: Some(600),
+                ..TokenRequestSpec::default()
+            }),
+            ..TokenRequest::default()
+        };
+        let granted = accounts
+            .create_token_request(name, &PostParams::default(), &request)
+            .await?;
+        tokens.push(granted.status.and_then(|status| status.token).unwrap_or_default());
+    }
+    let reader = format!("{namespace}-metrics-reader");
+    let role: ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": reader},
+        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+    }))?;
+    Api::<ClusterRole>::all(client.clone())
+        .create(&PostParams::default(), &role)
+        .await?;
+    let binding: ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": reader},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": reader},
+        "subjects": [{"kind": "ServiceAccount", "name": "scraper", "namespace": namespace}],
+    }))?;
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .create(&PostParams::default(), &binding)
+        .await?;
+
+    let secure = environment
+        .capz
+        .diagnostics_address("capz-compute")
+        .ok_or("capz-compute serves no diagnostics")?;
+    let url = format!("https://{secure}/metrics");
+    assert_eq!(scrape(&url, None)?.0, 401, "no token");
+    let (status, body) = scrape(&url, Some(&tokens[0]))?;
+    assert_eq!(status, 403, "a ServiceAccount without the role: {body}");
+    // The authorizer learns of the binding from a watch: a moment may pass.
+    let started = Instant::now();
+    let (status, body) = loop {
+        let answer = scrape(&url, Some(&tokens[1]))?;
+        if answer.0 != 403 || started.elapsed() > Duration::from_secs(10) {
+            break answer;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(status, 200, "the scraper: {body}");
+    assert!(
+        body.contains("controller_runtime_max_concurrent_reconciles{controller=\"azuremachine\"} 5"),
+        "{body}"
+    );
+    let insecure = environment
+        .capz
+        .diagnostics_address("capz-network")
+        .ok_or("capz-network serves no diagnostics")?;
+    let (status, body) = scrape(&format!("http://{insecure}/metrics"), None)?;
+    assert_eq!(status, 200, "--insecure-diagnostics: {body}");
+    assert!(
+        body.contains("controller_runtime_max_concurrent_reconciles"),
+        "{body}"
+    );
+    Ok(())
+}
+
+/// `curl` of `url` (skipping the check of a self-signed certificate, as scrapers of it do), with
+/// `token` as the bearer token: the status and the body.
+fn scrape(url: &str, token: Option<&str>) -> TestResult<(u16, String)> {
+    let header = token.map(|token| format!("Authorization: Bearer {token}"));
+    let mut args = vec!["--silent", "--insecure", "--write-out", "\n%{http_code}"];
+    if let Some(header) = &header {
+        args.extend(["--header", header]);
+    }
+    args.push(url);
+    let output = capz_e2e::run("curl", &args)?;
+    let (body, status) = output.rsplit_once('\n').ok_or("curl wrote no status")?;
+    Ok((status.trim().parse()?, body.to_owned()))
 }
 
 /// The Cluster with its network, one stand-alone control-plane machine, a MachineDeployment of

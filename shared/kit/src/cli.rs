@@ -108,6 +108,28 @@ pub struct Args {
     #[arg(long, value_name = "ADDRESS", default_value = ":8080", value_parser = parse_bind_address)]
     pub metrics_bind_address: BindAddress,
 
+    /// CAPZ's diagnostics endpoint: /metrics over HTTPS, answered to callers the API server
+    /// authenticates and authorizes to get it (with --insecure-diagnostics, over plain HTTP to
+    /// anyone). Unlike CAPZ's manager, which serves it on :8443 unless told otherwise, served only
+    /// when given.
+    #[arg(long, value_name = "ADDRESS", value_parser = parse_bind_address)]
+    pub diagnostics_address: Option<BindAddress>,
+
+    /// Serve the diagnostics endpoint over plain HTTP without authentication or authorization.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = clap::ArgAction::Set)]
+    pub insecure_diagnostics: bool,
+
+    /// Export traces over OTLP: to the endpoint OTEL_EXPORTER_OTLP_ENDPOINT names, else to CAPZ's
+    /// collector, `http://opentelemetry-collector:4318`.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = clap::ArgAction::Set)]
+    pub enable_tracing: bool,
+
+    /// The TLS settings of the diagnostics endpoint.
+    #[command(flatten)]
+    pub tls: Tls,
+
     /// Where /healthz and /readyz are served (plain HTTP); `0` turns it off.
     #[arg(long, visible_alias = "health-addr", value_name = "ADDRESS", default_value = ":9440",
           value_parser = parse_bind_address)]
@@ -528,6 +550,13 @@ mod tests {
             BindAddress::Address("0.0.0.0:9440".into())
         );
         assert_eq!(
+            args.diagnostics_address,
+            Some(BindAddress::Address("0.0.0.0:8443".into()))
+        );
+        assert!(args.insecure_diagnostics);
+        assert!(args.enable_tracing);
+        assert_eq!(args.tls.tls_min_version, super::TlsVersion::Tls12);
+        assert_eq!(
             args.kubeconfig.as_deref(),
             Some("/etc/kubernetes/kubeconfig".as_ref())
         );
@@ -542,13 +571,8 @@ mod tests {
                 "service-reconcile-timeout",
                 "api-call-timeout",
                 "reconciler-requeue",
-                "enable-tracing",
                 "bootstrap-config-gvk",
                 "disable-controllers-or-webhooks",
-                "tls-min-version",
-                "tls-cipher-suites",
-                "diagnostics-address",
-                "insecure-diagnostics",
                 "v",
                 "vmodule",
                 "logtostderr",

@@ -65,14 +65,14 @@ use kube::{Api, Client, Config, Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::Args;
+use crate::cli::{Args, BindAddress};
 use crate::cluster::{cluster_name, members_of};
 use crate::controller::ControllerId;
 use crate::leader::{self, LeaderElector, LeaderError, Leadership, LeadershipSender, Timing};
 use crate::presence::Presence;
 use crate::queue::{Queue, counted};
 use crate::report::Reporter;
-use crate::server::{Readiness, Servers};
+use crate::server::{Diagnostics, Readiness, Servers};
 use crate::telemetry::Telemetry;
 use crate::watch::{TriggerPause, watch};
 
@@ -94,6 +94,9 @@ pub enum RunError {
     /// A server could not listen, or failed.
     #[error("{0}")]
     Serve(#[from] std::io::Error),
+    /// The diagnostics endpoint's TLS could not be set up.
+    #[error(transparent)]
+    Diagnostics(#[from] crate::diagnostics::DiagnosticsError),
     /// Leader election failed or leadership was lost.
     #[error(transparent)]
     Leader(#[from] LeaderError),
@@ -399,7 +402,9 @@ where
     // Telemetry starts inside the runtime, which trace export sends from; its guard is dropped
     // before the runtime, so the last spans are flushed while the runtime still runs.
     let telemetry = runtime.block_on(async {
-        Telemetry::new(&format!("capz-{name}"), args.log_format, &args.log_filter()).init()
+        Telemetry::new(&format!("capz-{name}"), args.log_format, &args.log_filter())
+            .with_tracing(args.enable_tracing)
+            .init()
     });
     let _telemetry = match telemetry {
         Ok(guard) => guard,
@@ -442,18 +447,31 @@ where
     let prometheus = crate::metrics::install()?;
     let readiness = Readiness::default();
     let stop_servers = CancellationToken::new();
-    let servers = Servers::start(
+    let mut servers = Servers::start(
         &args.health_probe_bind_address,
         &args.metrics_bind_address,
         readiness.clone(),
-        prometheus,
+        prometheus.clone(),
         stop_servers.clone(),
     )
     .await?;
+    if let Some(BindAddress::Address(address)) = &args.diagnostics_address {
+        let diagnostics = if args.insecure_diagnostics {
+            Diagnostics::Insecure
+        } else {
+            let acceptor = crate::diagnostics::acceptor(&args.tls)?;
+            Diagnostics::Secure(acceptor, client(args.kubeconfig.as_deref()).await?)
+        };
+        servers
+            .serve_diagnostics(address, diagnostics, prometheus, &stop_servers)
+            .await?;
+    }
     tracing::info!(
         controller = id.name(),
         health = ?servers.health_address(),
         metrics = ?servers.metrics_address(),
+        diagnostics = ?servers.diagnostics_address(),
+        secure = !args.insecure_diagnostics,
         "serving probes and metrics"
     );
     let result = run_controllers(id, args, shutdown, readiness, build).await;

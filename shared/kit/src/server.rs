@@ -10,7 +10,9 @@
 //! - `/metrics` renders every metric in Prometheus' text format.
 //!
 //! The probes and the metrics listen on separate addresses (`--health-probe-bind-address`,
-//! `--metrics-bind-address`), or share one when both name the same.
+//! `--metrics-bind-address`), or share one when both name the same. CAPZ's diagnostics endpoint
+//! (`--diagnostics-address`) serves `/metrics` once more, over HTTPS by default
+//! ([`crate::diagnostics`]).
 
 use std::io;
 use std::net::SocketAddr;
@@ -29,6 +31,7 @@ use kube::runtime::watcher;
 use metrics_exporter_prometheus::PrometheusHandle;
 use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::BindAddress;
@@ -101,7 +104,16 @@ impl Readiness {
 pub struct Servers {
     health: Option<SocketAddr>,
     metrics: Option<SocketAddr>,
+    diagnostics: Option<SocketAddr>,
     tasks: JoinSet<io::Result<()>>,
+}
+
+/// How the diagnostics endpoint is served: see [`crate::diagnostics`].
+pub enum Diagnostics {
+    /// Over HTTPS, to callers the API server of the client authenticates and authorizes.
+    Secure(TlsAcceptor, kube::Client),
+    /// Over plain HTTP, to anyone (`--insecure-diagnostics`).
+    Insecure,
 }
 
 impl Servers {
@@ -126,6 +138,7 @@ impl Servers {
         let mut servers = Self {
             health: None,
             metrics: None,
+            diagnostics: None,
             tasks: JoinSet::new(),
         };
         match (health, metrics) {
@@ -161,15 +174,45 @@ impl Servers {
         Ok(servers)
     }
 
+    /// Serves `/metrics` at CAPZ's diagnostics address too, as `diagnostics` says, until `stop`.
+    ///
+    /// # Errors
+    /// When the address cannot be bound.
+    pub async fn serve_diagnostics(
+        &mut self,
+        address: &str,
+        diagnostics: Diagnostics,
+        prometheus: PrometheusHandle,
+        stop: &CancellationToken,
+    ) -> io::Result<SocketAddr> {
+        let metrics = Router::new()
+            .route("/metrics", get(render))
+            .with_state(prometheus);
+        let bound = match diagnostics {
+            Diagnostics::Insecure => self.serve(address, metrics, stop).await?,
+            Diagnostics::Secure(acceptor, client) => {
+                let listener = bind(address).await?;
+                let bound = listener.local_addr()?;
+                let router = crate::diagnostics::authorized(metrics, client);
+                let stop = stop.clone();
+                self.tasks.spawn(async move {
+                    crate::https::serve(listener, acceptor, router, stop).await;
+                    Ok(())
+                });
+                bound
+            }
+        };
+        self.diagnostics = Some(bound);
+        Ok(bound)
+    }
+
     async fn serve(
         &mut self,
         address: &str,
         router: Router,
         stop: &CancellationToken,
     ) -> io::Result<SocketAddr> {
-        let listener = tokio::net::TcpListener::bind(address)
-            .await
-            .map_err(|err| io::Error::new(err.kind(), format!("cannot listen on {address}: {err}")))?;
+        let listener = bind(address).await?;
         let bound = listener.local_addr()?;
         let stop = stop.clone();
         self.tasks.spawn(async move {
@@ -178,6 +221,12 @@ impl Servers {
                 .await
         });
         Ok(bound)
+    }
+
+    /// Where the diagnostics endpoint is served, if it is.
+    #[must_use]
+    pub fn diagnostics_address(&self) -> Option<SocketAddr> {
+        self.diagnostics
     }
 
     /// Where `/healthz` and `/readyz` are served, if they are.
@@ -202,6 +251,12 @@ impl Servers {
         }
         Ok(())
     }
+}
+
+async fn bind(address: &str) -> io::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|err| io::Error::new(err.kind(), format!("cannot listen on {address}: {err}")))
 }
 
 async fn ready(State(readiness): State<Readiness>) -> impl IntoResponse {

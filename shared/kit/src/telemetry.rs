@@ -50,6 +50,9 @@ pub enum TelemetryError {
     },
 }
 
+/// Where `--enable-tracing` exports traces when the environment names no endpoint.
+pub const DEFAULT_COLLECTOR: &str = "http://opentelemetry-collector:4318/v1/traces";
+
 /// What to set up: see [`Telemetry::init`].
 #[derive(Debug, Clone)]
 pub struct Telemetry {
@@ -70,6 +73,28 @@ impl Telemetry {
             filter: filter.to_owned(),
             otlp_endpoint: otlp_endpoint_from_env(),
         }
+    }
+
+    /// The same, with CAPZ's `--enable-tracing`: traces are exported even when the environment
+    /// names no endpoint, to the OpenTelemetry collector CAPZ's manager sends to, the Service
+    /// `opentelemetry-collector` in the controller's namespace, on the OTLP/HTTP port
+    /// ([`DEFAULT_COLLECTOR`]; CAPZ speaks OTLP/gRPC to 4317 of the same Service).
+    #[must_use]
+    pub fn with_tracing(self, enabled: bool) -> Self {
+        let otlp_endpoint = match self.otlp_endpoint {
+            None if enabled => Some(DEFAULT_COLLECTOR.to_owned()),
+            endpoint => endpoint,
+        };
+        Self {
+            otlp_endpoint,
+            ..self
+        }
+    }
+
+    /// The traces endpoint, if traces are exported.
+    #[must_use]
+    pub fn otlp_endpoint(&self) -> Option<&str> {
+        self.otlp_endpoint.as_deref()
     }
 
     /// The same, exporting traces to `endpoint` (the full URL, such as
@@ -303,7 +328,21 @@ mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
     use kube::api::ObjectMeta;
 
-    use super::{LogFormat, Telemetry, reconcile_span};
+    use super::{DEFAULT_COLLECTOR, LogFormat, Telemetry, reconcile_span};
+
+    #[test]
+    fn enable_tracing_exports_to_capzs_collector_unless_an_endpoint_is_named() {
+        let base = || Telemetry::new("capz-test", LogFormat::Text, "info").with_otlp_endpoint(None);
+        assert_eq!(base().with_tracing(false).otlp_endpoint(), None);
+        assert_eq!(base().with_tracing(true).otlp_endpoint(), Some(DEFAULT_COLLECTOR));
+        let named = base()
+            .with_otlp_endpoint(Some("http://collector.monitoring:4318/v1/traces".into()))
+            .with_tracing(true);
+        assert_eq!(
+            named.otlp_endpoint(),
+            Some("http://collector.monitoring:4318/v1/traces")
+        );
+    }
 
     #[test]
     fn a_bad_filter_is_named() {
