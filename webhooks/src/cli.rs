@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use capz_kit::cli::{BindAddress, Tls, parse_bind_address};
+use capz_kit::cli::{BindAddress, Diagnostics, Tls, parse_bind_address};
 use capz_kit::runner::Shutdown;
 use capz_kit::server::{Readiness, Servers};
 use capz_kit::telemetry::{LogFormat, Telemetry};
@@ -65,6 +65,10 @@ pub struct Args {
     /// Where /metrics is served (plain HTTP); `0` turns it off.
     #[arg(long, value_name = "ADDRESS", default_value = ":8080", value_parser = parse_bind_address)]
     pub metrics_bind_address: BindAddress,
+
+    /// CAPZ's diagnostics endpoint (its TLS settings are those of the webhooks).
+    #[command(flatten)]
+    pub diagnostics: Diagnostics,
 
     /// Where /healthz and /readyz are served (plain HTTP); `0` turns it off.
     #[arg(
@@ -124,6 +128,9 @@ pub enum RunError {
     /// The webhook server could not start.
     #[error(transparent)]
     Start(#[from] StartError),
+    /// The diagnostics endpoint could not start.
+    #[error(transparent)]
+    Diagnostics(#[from] capz_kit::diagnostics::DiagnosticsError),
 }
 
 /// The whole `main`: parses the flags, sets up telemetry, serves until SIGTERM or SIGINT, and
@@ -178,15 +185,29 @@ pub async fn run(args: Args, shutdown: Shutdown) -> Result<(), RunError> {
     let prometheus = capz_kit::metrics::install()?;
     let readiness = Readiness::default();
     let stop_probes = CancellationToken::new();
-    let probes = Servers::start(
+    let mut probes = Servers::start(
         &args.health_probe_bind_address,
         &args.metrics_bind_address,
         readiness.clone(),
-        prometheus,
+        prometheus.clone(),
         stop_probes.clone(),
     )
     .await?;
-    tracing::info!(health = ?probes.health_address(), metrics = ?probes.metrics_address(), "serving probes and metrics");
+    probes
+        .serve_diagnostics(
+            &args.diagnostics,
+            &args.tls,
+            capz_kit::runner::client(args.kubeconfig.as_deref()).await?,
+            prometheus,
+            &stop_probes,
+        )
+        .await?;
+    tracing::info!(
+        health = ?probes.health_address(),
+        metrics = ?probes.metrics_address(),
+        diagnostics = ?probes.diagnostics_address(),
+        "serving probes and metrics"
+    );
     let result = serve(&args, &shutdown, &readiness).await;
     // The probes answer until the webhooks have drained.
     stop_probes.cancel();
@@ -329,6 +350,8 @@ mod tests {
                 "enable-tracing",
                 "tls-min-version",
                 "tls-cipher-suites",
+                "diagnostics-address",
+                "insecure-diagnostics",
                 "feature-gates",
                 "kubeconfig"
             ]

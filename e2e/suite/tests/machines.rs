@@ -76,6 +76,7 @@ async fn machines_follow_their_deployment_and_a_lost_vm_is_replaced() -> TestRes
             ("capz-compute", "--diagnostics-address=:8443"),
             ("capz-network", "--diagnostics-address=:8443"),
             ("capz-network", "--insecure-diagnostics"),
+            ("capz-webhooks", "--diagnostics-address=:8443"),
         ],
     )
     .await?;
@@ -115,8 +116,8 @@ async fn machines_follow_their_deployment_and_a_lost_vm_is_replaced() -> TestRes
 
 /// CAPZ's diagnostics endpoint, as a Prometheus in the cluster scrapes it: capz-compute's over
 /// HTTPS answers 401 without a token, 403 to a ServiceAccount that may not get `/metrics`, and
-/// the metrics (its `--azuremachine-concurrency` among them) to one a ClusterRole allows;
-/// capz-network's, with `--insecure-diagnostics`, over plain HTTP to anyone.
+/// the metrics (its `--azuremachine-concurrency` among them) to one a ClusterRole allows, and so
+/// do the webhooks'; capz-network's, with `--insecure-diagnostics`, over plain HTTP to anyone.
 async fn diagnostics_answer_only_who_may_read_them(environment: &Environment, namespace: &str) -> TestResult {
     let client = &environment.client;
     let accounts = Api::<ServiceAccount>::namespaced(client.clone(), namespace);
@@ -175,6 +176,14 @@ async fn diagnostics_answer_only_who_may_read_them(environment: &Environment, na
         body.contains("controller_runtime_max_concurrent_reconciles{controller=\"azuremachine\"} 5"),
         "{body}"
     );
+    let webhooks = environment
+        .capz
+        .diagnostics_address("capz-webhooks")
+        .ok_or("capz-webhooks serves no diagnostics")?;
+    let url = format!("https://{webhooks}/metrics");
+    assert_eq!(scrape(&url, None)?.0, 401, "the webhooks' diagnostics, no token");
+    let (status, body) = scrape(&url, Some(&tokens[1]))?;
+    assert_eq!(status, 200, "the webhooks' diagnostics, the scraper: {body}");
     let insecure = environment
         .capz
         .diagnostics_address("capz-network")

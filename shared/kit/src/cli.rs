@@ -108,17 +108,9 @@ pub struct Args {
     #[arg(long, value_name = "ADDRESS", default_value = ":8080", value_parser = parse_bind_address)]
     pub metrics_bind_address: BindAddress,
 
-    /// CAPZ's diagnostics endpoint: /metrics over HTTPS, answered to callers the API server
-    /// authenticates and authorizes to get it (with --insecure-diagnostics, over plain HTTP to
-    /// anyone). Unlike CAPZ's manager, which serves it on :8443 unless told otherwise, served only
-    /// when given.
-    #[arg(long, value_name = "ADDRESS", value_parser = parse_bind_address)]
-    pub diagnostics_address: Option<BindAddress>,
-
-    /// Serve the diagnostics endpoint over plain HTTP without authentication or authorization.
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true",
-          default_value_t = false, action = clap::ArgAction::Set)]
-    pub insecure_diagnostics: bool,
+    /// CAPZ's diagnostics endpoint.
+    #[command(flatten)]
+    pub diagnostics: Diagnostics,
 
     /// Export traces over OTLP: to the endpoint OTEL_EXPORTER_OTLP_ENDPOINT names, else to CAPZ's
     /// collector, `http://opentelemetry-collector:4318`.
@@ -199,6 +191,22 @@ impl Args {
             .filter(|filter| !filter.trim().is_empty())
             .unwrap_or_else(|| "info".to_owned())
     }
+}
+
+/// The diagnostics flags of Cluster API's manager options (see [`crate::diagnostics`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+pub struct Diagnostics {
+    /// CAPZ's diagnostics endpoint: /metrics over HTTPS, answered to callers the API server
+    /// authenticates and authorizes to get it (with --insecure-diagnostics, over plain HTTP to
+    /// anyone). Unlike CAPZ's manager, which serves it on :8443 unless told otherwise, served only
+    /// when given.
+    #[arg(long, value_name = "ADDRESS", value_parser = parse_bind_address)]
+    pub diagnostics_address: Option<BindAddress>,
+
+    /// Serve the diagnostics endpoint over plain HTTP without authentication or authorization.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = clap::ArgAction::Set)]
+    pub insecure_diagnostics: bool,
 }
 
 /// The TLS flags of Cluster API's manager options, for the HTTPS servers.
@@ -550,10 +558,10 @@ mod tests {
             BindAddress::Address("0.0.0.0:9440".into())
         );
         assert_eq!(
-            args.diagnostics_address,
+            args.diagnostics.diagnostics_address,
             Some(BindAddress::Address("0.0.0.0:8443".into()))
         );
-        assert!(args.insecure_diagnostics);
+        assert!(args.diagnostics.insecure_diagnostics);
         assert!(args.enable_tracing);
         assert_eq!(args.tls.tls_min_version, super::TlsVersion::Tls12);
         assert_eq!(

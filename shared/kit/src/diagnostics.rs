@@ -36,6 +36,9 @@ pub enum DiagnosticsError {
     /// The TLS settings were refused.
     #[error("cannot set up TLS for the diagnostics endpoint: {0}")]
     Tls(#[from] rustls::Error),
+    /// The address could not be bound.
+    #[error("{0}")]
+    Listen(#[from] std::io::Error),
 }
 
 /// `router` answered only to callers the API server of `client` authenticates and authorizes.

@@ -65,14 +65,14 @@ use kube::{Api, Client, Config, Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{Args, BindAddress};
+use crate::cli::Args;
 use crate::cluster::{cluster_name, members_of};
 use crate::controller::ControllerId;
 use crate::leader::{self, LeaderElector, LeaderError, Leadership, LeadershipSender, Timing};
 use crate::presence::Presence;
 use crate::queue::{Queue, counted};
 use crate::report::Reporter;
-use crate::server::{Diagnostics, Readiness, Servers};
+use crate::server::{Readiness, Servers};
 use crate::telemetry::Telemetry;
 use crate::watch::{TriggerPause, watch};
 
@@ -455,23 +455,20 @@ where
         stop_servers.clone(),
     )
     .await?;
-    if let Some(BindAddress::Address(address)) = &args.diagnostics_address {
-        let diagnostics = if args.insecure_diagnostics {
-            Diagnostics::Insecure
-        } else {
-            let acceptor = crate::diagnostics::acceptor(&args.tls)?;
-            Diagnostics::Secure(acceptor, client(args.kubeconfig.as_deref()).await?)
-        };
-        servers
-            .serve_diagnostics(address, diagnostics, prometheus, &stop_servers)
-            .await?;
-    }
+    servers
+        .serve_diagnostics(
+            &args.diagnostics,
+            &args.tls,
+            client(args.kubeconfig.as_deref()).await?,
+            prometheus,
+            &stop_servers,
+        )
+        .await?;
     tracing::info!(
         controller = id.name(),
         health = ?servers.health_address(),
         metrics = ?servers.metrics_address(),
         diagnostics = ?servers.diagnostics_address(),
-        secure = !args.insecure_diagnostics,
         "serving probes and metrics"
     );
     let result = run_controllers(id, args, shutdown, readiness, build).await;

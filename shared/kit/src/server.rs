@@ -31,10 +31,10 @@ use kube::runtime::watcher;
 use metrics_exporter_prometheus::PrometheusHandle;
 use serde::de::DeserializeOwned;
 use tokio::task::JoinSet;
-use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::BindAddress;
+use crate::cli::{BindAddress, Diagnostics, Tls};
+use crate::diagnostics::DiagnosticsError;
 
 /// How often histogram samples are folded into buckets when nobody scrapes.
 const UPKEEP_PERIOD: Duration = Duration::from_secs(5);
@@ -108,14 +108,6 @@ pub struct Servers {
     tasks: JoinSet<io::Result<()>>,
 }
 
-/// How the diagnostics endpoint is served: see [`crate::diagnostics`].
-pub enum Diagnostics {
-    /// Over HTTPS, to callers the API server of the client authenticates and authorizes.
-    Secure(TlsAcceptor, kube::Client),
-    /// Over plain HTTP, to anyone (`--insecure-diagnostics`).
-    Insecure,
-}
-
 impl Servers {
     /// Binds the addresses and starts serving; the servers stop when `stop` is cancelled.
     ///
@@ -174,36 +166,42 @@ impl Servers {
         Ok(servers)
     }
 
-    /// Serves `/metrics` at CAPZ's diagnostics address too, as `diagnostics` says, until `stop`.
+    /// Serves `/metrics` at CAPZ's diagnostics address too, when `flags` name one, until `stop`:
+    /// over HTTPS with `tls`, to callers the API server of `client` vouches for, or with
+    /// `--insecure-diagnostics` over plain HTTP.
     ///
     /// # Errors
-    /// When the address cannot be bound.
+    /// When the certificate cannot be made or the address cannot be bound.
     pub async fn serve_diagnostics(
         &mut self,
-        address: &str,
-        diagnostics: Diagnostics,
+        flags: &Diagnostics,
+        tls: &Tls,
+        client: kube::Client,
         prometheus: PrometheusHandle,
         stop: &CancellationToken,
-    ) -> io::Result<SocketAddr> {
+    ) -> Result<(), DiagnosticsError> {
+        let Some(BindAddress::Address(address)) = &flags.diagnostics_address else {
+            return Ok(());
+        };
         let metrics = Router::new()
             .route("/metrics", get(render))
             .with_state(prometheus);
-        let bound = match diagnostics {
-            Diagnostics::Insecure => self.serve(address, metrics, stop).await?,
-            Diagnostics::Secure(acceptor, client) => {
-                let listener = bind(address).await?;
-                let bound = listener.local_addr()?;
-                let router = crate::diagnostics::authorized(metrics, client);
-                let stop = stop.clone();
-                self.tasks.spawn(async move {
-                    crate::https::serve(listener, acceptor, router, stop).await;
-                    Ok(())
-                });
-                bound
-            }
+        let bound = if flags.insecure_diagnostics {
+            self.serve(address, metrics, stop).await?
+        } else {
+            let acceptor = crate::diagnostics::acceptor(tls)?;
+            let listener = bind(address).await?;
+            let bound = listener.local_addr()?;
+            let router = crate::diagnostics::authorized(metrics, client);
+            let stop = stop.clone();
+            self.tasks.spawn(async move {
+                crate::https::serve(listener, acceptor, router, stop).await;
+                Ok(())
+            });
+            bound
         };
         self.diagnostics = Some(bound);
-        Ok(bound)
+        Ok(())
     }
 
     async fn serve(
