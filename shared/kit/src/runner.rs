@@ -455,15 +455,18 @@ where
         stop_servers.clone(),
     )
     .await?;
-    servers
-        .serve_diagnostics(
-            &args.diagnostics,
-            &args.tls,
-            client(args.kubeconfig.as_deref()).await?,
-            prometheus,
-            &stop_servers,
-        )
-        .await?;
+    // Only then is a client made this early: bad flags are to fail before anything is contacted.
+    if args.diagnostics.diagnostics_address.is_some() {
+        servers
+            .serve_diagnostics(
+                &args.diagnostics,
+                &args.tls,
+                client(args.kubeconfig.as_deref()).await?,
+                prometheus,
+                &stop_servers,
+            )
+            .await?;
+    }
     tracing::info!(
         controller = id.name(),
         health = ?servers.health_address(),
