@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use capz_kit::cli::{BindAddress, Diagnostics, Tls, parse_bind_address};
+use capz_kit::cli::{BindAddress, Diagnostics, Tls, Tracing, parse_bind_address};
 use capz_kit::runner::Shutdown;
 use capz_kit::server::{Readiness, Servers};
 use capz_kit::telemetry::{LogFormat, Telemetry};
@@ -84,11 +84,9 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
 
-    /// Export traces over OTLP: to the endpoint OTEL_EXPORTER_OTLP_ENDPOINT names, else to CAPZ's
-    /// collector, `http://opentelemetry-collector:4318`.
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true",
-          default_value_t = false, action = clap::ArgAction::Set)]
-    pub enable_tracing: bool,
+    /// CAPZ's tracing flag.
+    #[command(flatten)]
+    pub tracing: Tracing,
 
     /// Which log lines to write, in RUST_LOG's syntax (`info`, `info,capz_webhooks=debug`);
     /// RUST_LOG when unset, else `info`.
@@ -148,7 +146,7 @@ pub fn main() -> ExitCode {
     };
     let telemetry = runtime.block_on(async {
         Telemetry::new("capz-webhooks", args.log_format, &args.log_filter())
-            .with_tracing(args.enable_tracing)
+            .with_tracing(args.tracing.enable_tracing)
             .init()
     });
     let _telemetry = match telemetry {

@@ -112,11 +112,9 @@ pub struct Args {
     #[command(flatten)]
     pub diagnostics: Diagnostics,
 
-    /// Export traces over OTLP: to the endpoint OTEL_EXPORTER_OTLP_ENDPOINT names, else to CAPZ's
-    /// collector, `http://opentelemetry-collector:4318`.
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true",
-          default_value_t = false, action = clap::ArgAction::Set)]
-    pub enable_tracing: bool,
+    /// CAPZ's tracing flag.
+    #[command(flatten)]
+    pub tracing: Tracing,
 
     /// The TLS settings of the diagnostics endpoint.
     #[command(flatten)]
@@ -191,6 +189,16 @@ impl Args {
             .filter(|filter| !filter.trim().is_empty())
             .unwrap_or_else(|| "info".to_owned())
     }
+}
+
+/// CAPZ's `--enable-tracing`, for every binary (see [`crate::telemetry::Telemetry::with_tracing`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::Args)]
+pub struct Tracing {
+    /// Export traces over OTLP: to the endpoint OTEL_EXPORTER_OTLP_ENDPOINT names, else to CAPZ's
+    /// collector, `http://opentelemetry-collector:4318`.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, action = clap::ArgAction::Set)]
+    pub enable_tracing: bool,
 }
 
 /// The diagnostics flags of Cluster API's manager options (see [`crate::diagnostics`]).
@@ -562,7 +570,7 @@ mod tests {
             Some(BindAddress::Address("0.0.0.0:8443".into()))
         );
         assert!(args.diagnostics.insecure_diagnostics);
-        assert!(args.enable_tracing);
+        assert!(args.tracing.enable_tracing);
         assert_eq!(args.tls.tls_min_version, super::TlsVersion::Tls12);
         assert_eq!(
             args.kubeconfig.as_deref(),

@@ -403,7 +403,7 @@ where
     // before the runtime, so the last spans are flushed while the runtime still runs.
     let telemetry = runtime.block_on(async {
         Telemetry::new(&format!("capz-{name}"), args.log_format, &args.log_filter())
-            .with_tracing(args.enable_tracing)
+            .with_tracing(args.tracing.enable_tracing)
             .init()
     });
     let _telemetry = match telemetry {
