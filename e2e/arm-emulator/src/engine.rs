@@ -13,8 +13,8 @@ use crate::config::Config;
 use crate::error::ArmError;
 use crate::path::{ArmPath, Poll, ResourceId};
 use crate::resources::{
-    self, BackReferenceStyle, Catalogue, Concurrency, Locality, Lookup, Lro, Prepare, ResourceType, Storage,
-    embedded, fields,
+    self, BackReferenceStyle, Catalogue, Concurrency, EtagStyle, Locality, Lookup, Lro, OperationsAt,
+    Prepare, ResourceType, Storage, embedded, fields,
 };
 use crate::state::{Completion, Operation, Outcome, State, StatusStyle, Stored, Target};
 use crate::{Answer, Emulator};
@@ -270,8 +270,7 @@ fn etag_of(resource_type: &ResourceType, body: &Value) -> Option<String> {
     resource_type
         .flavour
         .etag
-        .then(|| body.get("etag").and_then(Value::as_str).map(str::to_owned))
-        .flatten()
+        .and_then(|_| body.get("etag").and_then(Value::as_str).map(str::to_owned))
 }
 
 fn with_etag(mut answer: Answer, resource_type: &ResourceType, body: &Value) -> Answer {
@@ -291,7 +290,7 @@ fn render(
 ) -> Value {
     let mut body = render_child(state, key, resource_type, body, api_version);
     for (property, child_type) in resources::embedded_children(resource_type.name) {
-        if child_type.back_references.is_empty() {
+        if child_type.back_references.is_empty() && child_type.hooks.render.is_none() {
             continue;
         }
         let Some(children) = body
@@ -307,6 +306,9 @@ fn render(
                 .map(str::to_ascii_lowercase);
             if let Some(child_key) = child_key {
                 add_back_references(state, &child_key, child_type, child);
+            }
+            if let Some(derive) = child_type.hooks.render {
+                derive(state, child);
             }
         }
     }
@@ -422,9 +424,17 @@ fn check_preconditions(current: Option<&Value>, request: &Request<'_>) -> Result
     Ok(())
 }
 
-fn new_etag() -> String {
-    format!("W/\"{}\"", uuid::Uuid::new_v4())
+fn new_etag(style: EtagStyle) -> String {
+    let uuid = uuid::Uuid::new_v4();
+    match style {
+        EtagStyle::Weak => format!("W/\"{uuid}\""),
+        EtagStyle::Bare => uuid.to_string(),
+        EtagStyle::Quoted => format!("\"{uuid}\""),
+    }
 }
+
+/// The location of resources that live in no region.
+const GLOBAL: &str = "global";
 
 /// Normalises a location as Azure does: `West Europe` -> `westeurope`.
 pub(crate) fn normalise_location(location: &str) -> String {
@@ -454,18 +464,17 @@ fn location_of(
         ));
     };
     let location = normalise_location(requested);
-    if !emulator
-        .config
-        .locations
-        .iter()
-        .any(|known| known.name == location)
-    {
-        let known: Vec<&str> = emulator
+    let known: Vec<&str> = if resource_type.location == Locality::Global {
+        vec![GLOBAL]
+    } else {
+        emulator
             .config
             .locations
             .iter()
             .map(|l| l.name.as_str())
-            .collect();
+            .collect()
+    };
+    if !known.contains(&location.as_str()) {
         return Err(ArmError::new(
             StatusCode::BAD_REQUEST,
             "LocationNotAvailableForResourceType",
@@ -584,7 +593,7 @@ fn build(
     doc.insert("id".into(), Value::String(id.to_id()));
     doc.insert("name".into(), Value::String(id.name().to_owned()));
     doc.insert("type".into(), Value::String(resource_type.name.to_owned()));
-    if resource_type.location == Locality::Regional {
+    if resource_type.location != Locality::Inherited {
         doc.insert("location".into(), Value::String(location.to_owned()));
     }
     let mut doc = Value::Object(doc);
@@ -625,15 +634,15 @@ fn stamp_etag(doc: &mut Value, resource_type: &ResourceType) {
             _ => {}
         }
     }
-    if !resource_type.flavour.etag {
+    let Some(style) = resource_type.flavour.etag else {
         return;
-    }
+    };
     let own = doc
         .get("id")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_ascii_lowercase();
-    walk(doc, &own, &Value::String(new_etag()));
+    walk(doc, &own, &Value::String(new_etag(style)));
 }
 
 /// Every reference a document makes must name an existing resource, or one of the companions
@@ -845,8 +854,10 @@ fn write(
     let location = location_of(emulator, state, id, resource_type, &body, existing.as_ref())?;
     let in_progress = match resource_type.put {
         Lro::Sync => None,
-        Lro::Async | Lro::Accepted if existing.is_some() => Some(resource_type.flavour.updating),
-        Lro::Async | Lro::Accepted => Some(resource_type.flavour.creating),
+        Lro::Async | Lro::Accepted | Lro::AcceptedEmpty if existing.is_some() => {
+            Some(resource_type.flavour.updating)
+        }
+        Lro::Async | Lro::Accepted | Lro::AcceptedEmpty => Some(resource_type.flavour.creating),
     };
     let context = Build {
         emulator,
@@ -917,23 +928,30 @@ fn write(
         &operation_id,
         request.api_version,
     );
-    let mut answer = if let Some(request_body) = echo {
-        let body = echo_request(id, resource_type, request_body, &location, in_progress);
-        let mut answer = Answer::json(StatusCode::ACCEPTED, body);
-        answer.headers.push(("location", urls.result));
-        answer
-    } else {
-        with_etag(
+    let mut answer = match echo {
+        Some(request_body) => {
+            let body = echo_request(id, resource_type, request_body, &location, in_progress);
+            accepted(body, urls.result)
+        }
+        None if resource_type.put == Lro::AcceptedEmpty => accepted(json!({}), urls.result),
+        None => with_etag(
             Answer::json(status, answer_body.clone()),
             resource_type,
             &answer_body,
-        )
+        ),
     };
     answer.headers.push(("azure-asyncoperation", urls.status));
     answer
         .headers
         .push(("retry-after", emulator.config.retry_after_seconds.to_string()));
     Ok(answer)
+}
+
+/// A write accepted for later: 202, the body, and where to find the result.
+fn accepted(body: Value, result: String) -> Answer {
+    let mut answer = Answer::json(StatusCode::ACCEPTED, body);
+    answer.headers.push(("location", result));
+    answer
 }
 
 /// Leaves out of a write's answer what Azure shows only later: what it assigns while it creates
@@ -993,7 +1011,7 @@ fn echo_request(
     body.insert("name".into(), Value::String(id.name().to_owned()));
     body.insert("id".into(), Value::String(id.to_id()));
     body.insert("type".into(), Value::String(resource_type.name.to_owned()));
-    if resource_type.location == Locality::Regional {
+    if resource_type.location != Locality::Inherited {
         body.insert("location".into(), Value::String(location.to_owned()));
     }
     let mut body = Value::Object(body);
@@ -1066,6 +1084,9 @@ fn render_child(
     let mut child = child.into_owned();
     shape_for(resource_type, &mut child, api_version);
     add_back_references(state, key, resource_type, &mut child);
+    if let Some(derive) = resource_type.hooks.render {
+        derive(state, &mut child);
+    }
     child
 }
 
@@ -1084,18 +1105,33 @@ impl OperationUrls {
         operation: &str,
         api_version: &str,
     ) -> Self {
-        let base = format!(
-            "{}/subscriptions/{}/providers/{}/locations/{location}",
-            emulator.base_url(),
-            id.subscription.as_deref().unwrap_or_default(),
-            id.namespace,
-        );
-        Self {
-            status: format!(
-                "{base}/{}/{operation}?api-version={api_version}",
-                resource_type.flavour.status_segment
+        let status_segment = resource_type.flavour.status_segment;
+        let (base, result_segment) = match resource_type.flavour.operations {
+            OperationsAt::Location => (
+                format!(
+                    "{}/subscriptions/{}/providers/{}/locations/{location}",
+                    emulator.base_url(),
+                    id.subscription.as_deref().unwrap_or_default(),
+                    id.namespace,
+                ),
+                "operationResults",
             ),
-            result: format!("{base}/operationResults/{operation}?api-version={api_version}"),
+            OperationsAt::ResourceGroup { result } => (
+                format!(
+                    "{}{}/providers/{}",
+                    emulator.base_url(),
+                    crate::path::resource_group_id(
+                        id.subscription.as_deref().unwrap_or_default(),
+                        id.resource_group.as_deref().unwrap_or_default()
+                    ),
+                    id.namespace,
+                ),
+                result,
+            ),
+        };
+        Self {
+            status: format!("{base}/{status_segment}/{operation}?api-version={api_version}"),
+            result: format!("{base}/{result_segment}/{operation}?api-version={api_version}"),
         }
     }
 }
@@ -1116,6 +1152,9 @@ fn delete(
     };
     check_preconditions(Some(&current), request)?;
     check_running(emulator, state, id, resource_type, &place, request)?;
+    if let Some(deletable) = resource_type.hooks.deletable {
+        deletable(state, &id.key())?;
+    }
     check_not_in_use(state, &id.key(), &id.to_id())?;
     let target = place.target();
     if resource_type.delete == Lro::Sync {
@@ -1430,6 +1469,27 @@ pub(crate) fn poll(
         .ok_or_else(|| ArmError::operation_not_found(operation_id))?;
     if poll == Poll::Status {
         let mut body = operation.status_body(operation_id);
+        if let (StatusStyle::Accepting { status, result }, Outcome::Running) =
+            (operation.style, &operation.outcome)
+        {
+            // Private DNS answers a running operation 202, with where to poll next.
+            let here = format!(
+                "{}{}?api-version={}",
+                emulator.base_url(),
+                request.path,
+                request.api_version
+            );
+            let mut answer = Answer::json(StatusCode::ACCEPTED, body);
+            answer.headers.push((
+                "location",
+                here.replacen(&format!("/{status}/"), &format!("/{result}/"), 1),
+            ));
+            answer.headers.push(("azure-asyncoperation", here));
+            answer
+                .headers
+                .push(("retry-after", emulator.config.retry_after_seconds.to_string()));
+            return Ok(answer);
+        }
         if operation.style == StatusStyle::TimedWithOutput
             && matches!(operation.outcome, Outcome::Succeeded)
             && let Completion::Provision { target, .. } = &operation.completion

@@ -18,7 +18,8 @@ pub(crate) enum ArmPath {
     ResourceGroup { subscription: String, name: String },
     /// `/subscriptions/{sub}/operationresults/{id}`: the result of a resource group deletion.
     OperationResult { subscription: String, id: String },
-    /// `/subscriptions/{sub}/providers/{ns}/locations/{location}/{operations|operationResults}/{id}`:
+    /// `/subscriptions/{sub}/providers/{ns}/locations/{location}/{operations|operationResults}/{id}`
+    /// (or, for private DNS, `{resource group}/providers/{ns}/privateDnsOperation{Statuses|Results}/{id}`):
     /// a resource provider's long-running operation.
     ProviderOperation {
         namespace: String,
@@ -196,24 +197,8 @@ impl ArmPath {
         if rest.is_empty() {
             return None;
         }
-        if rest.len() == 4 && rest[0].eq_ignore_ascii_case("locations") && subscription.is_some() {
-            let poll = if rest[2].eq_ignore_ascii_case("operationresults") {
-                Some(Poll::Result)
-            } else if ["operations", "diskoperations", "asyncoperations"]
-                .iter()
-                .any(|kind| rest[2].eq_ignore_ascii_case(kind))
-            {
-                Some(Poll::Status)
-            } else {
-                None
-            };
-            if let Some(poll) = poll {
-                return Some(Self::ProviderOperation {
-                    namespace: (*namespace).to_owned(),
-                    id: rest[3].to_owned(),
-                    poll,
-                });
-            }
+        if let Some(operation) = Self::provider_operation(namespace, rest, subscription, resource_group) {
+            return Some(operation);
         }
         let id = ResourceId {
             scope: if scope.is_empty() {
@@ -231,6 +216,46 @@ impl ArmPath {
             Self::Resource(id)
         } else {
             Self::Collection(id)
+        })
+    }
+
+    /// A provider's operation URL: under a location of the subscription
+    /// (`locations/{location}/{operations|operationResults|...}/{id}`), or, for private DNS,
+    /// under the resource group (`privateDnsOperation{Statuses|Results}/{id}`).
+    fn provider_operation(
+        namespace: &str,
+        rest: &[&str],
+        subscription: Option<&str>,
+        resource_group: Option<&str>,
+    ) -> Option<Self> {
+        let is = |segment: &str, kinds: &[&str]| kinds.iter().any(|kind| segment.eq_ignore_ascii_case(kind));
+        let (poll, id) = match rest {
+            [locations, _, kind, id]
+                if subscription.is_some() && locations.eq_ignore_ascii_case("locations") =>
+            {
+                if is(kind, &["operationresults"]) {
+                    (Poll::Result, id)
+                } else if is(kind, &["operations", "diskoperations", "asyncoperations"]) {
+                    (Poll::Status, id)
+                } else {
+                    return None;
+                }
+            }
+            [kind, id] if resource_group.is_some() => {
+                if is(kind, &["privateDnsOperationResults"]) {
+                    (Poll::Result, id)
+                } else if is(kind, &["privateDnsOperationStatuses"]) {
+                    (Poll::Status, id)
+                } else {
+                    return None;
+                }
+            }
+            _ => return None,
+        };
+        Some(Self::ProviderOperation {
+            namespace: namespace.to_owned(),
+            id: (*id).to_owned(),
+            poll,
         })
     }
 

@@ -197,6 +197,8 @@ struct Referral {
 struct HolderFacts {
     /// The resource type of the holder, when the emulator serves it.
     holder_type: Option<&'static str>,
+    /// Whether the reference leaves its target free to be deleted.
+    weak: bool,
     address: Option<IpAddr>,
 }
 
@@ -254,6 +256,12 @@ pub(crate) enum StatusStyle {
     Timed,
     /// Timed, and once a write succeeded the resource under `properties.output` (managed disks).
     TimedWithOutput,
+    /// Plain, but a running operation is answered 202 with its status and result URLs, the
+    /// path segments named here (private DNS).
+    Accepting {
+        status: &'static str,
+        result: &'static str,
+    },
 }
 
 /// Where an operation stands.
@@ -298,7 +306,7 @@ impl Operation {
                 json!({ "status": "Canceled", "error": { "code": error.code, "message": error.message } })
             }
         };
-        if self.style != StatusStyle::Plain {
+        if matches!(self.style, StatusStyle::Timed | StatusStyle::TimedWithOutput) {
             body["name"] = json!(id);
             body["startTime"] = json!(crate::time::rfc3339(self.started));
             if let Some(ended) = self.ended {
@@ -437,9 +445,7 @@ impl State {
                 _ => Arc::from(reference.holder.as_str()),
             };
             let holder_type = match ArmPath::parse(&shared) {
-                Some(ArmPath::Resource(id)) => {
-                    crate::resources::find(&id.type_name()).map(|resource_type| resource_type.name)
-                }
+                Some(ArmPath::Resource(id)) => crate::resources::find(&id.type_name()),
                 _ => None,
             };
             self.referrers.insert(
@@ -449,7 +455,8 @@ impl State {
                     document: key.clone(),
                 },
                 HolderFacts {
-                    holder_type,
+                    holder_type: holder_type.map(|resource_type| resource_type.name),
+                    weak: holder_type.is_some_and(|resource_type| resource_type.weak_references),
                     address: reference.address,
                 },
             );
@@ -491,13 +498,15 @@ impl State {
         self.referrers.range((Bound::Included(start), Bound::Unbounded))
     }
 
-    /// Every reference to an id starting with `prefix`: (referred key, referring document).
+    /// Every reference to an id starting with `prefix` that keeps its target from being deleted:
+    /// (referred key, referring document).
     pub(crate) fn references_under<'a>(
         &'a self,
         prefix: &'a str,
     ) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
         self.referrals_from(prefix)
             .take_while(move |(referral, _)| referral.target.starts_with(prefix))
+            .filter(|(_, facts)| !facts.weak)
             .map(|(referral, _)| (&*referral.target, &*referral.document))
     }
 
@@ -525,8 +534,8 @@ impl State {
             })
     }
 
-    /// The first reference to `key` or anything under it from a document outside `key`'s tree:
-    /// (referred key, holder id).
+    /// The first reference to `key` or anything under it from a document outside `key`'s tree
+    /// that keeps it from being deleted: (referred key, holder id).
     pub(crate) fn first_referrer_into(&self, key: &str) -> Option<(&str, &str)> {
         self.first_referrer_into_from(key, |_| true)
     }
@@ -547,6 +556,7 @@ impl State {
             .take_while(|(referral, _)| referral.target.starts_with(&prefix));
         exact
             .chain(under)
+            .filter(|(_, facts)| !facts.weak)
             .map(|(referral, _)| referral)
             .find(|referral| {
                 *referral.document != *key

@@ -40,6 +40,13 @@ fn recordings_dir() -> PathBuf {
 const SERVED: &[&str] = &[
     "microsoft.network/virtualnetworks",
     "microsoft.network/virtualnetworks/subnets",
+    "microsoft.network/virtualnetworks/virtualnetworkpeerings",
+    "microsoft.network/bastionhosts",
+    "microsoft.network/privatednszones",
+    "microsoft.network/privatednszones/virtualnetworklinks",
+    "microsoft.network/privatednszones/a",
+    "microsoft.network/privatednszones/aaaa",
+    "microsoft.network/privatednszones/cname",
     "microsoft.network/networksecuritygroups",
     "microsoft.network/networksecuritygroups/securityrules",
     "microsoft.network/routetables",
@@ -73,6 +80,10 @@ fn served(path: &str) -> bool {
     if segments.len() == 5 && segments[1] == "locations" {
         return true;
     }
+    // Private DNS polls its operations under the resource group.
+    if segments.len() == 3 && segments[1].starts_with("privatednsoperation") {
+        return true;
+    }
     let type_name = std::iter::once(segments[0])
         .chain(segments[1..].iter().step_by(2).copied())
         .collect::<Vec<_>>()
@@ -103,7 +114,9 @@ impl Interaction {
         let polls = path.contains("/operationresults/")
             || path.contains("/operations/")
             || path.contains("/diskoperations/")
-            || path.contains("/asyncoperations/");
+            || path.contains("/asyncoperations/")
+            || path.contains("/privatednsoperationstatuses/")
+            || path.contains("/privatednsoperationresults/");
         if !polls || self.method != "GET" {
             return None;
         }
@@ -297,20 +310,22 @@ fn poll_key(path_and_query: &str) -> String {
 
 /// Replays one recording; returns (interactions, mismatches as "file#index: reason").
 ///
-/// Deleting a resource group takes 5 s of emulated time, compute operations 30 s, other
-/// operations finish by the next request. The replay only moves the clock when the client polls an operation whose recorded
+/// Deleting a resource group takes 5 s of emulated time, compute and private DNS operations 30 s,
+/// other operations finish by the next request. The replay only moves the clock when the client polls an operation whose recorded
 /// answer says it had ended, so the emulator must report operations as running until their time
 /// has passed, and with the recorded outcome once it has.
 async fn replay(file: &Path) -> (usize, Vec<String>) {
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
-    // Network operations finish within a poll or two; deleting a group, and compute operations,
-    // take a while.
+    // Network operations finish within a poll or two; deleting a group, compute operations and
+    // private DNS operations take a while.
     let emulator = Emulator::new(Config {
         latencies: [
             ("Microsoft.Resources/resourceGroups", 5),
             ("Microsoft.Compute/virtualMachines", 30),
             ("Microsoft.Compute/virtualMachines/extensions", 30),
             ("Microsoft.Compute/disks", 30),
+            ("Microsoft.Network/privateDnsZones", 30),
+            ("Microsoft.Network/privateDnsZones/virtualNetworkLinks", 30),
         ]
         .map(|(resource_type, seconds)| (resource_type.to_owned(), Duration::from_secs(seconds)))
         .into(),

@@ -52,12 +52,19 @@ pub(crate) struct ResourceType {
     pub(crate) shown_when_provisioned: &'static [&'static str],
     /// The names it accepts.
     pub(crate) naming: &'static names::Naming,
+    /// Whether what it refers to may be deleted under it (a peering's remote network, a DNS
+    /// zone's linked network): Azure then shows the reference as disconnected instead of
+    /// refusing the deletion.
+    pub(crate) weak_references: bool,
     /// What the type adds to the generic protocol.
     pub(crate) hooks: Hooks,
 }
 
 /// Lists a type at a scope: the keys of what to show there, given the request's `$filter`.
 pub(crate) type Lister = fn(&State, &str, Option<&str>) -> Result<Vec<String>, ArmError>;
+
+/// Refuses a deletion, given the stored key of what is deleted.
+pub(crate) type Deletable = fn(&State, &str) -> Result<(), ArmError>;
 
 /// Optional behaviour of a type beyond the generic protocol.
 #[derive(Debug)]
@@ -83,6 +90,12 @@ pub(crate) struct Hooks {
     /// Whether a stored document belongs to Azure rather than to the subscription (built-in role
     /// definitions): no client may replace, change or delete it.
     pub(crate) built_in: Option<fn(&Value) -> bool>,
+    /// Completes an answer with what Azure derives from other resources when it is read (a
+    /// peering's state, a zone's record counts).
+    pub(crate) render: Option<fn(&State, &mut Value)>,
+    /// Refuses a deletion the provider refuses (a DNS zone that still has links), given the
+    /// stored key.
+    pub(crate) deletable: Option<Deletable>,
 }
 
 /// A type without optional behaviour.
@@ -95,6 +108,8 @@ pub(crate) const NO_HOOKS: Hooks = Hooks {
     create_answer: None,
     list: None,
     built_in: None,
+    render: None,
+    deletable: None,
 };
 
 /// A `finish` that changes nothing.
@@ -125,6 +140,7 @@ impl ResourceType {
             since: &[],
             shown_when_provisioned: &[],
             naming: &names::ANY,
+            weak_references: false,
             hooks: NO_HOOKS,
         }
     }
@@ -148,6 +164,8 @@ pub(crate) enum Locality {
     Regional,
     /// Child resources: the parent's.
     Inherited,
+    /// Required and always `global` (private DNS zones and their links).
+    Global,
 }
 
 /// How a write answers.
@@ -161,6 +179,8 @@ pub(crate) enum Lro {
     /// PUT: 202 with `Azure-AsyncOperation` and `Location`, the body echoing the request (managed
     /// disks).
     Accepted,
+    /// PUT: 202 with `Azure-AsyncOperation` and `Location` and an empty object (private DNS).
+    AcceptedEmpty,
 }
 
 /// What differs between resource providers in the long-running-operation protocol.
@@ -173,8 +193,10 @@ pub(crate) struct Flavour {
     pub(crate) updating: &'static str,
     /// The path segment of the status URL (`operations`, `DiskOperations`).
     pub(crate) status_segment: &'static str,
-    /// Whether resources carry an `etag` (Microsoft.Network's do).
-    pub(crate) etag: bool,
+    /// Where the operation URLs live.
+    pub(crate) operations: OperationsAt,
+    /// Whether resources carry an `etag` (Microsoft.Network's do), and its form.
+    pub(crate) etag: Option<EtagStyle>,
     /// Whether documents show `properties.provisioningState` (availability sets do not).
     pub(crate) provisioning_state: bool,
     /// What a PUT creating a resource answers unless it is accepted for later (201; availability
@@ -185,6 +207,27 @@ pub(crate) struct Flavour {
     /// answers it `Succeeded`; its operation ends at once).
     pub(crate) settles_unchanged: bool,
     pub(crate) concurrency: Concurrency,
+}
+
+/// Where a provider's operation URLs live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OperationsAt {
+    /// `/subscriptions/{id}/providers/{ns}/locations/{location}/{status segment|operationResults}/{op}`.
+    Location,
+    /// `{resource group}/providers/{ns}/{status segment}/{op}`, with `result` the segment of the
+    /// `Location` URL (private DNS: `privateDnsOperationStatuses`, `privateDnsOperationResults`).
+    ResourceGroup { result: &'static str },
+}
+
+/// How a provider writes its etags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EtagStyle {
+    /// `W/"<uuid>"` (Microsoft.Network).
+    Weak,
+    /// `<uuid>` (private DNS zones and record sets).
+    Bare,
+    /// `"<uuid>"` (private DNS virtual network links).
+    Quoted,
 }
 
 /// What a write or delete gets when it meets an operation still running on the same resource.
@@ -216,7 +259,8 @@ pub(crate) static SYNCHRONOUS: Flavour = Flavour {
     creating: "Succeeded",
     updating: "Succeeded",
     status_segment: "operations",
-    etag: false,
+    operations: OperationsAt::Location,
+    etag: None,
     provisioning_state: false,
     create_status: StatusCode::CREATED,
     back_references: BackReferenceStyle::WhenPresent,
@@ -300,6 +344,8 @@ impl Prepare<'_> {
 /// (a subnet's `routeTable` names a `routeTables`). Arrays of references count element by element.
 pub(crate) const REFERENCE_TYPES: &[(&str, &str)] = &[
     ("subnet", "subnets"),
+    ("remoteVirtualNetwork", "virtualNetworks"),
+    ("virtualNetwork", "virtualNetworks"),
     ("networkSecurityGroup", "networkSecurityGroups"),
     ("routeTable", "routeTables"),
     ("natGateway", "natGateways"),

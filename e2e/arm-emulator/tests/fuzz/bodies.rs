@@ -297,6 +297,31 @@ impl Session {
                 }})
             }
             "virtualNetworks/subnets" => json!({"properties": self.subnet_properties()}),
+            "virtualNetworks/virtualNetworkPeerings" => json!({"properties": {
+                "remoteVirtualNetwork": {"id": self.reference("Microsoft.Network/virtualNetworks")},
+                "allowForwardedTraffic": self.choose(&[false, true]),
+            }}),
+            "bastionHosts" => {
+                json!({"location": location, "sku": {"name": self.choose(&["Basic", "Standard", "Premium"])}, "properties": {
+                    "scaleUnits": self.choose(&[2, 3, 60]),
+                    "ipConfigurations": [{"name": "default", "properties": {
+                        "subnet": {"id": self.reference("Microsoft.Network/virtualNetworks/subnets")},
+                        "publicIPAddress": {"id": self.reference("Microsoft.Network/publicIPAddresses")},
+                    }}],
+                }})
+            }
+            "privateDnsZones" => json!({"location": self.choose(&["global", "westeurope"])}),
+            "privateDnsZones/virtualNetworkLinks" => json!({"location": "global", "properties": {
+                "registrationEnabled": self.choose(&[false, true]),
+                "virtualNetwork": {"id": self.reference("Microsoft.Network/virtualNetworks")},
+            }}),
+            "privateDnsZones/A" => json!({"properties": {
+                "ttl": self.choose(&[300, -1]),
+                "aRecords": [{"ipv4Address": self.choose(&["10.0.0.4", "fd00::4", "x"])}],
+            }}),
+            "privateDnsZones/CNAME" => {
+                json!({"properties": {"ttl": 3600, "cnameRecord": {"cname": "target.example"}}})
+            }
             "networkSecurityGroups" => {
                 let rule = self.security_rule();
                 json!({"location": location, "properties": {"securityRules": [{"name": "sub", "properties": rule}]}})

@@ -7,7 +7,7 @@ use axum::http::Method;
 
 use super::{
     BROKEN_IDS, CHILDREN, COMPUTE, GROUPS, GUIDS, KINDS, NAMES, NETWORK, ODD_NAMES, OTHER_VERSIONS,
-    RESOURCE_GROUPS, RESOURCES, Req, SUB, Session, encode, kind_of, version_of,
+    RESOURCE_GROUPS, RESOURCES, Req, SUB, Session, ZONE_NAMES, encode, kind_of, version_of,
 };
 
 /// Targets: where requests go.
@@ -99,7 +99,7 @@ impl Session {
         for (index, segment) in types.iter().enumerate() {
             let pool = match (authorization, index) {
                 (true, _) => GUIDS,
-                (false, 0) => NAMES,
+                (false, 0) => top_names(segment),
                 (false, _) => CHILDREN,
             };
             let (name, plain_name) = self.name(pool);
@@ -125,7 +125,7 @@ impl Session {
             let pool = if namespace == "Microsoft.Authorization" {
                 GUIDS
             } else if index == 0 {
-                NAMES
+                top_names(segment)
             } else {
                 CHILDREN
             };
@@ -143,7 +143,7 @@ impl Session {
         } else if parent_kind == "Microsoft.Authorization" {
             (RESOURCE_GROUPS, GUIDS)
         } else {
-            (RESOURCE_GROUPS, NAMES)
+            (RESOURCE_GROUPS, top_names(segment))
         };
         let parents: Vec<String> = self
             .known
@@ -559,5 +559,14 @@ impl Session {
             let value = self.rng.pick(&values).to_vec();
             request.headers.push(("x-ms-correlation-request-id", value));
         }
+    }
+}
+
+/// The names of a top-level resource type (its first type segment).
+fn top_names(segment: &str) -> &'static [&'static str] {
+    if segment.eq_ignore_ascii_case("privateDnsZones") {
+        ZONE_NAMES
+    } else {
+        NAMES
     }
 }

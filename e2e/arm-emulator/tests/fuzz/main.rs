@@ -75,6 +75,7 @@ const COMPUTE: &str = "2024-07-01";
 const DISKS: &str = "2024-03-02";
 const IDENTITY: &str = "2023-01-31";
 const AUTHORIZATION: &str = "2022-04-01";
+const DNS: &str = "2024-06-01";
 const RESOURCES: &str = "2021-04-01";
 const RESOURCE_GROUPS: &str = "Microsoft.Resources/resourceGroups";
 
@@ -82,6 +83,18 @@ const RESOURCE_GROUPS: &str = "Microsoft.Resources/resourceGroups";
 const KINDS: &[(&str, &str)] = &[
     ("Microsoft.Network/virtualNetworks", NETWORK),
     ("Microsoft.Network/virtualNetworks/subnets", NETWORK),
+    (
+        "Microsoft.Network/virtualNetworks/virtualNetworkPeerings",
+        NETWORK,
+    ),
+    ("Microsoft.Network/bastionHosts", NETWORK),
+    ("Microsoft.Network/privateDnsZones", DNS),
+    ("Microsoft.Network/privateDnsZones/virtualNetworkLinks", DNS),
+    ("Microsoft.Network/privateDnsZones/A", DNS),
+    ("Microsoft.Network/privateDnsZones/CNAME", DNS),
+    ("Microsoft.Network/privateDnsZones/SOA", DNS),
+    ("Microsoft.Network/privateDnsZones/AAAA", DNS),
+    ("Microsoft.Network/privateDnsZones/TXT", DNS),
     ("Microsoft.Network/networkSecurityGroups", NETWORK),
     ("Microsoft.Network/networkSecurityGroups/securityRules", NETWORK),
     ("Microsoft.Network/routeTables", NETWORK),
@@ -123,11 +136,13 @@ const OTHER_VERSIONS: &[(&str, &[&str])] = &[
     (IDENTITY, &["2018-11-30", "2024-11-30"]),
     (AUTHORIZATION, &["2015-07-01", "2020-08-01-preview"]),
     (RESOURCES, &["2019-10-01", "2025-04-01"]),
+    (DNS, &["2018-09-01", "2020-06-01"]),
 ];
 
 /// Child resources kept inside their parent's document: (parent type, array property).
 const EMBEDDED: &[(&str, &str)] = &[
     ("Microsoft.Network/virtualNetworks", "subnets"),
+    ("Microsoft.Network/virtualNetworks", "virtualNetworkPeerings"),
     ("Microsoft.Network/networkSecurityGroups", "securityRules"),
     ("Microsoft.Network/routeTables", "routes"),
     ("Microsoft.Network/loadBalancers", "frontendIPConfigurations"),
@@ -143,6 +158,8 @@ const EMBEDDED: &[(&str, &str)] = &[
 /// Small pools of names, so that requests meet each other's resources.
 const GROUPS: &[&str] = &["fz", "fz", "fz2", "FZ"];
 const NAMES: &[&str] = &["one", "two", "ONE"];
+/// Private DNS zones are domain names of two labels at least.
+const ZONE_NAMES: &[&str] = &["one.example", "two.example", "ONE.example"];
 const CHILDREN: &[&str] = &["sub", "alt"];
 const GUIDS: &[&str] = &[
     "7b83888d-03fb-55bb-8209-aec4e36328a8",
@@ -1279,7 +1296,13 @@ const REFERENCES: &[(&str, &str)] = &[
     ("networkInterfaces", "networkInterfaces"),
     ("availabilitySet", "availabilitySets"),
     ("managedDisk", "disks"),
+    ("remoteVirtualNetwork", "virtualNetworks"),
+    ("virtualNetwork", "virtualNetworks"),
 ];
+
+/// References Azure lets dangle: a peering's remote network and a DNS zone link's network may be
+/// deleted under them.
+const WEAK: &[&str] = &["remoteVirtualNetwork", "virtualNetwork"];
 
 /// Every reference a stored resource makes names a resource the inventory holds (or a child
 /// kept inside one): what others use cannot be deleted, by a resource group's deletion neither.
@@ -1295,6 +1318,7 @@ fn check_nothing_dangles(ids: &BTreeSet<String>, deleted: &[String], id: &str, b
         // Tenant-level ids (`/providers/...`) name nothing the emulator stores.
         let typed = REFERENCES.iter().any(|(name, _)| *name == property);
         if !typed
+            || WEAK.contains(&property)
             || reference_problem(property, target).is_some()
             || !normal(text).starts_with("subscriptions/")
         {

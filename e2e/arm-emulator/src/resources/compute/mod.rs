@@ -14,7 +14,9 @@ use std::time::SystemTime;
 use axum::http::StatusCode;
 
 use super::names::{Naming, alphanumeric, refuse};
-use super::{BackReferenceStyle, Catalogue, Concurrency, Flavour, Lro, Prepare, ResourceType, fields};
+use super::{
+    BackReferenceStyle, Catalogue, Concurrency, Flavour, Lro, OperationsAt, Prepare, ResourceType, fields,
+};
 use crate::error::ArmError;
 use crate::state::StatusStyle;
 
@@ -81,7 +83,8 @@ pub(crate) static COMPUTE: Flavour = Flavour {
     creating: "Creating",
     updating: "Updating",
     status_segment: "operations",
-    etag: false,
+    operations: OperationsAt::Location,
+    etag: None,
     provisioning_state: true,
     create_status: StatusCode::CREATED,
     back_references: BackReferenceStyle::OnReads,
@@ -135,7 +138,7 @@ const fn document(
         put,
         delete: match put {
             Lro::Sync => Lro::Sync,
-            Lro::Async | Lro::Accepted => Lro::Async,
+            Lro::Async | Lro::Accepted | Lro::AcceptedEmpty => Lro::Async,
         },
         in_use_code: "OperationNotAllowed",
         ..ResourceType::new(name, api_versions, flavour, prepare)

@@ -1,10 +1,14 @@
-//! Microsoft.Network: virtual networks and subnets, security groups, route tables, NAT gateways,
-//! public IP addresses and prefixes, load balancers and network interfaces.
+//! Microsoft.Network: virtual networks with their subnets and peerings, security groups, route
+//! tables, NAT gateways, public IP addresses and prefixes, load balancers, network interfaces,
+//! bastion hosts and private DNS.
 
 mod addresses;
+pub(crate) mod bastion_hosts;
 mod load_balancers;
 mod nat_gateways;
 mod network_interfaces;
+mod peerings;
+mod private_dns;
 mod public_ips;
 mod route_tables;
 mod security_groups;
@@ -13,7 +17,10 @@ mod virtual_networks;
 use serde_json::Value;
 
 use super::names::Naming;
-use super::{BackReferenceStyle, Concurrency, Flavour, Locality, Prepare, ResourceType, Storage};
+use super::{
+    BackReferenceStyle, Concurrency, EtagStyle, Flavour, Locality, OperationsAt, Prepare, ResourceType,
+    Storage,
+};
 use crate::error::ArmError;
 use crate::state::StatusStyle;
 
@@ -60,7 +67,8 @@ pub(crate) static NETWORK: Flavour = Flavour {
     creating: "Updating",
     updating: "Updating",
     status_segment: "operations",
-    etag: true,
+    operations: OperationsAt::Location,
+    etag: Some(EtagStyle::Weak),
     provisioning_state: true,
     create_status: axum::http::StatusCode::CREATED,
     back_references: BackReferenceStyle::WhenPresent,
@@ -137,6 +145,7 @@ pub(crate) static SCANNED: &[&ResourceType] = &[&public_ips::PUBLIC_IP, &public_
 pub(crate) static TYPES: &[&ResourceType] = &[
     &virtual_networks::VIRTUAL_NETWORK,
     &virtual_networks::SUBNET,
+    &peerings::PEERING,
     &security_groups::SECURITY_GROUP,
     &security_groups::SECURITY_RULE,
     &route_tables::ROUTE_TABLE,
@@ -154,6 +163,18 @@ pub(crate) static TYPES: &[&ResourceType] = &[
     &load_balancers::INBOUND_NAT_POOL,
     &network_interfaces::NETWORK_INTERFACE,
     &network_interfaces::IP_CONFIGURATION,
+    &bastion_hosts::BASTION_HOST,
+    &bastion_hosts::IP_CONFIGURATION,
+    &private_dns::ZONE,
+    &private_dns::LINK,
+    &private_dns::A,
+    &private_dns::AAAA,
+    &private_dns::CNAME,
+    &private_dns::MX,
+    &private_dns::PTR,
+    &private_dns::SOA,
+    &private_dns::SRV,
+    &private_dns::TXT,
 ];
 
 /// A fresh `resourceGuid`, kept across updates.

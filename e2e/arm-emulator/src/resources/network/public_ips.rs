@@ -19,6 +19,7 @@ pub(crate) static PUBLIC_IP: ResourceType = ResourceType {
                 from: &[
                     "Microsoft.Network/networkInterfaces/ipConfigurations",
                     "Microsoft.Network/loadBalancers/frontendIPConfigurations",
+                    "Microsoft.Network/bastionHosts/bastionHostIpConfigurations",
                 ],
                 many: false,
             },

@@ -27,6 +27,7 @@ pub(crate) static SUBNET: ResourceType = embedded(
         from: &[
             "Microsoft.Network/networkInterfaces/ipConfigurations",
             "Microsoft.Network/loadBalancers/frontendIPConfigurations",
+            "Microsoft.Network/bastionHosts/bastionHostIpConfigurations",
         ],
         many: true,
     }],
@@ -292,6 +293,15 @@ fn prepare_subnet(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         prepare
             .properties()?
             .insert("serviceEndpoints".into(), Value::Array(endpoints));
+    }
+    if prepare
+        .id
+        .name()
+        .eq_ignore_ascii_case(super::bastion_hosts::SUBNET_NAME)
+        && let Some(group) = fields::reference(&properties, "networkSecurityGroup", "properties")?
+        && let Some(group) = prepare.state.body(&group.to_ascii_lowercase())
+    {
+        super::bastion_hosts::check_security_group(&group, prepare.id.name())?;
     }
     prepare.default("privateEndpointNetworkPolicies", json!("Disabled"))?;
     prepare.default("privateLinkServiceNetworkPolicies", json!("Enabled"))?;
