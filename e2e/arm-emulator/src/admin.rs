@@ -142,7 +142,7 @@ impl Emulator {
             .values()
             .map(|stored| json!({ "type": stored.type_name, "seeded": stored.seeded, "body": stored.body() }))
             .collect();
-        json!({ "resources": resources })
+        json!({ "resources": resources, "subscriptionTags": state.subscription_tags })
     }
 
     /// Replaces the state with a snapshot.
@@ -178,6 +178,21 @@ impl Emulator {
                 item["body"].clone(),
                 item["seeded"].as_bool().unwrap_or(false),
             );
+        }
+        if let Some(tags) = snapshot.get("subscriptionTags").and_then(Value::as_object) {
+            for (subscription, tags) in tags {
+                let tags = tags
+                    .as_object()
+                    .filter(|tags| tags.values().all(Value::is_string))
+                    .ok_or_else(|| {
+                        RestoreError(format!(
+                            "the tags of subscription '{subscription}' are not an object of strings"
+                        ))
+                    })?;
+                restored
+                    .subscription_tags
+                    .insert(subscription.to_ascii_lowercase(), tags.clone());
+            }
         }
         *self.state() = restored;
         Ok(())

@@ -1,6 +1,7 @@
 //! The api-versions the emulator serves per resource type (see the crate documentation's table).
 
-/// api-versions of `Microsoft.Resources/resourceGroups` and of subscription-level operation results.
+/// api-versions of `Microsoft.Resources/resourceGroups`, of subscription-level operation results,
+/// of tags and of the generic resource lists.
 const RESOURCES: &[&str] = &[
     "2019-10-01",
     "2020-06-01",
@@ -27,7 +28,11 @@ const SUBSCRIPTIONS: &[&str] = &[
 /// The api-versions served for a resource type.
 pub(crate) fn supported(resource_type: &str) -> &'static [&'static str] {
     match resource_type {
-        "Microsoft.Resources/resourceGroups" | "Microsoft.Resources/operationresults" => RESOURCES,
+        "Microsoft.Resources/resourceGroups"
+        | "Microsoft.Resources/operationresults"
+        | "Microsoft.Resources/tags"
+        | "Microsoft.Resources/subscriptions/resources"
+        | "Microsoft.Resources/subscriptions/resourceGroups/resources" => RESOURCES,
         "Microsoft.Resources/tenants"
         | "Microsoft.Resources/subscriptions"
         | "Microsoft.Resources/subscriptions/locations" => SUBSCRIPTIONS,

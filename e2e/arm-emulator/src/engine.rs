@@ -325,6 +325,11 @@ fn shape_for(resource_type: &ResourceType, body: &mut Value, api_version: &str) 
             resources::remove_path(properties, property);
         }
     }
+    for (property, until) in resource_type.until {
+        if api_version >= *until {
+            resources::remove_path(properties, property);
+        }
+    }
     for secret in resource_type.hooks.secrets {
         resources::remove_path(properties, secret);
     }
@@ -609,6 +614,20 @@ fn build(
     Ok(doc)
 }
 
+/// Puts `tags` on a stored document; a type with etags gets a new one, as for any write.
+pub(crate) fn retag(state: &mut State, key: &str, tags: Map<String, Value>) {
+    let Some(stored) = state.resources.get_mut(key) else {
+        return;
+    };
+    let resource_type = resources::find(stored.type_name);
+    stored.update(|doc| {
+        doc["tags"] = Value::Object(tags);
+        if let Some(resource_type) = resource_type {
+            stamp_etag(doc, resource_type);
+        }
+    });
+}
+
 /// Gives a document and every part of it with an id of its own one new etag, as
 /// Microsoft.Network does.
 fn stamp_etag(doc: &mut Value, resource_type: &ResourceType) {
@@ -854,10 +873,12 @@ fn write(
     let location = location_of(emulator, state, id, resource_type, &body, existing.as_ref())?;
     let in_progress = match resource_type.put {
         Lro::Sync => None,
-        Lro::Async | Lro::Accepted | Lro::AcceptedEmpty if existing.is_some() => {
+        Lro::Async | Lro::Accepted | Lro::AcceptedEmpty | Lro::AcceptedBare if existing.is_some() => {
             Some(resource_type.flavour.updating)
         }
-        Lro::Async | Lro::Accepted | Lro::AcceptedEmpty => Some(resource_type.flavour.creating),
+        Lro::Async | Lro::Accepted | Lro::AcceptedEmpty | Lro::AcceptedBare => {
+            Some(resource_type.flavour.creating)
+        }
     };
     let context = Build {
         emulator,
@@ -928,28 +949,46 @@ fn write(
         &operation_id,
         request.api_version,
     );
-    let mut answer = match echo {
-        Some(request_body) => {
-            let body = echo_request(id, resource_type, request_body, &location, in_progress);
-            accepted(body, urls.result)
+    let answer = match resource_type.put {
+        Lro::Accepted => {
+            let echoed = echo.map(|body| echo_request(id, resource_type, body, &location, in_progress));
+            accepted(echoed, urls.result)
         }
-        None if resource_type.put == Lro::AcceptedEmpty => accepted(json!({}), urls.result),
-        None => with_etag(
+        Lro::AcceptedEmpty => accepted(Some(json!({})), urls.result),
+        Lro::AcceptedBare => accepted(None, urls.result),
+        Lro::Sync | Lro::Async => with_etag(
             Answer::json(status, answer_body.clone()),
             resource_type,
             &answer_body,
         ),
     };
-    answer.headers.push(("azure-asyncoperation", urls.status));
+    Ok(with_operation(emulator, resource_type, answer, urls.status))
+}
+
+/// The headers of a write's answer that name its operation: `Azure-AsyncOperation` (unless the
+/// provider answers with `Location` alone) and `Retry-After`.
+fn with_operation(
+    emulator: &Emulator,
+    resource_type: &ResourceType,
+    mut answer: Answer,
+    status: String,
+) -> Answer {
+    if resource_type.put != Lro::AcceptedBare {
+        answer.headers.push(("azure-asyncoperation", status));
+    }
     answer
         .headers
         .push(("retry-after", emulator.config.retry_after_seconds.to_string()));
-    Ok(answer)
+    answer
 }
 
-/// A write accepted for later: 202, the body, and where to find the result.
-fn accepted(body: Value, result: String) -> Answer {
-    let mut answer = Answer::json(StatusCode::ACCEPTED, body);
+/// A write accepted for later: 202, the body if the provider sends one, and where to find the
+/// result.
+fn accepted(body: Option<Value>, result: String) -> Answer {
+    let mut answer = body.map_or_else(
+        || Answer::empty(StatusCode::ACCEPTED),
+        |body| Answer::json(StatusCode::ACCEPTED, body),
+    );
     answer.headers.push(("location", result));
     answer
 }
@@ -1107,14 +1146,14 @@ impl OperationUrls {
     ) -> Self {
         let status_segment = resource_type.flavour.status_segment;
         let (base, result_segment) = match resource_type.flavour.operations {
-            OperationsAt::Location => (
+            OperationsAt::Location { result } => (
                 format!(
                     "{}/subscriptions/{}/providers/{}/locations/{location}",
                     emulator.base_url(),
                     id.subscription.as_deref().unwrap_or_default(),
                     id.namespace,
                 ),
-                "operationResults",
+                result,
             ),
             OperationsAt::ResourceGroup { result } => (
                 format!(

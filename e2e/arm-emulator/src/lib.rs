@@ -12,11 +12,15 @@
 //! |---|---|---|
 //! | `Microsoft.Resources/resourceGroups` | sync PUT/PATCH; DELETE 202 + `Location`, deletes everything in the group (unless something outside refers into it, see below) | 2019-10-01, 2020-06-01 (recordings), 2021-04-01 (Go SDK), 2022-09-01, 2023-07-01 (Python SDK), 2024-03-01 (capz-rs), 2024-07-01 … 2025-04-01 |
 //! | `/subscriptions/{sub}/operationresults/{id}` | GET: 202 while running, 200 when done | as resource groups |
+//! | `{scope}/providers/Microsoft.Resources/tags/default` (a subscription, a resource group or a resource) | GET; PUT replaces the tags; PATCH with `operation` `Merge`, `Replace` or `Delete` (by name, or by name and value); DELETE removes them all; 200 at once; names with `<>%&\?/` refused (400 `InvalidTagNameCharacters`); a group's and a resource's tags are their own `tags`, and a resource gets a new etag | as resource groups |
+//! | `/subscriptions/{sub}/resources`, `/subscriptions/{sub}/resourceGroups/{group}/resources` | GET: the tracked resources (those with a location) in the generic shape (`id`, `name`, `type`, `location`, `tags`, `sku`, `kind`, `identity`, `zones`, …), paged; `$filter` on `resourceType`, `name`, `location`, `resourceGroup`, `tagName` / `tagValue` (`eq`, joined with `and`) and `substringof('…', name)`, anything else 400 `InvalidFilterInQueryString` | as resource groups |
 //! | `/tenants`, `/subscriptions`, `/subscriptions/{sub}`, `/subscriptions/{sub}/locations` | GET: the configured tenants, subscriptions and locations (what `az login` and SDKs read first) | 2016-06-01, 2019-11-01, 2020-01-01, 2021-01-01, 2022-01-01, 2022-12-01 (Azure CLI, Python SDK; capz-rs reads locations with it) |
 //! | `Microsoft.Network/virtualNetworks` (+ `/subnets`), `networkSecurityGroups` (+ `/securityRules`), `routeTables` (+ `/routes`), `natGateways`, `publicIPAddresses`, `publicIPPrefixes`, `loadBalancers` (+ `/frontendIPConfigurations`, `/backendAddressPools`, `/loadBalancingRules`, `/probes`, `/inboundNatRules`, `/outboundRules`, `/inboundNatPools`), `networkInterfaces` (+ `/ipConfigurations`) | PUT 201/200 + `Azure-AsyncOperation`; DELETE 202 + both headers; etags | 2020-06-01 … 2025-05-01, 2026-03-01 (recordings: 2020-11-01, 2024-03-01, 2025-03-01; Go SDK armnetwork v4–v6: 2023-05-01 … 2024-05-01; capz-rs: 2024-05-01; Python SDK 28–29: 2024-05-01, 2024-07-01; 33: 2026-03-01) |
 //! | `Microsoft.Network/virtualNetworks/virtualNetworkPeerings` (kept in the network's document) | as the network types; `peeringState` `Initiated` until the remote network peers back, then `Connected` on both sides, `Disconnected` once the other side or the remote network is gone; overlapping address spaces refused (400 `VnetAddressSpacesOverlap`); the remote network may lie in another group or subscription and may be deleted under the peering | as the network types |
 //! | `Microsoft.Network/bastionHosts` (+ `/bastionHostIpConfigurations`) | as the network types; the subnet must be `AzureBastionSubnet` (400 `SubnetNameMustBeAzureBastionSubnet`), a /27 or larger (a /26 past two scale units), the public IP Standard and static; a security group attached to `AzureBastionSubnet` must hold Bastion's rules (400 `NetworkSecurityGroupNotCompliantForAzureBastionSubnet` on the subnet's write); `dnsName` once provisioned | as the network types |
 //! | `Microsoft.Network/privateDnsZones` (+ `/virtualNetworkLinks`, `/A`, `/AAAA`, `/CNAME`, `/MX`, `/PTR`, `/SOA`, `/SRV`, `/TXT`) | zones and links: location `global`, PUT 202 with `{}`, `Azure-AsyncOperation` and `Location` under the resource group (`privateDnsOperationStatuses`, answered 202 while running, `privateDnsOperationResults`), bare or quoted etags; a zone comes with its SOA record set, counts its record sets and links, and cannot be deleted while linked (409 `CannotDeleteResource`); record sets are written at once (201/200, DELETE 200) with their `fqdn`; a linked network may be deleted under its link | 2018-09-01, 2020-01-01, 2020-06-01 (recordings), 2024-06-01 (recordings, Python SDK azure-mgmt-privatedns 2.0) |
+//! | `Microsoft.Network/privateEndpoints` (+ `/privateLinkServiceConnections`, `/manualPrivateLinkServiceConnections`, `/privateDnsZoneGroups`), `privateLinkServices` (+ `/ipConfigurations`) | as the network types; an endpoint connects one target (a storage account's sub-resource, or a private link service behind an internal load balancer's frontend) through an interface made for it (`<endpoint>.nic.<guid>`, gone with the endpoint, in use until then), approved at once unless manual or to another subscription's service that does not approve it automatically, `Disconnected` once the target is gone; targets list their endpoint connections; a DNS zone group writes the target's A record set into each zone it names and removes it when deleted | as the network types |
+//! | `Microsoft.Storage/storageAccounts` | PUT 202 with no body and only `Location` (`.../asyncoperations/{id}`, answering the account when done); DELETE 200 at once; names global (409 `StorageAccountAlreadyTaken`) | 2021-04-01 (recordings), 2021-09-01, 2022-09-01, 2023-01-01, 2023-05-01 (Go SDK), 2024-01-01, 2025-01-01, 2025-06-01, 2026-09-01 (Python SDK azure-mgmt-storage 25) |
 //! | `Microsoft.ManagedIdentity/userAssignedIdentities` (+ `/federatedIdentityCredentials`) | sync | 2018-11-30, 2023-01-31 (recordings, Go SDK, capz-rs), 2024-11-30 (Python SDK) and previews |
 //! | `Microsoft.Authorization/roleAssignments` (any scope), `roleDefinitions` (built-ins seeded) | sync; lists take `$filter` (`roleName eq`, `type eq`; `principalId eq`, `assignedTo()`, `atScope()`) | 2015-07-01, 2020-08-01-preview, 2022-04-01 (recordings, Go and Python SDKs, capz-rs) and previews |
 //! | `Microsoft.Compute/virtualMachines` | PUT (201 `Creating` / 200 `Updating` + `Azure-AsyncOperation`; creates the OS disk and empty data disks, attaches existing ones; checks size, zones, SKU restrictions (409 `SkuNotAvailable`), confidential sizes for `ConfidentialVM`, interfaces, image, availability set, vCPU quotas, the admin password's complexity and Windows computer names; never answers `customData` or `adminPassword`), GET (`$expand=instanceView`), PATCH, DELETE (202; takes along the disks and interfaces whose `deleteOption` is `Delete`, releases the others), lists | 2020-06-01, 2020-12-01 (recordings), 2021-03-01, 2021-04-01, 2021-07-01, 2021-11-01, 2022-03-01 (recordings), 2022-08-01, 2022-11-01, 2023-03-01, 2023-07-01, 2023-09-01, 2024-03-01, 2024-07-01 (Go SDK armcompute v5/v6, capz-rs), 2024-11-01 (Python SDK azure-mgmt-compute 33-35), 2025-04-01, 2026-04-01 (Python SDK 39) |
@@ -132,9 +136,11 @@ mod ip;
 mod path;
 mod rbac;
 mod resource_groups;
+mod resource_list;
 mod resources;
 mod state;
 mod subscriptions;
+mod tags;
 pub mod throttle;
 mod time;
 pub mod tls;
@@ -546,6 +552,10 @@ impl Emulator {
             ) => subscriptions::read(&self.config, arm_path).map(|body| Answer::json(StatusCode::OK, body)),
             (ArmPath::OperationResult { subscription, id }, &Method::GET) => {
                 resource_groups::operation_result(self, &state, subscription, id)
+            }
+            (ArmPath::Tags { scope }, method) => tags::answer(&mut state, scope, method, body),
+            (ArmPath::GenericResources { subscription, group }, &Method::GET) => {
+                resource_list::list(self, &state, subscription, group.as_deref(), &request)
             }
             (ArmPath::ProviderOperation { id, poll, .. }, &Method::GET) => {
                 engine::poll(self, &state, id, *poll, &request)

@@ -26,6 +26,14 @@ pub(crate) enum ArmPath {
         id: String,
         poll: Poll,
     },
+    /// `{scope}/providers/Microsoft.Resources/tags/default`: the tags of a subscription, a
+    /// resource group or a resource.
+    Tags { scope: String },
+    /// `/subscriptions/{sub}[/resourceGroups/{group}]/resources`: the generic list of resources.
+    GenericResources {
+        subscription: String,
+        group: Option<String>,
+    },
     /// A resource: `{scope}/providers/{ns}/{type}/{name}[/{type}/{name}]...`.
     Resource(ResourceId),
     /// A collection to list: like a resource, without the last name.
@@ -169,6 +177,14 @@ impl ArmPath {
             return match segments.len() {
                 2 => Some(Self::Subscription { subscription }),
                 3 if is(2, "locations") => Some(Self::Locations { subscription }),
+                3 if is(2, "resources") => Some(Self::GenericResources {
+                    subscription,
+                    group: None,
+                }),
+                5 if is(2, "resourcegroups") && is(4, "resources") => Some(Self::GenericResources {
+                    subscription,
+                    group: Some(segments[3].to_owned()),
+                }),
                 3 if is(2, "resourcegroups") => Some(Self::ResourceGroups { subscription }),
                 4 if is(2, "resourcegroups") => Some(Self::ResourceGroup {
                     subscription,
@@ -199,6 +215,16 @@ impl ArmPath {
         }
         if let Some(operation) = Self::provider_operation(namespace, rest, subscription, resource_group) {
             return Some(operation);
+        }
+        if let [tags, default] = rest
+            && namespace.eq_ignore_ascii_case("Microsoft.Resources")
+            && tags.eq_ignore_ascii_case("tags")
+            && default.eq_ignore_ascii_case("default")
+            && subscription.is_some()
+        {
+            return Some(Self::Tags {
+                scope: format!("/{}", scope.join("/")),
+            });
         }
         let id = ResourceId {
             scope: if scope.is_empty() {
@@ -233,9 +259,9 @@ impl ArmPath {
             [locations, _, kind, id]
                 if subscription.is_some() && locations.eq_ignore_ascii_case("locations") =>
             {
-                if is(kind, &["operationresults"]) {
+                if is(kind, &["operationresults", "asyncoperations"]) {
                     (Poll::Result, id)
-                } else if is(kind, &["operations", "diskoperations", "asyncoperations"]) {
+                } else if is(kind, &["operations", "diskoperations"]) {
                     (Poll::Status, id)
                 } else {
                     return None;
@@ -266,7 +292,9 @@ impl ArmPath {
             | Self::ResourceGroup { subscription, .. }
             | Self::OperationResult { subscription, .. }
             | Self::Subscription { subscription }
-            | Self::Locations { subscription } => Some(subscription),
+            | Self::Locations { subscription }
+            | Self::GenericResources { subscription, .. } => Some(subscription),
+            Self::Tags { scope } => scope.split('/').nth(2),
             Self::ProviderOperation { .. } | Self::Tenants | Self::Subscriptions => None,
             Self::Resource(id) | Self::Collection(id) => id.subscription.as_deref(),
         }
@@ -282,6 +310,13 @@ impl ArmPath {
             Self::Tenants => "Microsoft.Resources/tenants".into(),
             Self::Subscriptions | Self::Subscription { .. } => "Microsoft.Resources/subscriptions".into(),
             Self::Locations { .. } => "Microsoft.Resources/subscriptions/locations".into(),
+            Self::Tags { .. } => "Microsoft.Resources/tags".into(),
+            Self::GenericResources { group: None, .. } => {
+                "Microsoft.Resources/subscriptions/resources".into()
+            }
+            Self::GenericResources { group: Some(_), .. } => {
+                "Microsoft.Resources/subscriptions/resourceGroups/resources".into()
+            }
             Self::ProviderOperation { namespace, .. } => format!("{namespace}/locations/operations"),
             Self::Resource(id) | Self::Collection(id) => id.type_name(),
         }

@@ -361,6 +361,9 @@ pub(crate) struct State {
     pub(crate) log: VecDeque<LoggedRequest>,
     /// Request counts by (method, resource type, status).
     pub(crate) counters: BTreeMap<(String, String, u16), u64>,
+    /// The tags of subscriptions, by lower-cased subscription id (groups and resources keep
+    /// theirs in their documents).
+    pub(crate) subscription_tags: BTreeMap<String, serde_json::Map<String, Value>>,
 }
 
 /// The operation an id names: ids are the hyphenated lower-case UUIDs the emulator hands out,

@@ -579,3 +579,284 @@ async fn a_private_dns_zone_cannot_be_deleted_while_linked_and_takes_its_records
     let gone = send(&emulator, "GET", &dns("capz.example/A/apiserver"), None).await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
 }
+
+/// An emulator with the group `pe`, its network `vnet` with the subnet `endpoints`
+/// (10.0.2.0/24), and the storage account `capzstore`.
+async fn with_storage_account() -> Emulator {
+    let emulator = Emulator::new(Config::default());
+    create_group(&emulator, "pe").await;
+    create_network(&emulator, "pe", "vnet", "10.0.0.0/16").await;
+    let subnet = send(
+        &emulator,
+        "PUT",
+        &net("pe", "virtualNetworks/vnet/subnets/endpoints"),
+        Some(json!({"properties": {"addressPrefix": "10.0.2.0/24"}})),
+    )
+    .await;
+    assert_eq!(subnet.status, StatusCode::CREATED, "{}", subnet.body);
+    let account = send(
+        &emulator,
+        "PUT",
+        &storage("capzstore"),
+        Some(json!({"location": "westeurope", "kind": "StorageV2", "sku": {"name": "Standard_LRS"}})),
+    )
+    .await;
+    assert_eq!(account.status, StatusCode::ACCEPTED, "{}", account.body);
+    emulator
+}
+
+fn storage(name: &str) -> String {
+    format!(
+        "{}/providers/Microsoft.Storage/storageAccounts/{name}?api-version=2023-05-01",
+        group("pe")
+    )
+}
+
+fn endpoint_body(target: &str, group_id: &str) -> Value {
+    json!({"location": "westeurope", "properties": {
+        "subnet": {"id": net("pe", "virtualNetworks/vnet/subnets/endpoints")},
+        "privateLinkServiceConnections": [{"name": "blob", "properties": {
+            "privateLinkServiceId": target, "groupIds": [group_id],
+        }}],
+    }})
+}
+
+#[tokio::test]
+async fn private_endpoints_connect_storage_accounts_through_an_interface_of_their_own() {
+    let emulator = with_storage_account().await;
+    let account = send(&emulator, "GET", &storage("capzstore"), None).await;
+    assert_eq!(account.status, StatusCode::OK, "{}", account.body);
+    assert_eq!(
+        account.body["properties"]["privateEndpointConnections"],
+        json!([])
+    );
+    let account_id = account.body["id"].as_str().unwrap_or_default().to_owned();
+
+    let wrong_group = send(
+        &emulator,
+        "PUT",
+        &net("pe", "privateEndpoints/pe"),
+        Some(endpoint_body(&account_id, "disk")),
+    )
+    .await;
+    assert_eq!(
+        wrong_group.status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        wrong_group.body
+    );
+    let created = send(
+        &emulator,
+        "PUT",
+        &net("pe", "privateEndpoints/pe"),
+        Some(endpoint_body(&account_id, "blob")),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(created.body["properties"]["customDnsConfigs"], json!([]));
+    let endpoint = send(&emulator, "GET", &net("pe", "privateEndpoints/pe"), None).await;
+    let connection = &endpoint.body["properties"]["privateLinkServiceConnections"][0]["properties"];
+    assert_eq!(
+        connection["privateLinkServiceConnectionState"]["status"],
+        "Approved"
+    );
+    assert_eq!(
+        endpoint.body["properties"]["customDnsConfigs"][0]["fqdn"],
+        "capzstore.blob.core.windows.net"
+    );
+    let address = endpoint.body["properties"]["customDnsConfigs"][0]["ipAddresses"][0].clone();
+    assert_eq!(address, "10.0.2.4", "{}", endpoint.body);
+
+    // The interface Azure made: in the subnet, naming the endpoint, and not to be deleted alone.
+    let nic_id = endpoint.body["properties"]["networkInterfaces"][0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(nic_id.contains("/networkInterfaces/pe.nic."), "{nic_id}");
+    let nic = send(&emulator, "GET", &nic_id, None).await;
+    assert_eq!(nic.status, StatusCode::OK, "{}", nic.body);
+    assert_eq!(
+        nic.body["properties"]["ipConfigurations"][0]["properties"]["privateIPAddress"],
+        address
+    );
+    assert!(
+        nic.body["properties"]["privateEndpoint"]["id"]
+            .as_str()
+            .is_some_and(|id| id.ends_with("privateEndpoints/pe"))
+    );
+    let alone = send(&emulator, "DELETE", &nic_id, None).await;
+    assert_eq!(alone.status, StatusCode::BAD_REQUEST, "{}", alone.body);
+    let subnet = send(
+        &emulator,
+        "GET",
+        &net("pe", "virtualNetworks/vnet/subnets/endpoints"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        subnet.body["properties"]["privateEndpoints"][0]["id"],
+        endpoint.body["id"]
+    );
+
+    // The account lists the connection.
+    let account = send(&emulator, "GET", &storage("capzstore"), None).await;
+    let listed = &account.body["properties"]["privateEndpointConnections"];
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{}", account.body);
+    assert_eq!(
+        listed[0]["properties"]["privateEndpoint"]["id"],
+        endpoint.body["id"]
+    );
+
+    // Deleting the endpoint takes its interface along.
+    let deleted = send(&emulator, "DELETE", &net("pe", "privateEndpoints/pe"), None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED);
+    assert_eq!(
+        send(&emulator, "GET", &nic_id, None).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let account = send(&emulator, "GET", &storage("capzstore"), None).await;
+    assert_eq!(
+        account.body["properties"]["privateEndpointConnections"],
+        json!([])
+    );
+}
+
+#[tokio::test]
+async fn zone_groups_write_the_record_of_the_endpoints_target() {
+    let emulator = with_storage_account().await;
+    let account_id = format!(
+        "{}/providers/Microsoft.Storage/storageAccounts/capzstore",
+        group("pe")
+    );
+    send(
+        &emulator,
+        "PUT",
+        &net("pe", "privateEndpoints/pe"),
+        Some(endpoint_body(&account_id, "blob")),
+    )
+    .await;
+    let zone = format!(
+        "{}/providers/Microsoft.Network/privateDnsZones/privatelink.blob.core.windows.net",
+        group("pe")
+    );
+    send(
+        &emulator,
+        "PUT",
+        &format!("{zone}?{DNS}"),
+        Some(json!({"location": "global"})),
+    )
+    .await;
+    let zone_group = send(
+        &emulator,
+        "PUT",
+        &net("pe", "privateEndpoints/pe/privateDnsZoneGroups/default"),
+        Some(json!({"properties": {"privateDnsZoneConfigs": [{"name": "blob", "properties": {"privateDnsZoneId": zone}}]}})),
+    )
+    .await;
+    assert_eq!(zone_group.status, StatusCode::CREATED, "{}", zone_group.body);
+    let record = send(&emulator, "GET", &format!("{zone}/A/capzstore?{DNS}"), None).await;
+    assert_eq!(record.status, StatusCode::OK, "{}", record.body);
+    assert_eq!(
+        record.body["properties"]["aRecords"][0]["ipv4Address"],
+        "10.0.2.4"
+    );
+    let read = send(
+        &emulator,
+        "GET",
+        &net("pe", "privateEndpoints/pe/privateDnsZoneGroups/default"),
+        None,
+    )
+    .await;
+    let records = &read.body["properties"]["privateDnsZoneConfigs"][0]["properties"]["recordSets"][0];
+    assert_eq!(records["fqdn"], "capzstore.privatelink.blob.core.windows.net");
+    assert_eq!(records["provisioningState"], "Succeeded");
+    send(
+        &emulator,
+        "DELETE",
+        &net("pe", "privateEndpoints/pe/privateDnsZoneGroups/default"),
+        None,
+    )
+    .await;
+    let gone = send(&emulator, "GET", &format!("{zone}/A/capzstore?{DNS}"), None).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.body);
+}
+
+#[tokio::test]
+async fn link_services_stand_behind_internal_frontends_and_approve_their_own_subscription() {
+    let emulator = with_storage_account().await;
+    // A private link service behind an internal load balancer's frontend.
+    let balancer = send(
+        &emulator,
+        "PUT",
+        &net("pe", "loadBalancers/internal"),
+        Some(
+            json!({"location": "westeurope", "sku": {"name": "Standard"}, "properties": {
+                "frontendIPConfigurations": [{"name": "fe", "properties": {
+                    "subnet": {"id": net("pe", "virtualNetworks/vnet/subnets/endpoints")},
+                }}],
+            }}),
+        ),
+    )
+    .await;
+    assert_eq!(balancer.status, StatusCode::CREATED, "{}", balancer.body);
+    let service = send(
+        &emulator,
+        "PUT",
+        &net("pe", "privateLinkServices/pls"),
+        Some(json!({"location": "westeurope", "properties": {
+            "loadBalancerFrontendIpConfigurations": [{"id": net("pe", "loadBalancers/internal/frontendIPConfigurations/fe")}],
+            "ipConfigurations": [{"name": "nat", "properties": {
+                "subnet": {"id": net("pe", "virtualNetworks/vnet/subnets/endpoints")},
+            }}],
+        }})),
+    )
+    .await;
+    assert_eq!(service.status, StatusCode::CREATED, "{}", service.body);
+    assert!(
+        service.body["properties"]["alias"]
+            .as_str()
+            .is_some_and(|alias| alias.ends_with(".azure.privatelinkservice"))
+    );
+    let service_id = service.body["id"].as_str().unwrap_or_default().to_owned();
+    let mut manual = endpoint_body(&service_id, "");
+    manual["properties"]["manualPrivateLinkServiceConnections"] =
+        manual["properties"]["privateLinkServiceConnections"].take();
+    manual["properties"]["manualPrivateLinkServiceConnections"][0]["properties"]["groupIds"] = json!([]);
+    manual["properties"]["manualPrivateLinkServiceConnections"][0]["properties"]["requestMessage"] =
+        json!("please");
+    let pending = send(
+        &emulator,
+        "PUT",
+        &net("pe", "privateEndpoints/manual"),
+        Some(manual),
+    )
+    .await;
+    assert_eq!(pending.status, StatusCode::CREATED, "{}", pending.body);
+    let state = &pending.body["properties"]["manualPrivateLinkServiceConnections"][0]["properties"]["privateLinkServiceConnectionState"];
+    assert_eq!(state["status"], "Pending");
+    let mut automatic = endpoint_body(&service_id, "");
+    automatic["properties"]["privateLinkServiceConnections"][0]["properties"]["groupIds"] = json!([]);
+    let approved = send(
+        &emulator,
+        "PUT",
+        &net("pe", "privateEndpoints/auto"),
+        Some(automatic),
+    )
+    .await;
+    let state = &approved.body["properties"]["privateLinkServiceConnections"][0]["properties"]["privateLinkServiceConnectionState"];
+    assert_eq!(state["status"], "Approved");
+    let service = send(&emulator, "GET", &net("pe", "privateLinkServices/pls"), None).await;
+    assert_eq!(
+        service.body["properties"]["privateEndpointConnections"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+
+    // A target deleted under an endpoint leaves it disconnected.
+    let removed = send(&emulator, "DELETE", &net("pe", "privateLinkServices/pls"), None).await;
+    assert_eq!(removed.status, StatusCode::ACCEPTED, "{}", removed.body);
+    let orphan = send(&emulator, "GET", &net("pe", "privateEndpoints/auto"), None).await;
+    let state = &orphan.body["properties"]["privateLinkServiceConnections"][0]["properties"]["privateLinkServiceConnectionState"];
+    assert_eq!(state["status"], "Disconnected");
+}

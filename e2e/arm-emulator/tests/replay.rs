@@ -47,6 +47,14 @@ const SERVED: &[&str] = &[
     "microsoft.network/privatednszones/a",
     "microsoft.network/privatednszones/aaaa",
     "microsoft.network/privatednszones/cname",
+    "microsoft.network/privatednszones/mx",
+    "microsoft.network/privatednszones/ptr",
+    "microsoft.network/privatednszones/srv",
+    "microsoft.network/privatednszones/txt",
+    "microsoft.network/privateendpoints",
+    "microsoft.network/privateendpoints/privatednszonegroups",
+    "microsoft.network/privatelinkservices",
+    "microsoft.storage/storageaccounts",
     "microsoft.network/networksecuritygroups",
     "microsoft.network/networksecuritygroups/securityrules",
     "microsoft.network/routetables",
@@ -282,13 +290,40 @@ fn learn_generated_ids(recorded: &Value, ours: &Value, learned: &mut HashMap<Str
                 learn_generated_ids(x, y, learned);
             }
         }
-        (Value::String(a), Value::String(b))
-            if a != b && uuid::Uuid::parse_str(a).is_ok() && uuid::Uuid::parse_str(b).is_ok() =>
-        {
-            learned.insert(a.clone(), b.clone());
+        (Value::String(a), Value::String(b)) if a != b => {
+            // Whole GUIDs, or GUIDs inside names Azure made up (a private endpoint's interface
+            // is `<endpoint>.nic.<guid>`): paired when they are all that differs.
+            let (theirs, mine) = (guids_in(a), guids_in(b));
+            if theirs.is_empty() || theirs.len() != mine.len() {
+                return;
+            }
+            let replaced = theirs.iter().zip(&mine).fold(a.clone(), |text, (recorded, own)| {
+                text.replace(recorded.as_str(), own)
+            });
+            if replaced.eq_ignore_ascii_case(b) {
+                for (recorded, own) in theirs.into_iter().zip(mine) {
+                    learned.insert(recorded, own);
+                }
+            }
         }
         _ => {}
     }
+}
+
+/// The hyphenated GUIDs in a string, in order.
+fn guids_in(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut start = 0;
+    while start + 36 <= text.len() {
+        match text.get(start..start + 36) {
+            Some(window) if string_shape(window) == Some("a GUID") => {
+                found.push(window.to_owned());
+                start += 36;
+            }
+            _ => start += 1,
+        }
+    }
+    found
 }
 
 fn parse(body: &str) -> Value {
@@ -310,14 +345,14 @@ fn poll_key(path_and_query: &str) -> String {
 
 /// Replays one recording; returns (interactions, mismatches as "file#index: reason").
 ///
-/// Deleting a resource group takes 5 s of emulated time, compute and private DNS operations 30 s,
-/// other operations finish by the next request. The replay only moves the clock when the client polls an operation whose recorded
+/// Deleting a resource group takes 5 s of emulated time, compute, private DNS and storage
+/// operations 30 s, other operations finish by the next request. The replay only moves the clock when the client polls an operation whose recorded
 /// answer says it had ended, so the emulator must report operations as running until their time
 /// has passed, and with the recorded outcome once it has.
 async fn replay(file: &Path) -> (usize, Vec<String>) {
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
-    // Network operations finish within a poll or two; deleting a group, compute operations and
-    // private DNS operations take a while.
+    // Network operations finish within a poll or two; deleting a group, compute, private DNS
+    // and storage operations take a while.
     let emulator = Emulator::new(Config {
         latencies: [
             ("Microsoft.Resources/resourceGroups", 5),
@@ -325,6 +360,7 @@ async fn replay(file: &Path) -> (usize, Vec<String>) {
             ("Microsoft.Compute/virtualMachines/extensions", 30),
             ("Microsoft.Compute/disks", 30),
             ("Microsoft.Network/privateDnsZones", 30),
+            ("Microsoft.Storage/storageAccounts", 30),
             ("Microsoft.Network/privateDnsZones/virtualNetworkLinks", 30),
         ]
         .map(|(resource_type, seconds)| (resource_type.to_owned(), Duration::from_secs(seconds)))
@@ -351,6 +387,10 @@ async fn replay(file: &Path) -> (usize, Vec<String>) {
                 emulator.advance_clock(Duration::from_mins(1));
             }
         }
+        // The recorded client named what Azure generated in paths too.
+        let target = generated_ids.iter().fold(target, |path, (recorded, ours)| {
+            path.replace(recorded.as_str(), ours)
+        });
         let request = Request::builder()
             .method(interaction.method.as_str())
             .uri(&target)

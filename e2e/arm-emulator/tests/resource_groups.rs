@@ -515,3 +515,164 @@ async fn locations_are_stored_in_azure_spelling() {
     assert_eq!(elsewhere.status, StatusCode::CONFLICT);
     assert_eq!(elsewhere.body["error"]["code"], "InvalidResourceGroupLocation");
 }
+
+#[tokio::test]
+async fn tags_at_any_scope_replace_merge_and_delete() {
+    let emulator = Emulator::new(Config::default());
+    let group = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/tagged";
+    common::group_with_network(&emulator, group, "westeurope").await;
+    let identity = format!(
+        "{group}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/ident?api-version=2023-01-31"
+    );
+    let made = common::call(
+        &emulator,
+        DEFAULT_CLIENT_ID,
+        "PUT",
+        &identity,
+        Some(json!({"location": "westeurope", "tags": {"team": "a"}})),
+        &[],
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    let vnet = format!("{group}/providers/Microsoft.Network/virtualNetworks/vnet");
+    let tags =
+        |scope: &str| format!("{scope}/providers/Microsoft.Resources/tags/default?api-version=2021-04-01");
+    let call = |method: &'static str, uri: String, body: Option<Value>| {
+        let emulator = emulator.clone();
+        async move { common::call(&emulator, DEFAULT_CLIENT_ID, method, &uri, body, &[]).await }
+    };
+
+    // Replace, merge, delete some, read: the resource shows them, with a new etag.
+    let before = call("GET", format!("{vnet}?api-version=2024-05-01"), None).await;
+    let put = call(
+        "PUT",
+        tags(&vnet),
+        Some(json!({"properties": {"tags": {"env": "test", "owner": "capz"}}})),
+    )
+    .await;
+    assert_eq!(put.status, StatusCode::OK, "{}", put.body);
+    assert_eq!(put.body["type"], "Microsoft.Resources/tags");
+    let merged = call(
+        "PATCH",
+        tags(&vnet),
+        Some(json!({"operation": "Merge", "properties": {"tags": {"cost": "1"}}})),
+    )
+    .await;
+    assert_eq!(
+        merged.body["properties"]["tags"],
+        json!({"env": "test", "owner": "capz", "cost": "1"})
+    );
+    let deleted = call(
+        "PATCH",
+        tags(&vnet),
+        Some(json!({"operation": "Delete", "properties": {"tags": {"owner": "other", "cost": ""}}})),
+    )
+    .await;
+    assert_eq!(
+        deleted.body["properties"]["tags"],
+        json!({"env": "test", "owner": "capz"}),
+        "a value that does not match keeps the tag"
+    );
+    let after = call("GET", format!("{vnet}?api-version=2024-05-01"), None).await;
+    assert_eq!(after.body["tags"], json!({"env": "test", "owner": "capz"}));
+    assert_ne!(after.body["etag"], before.body["etag"]);
+    let bad = call(
+        "PATCH",
+        tags(&vnet),
+        Some(json!({"operation": "Nope", "properties": {"tags": {}}})),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let bad_name = call(
+        "PUT",
+        tags(&vnet),
+        Some(json!({"properties": {"tags": {"a/b": "x"}}})),
+    )
+    .await;
+    assert_eq!(bad_name.body["error"]["code"], "InvalidTagNameCharacters");
+    // On a group and on the subscription too; a scope that does not exist is refused.
+    let on_group = call(
+        "PUT",
+        tags(group),
+        Some(json!({"properties": {"tags": {"stage": "dev"}}})),
+    )
+    .await;
+    assert_eq!(on_group.status, StatusCode::OK, "{}", on_group.body);
+    let read_group = call("GET", format!("{group}?api-version=2021-04-01"), None).await;
+    assert_eq!(read_group.body["tags"], json!({"stage": "dev"}));
+    let subscription = "/subscriptions/00000000-0000-0000-0000-000000000000";
+    call(
+        "PUT",
+        tags(subscription),
+        Some(json!({"properties": {"tags": {"org": "x"}}})),
+    )
+    .await;
+    assert_eq!(
+        call("GET", tags(subscription), None).await.body["properties"]["tags"],
+        json!({"org": "x"})
+    );
+    let missing = call(
+        "GET",
+        tags(&format!(
+            "{group}/providers/Microsoft.Network/virtualNetworks/nope"
+        )),
+        None,
+    )
+    .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.body);
+}
+
+#[tokio::test]
+async fn generic_lists_show_tracked_resources_filtered() {
+    let emulator = Emulator::new(Config::default());
+    let group = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/tagged";
+    common::group_with_network(&emulator, group, "westeurope").await;
+    let identity = format!(
+        "{group}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/ident?api-version=2023-01-31"
+    );
+    let made = common::call(
+        &emulator,
+        DEFAULT_CLIENT_ID,
+        "PUT",
+        &identity,
+        Some(json!({"location": "westeurope", "tags": {"team": "a"}})),
+        &[],
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    let call = |method: &'static str, uri: String, body: Option<Value>| {
+        let emulator = emulator.clone();
+        async move { common::call(&emulator, DEFAULT_CLIENT_ID, method, &uri, body, &[]).await }
+    };
+
+    let subscription = "/subscriptions/00000000-0000-0000-0000-000000000000";
+    // The generic lists show tracked resources in the generic shape, filtered.
+    let listed = call("GET", format!("{group}/resources?api-version=2021-04-01"), None).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    let items = listed.body["value"].as_array().cloned().unwrap_or_default();
+    let types: Vec<&str> = items.iter().filter_map(|item| item["type"].as_str()).collect();
+    assert_eq!(types.len(), 2, "{}", listed.body);
+    assert!(
+        types.contains(&"Microsoft.Network/virtualNetworks")
+            && types.contains(&"Microsoft.ManagedIdentity/userAssignedIdentities")
+    );
+    assert!(items.iter().all(|item| item.get("properties").is_none()));
+    let by_type = call("GET", format!("{group}/resources?api-version=2021-04-01&$filter=resourceType%20eq%20'Microsoft.Network/virtualNetworks'"), None).await;
+    assert_eq!(by_type.body["value"].as_array().map(Vec::len), Some(1));
+    let by_tag = call("GET", format!("{subscription}/resources?api-version=2021-04-01&$filter=tagName%20eq%20'team'%20and%20tagValue%20eq%20'a'"), None).await;
+    assert_eq!(by_tag.body["value"][0]["name"], "ident", "{}", by_tag.body);
+    let unsupported = call(
+        "GET",
+        format!("{group}/resources?api-version=2021-04-01&$filter=size%20gt%203"),
+        None,
+    )
+    .await;
+    assert_eq!(unsupported.status, StatusCode::BAD_REQUEST);
+    let no_group = call(
+        "GET",
+        format!("{subscription}/resourceGroups/none/resources?api-version=2021-04-01"),
+        None,
+    )
+    .await;
+    assert_eq!(no_group.body["error"]["code"], "ResourceGroupNotFound");
+}

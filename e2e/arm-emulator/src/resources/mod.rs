@@ -10,6 +10,7 @@ pub(crate) mod fields;
 mod identity;
 pub(crate) mod names;
 mod network;
+mod storage;
 
 use axum::http::StatusCode;
 use serde_json::{Map, Value};
@@ -47,6 +48,9 @@ pub(crate) struct ResourceType {
     /// Properties that first appear in a later api-version: (dotted path under `properties`,
     /// first api-version). Answers for older api-versions leave them out.
     pub(crate) since: &'static [(&'static str, &'static str)],
+    /// Properties that a later api-version replaced: (dotted path under `properties`, first
+    /// api-version without it).
+    pub(crate) until: &'static [(&'static str, &'static str)],
     /// Properties Azure only shows once provisioning has finished (allocated addresses, the OS
     /// disk of a virtual machine): dotted paths under `properties`.
     pub(crate) shown_when_provisioned: &'static [&'static str],
@@ -138,6 +142,7 @@ impl ResourceType {
             prepare,
             finish: unchanged,
             since: &[],
+            until: &[],
             shown_when_provisioned: &[],
             naming: &names::ANY,
             weak_references: false,
@@ -181,6 +186,9 @@ pub(crate) enum Lro {
     Accepted,
     /// PUT: 202 with `Azure-AsyncOperation` and `Location` and an empty object (private DNS).
     AcceptedEmpty,
+    /// PUT: 202 with no body and only `Location`, whose poll answers the resource at the end
+    /// (storage accounts).
+    AcceptedBare,
 }
 
 /// What differs between resource providers in the long-running-operation protocol.
@@ -212,8 +220,9 @@ pub(crate) struct Flavour {
 /// Where a provider's operation URLs live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OperationsAt {
-    /// `/subscriptions/{id}/providers/{ns}/locations/{location}/{status segment|operationResults}/{op}`.
-    Location,
+    /// `/subscriptions/{id}/providers/{ns}/locations/{location}/{status segment|result}/{op}`, with
+    /// `result` the segment of the `Location` URL (`operationResults`; storage: `asyncoperations`).
+    Location { result: &'static str },
     /// `{resource group}/providers/{ns}/{status segment}/{op}`, with `result` the segment of the
     /// `Location` URL (private DNS: `privateDnsOperationStatuses`, `privateDnsOperationResults`).
     ResourceGroup { result: &'static str },
@@ -259,7 +268,9 @@ pub(crate) static SYNCHRONOUS: Flavour = Flavour {
     creating: "Succeeded",
     updating: "Succeeded",
     status_segment: "operations",
-    operations: OperationsAt::Location,
+    operations: OperationsAt::Location {
+        result: "operationResults",
+    },
     etag: None,
     provisioning_state: false,
     create_status: StatusCode::CREATED,
@@ -357,6 +368,7 @@ pub(crate) const REFERENCE_TYPES: &[(&str, &str)] = &[
     ("loadBalancerInboundNatRules", "inboundNatRules"),
     ("backendAddressPool", "backendAddressPools"),
     ("frontendIPConfiguration", "frontendIPConfigurations"),
+    ("loadBalancerFrontendIpConfigurations", "frontendIPConfigurations"),
     ("probe", "probes"),
     ("networkInterfaces", "networkInterfaces"),
     ("availabilitySet", "availabilitySets"),
@@ -370,6 +382,7 @@ fn registry() -> impl Iterator<Item = &'static ResourceType> {
         .chain(identity::TYPES)
         .chain(authorization::TYPES)
         .chain(compute::TYPES)
+        .chain(storage::TYPES)
         .copied()
 }
 

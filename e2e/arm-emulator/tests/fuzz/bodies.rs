@@ -284,19 +284,9 @@ impl Session {
         json!({"properties": {"principalId": principal, "roleDefinitionId": role, "principalType": "ServicePrincipal"}})
     }
 
-    /// A body a client would send to create a resource of type `kind`.
-    pub(super) fn valid_body(&mut self, kind: &str, own: &str) -> Value {
-        let location = self.location();
-        let short = kind.split_once('/').map_or(kind, |(_, short)| short);
-        match short {
-            "virtualNetworks" => {
-                let subnet = self.subnet_properties();
-                json!({"location": location, "tags": {"fuzz": "yes"}, "properties": {
-                    "addressSpace": {"addressPrefixes": [self.choose(PREFIXES)]},
-                    "subnets": [{"name": "sub", "properties": subnet}]
-                }})
-            }
-            "virtualNetworks/subnets" => json!({"properties": self.subnet_properties()}),
+    /// A body for the types private clusters are built from, and for tags; `None` for others.
+    fn connectivity_body(&mut self, short: &str, location: &str) -> Option<Value> {
+        Some(match short {
             "virtualNetworks/virtualNetworkPeerings" => json!({"properties": {
                 "remoteVirtualNetwork": {"id": self.reference("Microsoft.Network/virtualNetworks")},
                 "allowForwardedTraffic": self.choose(&[false, true]),
@@ -319,9 +309,71 @@ impl Session {
                 "ttl": self.choose(&[300, -1]),
                 "aRecords": [{"ipv4Address": self.choose(&["10.0.0.4", "fd00::4", "x"])}],
             }}),
+            "privateEndpoints" => {
+                let target = if self.rng.percent(50) {
+                    self.reference("Microsoft.Storage/storageAccounts")
+                } else {
+                    self.reference("Microsoft.Network/privateLinkServices")
+                };
+                let property = self.choose(&[
+                    "privateLinkServiceConnections",
+                    "manualPrivateLinkServiceConnections",
+                ]);
+                let mut body = json!({"location": location, "properties": {
+                    "subnet": {"id": self.reference("Microsoft.Network/virtualNetworks/subnets")},
+                }});
+                body["properties"][property] = json!([{"name": "connection", "properties": {
+                    "privateLinkServiceId": target,
+                    "groupIds": [self.choose(&["blob", "file", "nope"])],
+                }}]);
+                body
+            }
+            "privateEndpoints/privateDnsZoneGroups" => json!({"properties": {"privateDnsZoneConfigs": [{
+                "name": "config",
+                "properties": {"privateDnsZoneId": self.reference("Microsoft.Network/privateDnsZones")},
+            }]}}),
+            "privateLinkServices" => json!({"location": location, "properties": {
+                "loadBalancerFrontendIpConfigurations": [self.part("frontendIPConfigurations", &["fe", "sub"])],
+                "ipConfigurations": [{"name": "nat", "properties": {
+                    "subnet": {"id": self.reference("Microsoft.Network/virtualNetworks/subnets")},
+                }}],
+                "autoApproval": {"subscriptions": [SUB]},
+            }}),
+            "storageAccounts" => json!({"location": location,
+                "kind": self.choose(&["StorageV2", "BlobStorage", "Nope"]),
+                "sku": {"name": self.choose(&["Standard_LRS", "Premium_ZRS", "Cheap"])},
+                "properties": {"keyPolicy": {"keyExpirationPeriodInDays": self.choose(&[30, -1])}},
+            }),
+            "tags" => {
+                let name = self.choose(&["fuzz", "other", "a/b"]);
+                json!({
+                    "operation": self.choose(&["Merge", "Replace", "Delete", "Nope"]),
+                    "properties": {"tags": {name: self.choose(&["yes", "", "no"])}},
+                })
+            }
             "privateDnsZones/CNAME" => {
                 json!({"properties": {"ttl": 3600, "cnameRecord": {"cname": "target.example"}}})
             }
+            _ => return None,
+        })
+    }
+
+    /// A body a client would send to create a resource of type `kind`.
+    pub(super) fn valid_body(&mut self, kind: &str, own: &str) -> Value {
+        let location = self.location();
+        let short = kind.split_once('/').map_or(kind, |(_, short)| short);
+        if let Some(body) = self.connectivity_body(short, location) {
+            return body;
+        }
+        match short {
+            "virtualNetworks" => {
+                let subnet = self.subnet_properties();
+                json!({"location": location, "tags": {"fuzz": "yes"}, "properties": {
+                    "addressSpace": {"addressPrefixes": [self.choose(PREFIXES)]},
+                    "subnets": [{"name": "sub", "properties": subnet}]
+                }})
+            }
+            "virtualNetworks/subnets" => json!({"properties": self.subnet_properties()}),
             "networkSecurityGroups" => {
                 let rule = self.security_rule();
                 json!({"location": location, "properties": {"securityRules": [{"name": "sub", "properties": rule}]}})

@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 use axum::http::Method;
 
 use super::{
-    BROKEN_IDS, CHILDREN, COMPUTE, GROUPS, GUIDS, KINDS, NAMES, NETWORK, ODD_NAMES, OTHER_VERSIONS,
-    RESOURCE_GROUPS, RESOURCES, Req, SUB, Session, ZONE_NAMES, encode, kind_of, version_of,
+    ACCOUNT_NAMES, BROKEN_IDS, CHILDREN, COMPUTE, GROUPS, GUIDS, KINDS, NAMES, NETWORK, ODD_NAMES,
+    OTHER_VERSIONS, RESOURCE_GROUPS, RESOURCES, Req, SUB, Session, TAGS, ZONE_NAMES, encode, kind_of,
+    version_of,
 };
 
 /// Targets: where requests go.
@@ -423,6 +424,59 @@ impl Session {
         Req::new(method, path, query)
     }
 
+    /// Tags at a scope (the subscription, a group, a resource), or a generic list of resources,
+    /// with or without a `$filter`.
+    pub(super) fn tags_or_list_request(&mut self) -> Req {
+        let version = self.version(RESOURCES);
+        let mut query = self.query(version);
+        if self.rng.percent(40) {
+            let path = if self.rng.percent(50) {
+                format!("/subscriptions/{}/resources", self.subscription())
+            } else {
+                format!("{}/resources", self.group_path().0)
+            };
+            if self.rng.percent(60) {
+                let filter = *self.rng.pick(&[
+                    "resourceType eq 'Microsoft.Network/virtualNetworks'",
+                    "tagName eq 'fuzz' and tagValue eq 'yes'",
+                    "substringof('one', name)",
+                    "location eq 'westeurope' and resourceGroup eq 'fz'",
+                    "name gt 'a'",
+                    "resourceType eq 'unterminated",
+                ]);
+                let encoded: String = form_urlencoded::byte_serialize(filter.as_bytes()).collect();
+                let _ = write!(query, "&$filter={encoded}");
+            }
+            let method = self.method(&[(Method::GET, 95), (Method::PUT, 5)]);
+            return Req::new(method, path, query);
+        }
+        let scope = match self.rng.below(4) {
+            0 => format!("/subscriptions/{}", self.subscription()),
+            1 => self.group_path().0,
+            _ => {
+                let kind = self.rng.pick(KINDS).0;
+                if kind.starts_with("Microsoft.Authorization") {
+                    self.group_path().0
+                } else {
+                    self.reference(kind)
+                }
+            }
+        };
+        let method = self.method(&[
+            (Method::GET, 35),
+            (Method::PUT, 25),
+            (Method::PATCH, 30),
+            (Method::DELETE, 10),
+        ]);
+        let mut request = Req::new(
+            method,
+            format!("{scope}/providers/Microsoft.Resources/tags/default"),
+            query,
+        );
+        request.kind = Some(TAGS);
+        request
+    }
+
     /// A poll of an operation whose id is made up or garbled.
     pub(super) fn operation_request(&mut self) -> Req {
         let id = *self
@@ -566,6 +620,8 @@ impl Session {
 fn top_names(segment: &str) -> &'static [&'static str] {
     if segment.eq_ignore_ascii_case("privateDnsZones") {
         ZONE_NAMES
+    } else if segment.eq_ignore_ascii_case("storageAccounts") {
+        ACCOUNT_NAMES
     } else {
         NAMES
     }

@@ -13,7 +13,7 @@
 //! - a 400 about the request content says what is wrong, naming the property;
 //! - a write is never accepted with a body that is not a JSON object, nor with a name Azure refuses;
 //! - an unsupported api-version of a stored type is refused with `NoRegisteredProviderFound`, of a
-//!   resource group with `InvalidApiVersionParameter`;
+//!   resource group or of tags with `InvalidApiVersionParameter`;
 //!
 //! and after every step the state must hold together: every resource of the inventory (and every
 //! child resource kept inside one) reads back with 200 as itself, under a resource group and
@@ -76,8 +76,11 @@ const DISKS: &str = "2024-03-02";
 const IDENTITY: &str = "2023-01-31";
 const AUTHORIZATION: &str = "2022-04-01";
 const DNS: &str = "2024-06-01";
+const STORAGE: &str = "2023-05-01";
 const RESOURCES: &str = "2021-04-01";
 const RESOURCE_GROUPS: &str = "Microsoft.Resources/resourceGroups";
+/// Tags at a scope: answered by ARM itself, as resource groups are.
+const TAGS: &str = "Microsoft.Resources/tags";
 
 /// Every type kept in the store, with the api-version the fuzzer mostly uses.
 const KINDS: &[(&str, &str)] = &[
@@ -95,6 +98,10 @@ const KINDS: &[(&str, &str)] = &[
     ("Microsoft.Network/privateDnsZones/SOA", DNS),
     ("Microsoft.Network/privateDnsZones/AAAA", DNS),
     ("Microsoft.Network/privateDnsZones/TXT", DNS),
+    ("Microsoft.Network/privateEndpoints", NETWORK),
+    ("Microsoft.Network/privateEndpoints/privateDnsZoneGroups", NETWORK),
+    ("Microsoft.Network/privateLinkServices", NETWORK),
+    ("Microsoft.Storage/storageAccounts", STORAGE),
     ("Microsoft.Network/networkSecurityGroups", NETWORK),
     ("Microsoft.Network/networkSecurityGroups/securityRules", NETWORK),
     ("Microsoft.Network/routeTables", NETWORK),
@@ -137,6 +144,7 @@ const OTHER_VERSIONS: &[(&str, &[&str])] = &[
     (AUTHORIZATION, &["2015-07-01", "2020-08-01-preview"]),
     (RESOURCES, &["2019-10-01", "2025-04-01"]),
     (DNS, &["2018-09-01", "2020-06-01"]),
+    (STORAGE, &["2021-04-01", "2026-09-01"]),
 ];
 
 /// Child resources kept inside their parent's document: (parent type, array property).
@@ -160,6 +168,8 @@ const GROUPS: &[&str] = &["fz", "fz", "fz2", "FZ"];
 const NAMES: &[&str] = &["one", "two", "ONE"];
 /// Private DNS zones are domain names of two labels at least.
 const ZONE_NAMES: &[&str] = &["one.example", "two.example", "ONE.example"];
+/// Storage account names: lower-case letters and digits, unique across Azure.
+const ACCOUNT_NAMES: &[&str] = &["fuzzstore1", "fuzzstore2", "FuzzStore1"];
 const CHILDREN: &[&str] = &["sub", "alt"];
 const GUIDS: &[&str] = &[
     "7b83888d-03fb-55bb-8209-aec4e36328a8",
@@ -778,6 +788,7 @@ impl Session {
             76..=85 => self.collection_request(),
             86..=92 => self.catalogue_request(),
             93..=95 => self.operation_request(),
+            96..=97 => self.tags_or_list_request(),
             _ => self.odd_request(),
         };
         let kind = request.kind;
@@ -1091,7 +1102,7 @@ impl Session {
             _ => None,
         };
         if let (Some(kind), Some(provider)) = (request.kind, provider_refusal)
-            && provider != (kind != RESOURCE_GROUPS)
+            && provider != (kind != RESOURCE_GROUPS && kind != TAGS)
         {
             fail(
                 "an api-version was refused with another code than ARM's for the type",

@@ -83,7 +83,9 @@ pub(crate) static COMPUTE: Flavour = Flavour {
     creating: "Creating",
     updating: "Updating",
     status_segment: "operations",
-    operations: OperationsAt::Location,
+    operations: OperationsAt::Location {
+        result: "operationResults",
+    },
     etag: None,
     provisioning_state: true,
     create_status: StatusCode::CREATED,
@@ -138,7 +140,7 @@ const fn document(
         put,
         delete: match put {
             Lro::Sync => Lro::Sync,
-            Lro::Async | Lro::Accepted | Lro::AcceptedEmpty => Lro::Async,
+            Lro::Async | Lro::Accepted | Lro::AcceptedEmpty | Lro::AcceptedBare => Lro::Async,
         },
         in_use_code: "OperationNotAllowed",
         ..ResourceType::new(name, api_versions, flavour, prepare)

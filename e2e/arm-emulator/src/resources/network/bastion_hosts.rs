@@ -13,7 +13,7 @@ use crate::resources::{Prepare, ResourceType, fields};
 pub(crate) static BASTION_HOST: ResourceType = ResourceType {
     shown_when_provisioned: &["dnsName"],
     since: &[("publicUri", "2025-03-01")],
-    finish: configurations_ready,
+    finish: |host| super::parts_succeeded(host, "ipConfigurations"),
     ..document(
         "Microsoft.Network/bastionHosts",
         "InUseResourceCannotBeDeleted",
@@ -173,21 +173,6 @@ fn check_public_ip(
         ));
     }
     Ok(())
-}
-
-/// The host's IP configurations are ready as soon as they are written, while the host is not.
-fn configurations_ready(host: &mut Value) {
-    let Some(configurations) = host
-        .pointer_mut("/properties/ipConfigurations")
-        .and_then(Value::as_array_mut)
-    else {
-        return;
-    };
-    for configuration in configurations {
-        if let Some(properties) = configuration.get_mut("properties").and_then(Value::as_object_mut) {
-            properties.insert("provisioningState".into(), json!("Succeeded"));
-        }
-    }
 }
 
 fn prepare_ip_configuration(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {

@@ -1,6 +1,6 @@
 //! Microsoft.Network: virtual networks with their subnets and peerings, security groups, route
 //! tables, NAT gateways, public IP addresses and prefixes, load balancers, network interfaces,
-//! bastion hosts and private DNS.
+//! bastion hosts, private DNS, private endpoints and private link services.
 
 mod addresses;
 pub(crate) mod bastion_hosts;
@@ -9,6 +9,7 @@ mod nat_gateways;
 mod network_interfaces;
 mod peerings;
 mod private_dns;
+mod private_endpoints;
 mod public_ips;
 mod route_tables;
 mod security_groups;
@@ -67,7 +68,9 @@ pub(crate) static NETWORK: Flavour = Flavour {
     creating: "Updating",
     updating: "Updating",
     status_segment: "operations",
-    operations: OperationsAt::Location,
+    operations: OperationsAt::Location {
+        result: "operationResults",
+    },
     etag: Some(EtagStyle::Weak),
     provisioning_state: true,
     create_status: axum::http::StatusCode::CREATED,
@@ -175,7 +178,31 @@ pub(crate) static TYPES: &[&ResourceType] = &[
     &private_dns::SOA,
     &private_dns::SRV,
     &private_dns::TXT,
+    &private_endpoints::PRIVATE_ENDPOINT,
+    &private_endpoints::CONNECTION,
+    &private_endpoints::MANUAL_CONNECTION,
+    &private_endpoints::DNS_ZONE_GROUP,
+    &private_endpoints::PRIVATE_LINK_SERVICE,
+    &private_endpoints::LINK_SERVICE_IP_CONFIGURATION,
 ];
+
+pub(crate) use private_endpoints::show_endpoint_connections;
+
+/// Marks the parts under `property` `Succeeded`: Azure has them ready when it answers the write
+/// of their parent, which is still in progress.
+fn parts_succeeded(doc: &mut Value, property: &str) {
+    let Some(parts) = doc
+        .pointer_mut(&format!("/properties/{property}"))
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for part in parts {
+        if let Some(properties) = part.get_mut("properties").and_then(Value::as_object_mut) {
+            properties.insert("provisioningState".into(), Value::String("Succeeded".into()));
+        }
+    }
+}
 
 /// A fresh `resourceGuid`, kept across updates.
 fn resource_guid(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {

@@ -13,11 +13,18 @@ pub(crate) static NETWORK_INTERFACE: ResourceType = ResourceType {
     ..document(
         "Microsoft.Network/networkInterfaces",
         "NicInUse",
-        &[BackReference {
-            property: "virtualMachine",
-            from: &["Microsoft.Compute/virtualMachines"],
-            many: false,
-        }],
+        &[
+            BackReference {
+                property: "virtualMachine",
+                from: &["Microsoft.Compute/virtualMachines"],
+                many: false,
+            },
+            BackReference {
+                property: "privateEndpoint",
+                from: &["Microsoft.Network/privateEndpoints"],
+                many: false,
+            },
+        ],
         prepare_interface,
     )
 };
@@ -91,7 +98,8 @@ fn prepare_interface(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     Ok(())
 }
 
-fn prepare_ip_configuration(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+/// Also the IP configurations of private link services, which take addresses the same way.
+pub(super) fn prepare_ip_configuration(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let properties = prepare.properties()?.clone();
     let path = "properties";
     let subnet = fields::reference(&properties, "subnet", path)?

@@ -22,15 +22,19 @@ pub(crate) static SUBNET: ResourceType = embedded(
     "Microsoft.Network/virtualNetworks/subnets",
     "subnets",
     "InUseSubnetCannotBeDeleted",
-    &[BackReference {
-        property: "ipConfigurations",
-        from: &[
-            "Microsoft.Network/networkInterfaces/ipConfigurations",
-            "Microsoft.Network/loadBalancers/frontendIPConfigurations",
-            "Microsoft.Network/bastionHosts/bastionHostIpConfigurations",
-        ],
-        many: true,
-    }],
+    &[
+        BackReference {
+            property: "ipConfigurations",
+            from: &[
+                "Microsoft.Network/networkInterfaces/ipConfigurations",
+                "Microsoft.Network/loadBalancers/frontendIPConfigurations",
+                "Microsoft.Network/bastionHosts/bastionHostIpConfigurations",
+                "Microsoft.Network/privateLinkServices/ipConfigurations",
+            ],
+            many: true,
+        },
+        super::private_endpoints::ENDPOINTS_IN_SUBNET,
+    ],
     prepare_subnet,
 );
 
