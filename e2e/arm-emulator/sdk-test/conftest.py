@@ -13,7 +13,9 @@ from azure.mgmt.compute import ComputeManagementClient
 from azure.mgmt.msi import ManagedServiceIdentityClient
 from azure.mgmt.network import NetworkManagementClient
 from azure.mgmt.network.models import AddressSpace, Subnet, VirtualNetwork
+from azure.mgmt.privatedns import PrivateDnsManagementClient
 from azure.mgmt.resource.resources import ResourceManagementClient
+from azure.mgmt.storage import StorageManagementClient
 
 from support import CLIENT_ID, CLIENT_SECRET, LOCATION, SUBSCRIPTION, TENANT
 
@@ -78,6 +80,16 @@ def network(make_client) -> NetworkManagementClient:
 @pytest.fixture(scope="session")
 def compute(make_client) -> ComputeManagementClient:
     return make_client(ComputeManagementClient)
+
+
+@pytest.fixture(scope="session")
+def private_dns(make_client) -> PrivateDnsManagementClient:
+    return make_client(PrivateDnsManagementClient)
+
+
+@pytest.fixture(scope="session")
+def storage(make_client) -> StorageManagementClient:
+    return make_client(StorageManagementClient)
 
 
 @pytest.fixture(scope="session")

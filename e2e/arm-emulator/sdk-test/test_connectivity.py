@@ -1,17 +1,10 @@
 """What private clusters are built from, through azure-mgmt-network and azure-mgmt-privatedns:
 virtual network peerings, bastion hosts, private DNS zones with their links and record sets."""
 
-import pytest
 from azure.mgmt.network import models as net
-from azure.mgmt.privatedns import PrivateDnsManagementClient
 from azure.mgmt.privatedns import models as dns
 
 from support import LOCATION, arm_error, assert_gone, names, ref, resource_id, standard_public_ip
-
-
-@pytest.fixture(scope="module")
-def private_dns(make_client) -> PrivateDnsManagementClient:
-    return make_client(PrivateDnsManagementClient)
 
 
 def network_body(prefix: str, *subnets: net.Subnet) -> net.VirtualNetwork:

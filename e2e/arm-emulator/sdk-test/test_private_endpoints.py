@@ -2,24 +2,11 @@
 the interface Azure makes for the endpoint, the connection the account lists, and a DNS zone group
 writing the account's record into a private DNS zone."""
 
-import pytest
 from azure.mgmt.network import models as net
-from azure.mgmt.privatedns import PrivateDnsManagementClient
 from azure.mgmt.privatedns import models as dns
-from azure.mgmt.storage import StorageManagementClient
 from azure.mgmt.storage import models as st
 
 from support import LOCATION, arm_error, assert_gone, resource_id
-
-
-@pytest.fixture(scope="module")
-def storage(make_client) -> StorageManagementClient:
-    return make_client(StorageManagementClient)
-
-
-@pytest.fixture(scope="module")
-def private_dns(make_client) -> PrivateDnsManagementClient:
-    return make_client(PrivateDnsManagementClient)
 
 
 def test_private_endpoint_to_a_storage_account(network, storage, private_dns, resources, group):

@@ -516,8 +516,11 @@ async fn locations_are_stored_in_azure_spelling() {
     assert_eq!(elsewhere.body["error"]["code"], "InvalidResourceGroupLocation");
 }
 
-#[tokio::test]
-async fn tags_at_any_scope_replace_merge_and_delete() {
+const TAGGED: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/tagged";
+
+/// An emulator with the group `tagged` holding a network `vnet` and an identity `ident` tagged
+/// `team: a`.
+async fn with_tagged_group() -> Emulator {
     let emulator = Emulator::new(Config::default());
     let group = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/tagged";
     common::group_with_network(&emulator, group, "westeurope").await;
@@ -534,6 +537,13 @@ async fn tags_at_any_scope_replace_merge_and_delete() {
     )
     .await;
     assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    emulator
+}
+
+#[tokio::test]
+async fn tags_at_any_scope_replace_merge_and_delete() {
+    let emulator = with_tagged_group().await;
+    let group = TAGGED;
     let vnet = format!("{group}/providers/Microsoft.Network/virtualNetworks/vnet");
     let tags =
         |scope: &str| format!("{scope}/providers/Microsoft.Resources/tags/default?api-version=2021-04-01");
@@ -624,22 +634,8 @@ async fn tags_at_any_scope_replace_merge_and_delete() {
 
 #[tokio::test]
 async fn generic_lists_show_tracked_resources_filtered() {
-    let emulator = Emulator::new(Config::default());
-    let group = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/tagged";
-    common::group_with_network(&emulator, group, "westeurope").await;
-    let identity = format!(
-        "{group}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/ident?api-version=2023-01-31"
-    );
-    let made = common::call(
-        &emulator,
-        DEFAULT_CLIENT_ID,
-        "PUT",
-        &identity,
-        Some(json!({"location": "westeurope", "tags": {"team": "a"}})),
-        &[],
-    )
-    .await;
-    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    let emulator = with_tagged_group().await;
+    let group = TAGGED;
     let call = |method: &'static str, uri: String, body: Option<Value>| {
         let emulator = emulator.clone();
         async move { common::call(&emulator, DEFAULT_CLIENT_ID, method, &uri, body, &[]).await }
