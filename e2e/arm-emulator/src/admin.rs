@@ -211,14 +211,16 @@ fn check_restored(id: &str, type_name: &str, body: &Value) -> Result<(), Restore
     if !named.eq_ignore_ascii_case(type_name) {
         return Err(RestoreError(format!("'{id}' is not the id of a {type_name}")));
     }
-    // Answers name the resource by its `name`, so it has to be the id's last segment.
+    // Answers name the resource by its `name`, so it has to be the one its id gives it.
     let last = id.trim_end_matches('/').rsplit('/').next().unwrap_or_default();
-    if body
-        .get("name")
-        .is_some_and(|name| !name.as_str().is_some_and(|name| name.eq_ignore_ascii_case(last)))
-    {
+    let expected = resources::stored_name(type_name, id).unwrap_or_else(|| last.to_owned());
+    if body.get("name").is_some_and(|name| {
+        !name
+            .as_str()
+            .is_some_and(|name| name.eq_ignore_ascii_case(&expected))
+    }) {
         return Err(RestoreError(format!(
-            "the name of '{id}' is not its id's last segment '{last}'"
+            "the name of '{id}' is not '{expected}', the name its id gives it"
         )));
     }
     if body

@@ -49,6 +49,10 @@ pub struct Config {
     /// VM sizes the subscriptions may not use in a location, or in some of its zones, as resource
     /// SKUs list them; creating a machine there fails with `SkuNotAvailable`.
     pub sku_restrictions: Vec<SkuRestriction>,
+    /// How many machines of a size a location (or one of its zones) has room for; past it,
+    /// creating a machine or scaling a scale set out there fails as Azure fails when a zone is
+    /// out of capacity (`ZonalAllocationFailed`, `AllocationFailed`).
+    pub capacity: Vec<CapacityLimit>,
     /// The range static public IP addresses are allocated from.
     pub public_ip_pool: String,
     /// Request limits per principal (token buckets for reads, writes and deletes).
@@ -88,6 +92,7 @@ impl Default for Config {
             locations: default_locations(),
             quotas: Vec::new(),
             sku_restrictions: Vec::new(),
+            capacity: Vec::new(),
             public_ip_pool: "20.0.0.0/12".into(),
             rate_limits: crate::throttle::RateLimits::default(),
             rbac: false,
@@ -283,6 +288,22 @@ impl SkuRestriction {
     pub fn applies_to(&self, size: &str, location: &str) -> bool {
         self.size.eq_ignore_ascii_case(size) && self.location.eq_ignore_ascii_case(location)
     }
+}
+
+/// Room for machines of a size in a location, or in one zone of it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CapacityLimit {
+    /// The location it applies to.
+    pub location: String,
+    /// The zone it applies to; none (the default) means the location's machines outside zones.
+    #[serde(default)]
+    pub zone: Option<String>,
+    /// The VM size it applies to; none (the default) means every size.
+    #[serde(default)]
+    pub size: Option<String>,
+    /// How many machines fit: virtual machines and scale set instances together.
+    pub machines: u32,
 }
 
 /// A resource present at start.

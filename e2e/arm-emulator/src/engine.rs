@@ -13,10 +13,10 @@ use crate::config::Config;
 use crate::error::ArmError;
 use crate::path::{ArmPath, Poll, ResourceId};
 use crate::resources::{
-    self, BackReferenceStyle, Catalogue, Concurrency, EtagStyle, Locality, Lookup, Lro, OperationsAt,
-    Prepare, ResourceType, Storage, embedded, fields,
+    self, Act, Acted, Action, BackReferenceStyle, Catalogue, Concurrency, EtagStyle, Locality, Lookup, Lro,
+    OperationsAt, Prepare, ResourceType, Storage, embedded, fields,
 };
-use crate::state::{Completion, Operation, Outcome, State, StatusStyle, Stored, Target};
+use crate::state::{Completion, Operation, Outcome, State, StatusStyle, Stored, Target, Unsuccessful};
 use crate::{Answer, Emulator};
 
 /// One request to a provider resource or collection.
@@ -33,6 +33,8 @@ pub(crate) struct Request<'a> {
     pub(crate) filter: Option<&'a str>,
     /// `$expand`: `instanceView` adds a virtual machine's instance view.
     pub(crate) expand: Option<&'a str>,
+    /// Every query parameter, for actions that take their own (`forceDeletion`).
+    pub(crate) query: &'a [(String, String)],
     /// The object id of the signed-in principal; `None` when the emulator seeds a resource.
     pub(crate) caller: Option<&'a str>,
     pub(crate) now: Instant,
@@ -518,6 +520,15 @@ struct Build<'a> {
     caller: Option<&'a str>,
 }
 
+/// What building a resource does besides the resource itself.
+#[derive(Default)]
+struct Effects {
+    /// Other documents created or changed with it.
+    companions: Vec<Value>,
+    /// How its operation ends when Azure accepts the write but cannot carry it out.
+    failure: Option<ArmError>,
+}
+
 /// Builds the stored form of one resource from its request body.
 fn build(
     context: &Build<'_>,
@@ -525,7 +536,7 @@ fn build(
     resource_type: &'static ResourceType,
     mut body: Map<String, Value>,
     existing: Option<&Value>,
-    companions: &mut Vec<Value>,
+    effects: &mut Effects,
 ) -> Result<Value, ArmError> {
     let Build {
         emulator,
@@ -554,9 +565,13 @@ fn build(
         provisioning_state: in_progress.unwrap_or("Succeeded"),
         caller,
         companions: Vec::new(),
+        failure: None,
     };
     (resource_type.prepare)(&mut prepare)?;
-    companions.append(&mut prepare.companions);
+    effects.companions.append(&mut prepare.companions);
+    if let Some(failure) = prepare.failure.take() {
+        effects.failure.get_or_insert(failure);
+    }
     for (property, child_type) in resources::embedded_children(resource_type.name) {
         let requested = fields::array(prepare.properties()?, property, "properties")?.to_vec();
         let mut children = Vec::with_capacity(requested.len());
@@ -573,7 +588,7 @@ fn build(
             if current.is_none() {
                 child_type.naming.check(&name)?;
             }
-            children.push(build(context, &child_id, child_type, child, current, companions)?);
+            children.push(build(context, &child_id, child_type, child, current, effects)?);
         }
         if let Some(existing) = existing {
             for old in embedded::all(existing, property) {
@@ -596,7 +611,9 @@ fn build(
     }
     let mut doc = prepare.doc;
     doc.insert("id".into(), Value::String(id.to_id()));
-    doc.insert("name".into(), Value::String(id.name().to_owned()));
+    let name =
+        resources::stored_name(resource_type.name, &id.to_id()).unwrap_or_else(|| id.name().to_owned());
+    doc.insert("name".into(), Value::String(name));
     doc.insert("type".into(), Value::String(resource_type.name.to_owned()));
     if resource_type.location != Locality::Inherited {
         doc.insert("location".into(), Value::String(location.to_owned()));
@@ -888,15 +905,8 @@ fn write(
         caller: request.caller,
     };
     let echo = (resource_type.put == Lro::Accepted).then(|| body.clone());
-    let mut companions = Vec::new();
-    let mut doc = build(
-        &context,
-        id,
-        resource_type,
-        body,
-        existing.as_ref(),
-        &mut companions,
-    )?;
+    let mut effects = Effects::default();
+    let mut doc = build(&context, id, resource_type, body, existing.as_ref(), &mut effects)?;
     let settled = resource_type.flavour.settles_unchanged
         && existing
             .as_ref()
@@ -904,8 +914,8 @@ fn write(
     if settled {
         resources::set_provisioning_state(&mut doc, "Succeeded", true);
     }
-    check_references(&emulator.config, state, &place.key, &doc, &companions)?;
-    for companion in companions {
+    check_references(&emulator.config, state, &place.key, &doc, &effects.companions)?;
+    for companion in effects.companions {
         store_companion(state, companion);
     }
     let mut answer_body = store(state, id, resource_type, &place, doc, request.api_version)?;
@@ -929,6 +939,7 @@ fn write(
     };
     let failure = emulator
         .operation_failure(request.method, request.path)
+        .or_else(|| effects.failure.map(Unsuccessful::Failed))
         .map(Box::new);
     preempt(state, resource_type, &place);
     let operation_id = state.start_operation(
@@ -1121,11 +1132,12 @@ fn render_child(
     api_version: &str,
 ) -> Value {
     let mut child = child.into_owned();
-    shape_for(resource_type, &mut child, api_version);
-    add_back_references(state, key, resource_type, &mut child);
+    // What is derived may read what the answer leaves out (hidden bookkeeping).
     if let Some(derive) = resource_type.hooks.render {
         derive(state, &mut child);
     }
+    shape_for(resource_type, &mut child, api_version);
+    add_back_references(state, key, resource_type, &mut child);
     child
 }
 
@@ -1194,7 +1206,17 @@ fn delete(
     if let Some(deletable) = resource_type.hooks.deletable {
         deletable(state, &id.key())?;
     }
-    check_not_in_use(state, &id.key(), &id.to_id())?;
+    // What goes with the resource (a Flexible scale set's machines) does not keep it.
+    let members = resource_type
+        .hooks
+        .members
+        .map(|members| members(state, &id.key()))
+        .unwrap_or_default();
+    if let Some((target, holder)) = state.first_referrer_into_from(&id.key(), |document| {
+        !members.iter().any(|member| member == document)
+    }) {
+        return Err(in_use_error(&id.key(), &id.to_id(), target, holder));
+    }
     let target = place.target();
     if resource_type.delete == Lro::Sync {
         finish_delete(state, &place);
@@ -1377,6 +1399,15 @@ fn finish_delete(state: &mut State, place: &Place) {
     }
 }
 
+/// Refuses a request of another method than `method`.
+fn only(request: &Request<'_>, method: &Method) -> Result<(), ArmError> {
+    if request.method == method {
+        Ok(())
+    } else {
+        Err(ArmError::method_not_allowed(request.method.as_str()))
+    }
+}
+
 /// Answers a list request.
 pub(crate) fn collection(
     emulator: &Emulator,
@@ -1385,9 +1416,7 @@ pub(crate) fn collection(
     resource_type: &'static ResourceType,
     request: &Request<'_>,
 ) -> Result<Answer, ArmError> {
-    if *request.method != Method::GET {
-        return Err(ArmError::method_not_allowed(request.method.as_str()));
-    }
+    only(request, &Method::GET)?;
     let group = resource_group(state, id)?;
     if let Some(list) = resource_type.hooks.list {
         let items: Vec<Value> = list(state, &id.scope, request.filter)?
@@ -1591,6 +1620,85 @@ fn provisioned(state: &State, target: &Target, api_version: &str) -> Option<Valu
     ))
 }
 
+/// Answers `POST {resource}/{action}`: `id` names the collection the path spells, the resource
+/// being all of it but the action's segment.
+pub(crate) fn action(
+    emulator: &Emulator,
+    state: &mut State,
+    id: &ResourceId,
+    resource_type: &'static ResourceType,
+    action: &'static Action,
+    request: &Request<'_>,
+) -> Result<Answer, ArmError> {
+    only(request, &Method::POST)?;
+    let group = resource_group(state, id)?;
+    check_group_writable(state, id)?;
+    let target = ResourceId {
+        types: id.types[..id.types.len().saturating_sub(1)].to_vec(),
+        ..id.clone()
+    }
+    .canonical(resource_type.name, group.as_deref());
+    let place = Place::of(&target, resource_type);
+    let doc = place
+        .find(state)
+        .map(Cow::into_owned)
+        .ok_or_else(|| missing(&target, resource_type, state))?;
+    let body = if request.body.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        Value::Object(parse_object(request.body)?)
+    };
+    let mut act = Act {
+        id: &target,
+        doc,
+        body,
+        query: request.query,
+        state,
+        companions: Vec::new(),
+        failure: None,
+    };
+    match (action.run)(&mut act)? {
+        Acted::Started => {
+            check_running(emulator, state, &target, resource_type, &place, request)?;
+            let Act {
+                doc,
+                companions,
+                failure,
+                ..
+            } = act;
+            for companion in companions {
+                store_companion(state, companion);
+            }
+            let location = doc["location"]
+                .as_str()
+                .map_or_else(|| location_of_parent(state, &target), str::to_owned);
+            store(state, &target, resource_type, &place, doc, request.api_version)?;
+            let failure = failure.map(|error| Box::new(Unsuccessful::Failed(error)));
+            let operation_id = state.start_operation(
+                Operation::new(
+                    Completion::Provision {
+                        target: place.target(),
+                        failure,
+                    },
+                    resource_type.flavour.status,
+                ),
+                request.now + emulator.config.latency(resource_type.name),
+            );
+            let urls = OperationUrls::new(
+                emulator,
+                &target,
+                resource_type,
+                &location,
+                &operation_id,
+                request.api_version,
+            );
+            let mut answer = Answer::empty(StatusCode::ACCEPTED);
+            answer.headers.push(("location", urls.result));
+            Ok(with_operation(emulator, resource_type, answer, urls.status))
+        }
+    }
+}
+
 /// Answers a request to a catalogue: one of its entries, or its collection.
 pub(crate) fn catalogue(
     emulator: &Emulator,
@@ -1600,9 +1708,7 @@ pub(crate) fn catalogue(
     request: &Request<'_>,
     entry: bool,
 ) -> Result<Answer, ArmError> {
-    if *request.method != Method::GET {
-        return Err(ArmError::method_not_allowed(request.method.as_str()));
-    }
+    only(request, &Method::GET)?;
     let answer = if entry {
         catalogue.entry
     } else {

@@ -25,6 +25,8 @@
 //! | `Microsoft.Authorization/roleAssignments` (any scope), `roleDefinitions` (built-ins seeded) | sync; lists take `$filter` (`roleName eq`, `type eq`; `principalId eq`, `assignedTo()`, `atScope()`) | 2015-07-01, 2020-08-01-preview, 2022-04-01 (recordings, Go and Python SDKs, capz-rs) and previews |
 //! | `Microsoft.Compute/virtualMachines` | PUT (201 `Creating` / 200 `Updating` + `Azure-AsyncOperation`; creates the OS disk and empty data disks, attaches existing ones; checks size, zones, SKU restrictions (409 `SkuNotAvailable`), confidential sizes for `ConfidentialVM`, interfaces, image, availability set, vCPU quotas, the admin password's complexity and Windows computer names; never answers `customData` or `adminPassword`), GET (`$expand=instanceView`), PATCH, DELETE (202; takes along the disks and interfaces whose `deleteOption` is `Delete`, releases the others), lists | 2020-06-01, 2020-12-01 (recordings), 2021-03-01, 2021-04-01, 2021-07-01, 2021-11-01, 2022-03-01 (recordings), 2022-08-01, 2022-11-01, 2023-03-01, 2023-07-01, 2023-09-01, 2024-03-01, 2024-07-01 (Go SDK armcompute v5/v6, capz-rs), 2024-11-01 (Python SDK azure-mgmt-compute 33-35), 2025-04-01, 2026-04-01 (Python SDK 39) |
 //! | `Microsoft.Compute/virtualMachines/instanceView` | GET: provisioning and power state | as virtual machines |
+//! | `Microsoft.Compute/virtualMachineScaleSets` (+ `/extensions`) | PUT (201 `Creating` / 200 `Updating` + `Azure-AsyncOperation`), PATCH, GET, DELETE (202; takes its instances, their disks, a Flexible set's machines and their interfaces along), lists; `sku.capacity` creates instances (balanced across the set's zones, ids never reused) and deletes the surplus (by default from the fullest zone, highest id first; `scaleInPolicy` `OldestVM` / `NewestVM`), all settling when the operation ends; a new instance model (profile or size) reaches the instances at once under `Automatic` and `Rolling`, under `Manual` through `manualupgrade` or `reimage`; size, SKU restrictions, vCPU quotas (instances counted with machines) and `Config::capacity` (an instance with no room ends `Failed`, the operation `ZonalAllocationFailed` / `AllocationFailed`) as for machines; POST `delete` (`instanceIds`, `forceDeletion`), `manualupgrade`, `reimage`, `restart`, `start`, `poweroff` | as virtual machines |
+//! | `Microsoft.Compute/virtualMachineScaleSets/virtualMachines` (a Uniform set's instances, `<set>_<id>`, computer names `<prefix>` + the id in six base-36 digits) | GET (`$expand=instanceView`), list per set (a Flexible set lists its machines), DELETE (202; the set shrinks), PUT of the protection policy; `latestModelApplied`; POST `restart`, `start`, `poweroff`, `reimage`; `.../instanceView`; the set's `instanceView` and `rollingUpgrades/latest` | as virtual machines |
 //! | `Microsoft.Compute/virtualMachines/extensions` | PUT (201/200 + `Azure-AsyncOperation`; never answers `protectedSettings`), GET, DELETE (202), list per machine | as virtual machines |
 //! | `Microsoft.Compute/disks` | PUT (202 + `Azure-AsyncOperation` + `Location`, the body echoing the request; the `DiskOperations` status carries the disk), GET, PATCH, DELETE (202; 409 while attached), lists | 2020-09-30 (recordings), 2020-12-01, 2021-04-01, 2021-08-01, 2021-12-01, 2022-03-02, 2022-07-02, 2023-01-02, 2023-04-02 (Go SDK), 2023-10-02, 2024-03-02 (recordings, Go and Python SDKs, capz-rs), 2025-01-02, 2026-03-02 (Python SDK) |
 //! | `Microsoft.Compute/availabilitySets` | PUT (200, done at once), GET (lists its machines), DELETE (200; 409 while it holds machines), lists | as virtual machines (2024-11-01 recorded) |
@@ -427,13 +429,19 @@ impl Emulator {
                 let found = resources::find(&type_name)
                     .map(Served::Stored)
                     .or_else(|| resources::catalogue(&type_name).map(Served::Catalogue))
+                    .or_else(|| match arm_path {
+                        ArmPath::Collection(_) => {
+                            resources::action(&type_name).map(|(on, action)| Served::Action(on, action))
+                        }
+                        _ => None,
+                    })
                     .ok_or_else(|| ArmError::invalid_resource_type(&type_name, version))?;
                 Some(found)
             }
             _ => None,
         };
         let supported = match (arm_path, provider_type) {
-            (_, Some(Served::Stored(found))) => found.api_versions,
+            (_, Some(Served::Stored(found) | Served::Action(found, _))) => found.api_versions,
             (_, Some(Served::Catalogue(found))) => found.api_versions,
             // Operation status URLs carry the api-version of the request that started them.
             (ArmPath::ProviderOperation { .. }, _) => &[version][..],
@@ -444,7 +452,9 @@ impl Emulator {
             // provider were registered for it.
             return Err(match provider_type {
                 Some(
-                    Served::Stored(ResourceType { name, .. }) | Served::Catalogue(Catalogue { name, .. }),
+                    Served::Stored(ResourceType { name, .. })
+                    | Served::Action(ResourceType { name, .. }, _)
+                    | Served::Catalogue(Catalogue { name, .. }),
                 ) => {
                     let location = self.location_named(arm_path, body);
                     let locations: Vec<&str> =
@@ -517,6 +527,7 @@ impl Emulator {
             skip: query.skip,
             filter: query.filter,
             expand: query.expand,
+            query: query.pairs,
             caller,
             now,
         };
@@ -563,11 +574,16 @@ impl Emulator {
             (ArmPath::Resource(id), _) => match provider_type {
                 Some(Served::Stored(found)) => engine::resource(self, &mut state, id, found, &request),
                 Some(Served::Catalogue(found)) => engine::catalogue(self, &state, found, id, &request, true),
-                None => Err(ArmError::invalid_resource_type(&id.type_name(), version)),
+                Some(Served::Action(..)) | None => {
+                    Err(ArmError::invalid_resource_type(&id.type_name(), version))
+                }
             },
             (ArmPath::Collection(id), _) => match provider_type {
                 Some(Served::Stored(found)) => engine::collection(self, &state, id, found, &request),
                 Some(Served::Catalogue(found)) => engine::catalogue(self, &state, found, id, &request, false),
+                Some(Served::Action(on, action)) => {
+                    engine::action(self, &mut state, id, on, action, &request)
+                }
                 None => Err(ArmError::invalid_resource_type(&id.type_name(), version)),
             },
             (_, method) => Err(ArmError::method_not_allowed(method.as_str())),
@@ -580,6 +596,8 @@ impl Emulator {
 enum Served {
     Stored(&'static resources::ResourceType),
     Catalogue(&'static resources::Catalogue),
+    /// A `POST` action of a stored type.
+    Action(&'static resources::ResourceType, &'static resources::Action),
 }
 
 /// An ARM request as the emulator answers it.
@@ -601,6 +619,8 @@ pub(crate) struct Query<'a> {
     pub(crate) skip: usize,
     pub(crate) filter: Option<&'a str>,
     pub(crate) expand: Option<&'a str>,
+    /// Every parameter, as sent.
+    pub(crate) pairs: &'a [(String, String)],
 }
 
 impl<'a> Query<'a> {
@@ -618,6 +638,7 @@ impl<'a> Query<'a> {
                 .unwrap_or(0),
             filter: find("$filter"),
             expand: find("$expand"),
+            pairs,
         }
     }
 }

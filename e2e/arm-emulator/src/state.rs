@@ -679,6 +679,7 @@ impl State {
                     // The resource is left as Azure leaves it after a canceled operation.
                     Some(Unsuccessful::Canceled(error)) => (Outcome::Canceled(Box::new(error)), "Canceled"),
                 };
+                let mut settled = None;
                 if let Some(stored) = self.resources.get_mut(&target.key) {
                     stored.update(|body| match &target.child {
                         None => crate::resources::set_provisioning_state(body, state, true),
@@ -688,6 +689,13 @@ impl State {
                             }
                         }
                     });
+                    if target.child.is_none() {
+                        settled =
+                            crate::resources::find(stored.type_name).and_then(|found| found.hooks.on_settled);
+                    }
+                }
+                if let Some(on_settled) = settled {
+                    on_settled(self, &target.key, matches!(outcome, Outcome::Succeeded));
                 }
                 outcome
             }

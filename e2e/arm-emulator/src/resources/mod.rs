@@ -60,8 +60,51 @@ pub(crate) struct ResourceType {
     /// zone's linked network): Azure then shows the reference as disconnected instead of
     /// refusing the deletion.
     pub(crate) weak_references: bool,
+    /// What `POST {resource}/{action}` does, by action name.
+    pub(crate) actions: &'static [Action],
     /// What the type adds to the generic protocol.
     pub(crate) hooks: Hooks,
+}
+
+/// A `POST {resource}/{name}` a type answers (`deleteInstances`, `listClusterAdminCredential`).
+#[derive(Debug)]
+pub(crate) struct Action {
+    pub(crate) name: &'static str,
+    pub(crate) run: fn(&mut Act<'_>) -> Result<Acted, ArmError>,
+}
+
+/// What an action works on.
+pub(crate) struct Act<'a> {
+    /// The resource acted on, as stored (canonical casing).
+    pub(crate) id: &'a ResourceId,
+    /// Its stored document, which the action may change.
+    pub(crate) doc: Value,
+    /// The request body (`null` when empty).
+    pub(crate) body: Value,
+    /// The request's query parameters.
+    pub(crate) query: &'a [(String, String)],
+    pub(crate) state: &'a State,
+    /// Other documents the action creates or changes, stored with the resource.
+    pub(crate) companions: Vec<Value>,
+    /// How the action's operation ends when it does not succeed.
+    pub(crate) failure: Option<ArmError>,
+}
+
+impl Act<'_> {
+    /// A query parameter, ignoring the case of its name.
+    pub(crate) fn query(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// How an action answers.
+pub(crate) enum Acted {
+    /// 202 with the operation's URLs: the changed document is stored, and an operation runs on
+    /// the resource until its latency has passed.
+    Started,
 }
 
 /// Lists a type at a scope: the keys of what to show there, given the request's `$filter`.
@@ -100,6 +143,12 @@ pub(crate) struct Hooks {
     /// Refuses a deletion the provider refuses (a DNS zone that still has links), given the
     /// stored key.
     pub(crate) deletable: Option<Deletable>,
+    /// Runs when an operation on a stored document ends (its key, whether it succeeded): what
+    /// the operation did to other documents settles with it (a scale set's instances).
+    pub(crate) on_settled: Option<fn(&mut State, &str, bool)>,
+    /// The documents that go with a resource when it is deleted (given its key), whose
+    /// references to it do not keep it from being deleted.
+    pub(crate) members: Option<fn(&State, &str) -> Vec<String>>,
 }
 
 /// A type without optional behaviour.
@@ -114,6 +163,8 @@ pub(crate) const NO_HOOKS: Hooks = Hooks {
     built_in: None,
     render: None,
     deletable: None,
+    on_settled: None,
+    members: None,
 };
 
 /// A `finish` that changes nothing.
@@ -146,6 +197,7 @@ impl ResourceType {
             shown_when_provisioned: &[],
             naming: &names::ANY,
             weak_references: false,
+            actions: &[],
             hooks: NO_HOOKS,
         }
     }
@@ -310,6 +362,9 @@ pub(crate) struct Prepare<'a> {
     /// Other documents the write creates or changes (a virtual machine's disks), each with its
     /// `id` and `type`; stored with the resource once every check has passed.
     pub(crate) companions: Vec<Value>,
+    /// How the write's operation ends when Azure accepts the write but cannot carry it out (no
+    /// capacity left in a zone).
+    pub(crate) failure: Option<ArmError>,
 }
 
 impl Prepare<'_> {
@@ -438,6 +493,24 @@ pub(crate) fn catalogue(type_name: &str) -> Option<&'static Catalogue> {
 /// The type of a full type name, ignoring case.
 pub(crate) fn find(type_name: &str) -> Option<&'static ResourceType> {
     registry().find(|resource_type| resource_type.name.eq_ignore_ascii_case(type_name))
+}
+
+/// The action a collection path names (`.../virtualMachineScaleSets/deleteInstances`): the type
+/// acted on and its action, ignoring case.
+pub(crate) fn action(type_name: &str) -> Option<(&'static ResourceType, &'static Action)> {
+    let (on, name) = type_name.rsplit_once('/')?;
+    let resource_type = find(on)?;
+    let action = resource_type
+        .actions
+        .iter()
+        .find(|action| action.name.eq_ignore_ascii_case(name))?;
+    Some((resource_type, action))
+}
+
+/// The `name` a document of a type has when it is not its id's last segment (a Uniform scale set
+/// instance is `<set>_<instance id>`).
+pub(crate) fn stored_name(type_name: &str, id: &str) -> Option<String> {
+    compute::stored_name(type_name, id)
 }
 
 /// The child types embedded in documents of `parent`, with their array property.

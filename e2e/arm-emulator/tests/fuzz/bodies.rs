@@ -268,6 +268,34 @@ impl Session {
         })
     }
 
+    pub(super) fn scale_set_body(&mut self, location: &str) -> Value {
+        let mut body = json!({
+            "location": location,
+            "sku": {"name": self.choose(&["Standard_D2s_v3", "Standard_Nope"]), "capacity": self.choose(&[2, 0, 5, -1, 1001])},
+            "properties": {
+                "orchestrationMode": self.choose(&["Uniform", "Flexible", "Sideways"]),
+                "upgradePolicy": {"mode": self.choose(&["Manual", "Rolling", "Automatic"])},
+                "virtualMachineProfile": {
+                    "osProfile": {"computerNamePrefix": "pool", "adminUsername": "capi"},
+                    "storageProfile": {"imageReference": {"publisher": "cncf-upstream", "offer": "capi", "sku": "ubuntu-2204-gen1", "version": "latest"}},
+                    "networkProfile": {"networkInterfaceConfigurations": [{"name": "nic", "properties": {
+                        "primary": true,
+                        "ipConfigurations": [{"name": "ipconfig", "properties": {
+                            "subnet": {"id": self.reference("Microsoft.Network/virtualNetworks/subnets")},
+                        }}],
+                    }}]},
+                },
+            },
+        });
+        if self.rng.percent(30) {
+            body["zones"] = json!(["1", "2"]);
+        }
+        if self.rng.percent(15) {
+            body["properties"]["virtualMachineProfile"]["priority"] = json!("Spot");
+        }
+        body
+    }
+
     pub(super) fn role_assignment_body(&mut self) -> Value {
         let principal = match self.rng.below(5) {
             0 => "11111111-2222-3333-4444-555555555555".to_owned(),
@@ -428,6 +456,13 @@ impl Session {
                 "settings": {"commandToExecute": "true"}, "protectedSettings": {"secret": "not-to-be-seen"},
             }}),
             "disks" => self.disk_body(location),
+            "virtualMachineScaleSets" => self.scale_set_body(location),
+            "virtualMachineScaleSets/extensions" => json!({"properties": {
+                "publisher": "Microsoft.Azure.Extensions", "type": "CustomScript", "typeHandlerVersion": "2.1",
+            }}),
+            "virtualMachineScaleSets/virtualMachines" => {
+                json!({"properties": {"protectionPolicy": {"protectFromScaleIn": self.choose(&[true, false])}}})
+            }
             "availabilitySets" => {
                 json!({"location": location, "sku": {"name": self.choose(&["Aligned", "Classic"])}, "properties": {
                     "platformFaultDomainCount": self.choose(&[2, 3, 0, 99]), "platformUpdateDomainCount": 5,

@@ -133,6 +133,12 @@ const KINDS: &[(&str, &str)] = &[
     ("Microsoft.Compute/virtualMachines/extensions", COMPUTE),
     ("Microsoft.Compute/disks", DISKS),
     ("Microsoft.Compute/availabilitySets", COMPUTE),
+    ("Microsoft.Compute/virtualMachineScaleSets", COMPUTE),
+    ("Microsoft.Compute/virtualMachineScaleSets/extensions", COMPUTE),
+    (
+        "Microsoft.Compute/virtualMachineScaleSets/virtualMachines",
+        COMPUTE,
+    ),
 ];
 
 /// Other api-versions the types serve, so that answers are shaped for older and newer ones too.

@@ -27,6 +27,11 @@ fn prepare_extension(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     // An extension shows its machine's location, whatever the request said.
     let location = prepare.location.to_owned();
     prepare.doc.insert("location".into(), Value::String(location));
+    prepare_properties(prepare)
+}
+
+/// What a machine's and a scale set's extensions share: the handler named, the defaults.
+pub(super) fn prepare_properties(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let properties = prepare.properties()?;
     for required in ["publisher", "type", "typeHandlerVersion"] {
         fields::required_string(properties, required, "properties")?;

@@ -6,6 +6,7 @@ mod availability_sets;
 mod disks;
 mod extensions;
 mod images;
+mod scale_sets;
 mod skus;
 mod virtual_machines;
 
@@ -117,6 +118,9 @@ pub(crate) static TYPES: &[&ResourceType] = &[
     &extensions::EXTENSION,
     &disks::DISK,
     &availability_sets::AVAILABILITY_SET,
+    &scale_sets::SCALE_SET,
+    &scale_sets::INSTANCE,
+    &scale_sets::SET_EXTENSION,
 ];
 
 /// Every Microsoft.Compute catalogue.
@@ -125,6 +129,9 @@ pub(crate) static CATALOGUES: &[&Catalogue] = &[
     &images::MARKETPLACE_VERSIONS,
     &images::COMMUNITY_VERSIONS,
     &virtual_machines::INSTANCE_VIEW,
+    &scale_sets::ROLLING_UPGRADE,
+    &scale_sets::SET_INSTANCE_VIEW,
+    &scale_sets::INSTANCE_INSTANCE_VIEW,
 ];
 
 /// A compute resource with a document of its own; deletes are long-running unless writes are
@@ -239,4 +246,15 @@ fn zones(prepare: &Prepare<'_>) -> Result<Vec<String>, ArmError> {
         }
     }
     Ok(requested.into_iter().map(str::to_owned).collect())
+}
+
+/// The name of a Uniform scale set's instance, `<set>_<instance id>`.
+pub(super) fn stored_name(type_name: &str, id: &str) -> Option<String> {
+    if !type_name.eq_ignore_ascii_case(scale_sets::INSTANCE.name) {
+        return None;
+    }
+    let mut segments = id.trim_end_matches('/').rsplit('/');
+    let instance = segments.next()?;
+    let set = segments.nth(1)?;
+    Some(format!("{set}_{instance}"))
 }

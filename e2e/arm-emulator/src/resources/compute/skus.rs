@@ -35,7 +35,7 @@ pub(super) struct VmSize {
     pub(super) max_data_disks: usize,
     pub(super) max_nics: usize,
     pub(super) accelerated_networking: bool,
-    premium_io: bool,
+    pub(super) premium_io: bool,
     pub(super) ephemeral_os_disk: bool,
     pub(super) encryption_at_host: bool,
     pub(super) ultra_ssd: bool,

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::disks::{self, NewDisk};
 use super::images::{self, Os};
 use super::skus::{self, VmSize};
-use super::{API_VERSIONS, COMPUTE, MACHINE_NAMES, availability_sets, document, now, zones};
+use super::{API_VERSIONS, COMPUTE, MACHINE_NAMES, availability_sets, document, now, scale_sets, zones};
 use crate::config::DEFAULT_TENANT;
 use crate::error::ArmError;
 use crate::resources::{self, Catalogue, Hooks, Lookup, Lro, NO_HOOKS, Prepare, ResourceType, fields};
@@ -40,7 +40,14 @@ pub(crate) static VIRTUAL_MACHINE: ResourceType = ResourceType {
     ],
     naming: &MACHINE_NAMES,
     hooks: Hooks {
-        secrets: &["osProfile.customData", "osProfile.adminPassword", "userData"],
+        secrets: &[
+            "osProfile.customData",
+            "osProfile.adminPassword",
+            "userData",
+            scale_sets::RUNS,
+            scale_sets::FAILS,
+            scale_sets::LEAVING,
+        ],
         on_deleted: Some(release),
         instance_view: Some(instance_view),
         ..NO_HOOKS
@@ -69,7 +76,7 @@ const USER_ASSIGNED_IDENTITIES: &str = "Microsoft.ManagedIdentity/userAssignedId
 const MAX_CUSTOM_DATA: usize = 87_380;
 
 /// Fills what `target` lacks from `defaults`, object by object.
-fn fill(target: &mut Map<String, Value>, defaults: Value) {
+pub(super) fn fill(target: &mut Map<String, Value>, defaults: Value) {
     let Value::Object(defaults) = defaults else {
         return;
     };
@@ -109,7 +116,15 @@ fn prepare_machine(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         ));
     }
     check_restrictions(prepare, size, &zones)?;
-    check_quota(prepare, size)?;
+    check_quota(prepare, size, 1)?;
+    // A new machine in a location or zone without room is accepted, and its creation fails.
+    if prepare.existing.is_none() && !scale_sets::fits(prepare, size, zones.first().map(String::as_str), 1) {
+        prepare.failure = Some(scale_sets::allocation_failure(
+            size,
+            zones.first().map(String::as_str),
+            prepare.location,
+        ));
+    }
     network(prepare, size)?;
     availability_set(prepare, &zones)?;
     // Before the storage profile is rebuilt: the OS disk's security profile names the encryption.
@@ -126,15 +141,18 @@ fn machine_size(prepare: &mut Prepare<'_>) -> Result<&'static VmSize, ArmError> 
     let hardware = fields::object(prepare.properties()?, "hardwareProfile", "properties")?
         .ok_or_else(|| fields::missing("properties.hardwareProfile.vmSize"))?;
     let name = fields::required_string(hardware, "vmSize", "properties.hardwareProfile")?;
-    skus::find(name).ok_or_else(|| {
-        ArmError::new(
-            StatusCode::CONFLICT,
-            "SkuNotAvailable",
-            format!(
-                "The requested VM size for resource 'Following SKUs have failed for Capacity Restrictions: {name}' is currently not available in location '{location}'. Please try another size or deploy to a different location or different zone. See https://aka.ms/azureskunotavailable for details."
-            ),
-        )
-    })
+    skus::find(name).ok_or_else(|| size_not_available(name, location))
+}
+
+/// A size the emulator does not know, refused as Azure refuses a size without capacity.
+pub(super) fn size_not_available(name: &str, location: &str) -> ArmError {
+    ArmError::new(
+        StatusCode::CONFLICT,
+        "SkuNotAvailable",
+        format!(
+            "The requested VM size for resource 'Following SKUs have failed for Capacity Restrictions: {name}' is currently not available in location '{location}'. Please try another size or deploy to a different location or different zone. See https://aka.ms/azureskunotavailable for details."
+        ),
+    )
 }
 
 /// The size must not be restricted for the subscription in the machine's location or zone. A
@@ -157,7 +175,12 @@ fn check_restrictions(prepare: &Prepare<'_>, size: &VmSize, zones: &[String]) ->
     if unchanged || !skus::restricted(prepare.config, size.name, prepare.location, zones) {
         return Ok(());
     }
-    Err(ArmError::new(
+    Err(sku_restricted(prepare, zones))
+}
+
+/// The size is restricted for the subscription where the resource would go.
+pub(super) fn sku_restricted(prepare: &Prepare<'_>, zones: &[String]) -> ArmError {
+    ArmError::new(
         StatusCode::CONFLICT,
         "SkuNotAvailable",
         format!(
@@ -167,7 +190,7 @@ fn check_restrictions(prepare: &Prepare<'_>, size: &VmSize, zones: &[String]) ->
             zones.join(","),
             prepare.id.subscription.as_deref().unwrap_or_default()
         ),
-    ))
+    )
 }
 
 /// The security profile: encryption at host and confidential machines need a size that offers
@@ -209,12 +232,15 @@ fn security(prepare: &mut Prepare<'_>, size: &VmSize) -> Result<(), ArmError> {
     ))
 }
 
-/// The configured vCPU quotas of the location must hold the machine; family `cores` stands for
-/// all families together.
-fn check_quota(prepare: &Prepare<'_>, size: &VmSize) -> Result<(), ArmError> {
+/// The configured vCPU quotas of the location must hold `count` machines of the size written
+/// (a machine, or a scale set's instances) besides the machines and instances already there;
+/// family `cores` stands for all families together.
+pub(super) fn check_quota(prepare: &Prepare<'_>, size: &VmSize, count: u32) -> Result<(), ArmError> {
     let subscription = prepare.id.subscription.as_deref().unwrap_or_default();
     let prefix = format!("/subscriptions/{}/", subscription.to_ascii_lowercase());
     let own = prepare.id.key();
+    let own_id = prepare.id.to_id();
+    let needed = size.vcpus.saturating_mul(count);
     for quota in &prepare.config.quotas {
         let total = quota.family.eq_ignore_ascii_case("cores");
         if !quota.location.eq_ignore_ascii_case(prepare.location)
@@ -225,18 +251,30 @@ fn check_quota(prepare: &Prepare<'_>, size: &VmSize) -> Result<(), ArmError> {
         let usage: u32 = prepare
             .state
             .under(&prefix)
-            .filter(|(key, stored)| stored.type_name == VIRTUAL_MACHINE.name && *key != own)
+            .filter(|(key, stored)| {
+                (stored.type_name == VIRTUAL_MACHINE.name || stored.type_name == scale_sets::INSTANCE.name)
+                    && *key != own
+                    && !key.starts_with(&format!("{own}/"))
+            })
             .map(|(_, stored)| stored.body())
             .filter(|body| body["location"].as_str() == Some(prepare.location))
+            // A Flexible set's machines are counted as the set's.
+            .filter(|body| {
+                !body
+                    .pointer("/properties/virtualMachineScaleSet/id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|set| set.eq_ignore_ascii_case(&own_id))
+            })
             .filter_map(|body| {
                 body.pointer("/properties/hardwareProfile/vmSize")
+                    .or_else(|| body.pointer("/sku/name"))
                     .and_then(Value::as_str)
                     .and_then(skus::find)
             })
             .filter(|other| total || other.family.eq_ignore_ascii_case(&quota.family))
             .map(|other| other.vcpus)
             .sum();
-        if usage + size.vcpus > quota.cores {
+        if usage + needed > quota.cores {
             let label = if total {
                 "Total Regional Cores".to_owned()
             } else {
@@ -249,8 +287,8 @@ fn check_quota(prepare: &Prepare<'_>, size: &VmSize) -> Result<(), ArmError> {
                     "Operation could not be completed as it results in exceeding approved {label} quota. Additional details - Deployment Model: Resource Manager, Location: {}, Current Limit: {}, Current Usage: {usage}, Additional Required: {}, (Minimum) New Limit Required: {}. Submit a request for Quota increase at https://aka.ms/ProdportalCRP/#blade/Microsoft_Azure_Capacity/UsageAndQuota.ReactView by specifying parameters listed in the 'Details' section for deployment to succeed. Please read more about quota limits at https://docs.microsoft.com/en-us/azure/azure-supportability/per-vm-quota-requests",
                     prepare.location,
                     quota.cores,
-                    size.vcpus,
-                    usage + size.vcpus
+                    needed,
+                    usage + needed
                 ),
             ));
         }
@@ -942,7 +980,7 @@ fn os_profile(prepare: &mut Prepare<'_>, os: Option<Os>) -> Result<(), ArmError>
 
 /// Managed identities: a system-assigned one gets a principal in the subscription's tenant;
 /// user-assigned ones show the principal and client ids of their identity resources.
-fn identity(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+pub(super) fn identity(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let Some(requested) = fields::object(&prepare.doc, "identity", "")?.cloned() else {
         return Ok(());
     };
@@ -1055,6 +1093,7 @@ fn user_assigned(
 
 /// Takes along or releases the disks and network interfaces of a deleted machine.
 fn release(state: &mut State, machine: &Value) {
+    scale_sets::left(state, machine);
     let storage = &machine["properties"]["storageProfile"];
     let data = storage["dataDisks"]
         .as_array()
@@ -1087,11 +1126,22 @@ fn release(state: &mut State, machine: &Value) {
 
 /// What the machine reports about itself: provisioning and power state, its disks, and the
 /// Hyper-V generation its OS disk was made for.
-fn instance_view(state: &State, machine: &Value) -> Value {
+pub(super) fn instance_view(state: &State, machine: &Value) -> Value {
     let properties = &machine["properties"];
     let provisioning = properties["provisioningState"].as_str().unwrap_or("Succeeded");
     let time = properties["timeCreated"].clone();
+    let stopped = properties.get(scale_sets::POWER).and_then(Value::as_str) == Some("stopped");
     let (display, level, power, power_display) = match provisioning {
+        "Succeeded" | "Updating" if stopped => (
+            if provisioning == "Updating" {
+                "Updating"
+            } else {
+                "Provisioning succeeded"
+            },
+            "Info",
+            "PowerState/stopped",
+            "VM stopped",
+        ),
         "Creating" => ("Creating", "Info", "PowerState/starting", "VM starting"),
         "Deleting" => ("Deleting", "Info", "PowerState/stopping", "VM stopping"),
         "Failed" => ("Provisioning failed", "Error", "PowerState/stopped", "VM stopped"),

@@ -188,6 +188,17 @@ pub(crate) static TYPES: &[&ResourceType] = &[
 
 pub(crate) use private_endpoints::show_endpoint_connections;
 
+/// A free private IPv4 address of a subnet for an interface that is not stored yet (a Flexible
+/// scale set's machine's).
+pub(crate) fn private_address(
+    state: &crate::state::State,
+    subnet: &str,
+    holder: &str,
+) -> Result<String, ArmError> {
+    addresses::private_address(state, subnet, false, None, holder, "properties.subnet")
+        .map(|address| address.to_string())
+}
+
 /// Marks the parts under `property` `Succeeded`: Azure has them ready when it answers the write
 /// of their parent, which is still in progress.
 fn parts_succeeded(doc: &mut Value, property: &str) {
