@@ -116,7 +116,62 @@ async fn run(options: &Options) -> Fallible<()> {
     populate(&mut connections, options.per_type).await?;
     let duration = Duration::from_secs(options.seconds);
     read(&mut connections, options.per_type, duration).await?;
-    write(&mut connections, options.per_type, duration).await
+    write(&mut connections, options.per_type, duration).await?;
+    scale_out(&mut connections).await
+}
+
+/// Scale sets grown from none to `SCALE_SET_CAPACITY` instances, one set per connection at a
+/// time: how fast instances come (the set's PUT to Succeeded), and what each one stores.
+async fn scale_out(connections: &mut Vec<Connection>) -> Fallible<()> {
+    let sets = connections.len() * 2;
+    let heap_before = heap_bytes();
+    let started = Instant::now();
+    for_each(connections, sets, |mut connection, index| async move {
+        connection
+            .put_to_succeeded(
+                &format!("{GROUP}/providers/Microsoft.Compute/virtualMachineScaleSets/pool{index}?{COMPUTE}"),
+                &scale_set_body(SCALE_SET_CAPACITY),
+            )
+            .await?;
+        Ok(connection)
+    })
+    .await?;
+    let elapsed = started.elapsed();
+    let instances = sets * SCALE_SET_CAPACITY;
+    // Every instance stores itself and its OS disk.
+    let stored = i128::try_from(instances * 2)?;
+    println!(
+        "scale-out: {sets} scale sets of {SCALE_SET_CAPACITY} instances each, PUT-to-Succeeded in {:.2} s = {:.0} instances/s; heap {} bytes per stored resource (instances and their OS disks)",
+        elapsed.as_secs_f64(),
+        per_second(instances, elapsed),
+        (heap_bytes() - heap_before) / stored,
+    );
+    Ok(())
+}
+
+/// Instances per scale set in the scale-out phase.
+const SCALE_SET_CAPACITY: usize = 100;
+
+fn scale_set_body(capacity: usize) -> Value {
+    json!({
+        "location": "westus2",
+        "sku": {"name": "Standard_D2s_v3", "capacity": capacity},
+        "zones": ["1", "2", "3"],
+        "properties": {
+            "orchestrationMode": "Uniform",
+            "upgradePolicy": {"mode": "Manual"},
+            "virtualMachineProfile": {
+                "osProfile": {"computerNamePrefix": "pool", "adminUsername": "capi", "linuxConfiguration": {
+                    "disablePasswordAuthentication": true,
+                    "ssh": {"publicKeys": [{"path": "/home/capi/.ssh/authorized_keys", "keyData": "ssh-ed25519 AAAA"}]}
+                }},
+                "storageProfile": {"imageReference": {"publisher": "cncf-upstream", "offer": "capi", "sku": "ubuntu-2204-gen1", "version": "latest"}},
+                "networkProfile": {"networkInterfaceConfigurations": [{"name": "nic", "properties": {"primary": true, "ipConfigurations": [
+                    {"name": "ipconfig", "properties": {"subnet": {"id": format!("{}/subnets/nodes", network_path(NODES_NETWORK))}}}
+                ]}}]}
+            }
+        }
+    })
 }
 
 /// Starts the emulator without request limits and opens the connections.

@@ -448,10 +448,18 @@ async fn flexible_sets_are_made_of_virtual_machines_with_their_interfaces_and_di
         .to_owned();
     let interface = send(&emulator, "GET", &format!("{nic}?api-version=2024-05-01"), None).await;
     assert_eq!(interface.status, StatusCode::OK, "{}", interface.body);
-    assert_eq!(
-        interface.body["properties"]["ipConfigurations"][0]["properties"]["privateIPAddress"],
-        "10.0.1.4"
-    );
+    // Each machine's interface has an address of its own.
+    let mut addresses = Vec::new();
+    for machine in &machines {
+        let id = machine["properties"]["networkProfile"]["networkInterfaces"][0]["id"]
+            .as_str()
+            .unwrap_or_default();
+        let read = send(&emulator, "GET", &format!("{id}?api-version=2024-05-01"), None).await;
+        addresses
+            .push(read.body["properties"]["ipConfigurations"][0]["properties"]["privateIPAddress"].clone());
+    }
+    addresses.sort_by_key(ToString::to_string);
+    assert_eq!(addresses, [json!("10.0.1.4"), json!("10.0.1.5")]);
     assert_eq!(
         interface.body["properties"]["virtualMachine"]["id"],
         machines[0]["id"]
@@ -524,5 +532,53 @@ async fn a_machine_in_a_full_zone_is_accepted_and_fails() {
         read.body["properties"]["provisioningState"], "Failed",
         "{}",
         read.body
+    );
+}
+
+#[tokio::test]
+async fn instances_take_addresses_from_their_subnet() {
+    let emulator = with_network(Config::default()).await;
+    send(
+        &emulator,
+        "PUT",
+        &set("pool"),
+        Some(body("Uniform", 3, &[], "Manual")),
+    )
+    .await;
+    let nic = send(
+        &emulator,
+        "GET",
+        &set("pool/virtualMachines/1/networkInterfaces/nic?api-version=2018-10-01"),
+        None,
+    )
+    .await;
+    assert_eq!(nic.status, StatusCode::OK, "{}", nic.body);
+    assert_eq!(
+        nic.body["properties"]["ipConfigurations"][0]["properties"]["privateIPAddress"],
+        "10.0.1.5"
+    );
+    let all = send(
+        &emulator,
+        "GET",
+        &set("pool/networkInterfaces?api-version=2018-10-01"),
+        None,
+    )
+    .await;
+    let addresses = field(
+        all.body["value"].as_array().map_or(&[][..], Vec::as_slice),
+        "/properties/ipConfigurations/0/properties/privateIPAddress",
+    );
+    assert_eq!(addresses, ["10.0.1.4", "10.0.1.5", "10.0.1.6"]);
+    // A machine's interface in the same subnet gets the next free address.
+    let machine_nic = send(
+        &emulator,
+        "PUT",
+        &format!("{RG}/providers/Microsoft.Network/networkInterfaces/other?api-version=2024-05-01"),
+        Some(json!({"location": "westeurope", "properties": {"ipConfigurations": [{"name": "ipconfig", "properties": {"subnet": {"id": subnet()}}}]}})),
+    )
+    .await;
+    assert_eq!(
+        machine_nic.body["properties"]["ipConfigurations"][0]["properties"]["privateIPAddress"],
+        "10.0.1.7"
     );
 }

@@ -132,6 +132,8 @@ pub(crate) static CATALOGUES: &[&Catalogue] = &[
     &scale_sets::ROLLING_UPGRADE,
     &scale_sets::SET_INSTANCE_VIEW,
     &scale_sets::INSTANCE_INSTANCE_VIEW,
+    &scale_sets::INSTANCE_INTERFACES,
+    &scale_sets::SET_INTERFACES,
 ];
 
 /// A compute resource with a document of its own; deletes are long-running unless writes are

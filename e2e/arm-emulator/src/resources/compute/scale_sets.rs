@@ -16,6 +16,7 @@ use super::{
     API_VERSIONS, COMPUTE, EXTENSION_NAMES, MACHINE_NAMES, document, extensions, now, virtual_machines, zones,
 };
 use crate::error::ArmError;
+use crate::resources::network::Addresses;
 use crate::resources::{
     Act, Acted, Action, Catalogue, Hooks, Locality, Lookup, Lro, NO_HOOKS, Prepare, ResourceType, fields,
 };
@@ -29,6 +30,9 @@ const GENERATION: &str = "modelGeneration";
 pub(super) const RUNS: &str = "runsGeneration";
 pub(super) const FAILS: &str = "allocationFails";
 pub(super) const POWER: &str = "powerState";
+/// Hidden on a Uniform instance: its interfaces, with their addresses (read through the
+/// interfaces' own paths).
+const INTERFACES: &str = "interfaces";
 /// Hidden on an instance whose removal the set's capacity already counts.
 pub(super) const LEAVING: &str = "leaving";
 /// The status of the last rolling upgrade, kept on the set.
@@ -134,6 +138,7 @@ pub(crate) static INSTANCE: ResourceType = ResourceType {
             FAILS,
             POWER,
             LEAVING,
+            INTERFACES,
         ],
         render: Some(show_instance),
         instance_view: Some(virtual_machines::instance_view),
@@ -196,6 +201,23 @@ pub(crate) static INSTANCE_INSTANCE_VIEW: Catalogue = Catalogue {
     api_versions: API_VERSIONS,
     entry: None,
     collection: Some(instance_instance_view),
+};
+
+/// `.../virtualMachines/{id}/networkInterfaces[/{name}]`: a Uniform instance's interfaces, served
+/// by Microsoft.Network under the scale set's path.
+pub(crate) static INSTANCE_INTERFACES: Catalogue = Catalogue {
+    name: "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/networkInterfaces",
+    api_versions: crate::resources::network::INTERFACE_API_VERSIONS,
+    entry: Some(instance_interface),
+    collection: Some(instance_interfaces),
+};
+
+/// `.../virtualMachineScaleSets/{set}/networkInterfaces`: every instance's interfaces.
+pub(crate) static SET_INTERFACES: Catalogue = Catalogue {
+    name: "Microsoft.Compute/virtualMachineScaleSets/networkInterfaces",
+    api_versions: crate::resources::network::INTERFACE_API_VERSIONS,
+    entry: None,
+    collection: Some(set_interfaces),
 };
 
 const MODES: &[&str] = &["Uniform", "Flexible"];
@@ -489,6 +511,7 @@ fn scale_out(prepare: &mut Prepare<'_>, spec: &Spec, live: &[&(String, Value)]) 
         .unwrap_or(0);
     let mut placed: Vec<Option<String>> = live.iter().map(|(_, body)| zone_of(body)).collect();
     let mut new_in_zone: Map<String, Value> = Map::new();
+    let mut addresses = Addresses::default();
     for _ in 0..spec.capacity.saturating_sub(live.len() as u64) {
         let zone = next_zone(&spec.zones, &placed);
         let key = zone.clone().unwrap_or_default();
@@ -509,9 +532,9 @@ fn scale_out(prepare: &mut Prepare<'_>, spec: &Spec, live: &[&(String, Value)]) 
             fails,
         };
         let instance = if spec.flexible {
-            flexible_machine(prepare, &spec.model, spec.size, &placement)?
+            flexible_machine(prepare, &spec.model, spec.size, &placement, &mut addresses)?
         } else {
-            uniform_instance(prepare, &spec.model, spec.size, next, &placement)
+            uniform_instance(prepare, &spec.model, spec.size, next, &placement, &mut addresses)?
         };
         prepare.companions.extend(instance);
         placed.push(zone);
@@ -693,7 +716,8 @@ fn uniform_instance(
     size: &VmSize,
     number: u64,
     placement: &Placement<'_>,
-) -> Vec<Value> {
+    addresses: &mut Addresses,
+) -> Result<Vec<Value>, ArmError> {
     let Placement {
         zone,
         generation,
@@ -737,6 +761,7 @@ fn uniform_instance(
             "osProfile": os,
             "networkProfile": {"networkInterfaces": nic_references(&id, model)},
             "networkProfileConfiguration": model["networkProfile"].clone(),
+            INTERFACES: uniform_interfaces(prepare, &id, model, addresses)?,
             RUNS: generation,
             FAILS: fails,
         },
@@ -748,7 +773,69 @@ fn uniform_instance(
         instance["identity"] = identity.clone();
     }
     let disk = os_disk(&disk_id, &disk_name, prepare.location, zone, &id, model);
-    vec![instance, disk]
+    Ok(vec![instance, disk])
+}
+
+/// A Uniform instance's interfaces, kept inside it (`{instance}/networkInterfaces/{name}`), with
+/// addresses from their subnets.
+fn uniform_interfaces(
+    prepare: &Prepare<'_>,
+    instance: &str,
+    model: &Map<String, Value>,
+    addresses: &mut Addresses,
+) -> Result<Vec<Value>, ArmError> {
+    let configurations = model["networkProfile"]["networkInterfaceConfigurations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    configurations
+        .iter()
+        .map(|configuration| {
+            let name = configuration["name"].as_str().unwrap_or("nic");
+            let nic_id = format!("{instance}/networkInterfaces/{name}");
+            Ok(json!({
+                "id": nic_id,
+                "name": name,
+                "properties": {
+                    "primary": configuration["properties"]["primary"].clone(),
+                    "ipConfigurations": ip_configurations(prepare, configuration, &nic_id, addresses)?,
+                },
+            }))
+        })
+        .collect()
+}
+
+/// The IP configurations of an interface made from a model's configuration, each with an
+/// address of its subnet.
+fn ip_configurations(
+    prepare: &Prepare<'_>,
+    configuration: &Value,
+    nic_id: &str,
+    addresses: &mut Addresses,
+) -> Result<Vec<Value>, ArmError> {
+    let mut built = Vec::new();
+    for ip in configuration["properties"]["ipConfigurations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let ip_name = ip["name"].as_str().unwrap_or("ipconfig");
+        let subnet = ip
+            .pointer("/properties/subnet/id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let address = addresses.next(prepare.state, subnet, nic_id)?;
+        let mut properties = ip["properties"].as_object().cloned().unwrap_or_default();
+        properties.insert("privateIPAddress".into(), json!(address));
+        properties.insert("privateIPAllocationMethod".into(), json!("Dynamic"));
+        properties.insert("provisioningState".into(), json!("Succeeded"));
+        built.push(json!({
+            "name": ip_name,
+            "id": format!("{nic_id}/ipConfigurations/{ip_name}"),
+            "properties": properties,
+        }));
+    }
+    Ok(built)
 }
 
 /// The interfaces an instance has from its model, as references.
@@ -801,6 +888,7 @@ fn flexible_interfaces(
     prepare: &Prepare<'_>,
     name: &str,
     model: &Map<String, Value>,
+    addresses: &mut Addresses,
 ) -> Result<(Vec<Value>, Vec<Value>), ArmError> {
     let scope = &prepare.id.scope;
     let mut companions = Vec::new();
@@ -813,28 +901,7 @@ fn flexible_interfaces(
         let config_name = configuration["name"].as_str().unwrap_or("nic");
         let nic_name = format!("{name}-{config_name}");
         let nic_id = format!("{scope}/providers/Microsoft.Network/networkInterfaces/{nic_name}");
-        let mut ip_configurations = Vec::new();
-        for ip in configuration["properties"]["ipConfigurations"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            let ip_name = ip["name"].as_str().unwrap_or("ipconfig");
-            let subnet = ip
-                .pointer("/properties/subnet/id")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let address = crate::resources::network::private_address(prepare.state, subnet, &nic_id)?;
-            let mut properties = ip["properties"].as_object().cloned().unwrap_or_default();
-            properties.insert("privateIPAddress".into(), json!(address));
-            properties.insert("privateIPAllocationMethod".into(), json!("Dynamic"));
-            properties.insert("provisioningState".into(), json!("Succeeded"));
-            ip_configurations.push(json!({
-                "name": ip_name,
-                "id": format!("{nic_id}/ipConfigurations/{ip_name}"),
-                "properties": properties,
-            }));
-        }
+        let ip_configurations = ip_configurations(prepare, &configuration, &nic_id, addresses)?;
         companions.push(json!({
             "id": nic_id,
             "name": nic_name,
@@ -862,6 +929,7 @@ fn flexible_machine(
     model: &Map<String, Value>,
     size: &VmSize,
     placement: &Placement<'_>,
+    addresses: &mut Addresses,
 ) -> Result<Vec<Value>, ArmError> {
     let Placement {
         zone,
@@ -872,7 +940,7 @@ fn flexible_machine(
     let suffix = &uuid::Uuid::new_v4().simple().to_string()[..8];
     let name = format!("{}_{suffix}", prepare.id.name());
     let id = format!("{scope}/providers/Microsoft.Compute/virtualMachines/{name}");
-    let (mut companions, interfaces) = flexible_interfaces(prepare, &name, model)?;
+    let (mut companions, interfaces) = flexible_interfaces(prepare, &name, model, addresses)?;
     let disk_name = format!("{name}_OsDisk_1_{}", uuid::Uuid::new_v4().simple());
     let disk_id = format!("{scope}/providers/Microsoft.Compute/disks/{disk_name}");
     companions.push(os_disk(&disk_id, &disk_name, prepare.location, zone, &id, model));
@@ -1333,4 +1401,68 @@ fn instance_instance_view(lookup: &Lookup<'_>) -> Result<Value, ArmError> {
         .body(&instance.key())
         .ok_or_else(|| ArmError::not_found(&instance.to_id()))?;
     Ok(virtual_machines::instance_view(lookup.state, &body))
+}
+
+/// An instance's interfaces as Microsoft.Network answers them.
+fn interfaces_of(instance: &Value) -> Vec<Value> {
+    let location = instance["location"].clone();
+    instance
+        .pointer(&format!("/properties/{INTERFACES}"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|nic| {
+            let mut properties = nic["properties"].clone();
+            properties["provisioningState"] = json!("Succeeded");
+            properties["virtualMachine"] = json!({ "id": instance["id"] });
+            properties["enableAcceleratedNetworking"] = json!(false);
+            properties["enableIPForwarding"] = json!(false);
+            json!({
+                "id": nic["id"],
+                "name": nic["name"],
+                "type": "Microsoft.Network/networkInterfaces",
+                "location": location,
+                "properties": properties,
+            })
+        })
+        .collect()
+}
+
+/// The instance a path under `.../virtualMachines/{id}` names.
+fn instance_of<'a>(lookup: &'a Lookup<'_>) -> Result<std::borrow::Cow<'a, Value>, ArmError> {
+    let mut instance = lookup.id.clone();
+    instance.types.truncate(2);
+    instance.names.truncate(2);
+    lookup
+        .state
+        .body(&instance.key())
+        .ok_or_else(|| ArmError::not_found(&instance.to_id()))
+}
+
+fn instance_interface(lookup: &Lookup<'_>) -> Result<Value, ArmError> {
+    let instance = instance_of(lookup)?;
+    let wanted = lookup.id.name();
+    interfaces_of(&instance)
+        .into_iter()
+        .find(|nic| {
+            nic["name"]
+                .as_str()
+                .is_some_and(|name| name.eq_ignore_ascii_case(wanted))
+        })
+        .ok_or_else(|| ArmError::not_found(&lookup.id.to_id()))
+}
+
+fn instance_interfaces(lookup: &Lookup<'_>) -> Result<Value, ArmError> {
+    let instance = instance_of(lookup)?;
+    Ok(json!({ "value": interfaces_of(&instance) }))
+}
+
+fn set_interfaces(lookup: &Lookup<'_>) -> Result<Value, ArmError> {
+    let set = set_of(lookup)?;
+    let set_id = set["id"].as_str().unwrap_or_default();
+    let all: Vec<Value> = instances(lookup.state, set_id, false)
+        .iter()
+        .flat_map(|(_, instance)| interfaces_of(instance))
+        .collect();
+    Ok(json!({ "value": all }))
 }

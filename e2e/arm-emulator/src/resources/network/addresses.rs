@@ -164,6 +164,20 @@ pub(crate) fn private_address(
     except: &str,
     property: &str,
 ) -> Result<IpAddr, ArmError> {
+    private_address_besides(state, subnet_id, ipv6, requested, except, property, &[])
+}
+
+/// As [`private_address`], also keeping clear of `besides`: addresses the same write has handed
+/// out already (a scale set's new instances).
+pub(crate) fn private_address_besides(
+    state: &State,
+    subnet_id: &str,
+    ipv6: bool,
+    requested: Option<&str>,
+    except: &str,
+    property: &str,
+    besides: &[IpAddr],
+) -> Result<IpAddr, ArmError> {
     let key = subnet_id.to_ascii_lowercase();
     let prefixes = subnet_prefixes(state, &key).ok_or_else(|| ArmError::not_found(subnet_id))?;
     let Some(range) = prefixes.into_iter().find(|prefix| prefix.is_ipv4() != ipv6) else {
@@ -186,7 +200,10 @@ pub(crate) fn private_address(
                 format!("IP address {address} does not belong to subnet {subnet_id}."),
             ));
         }
-        if private_in_use(state, &key, except).any(|used| used == address) {
+        if private_in_use(state, &key, except)
+            .chain(besides.iter().copied())
+            .any(|used| used == address)
+        {
             return Err(ArmError::new(
                 StatusCode::BAD_REQUEST,
                 "PrivateIPAddressInUse",
@@ -200,7 +217,7 @@ pub(crate) fn private_address(
     // once per candidate.
     let slots = usize::try_from(last).unwrap_or_default();
     let mut taken = vec![0_u64; slots.div_ceil(64)];
-    for address in private_in_use(state, &key, except) {
+    for address in private_in_use(state, &key, except).chain(besides.iter().copied()) {
         if let Some(index) = range
             .index_of(address)
             .and_then(|index| usize::try_from(index).ok())

@@ -61,6 +61,26 @@ pub(crate) const API_VERSIONS: &[&str] = &[
     "2026-03-01",
 ];
 
+/// The api-versions of interfaces read under a scale set's path: the network's, and 2018-10-01,
+/// which the SDKs' scale set interface operations still pin.
+pub(crate) const INTERFACE_API_VERSIONS: &[&str] = &[
+    "2018-10-01",
+    "2020-06-01",
+    "2020-11-01",
+    "2021-02-01",
+    "2022-01-01",
+    "2022-07-01",
+    "2023-02-01",
+    "2023-05-01",
+    "2023-09-01",
+    "2024-01-01",
+    "2024-03-01",
+    "2024-05-01",
+    "2024-07-01",
+    "2025-03-01",
+    "2026-03-01",
+];
+
 /// Network resources answer writes with `Azure-AsyncOperation`, show `Updating` while they are
 /// created and carry etags.
 pub(crate) static NETWORK: Flavour = Flavour {
@@ -188,15 +208,33 @@ pub(crate) static TYPES: &[&ResourceType] = &[
 
 pub(crate) use private_endpoints::show_endpoint_connections;
 
-/// A free private IPv4 address of a subnet for an interface that is not stored yet (a Flexible
-/// scale set's machine's).
-pub(crate) fn private_address(
-    state: &crate::state::State,
-    subnet: &str,
-    holder: &str,
-) -> Result<String, ArmError> {
-    addresses::private_address(state, subnet, false, None, holder, "properties.subnet")
-        .map(|address| address.to_string())
+/// Hands out free private IPv4 addresses of subnets to interfaces one write creates (a scale
+/// set's instances and machines), none twice.
+#[derive(Default)]
+pub(crate) struct Addresses {
+    handed: Vec<std::net::IpAddr>,
+}
+
+impl Addresses {
+    /// The next free address of `subnet` for the interface `holder`.
+    pub(crate) fn next(
+        &mut self,
+        state: &crate::state::State,
+        subnet: &str,
+        holder: &str,
+    ) -> Result<String, ArmError> {
+        let address = addresses::private_address_besides(
+            state,
+            subnet,
+            false,
+            None,
+            holder,
+            "properties.subnet",
+            &self.handed,
+        )?;
+        self.handed.push(address);
+        Ok(address.to_string())
+    }
 }
 
 /// Marks the parts under `property` `Succeeded`: Azure has them ready when it answers the write
