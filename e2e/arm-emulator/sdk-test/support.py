@@ -22,7 +22,7 @@ SIZE = "Standard_D2s_v3"
 
 # Built-in role definitions have the same GUID in every tenant.
 CONTRIBUTOR = "b24988ac-6180-42a0-ab88-20f7382dd24c"
-READER = "acdd72a7-3b69-4d06-9a3f-71a6b8f0b8b8"
+READER = "acdd72a7-3385-48ef-bd42-f606fba81ae7"
 
 
 def group_id(group: str) -> str:

@@ -57,6 +57,14 @@ pub struct Config {
     pub public_ip_pool: String,
     /// Request limits per principal (token buckets for reads, writes and deletes).
     pub rate_limits: crate::throttle::RateLimits,
+    /// PEM CA certificates trusted when fetching a federated issuer's documents over HTTPS (for
+    /// the federated credentials of identities made through ARM): what the public roots are to
+    /// Entra, for issuers no public CA certifies.
+    pub issuer_cas: Vec<String>,
+    /// Issuers whose signing keys are known without fetching them (issuers that serve their
+    /// documents only to authenticated clients), for the credentials of identities made through
+    /// ARM.
+    pub issuers: Vec<KnownIssuer>,
     /// When on, every ARM call needs a role assignment granting the caller the scope (403
     /// `AuthorizationFailed` otherwise).
     pub rbac: bool,
@@ -93,6 +101,8 @@ impl Default for Config {
             quotas: Vec::new(),
             sku_restrictions: Vec::new(),
             capacity: Vec::new(),
+            issuer_cas: Vec::new(),
+            issuers: Vec::new(),
             public_ip_pool: "20.0.0.0/12".into(),
             rate_limits: crate::throttle::RateLimits::default(),
             rbac: false,
@@ -214,6 +224,16 @@ pub struct FederatedCredential {
     /// A PEM CA certificate to trust when fetching the issuer's documents over HTTPS.
     #[serde(default)]
     pub ca: Option<String>,
+}
+
+/// An issuer and its signing keys.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KnownIssuer {
+    /// The issuer URL (`iss`), as tokens name it.
+    pub issuer: String,
+    /// Its signing keys, as a JWKS document.
+    pub jwks: Value,
 }
 
 /// A managed identity the IMDS endpoint can issue tokens for.

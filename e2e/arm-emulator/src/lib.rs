@@ -294,6 +294,36 @@ impl Emulator {
         lock(&self.state)
     }
 
+    /// A user-assigned identity made through ARM with this client id in this tenant: its key and
+    /// document.
+    pub(crate) fn arm_identity(&self, tenant: &str, client_id: &str) -> Option<(String, Value)> {
+        let state = self.state();
+        state.resources.iter().find_map(|(key, stored)| {
+            if stored.type_name != resources::USER_ASSIGNED_IDENTITY {
+                return None;
+            }
+            let body = stored.body();
+            let properties = &body["properties"];
+            let matches = properties["clientId"]
+                .as_str()
+                .is_some_and(|id| id.eq_ignore_ascii_case(client_id))
+                && properties["tenantId"]
+                    .as_str()
+                    .is_some_and(|id| id.eq_ignore_ascii_case(tenant));
+            matches.then(|| (key.to_string(), body.into_owned()))
+        })
+    }
+
+    /// The federated identity credentials of the identity stored at `key`.
+    pub(crate) fn arm_federated_credentials(&self, key: &str) -> Vec<Value> {
+        let state = self.state();
+        let prefix = format!("{key}/federatedidentitycredentials/");
+        state
+            .under(&prefix)
+            .map(|(_, stored)| stored.body().into_owned())
+            .collect()
+    }
+
     pub(crate) fn operation_result_url(&self, subscription: &str, id: &str) -> String {
         format!(
             "{}/subscriptions/{subscription}/operationresults/{id}?api-version=2020-06-01",

@@ -37,6 +37,8 @@ const WORKLOAD_CLIENT: &str = "33333333-3333-3333-3333-333333333333";
 const KUBE_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 const SERVICE_ACCOUNT: &str = "system:serviceaccount:capz-system:capz-manager";
 const EXCHANGE_AUDIENCE: &str = "api://AzureADTokenExchange";
+/// Azure Service Operator's service account, which CAPZ's setup also trusts.
+const ASO: &str = "system:serviceaccount:azureserviceoperator-system:azureserviceoperator-default";
 const KEY_PEM: &str = include_str!("fixtures/rsa-2048-test-key.pem");
 
 fn token_path() -> String {
@@ -579,12 +581,17 @@ async fn a_federated_token_with_inline_keys_gets_a_token() {
         now() + 3600,
     );
     let wrong_subject = with_assertion(&emulator, WORKLOAD_CLIENT, &other_account).await;
-    assert_entra_error(&wrong_subject, StatusCode::BAD_REQUEST, "invalid_request", 70021);
+    assert_entra_error(
+        &wrong_subject,
+        StatusCode::UNAUTHORIZED,
+        "invalid_client",
+        700_213,
+    );
     assert!(
         wrong_subject.body["error_description"]
             .as_str()
             .unwrap()
-            .contains("Assertion Subject: 'system:serviceaccount:default:default'")
+            .contains("subject 'system:serviceaccount:default:default'")
     );
 
     let stale = service_account_token(&key, KUBE_ISSUER, SERVICE_ACCOUNT, now() - 3600);
@@ -592,28 +599,31 @@ async fn a_federated_token_with_inline_keys_gets_a_token() {
     assert_entra_error(&expired, StatusCode::UNAUTHORIZED, "invalid_client", 700_024);
 
     // Signed by a key the issuer does not publish.
-    let foreign = {
-        let signer = ring::signature::EcdsaKeyPair::generate_pkcs8(
-            &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
-            &SystemRandom::new(),
-        )
-        .unwrap();
-        let pair = signature::EcdsaKeyPair::from_pkcs8(
-            &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
-            signer.as_ref(),
-            &SystemRandom::new(),
-        )
-        .unwrap();
-        let input = format!(
-            "{}.{}",
-            URL_SAFE_NO_PAD.encode(json!({"alg": "ES256", "kid": "sa-key-1"}).to_string()),
-            token.split('.').nth(1).unwrap()
-        );
-        let signature = pair.sign(&SystemRandom::new(), input.as_bytes()).unwrap();
-        format!("{input}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()))
-    };
+    let foreign = signed_elsewhere(&token);
     let forged = with_assertion(&emulator, WORKLOAD_CLIENT, &foreign).await;
     assert_entra_error(&forged, StatusCode::UNAUTHORIZED, "invalid_client", 700_027);
+}
+
+/// The claims of `token` signed again, by a key no issuer publishes.
+fn signed_elsewhere(token: &str) -> String {
+    let signer = ring::signature::EcdsaKeyPair::generate_pkcs8(
+        &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+        &SystemRandom::new(),
+    )
+    .unwrap();
+    let pair = signature::EcdsaKeyPair::from_pkcs8(
+        &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+        signer.as_ref(),
+        &SystemRandom::new(),
+    )
+    .unwrap();
+    let input = format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(json!({"alg": "ES256", "kid": "sa-key-1"}).to_string()),
+        token.split('.').nth(1).unwrap()
+    );
+    let signature = pair.sign(&SystemRandom::new(), input.as_bytes()).unwrap();
+    format!("{input}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()))
 }
 
 /// Stops a server task when dropped.
@@ -1186,4 +1196,205 @@ async fn over_https_a_client_gets_a_token_and_calls_arm() {
     .await;
     assert!(status.starts_with("HTTP/1.1 200"), "{status} {groups}");
     assert_eq!(groups, json!({"value": []}));
+}
+
+/// Makes, through ARM, a user-assigned identity with a federated credential per (name, issuer,
+/// subject, audience); returns its client id and principal id.
+async fn identity_through_arm(
+    emulator: &Emulator,
+    credentials: &[(&str, &str, &str, &str)],
+) -> (String, String) {
+    let token = emulator.access_token(DEFAULT_CLIENT_ID).unwrap();
+    let put = |path: String, body: Value| {
+        let request = Request::put(path)
+            .header("host", HOST)
+            .header("authorization", bearer(&token))
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap();
+        call(emulator, request)
+    };
+    let group = format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/identities");
+    put(
+        format!("{group}?api-version=2021-04-01"),
+        json!({"location": "westeurope"}),
+    )
+    .await;
+    let identity = format!("{group}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/capz");
+    let made = put(
+        format!("{identity}?api-version=2023-01-31"),
+        json!({"location": "westeurope"}),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    for (name, issuer, subject, audience) in credentials {
+        let credential = put(
+            format!("{identity}/federatedIdentityCredentials/{name}?api-version=2023-01-31"),
+            json!({"properties": {"issuer": issuer, "subject": subject, "audiences": [audience]}}),
+        )
+        .await;
+        assert_eq!(credential.status, StatusCode::CREATED, "{}", credential.body);
+    }
+    let properties = &made.body["properties"];
+    (
+        properties["clientId"].as_str().unwrap().to_owned(),
+        properties["principalId"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn an_identity_made_through_arm_signs_in_with_its_federated_credentials() {
+    let key = RsaKey::fixture();
+    let (ca_pem, server_config) = issuer_tls();
+    let (issuer, _fetches, _served) = serve_issuer(&key, Some(server_config)).await;
+    let emulator = Emulator::new(Config {
+        issuer_cas: vec![ca_pem],
+        ..Config::default()
+    });
+    let (client_id, principal_id) = identity_through_arm(
+        &emulator,
+        &[
+            ("capz", &issuer, SERVICE_ACCOUNT, EXCHANGE_AUDIENCE),
+            ("aso", &issuer, ASO, EXCHANGE_AUDIENCE),
+        ],
+    )
+    .await;
+    // Each credential signs the identity in; the token is the identity's.
+    for subject in [SERVICE_ACCOUNT, ASO] {
+        let token = service_account_token(&key, &issuer, subject, now() + 3600);
+        let reply = with_assertion(&emulator, &client_id, &token).await;
+        assert_eq!(reply.status, StatusCode::OK, "{subject}: {}", reply.body);
+        let access = claims(reply.body["access_token"].as_str().unwrap());
+        assert_eq!(
+            (access["appid"].as_str(), access["oid"].as_str()),
+            (Some(client_id.as_str()), Some(principal_id.as_str()))
+        );
+    }
+
+    // Entra's rules, each refused with its code.
+    let wrong_subject = service_account_token(
+        &key,
+        &issuer,
+        "system:serviceaccount:default:default",
+        now() + 3600,
+    );
+    assert_entra_error(
+        &with_assertion(&emulator, &client_id, &wrong_subject).await,
+        StatusCode::UNAUTHORIZED,
+        "invalid_client",
+        700_213,
+    );
+    let other_case = service_account_token(&key, &issuer, &SERVICE_ACCOUNT.to_uppercase(), now() + 3600);
+    assert_entra_error(
+        &with_assertion(&emulator, &client_id, &other_case).await,
+        StatusCode::UNAUTHORIZED,
+        "invalid_client",
+        7_002_138,
+    );
+    let wrong_issuer =
+        service_account_token(&key, "https://elsewhere.example", SERVICE_ACCOUNT, now() + 3600);
+    assert_entra_error(
+        &with_assertion(&emulator, &client_id, &wrong_issuer).await,
+        StatusCode::UNAUTHORIZED,
+        "invalid_client",
+        700_211,
+    );
+    let wrong_audience = key.sign(
+        &json!({"alg": "RS256", "kid": "sa-key-1"}),
+        &json!({"iss": issuer, "sub": SERVICE_ACCOUNT, "aud": ["api://other"], "exp": now() + 3600, "iat": now()}),
+    );
+    assert_entra_error(
+        &with_assertion(&emulator, &client_id, &wrong_audience).await,
+        StatusCode::UNAUTHORIZED,
+        "invalid_client",
+        700_212,
+    );
+    let expired = service_account_token(&key, &issuer, SERVICE_ACCOUNT, now() - 3600);
+    assert_entra_error(
+        &with_assertion(&emulator, &client_id, &expired).await,
+        StatusCode::UNAUTHORIZED,
+        "invalid_client",
+        700_024,
+    );
+    let forged = signed_elsewhere(&service_account_token(
+        &key,
+        &issuer,
+        SERVICE_ACCOUNT,
+        now() + 3600,
+    ));
+    assert_entra_error(
+        &with_assertion(&emulator, &client_id, &forged).await,
+        StatusCode::UNAUTHORIZED,
+        "invalid_client",
+        700_027,
+    );
+
+    // Without the issuer's CA among those trusted, its keys cannot be fetched.
+    let untrusting = Emulator::new(Config::default());
+    let (client_id, _) = identity_through_arm(
+        &untrusting,
+        &[("capz", &issuer, SERVICE_ACCOUNT, EXCHANGE_AUDIENCE)],
+    )
+    .await;
+    let token = service_account_token(&key, &issuer, SERVICE_ACCOUNT, now() + 3600);
+    assert_entra_error(
+        &with_assertion(&untrusting, &client_id, &token).await,
+        StatusCode::BAD_REQUEST,
+        "invalid_request",
+        50166,
+    );
+}
+
+#[tokio::test]
+async fn known_issuer_keys_sign_in_identities_made_through_arm_and_their_roles_apply() {
+    let key = RsaKey::fixture();
+    let emulator = Emulator::new(Config {
+        issuers: vec![arm_emulator::config::KnownIssuer {
+            issuer: KUBE_ISSUER.into(),
+            jwks: key.jwks("sa-key-1"),
+        }],
+        rbac: true,
+        resources: vec![arm_emulator::config::SeedResource {
+            id: format!(
+                "/subscriptions/{DEFAULT_SUBSCRIPTION}/providers/Microsoft.Authorization/roleAssignments/0f8fad5b-d9cb-469f-a165-70867728950e"
+            ),
+            body: json!({"properties": {
+                "roleDefinitionId": format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/8e3af657-a8ff-443c-a75c-2fe8c4bcb635"),
+                "principalId": arm_emulator::config::derived_object_id(DEFAULT_CLIENT_ID),
+            }}),
+        }],
+        ..Config::default()
+    });
+    emulator.seed_resources().unwrap();
+    let (client_id, principal_id) = identity_through_arm(
+        &emulator,
+        &[("capz", KUBE_ISSUER, SERVICE_ACCOUNT, EXCHANGE_AUDIENCE)],
+    )
+    .await;
+    let token = service_account_token(&key, KUBE_ISSUER, SERVICE_ACCOUNT, now() + 3600);
+    let reply = with_assertion(&emulator, &client_id, &token).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    // With RBAC on, the identity may do nothing until a role is assigned to its principal.
+    let access = bearer(reply.body["access_token"].as_str().unwrap());
+    let refused = arm_call(&emulator, Some(&access)).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    assert_eq!(refused.body["error"]["code"], "AuthorizationFailed");
+    // A role assigned to the identity's principal through ARM applies.
+    let assignment = Request::put(format!(
+        "/subscriptions/{DEFAULT_SUBSCRIPTION}/providers/Microsoft.Authorization/roleAssignments/7b83888d-03fb-55bb-8209-aec4e36328a8?api-version=2022-04-01"
+    ))
+    .header("host", HOST)
+    .header("authorization", bearer(&emulator.access_token(DEFAULT_CLIENT_ID).unwrap()))
+    .header("content-type", "application/json")
+    .body(Body::from(
+        json!({"properties": {
+            "roleDefinitionId": format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/acdd72a7-3385-48ef-bd42-f606fba81ae7"),
+            "principalId": principal_id,
+        }})
+        .to_string(),
+    ))
+    .unwrap();
+    let assigned = call(&emulator, assignment).await;
+    assert_eq!(assigned.status, StatusCode::CREATED, "{}", assigned.body);
+    assert_eq!(arm_call(&emulator, Some(&access)).await.status, StatusCode::OK);
 }

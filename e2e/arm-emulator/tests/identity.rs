@@ -529,7 +529,7 @@ async fn rbac_mode_needs_a_role_assignment_covering_the_scope() {
     )
     .await;
     assert_eq!(status, StatusCode::CREATED);
-    let reader_role = "acdd72a7-3b69-4d06-9a3f-71a6b8f0b8b8";
+    let reader_role = "acdd72a7-3385-48ef-bd42-f606fba81ae7";
     let (status, _) = call(
         &admin,
         "PUT",
@@ -580,7 +580,7 @@ async fn roles_and_assignments_are_listed_as_seen_from_a_scope() {
         &emulator,
         "PUT",
         &assignment_url("7b83888d-03fb-55bb-8209-aec4e36328a8"),
-        Some(assignment(&principal, "acdd72a7-3b69-4d06-9a3f-71a6b8f0b8b8")),
+        Some(assignment(&principal, "acdd72a7-3385-48ef-bd42-f606fba81ae7")),
     )
     .await;
     assert_eq!(status, StatusCode::CREATED);

@@ -569,3 +569,57 @@ fn guids_addresses_and_times_are_compared_as_shapes() {
         ]
     );
 }
+
+/// Every built-in role the emulator serves carries the id Azure gives it: the recorded sessions
+/// list Azure's built-in roles.
+#[tokio::test]
+async fn built_in_roles_carry_azures_ids() {
+    let Ok(entries) = std::fs::read_dir(recordings_dir()) else {
+        eprintln!("skipped: no recordings at {}", recordings_dir().display());
+        return;
+    };
+    let mut azure: HashMap<String, String> = HashMap::new();
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|extension| extension != "yaml") {
+            continue;
+        }
+        for interaction in interactions(&path) {
+            let body = parse(&interaction.response_body);
+            let listed = body["value"]
+                .as_array()
+                .cloned()
+                .unwrap_or_else(|| vec![body.clone()]);
+            for role in listed {
+                if role["properties"]["type"] == "BuiltInRole"
+                    && let (Some(name), Some(id)) =
+                        (role["properties"]["roleName"].as_str(), role["name"].as_str())
+                {
+                    azure.insert(name.to_owned(), id.to_owned());
+                }
+            }
+        }
+    }
+    assert!(azure.len() > 100, "the recordings list Azure's built-in roles");
+    let emulator = Emulator::new(Config::default());
+    let bearer = format!("Bearer {}", emulator.access_token(DEFAULT_CLIENT_ID).unwrap());
+    let request = Request::builder()
+        .uri("/subscriptions/00000000-0000-0000-0000-000000000000/providers/Microsoft.Authorization/roleDefinitions?api-version=2022-04-01")
+        .header("authorization", &bearer)
+        .body(Body::empty())
+        .unwrap();
+    let response = emulator.router().oneshot(request).await.unwrap();
+    let served = parse(&String::from_utf8_lossy(
+        &to_bytes(response.into_body(), usize::MAX).await.unwrap(),
+    ));
+    let served = served["value"].as_array().cloned().unwrap_or_default();
+    assert!(!served.is_empty());
+    for role in served {
+        let name = role["properties"]["roleName"].as_str().unwrap();
+        assert_eq!(
+            azure.get(name).map(String::as_str),
+            role["name"].as_str(),
+            "the id of built-in role {name}"
+        );
+    }
+}

@@ -40,7 +40,7 @@ use common::{LOCATION, SUBSCRIPTION, TestResult, start};
 
 const CLUSTER_TAG: &str = "sigs.k8s.io_cluster-api-provider-azure_cluster_capz";
 const CONTRIBUTOR: &str = "b24988ac-6180-42a0-ab88-20f7382dd24c";
-const READER: &str = "acdd72a7-3b69-4d06-9a3f-71a6b8f0b8b8";
+const READER: &str = "acdd72a7-3385-48ef-bd42-f606fba81ae7";
 const COMMUNITY_IMAGE: &str = "/CommunityGalleries/ClusterAPI-f72ceb4f-5159-4c26-a0fe-2ea738f0d019/Images/capi-ubun2-2404/Versions/1.33.1";
 
 /// Writes `body` at `id` with the model's api-version, polls its operation (if any) to the end as

@@ -199,13 +199,37 @@ impl EntraError {
         )
     }
 
-    pub(crate) fn no_federated_match(issuer: &str, subject: &str, audiences: &[String]) -> Self {
-        Self::bad_request(
-            OAuthError::InvalidRequest,
-            70021,
+    pub(crate) fn no_federated_issuer(issuer: &str) -> Self {
+        Self::invalid_client(
+            700_211,
             format!(
-                "No matching federated identity record found for presented assertion. Assertion \
-                 Issuer: '{issuer}'. Assertion Subject: '{subject}'. Assertion Audience: '{}'.",
+                "No matching federated identity record found for presented assertion issuer '{issuer}'. Please check your federated identity credential Subject, Audience and Issuer against the presented assertion."
+            ),
+        )
+    }
+
+    pub(crate) fn no_federated_subject(subject: &str, differs_in_case_only: bool) -> Self {
+        if differs_in_case_only {
+            return Self::invalid_client(
+                7_002_138,
+                format!(
+                    "No matching federated identity record found for presented assertion subject '{subject}'. The subject matches with case-insensitive comparison, but not with case-sensitive comparison."
+                ),
+            );
+        }
+        Self::invalid_client(
+            700_213,
+            format!(
+                "No matching federated identity record found for presented assertion subject '{subject}'."
+            ),
+        )
+    }
+
+    pub(crate) fn no_federated_audience(audiences: &[String]) -> Self {
+        Self::invalid_client(
+            700_212,
+            format!(
+                "No matching federated identity record found for presented assertion audience '{}'.",
                 audiences.join(",")
             ),
         )

@@ -2,6 +2,7 @@
 //! the client credentials grant with a client secret, a certificate-signed assertion or a token of
 //! a federated issuer (workload identity).
 
+use std::borrow::Cow;
 use std::time::SystemTime;
 
 use axum::body::Bytes;
@@ -19,7 +20,7 @@ use super::error::{EntraError, OAuthError};
 use super::jwt::Jwt;
 use super::{Context, Identity, Proof, TOKEN_LIFETIME, v1_token_body};
 use crate::Emulator;
-use crate::config::Principal;
+use crate::config::{FederatedCredential, Principal};
 
 const JWT_BEARER: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /// Clock skew tolerated on the time claims of client assertions, in seconds.
@@ -107,9 +108,14 @@ async fn issue(
         Version::V2 => resource_of_scope(form.required("scope")?)?,
         Version::V1 => form.required("resource")?,
     };
-    let principal = entra
-        .principal(tenant, client_id)
-        .ok_or_else(|| EntraError::unknown_application(client_id, tenant))?;
+    let principal = match entra.principal(tenant, client_id) {
+        Some(configured) => Cow::Borrowed(configured),
+        None => Cow::Owned(
+            managed_identity(emulator, tenant, client_id)
+                .ok_or_else(|| EntraError::unknown_application(client_id, tenant))?,
+        ),
+    };
+    let principal = principal.as_ref();
     let proof = if let Some(secret) = form.get("client_secret") {
         if principal.secret.as_deref() != Some(secret) {
             return Err(EntraError::invalid_secret(&principal.client_id));
@@ -204,18 +210,7 @@ async fn verify_assertion(
             return Err(EntraError::audience_mismatch(&jwt.claims.aud));
         }
     } else {
-        let issuer = jwt.claims.iss.as_deref().unwrap_or_default();
-        let subject = jwt.claims.sub.as_deref().unwrap_or_default();
-        // Federated identity credentials match issuer, subject and audience exactly.
-        let credential = principal
-            .federated
-            .iter()
-            .find(|credential| {
-                credential.issuer == issuer
-                    && credential.subject == subject
-                    && jwt.claims.aud.contains(&credential.audience)
-            })
-            .ok_or_else(|| EntraError::no_federated_match(issuer, subject, &jwt.claims.aud))?;
+        let credential = federated_credential(principal, &jwt)?;
         let keys = entra
             .issuers
             .keys(credential, jwt.header.kid.as_deref())
@@ -225,6 +220,76 @@ async fn verify_assertion(
     }
     // Assertions carry the client's clock, which the emulator's clock skew does not move.
     check_time_range(&jwt, UnixTime::from_system(SystemTime::now()))
+}
+
+/// The federated credential a token matches: issuer, subject and audience exactly, as Entra
+/// matches them, refusing with the code of the first that does not match.
+fn federated_credential<'a>(
+    principal: &'a Principal,
+    jwt: &Jwt,
+) -> Result<&'a FederatedCredential, EntraError> {
+    let issuer = jwt.claims.iss.as_deref().unwrap_or_default();
+    let subject = jwt.claims.sub.as_deref().unwrap_or_default();
+    let of_issuer: Vec<&FederatedCredential> = principal
+        .federated
+        .iter()
+        .filter(|credential| credential.issuer == issuer)
+        .collect();
+    if of_issuer.is_empty() {
+        return Err(EntraError::no_federated_issuer(issuer));
+    }
+    let of_subject: Vec<&FederatedCredential> = of_issuer
+        .iter()
+        .copied()
+        .filter(|credential| credential.subject == subject)
+        .collect();
+    if of_subject.is_empty() {
+        let in_other_case = of_issuer
+            .iter()
+            .any(|credential| credential.subject.eq_ignore_ascii_case(subject));
+        return Err(EntraError::no_federated_subject(subject, in_other_case));
+    }
+    of_subject
+        .into_iter()
+        .find(|credential| jwt.claims.aud.contains(&credential.audience))
+        .ok_or_else(|| EntraError::no_federated_audience(&jwt.claims.aud))
+}
+
+/// A user-assigned identity made through ARM, as a principal: its client and principal ids, and
+/// its federated identity credentials, whose issuers' keys come from the configuration's known
+/// issuers or are fetched trusting its issuer CAs.
+fn managed_identity(emulator: &Emulator, tenant: &str, client_id: &str) -> Option<Principal> {
+    let (key, identity) = emulator.arm_identity(tenant, client_id)?;
+    let config = &emulator.config;
+    let ca = (!config.issuer_cas.is_empty()).then(|| config.issuer_cas.join("\n"));
+    let federated = emulator
+        .arm_federated_credentials(&key)
+        .into_iter()
+        .filter_map(|credential| {
+            let properties = &credential["properties"];
+            let issuer = properties["issuer"].as_str()?.to_owned();
+            let jwks = config
+                .issuers
+                .iter()
+                .find(|known| known.issuer == issuer)
+                .map(|known| known.jwks.clone());
+            Some(FederatedCredential {
+                subject: properties["subject"].as_str()?.to_owned(),
+                audience: properties["audiences"][0].as_str()?.to_owned(),
+                jwks,
+                ca: ca.clone(),
+                issuer,
+            })
+        })
+        .collect();
+    Some(Principal {
+        client_id: identity["properties"]["clientId"].as_str()?.to_owned(),
+        tenant: tenant.to_owned(),
+        object_id: identity["properties"]["principalId"].as_str().map(str::to_owned),
+        secret: None,
+        certificate: None,
+        federated,
+    })
 }
 
 fn verify_certificate_assertion(principal: &Principal, jwt: &Jwt) -> Result<(), EntraError> {

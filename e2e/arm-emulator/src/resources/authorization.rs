@@ -209,7 +209,7 @@ const BUILT_IN: &[BuiltInRole] = &[
         ],
     ),
     (
-        "acdd72a7-3b69-4d06-9a3f-71a6b8f0b8b8",
+        "acdd72a7-3385-48ef-bd42-f606fba81ae7",
         "Reader",
         "View all resources, but make no changes.",
         &["*/read"],

@@ -507,6 +507,9 @@ pub(crate) fn action(type_name: &str) -> Option<(&'static ResourceType, &'static
     Some((resource_type, action))
 }
 
+/// The type of user-assigned identities, which sign in when they have federated credentials.
+pub(crate) const USER_ASSIGNED_IDENTITY: &str = "Microsoft.ManagedIdentity/userAssignedIdentities";
+
 /// The `name` a document of a type has when it is not its id's last segment (a Uniform scale set
 /// instance is `<set>_<instance id>`).
 pub(crate) fn stored_name(type_name: &str, id: &str) -> Option<String> {
