@@ -115,8 +115,10 @@ sdk-test *args:
     # Two items a page so every list follows nextLink; operations end at once and are polled
     # without waiting.
     printf 'pageSize: 2\noperationLatency: 0ms\nretryAfterSeconds: 0\n' > "$work/config.yaml"
+    # The proxy that answers for Azure's own host names, for clients left unconfigured.
+    proxy_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     "$CARGO_TARGET_DIR/debug/arm-emulator" --listen 127.0.0.1:0 --ca-file "$work/ca.pem" \
-        --config "$work/config.yaml" > "$work/url" 2> "$work/emulator.log" &
+        --config "$work/config.yaml" --proxy-listen "127.0.0.1:$proxy_port" > "$work/url" 2> "$work/emulator.log" &
     emulator=$!
     for _ in $(seq 300); do
         if [ -s "$work/url" ] || ! kill -0 "$emulator" 2>/dev/null; then break; fi
@@ -127,7 +129,8 @@ sdk-test *args:
         cat "$work/emulator.log" >&2
         exit 1
     fi
-    ARM_EMULATOR_URL=$(head -n 1 "$work/url") ARM_EMULATOR_CA="$work/ca.pem" PYTHONDONTWRITEBYTECODE=1 \
+    ARM_EMULATOR_URL=$(head -n 1 "$work/url") ARM_EMULATOR_CA="$work/ca.pem" \
+        ARM_EMULATOR_PROXY="http://127.0.0.1:$proxy_port" PYTHONDONTWRITEBYTECODE=1 \
         "$venv/bin/python" -m pytest "$suite" {{args}}
 
 # Benchmark the ARM emulator over HTTP (not a test), e.g. `just bench-emulator --seconds 5 --tls`.

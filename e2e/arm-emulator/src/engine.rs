@@ -35,6 +35,8 @@ pub(crate) struct Request<'a> {
     pub(crate) expand: Option<&'a str>,
     /// Every query parameter, for actions that take their own (`forceDeletion`).
     pub(crate) query: &'a [(String, String)],
+    /// The base URL the client reached the emulator at: what URLs in answers start with.
+    pub(crate) base: &'a str,
     /// The object id of the signed-in principal; `None` when the emulator seeds a resource.
     pub(crate) caller: Option<&'a str>,
     pub(crate) now: Instant,
@@ -886,7 +888,7 @@ fn write(
     require_parent(state, id, resource_type)?;
     let existing = place.find(state).map(Cow::into_owned);
     check_preconditions(existing.as_ref(), request)?;
-    check_running(emulator, state, id, resource_type, &place, request)?;
+    check_running(state, id, resource_type, &place, request)?;
     let location = location_of(emulator, state, id, resource_type, &body, existing.as_ref())?;
     let in_progress = match resource_type.put {
         Lro::Sync => None,
@@ -953,7 +955,7 @@ fn write(
         done_at,
     );
     let urls = OperationUrls::new(
-        emulator,
+        request.base,
         id,
         resource_type,
         &location,
@@ -1149,7 +1151,7 @@ struct OperationUrls {
 
 impl OperationUrls {
     fn new(
-        emulator: &Emulator,
+        base_url: &str,
         id: &ResourceId,
         resource_type: &ResourceType,
         location: &str,
@@ -1160,8 +1162,7 @@ impl OperationUrls {
         let (base, result_segment) = match resource_type.flavour.operations {
             OperationsAt::Location { result } => (
                 format!(
-                    "{}/subscriptions/{}/providers/{}/locations/{location}",
-                    emulator.base_url(),
+                    "{base_url}/subscriptions/{}/providers/{}/locations/{location}",
                     id.subscription.as_deref().unwrap_or_default(),
                     id.namespace,
                 ),
@@ -1169,8 +1170,7 @@ impl OperationUrls {
             ),
             OperationsAt::ResourceGroup { result } => (
                 format!(
-                    "{}{}/providers/{}",
-                    emulator.base_url(),
+                    "{base_url}{}/providers/{}",
                     crate::path::resource_group_id(
                         id.subscription.as_deref().unwrap_or_default(),
                         id.resource_group.as_deref().unwrap_or_default()
@@ -1202,7 +1202,7 @@ fn delete(
         return Ok(Answer::empty(StatusCode::NO_CONTENT));
     };
     check_preconditions(Some(&current), request)?;
-    check_running(emulator, state, id, resource_type, &place, request)?;
+    check_running(state, id, resource_type, &place, request)?;
     if let Some(deletable) = resource_type.hooks.deletable {
         deletable(state, &id.key())?;
     }
@@ -1245,7 +1245,7 @@ fn delete(
         .and_then(Value::as_str)
         .map_or_else(|| location_of_parent(state, id), str::to_owned);
     let urls = OperationUrls::new(
-        emulator,
+        request.base,
         id,
         resource_type,
         &location,
@@ -1273,7 +1273,6 @@ fn target_of(completion: &Completion) -> Option<&Target> {
 /// provider does. A delete meeting the resource's own deletion is no conflict: it answers with
 /// the deletion in flight.
 fn check_running(
-    emulator: &Emulator,
     state: &State,
     id: &ResourceId,
     resource_type: &ResourceType,
@@ -1298,7 +1297,7 @@ fn check_running(
                 .and_then(|body| body.get("location").and_then(Value::as_str).map(str::to_owned))
                 .unwrap_or_else(|| location_of_parent(state, id));
             let url = OperationUrls::new(
-                emulator,
+                request.base,
                 id,
                 resource_type,
                 &location,
@@ -1516,9 +1515,7 @@ fn page_of<T>(
         });
         body["nextLink"] = json!(format!(
             "{}{}?api-version={}{filter}&$skiptoken={end}",
-            emulator.base_url(),
-            request.path,
-            request.api_version
+            request.base, request.path, request.api_version
         ));
     }
     Answer::json(StatusCode::OK, body)
@@ -1543,9 +1540,7 @@ pub(crate) fn poll(
             // Private DNS answers a running operation 202, with where to poll next.
             let here = format!(
                 "{}{}?api-version={}",
-                emulator.base_url(),
-                request.path,
-                request.api_version
+                request.base, request.path, request.api_version
             );
             let mut answer = Answer::json(StatusCode::ACCEPTED, body);
             answer.headers.push((
@@ -1574,9 +1569,7 @@ pub(crate) fn poll(
                 "location",
                 format!(
                     "{}{}?api-version={}",
-                    emulator.base_url(),
-                    request.path,
-                    request.api_version
+                    request.base, request.path, request.api_version
                 ),
             ));
             answer
@@ -1659,7 +1652,7 @@ pub(crate) fn action(
     };
     match (action.run)(&mut act)? {
         Acted::Started => {
-            check_running(emulator, state, &target, resource_type, &place, request)?;
+            check_running(state, &target, resource_type, &place, request)?;
             let Act {
                 doc,
                 companions,
@@ -1685,7 +1678,7 @@ pub(crate) fn action(
                 request.now + emulator.config.latency(resource_type.name),
             );
             let urls = OperationUrls::new(
-                emulator,
+                request.base,
                 &target,
                 resource_type,
                 &location,

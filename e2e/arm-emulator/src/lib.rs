@@ -136,6 +136,7 @@ mod error;
 pub mod faults;
 mod ip;
 mod path;
+pub mod proxy;
 mod rbac;
 mod resource_groups;
 mod resource_list;
@@ -324,11 +325,28 @@ impl Emulator {
             .collect()
     }
 
-    pub(crate) fn operation_result_url(&self, subscription: &str, id: &str) -> String {
-        format!(
-            "{}/subscriptions/{subscription}/operationresults/{id}?api-version=2020-06-01",
-            self.base_url()
-        )
+    /// Where a resource group's deletion is polled, at the base URL the client used.
+    pub(crate) fn operation_result_url(base: &str, subscription: &str, id: &str) -> String {
+        format!("{base}/subscriptions/{subscription}/operationresults/{id}?api-version=2020-06-01")
+    }
+
+    /// The base URL answers name for a request: Azure's own host when the client reached the
+    /// emulator through its proxy under one of Azure's names, else the emulator's.
+    fn request_base(&self, headers: &HeaderMap) -> String {
+        let host = headers
+            .get(axum::http::header::HOST)
+            .and_then(|host| host.to_str().ok())
+            .map(|host| host.rsplit_once(':').map_or(host, |(name, _)| name));
+        match host {
+            Some(host)
+                if proxy::AZURE_HOSTS
+                    .iter()
+                    .any(|azure| azure.eq_ignore_ascii_case(host)) =>
+            {
+                format!("https://{}", host.to_ascii_lowercase())
+            }
+            _ => self.base_url(),
+        }
     }
 
     /// The last requests answered (`Config::request_log_size`, a thousand by default), oldest first: what `GET
@@ -547,6 +565,7 @@ impl Emulator {
         let now = self.now();
         state.advance(now);
         let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+        let base = self.request_base(headers);
         let request = engine::Request {
             method,
             path,
@@ -558,6 +577,7 @@ impl Emulator {
             filter: query.filter,
             expand: query.expand,
             query: query.pairs,
+            base: &base,
             caller,
             now,
         };
@@ -581,9 +601,13 @@ impl Emulator {
             (ArmPath::ResourceGroup { subscription, name }, &Method::PATCH) => {
                 resource_groups::patch(&mut state, subscription, name, &parse_body(body)?)
             }
-            (ArmPath::ResourceGroup { subscription, name }, &Method::DELETE) => {
-                Ok(resource_groups::delete(self, &mut state, subscription, name, now))
-            }
+            (ArmPath::ResourceGroup { subscription, name }, &Method::DELETE) => Ok(resource_groups::delete(
+                self,
+                &mut state,
+                subscription,
+                name,
+                &request,
+            )),
             (
                 ArmPath::Tenants
                 | ArmPath::Subscriptions
@@ -592,7 +616,7 @@ impl Emulator {
                 &Method::GET,
             ) => subscriptions::read(&self.config, arm_path).map(|body| Answer::json(StatusCode::OK, body)),
             (ArmPath::OperationResult { subscription, id }, &Method::GET) => {
-                resource_groups::operation_result(self, &state, subscription, id)
+                resource_groups::operation_result(self, &state, subscription, id, &request)
             }
             (ArmPath::Tags { scope }, method) => tags::answer(&mut state, scope, method, body),
             (ArmPath::GenericResources { subscription, group }, &Method::GET) => {

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
@@ -206,7 +205,7 @@ pub(crate) fn delete(
     state: &mut State,
     subscription: &str,
     name: &str,
-    now: Instant,
+    request: &crate::engine::Request<'_>,
 ) -> Answer {
     let key = key(subscription, name);
     let Some(stored) = state.resources.get_mut(key.as_str()) else {
@@ -224,10 +223,13 @@ pub(crate) fn delete(
                 Completion::DeleteResourceGroup { key: Arc::from(key) },
                 StatusStyle::Plain,
             ),
-            now + emulator.config.latency(TYPE),
+            request.now + emulator.config.latency(TYPE),
         )
     });
-    Answer::accepted(emulator.operation_result_url(subscription, &id), retry_after)
+    Answer::accepted(
+        Emulator::operation_result_url(request.base, subscription, &id),
+        retry_after,
+    )
 }
 
 /// The status of a subscription-level operation result: 202 while it runs, 200 when done.
@@ -236,13 +238,14 @@ pub(crate) fn operation_result(
     state: &State,
     subscription: &str,
     id: &str,
+    request: &crate::engine::Request<'_>,
 ) -> Result<Answer, ArmError> {
     let operation = state
         .operation(id)
         .ok_or_else(|| ArmError::operation_not_found(id))?;
     match &operation.outcome {
         Outcome::Running => Ok(Answer::accepted(
-            emulator.operation_result_url(subscription, id),
+            Emulator::operation_result_url(request.base, subscription, id),
             emulator.config.retry_after_seconds,
         )),
         Outcome::Failed(error) | Outcome::Canceled(error) => Err((**error).clone()),

@@ -270,6 +270,20 @@ impl Environment {
     /// # Errors
     /// When the principal has no token or the request cannot be built.
     pub async fn arm(&self, method: &str, path_and_query: &str) -> TestResult<u16> {
+        Ok(self.arm_json(method, path_and_query, None).await?.0)
+    }
+
+    /// As [`Environment::arm`], with a JSON body; returns the status and the JSON answer (`null`
+    /// when there is none).
+    ///
+    /// # Errors
+    /// As [`Environment::arm`].
+    pub async fn arm_json(
+        &self,
+        method: &str,
+        path_and_query: &str,
+        body: Option<serde_json::Value>,
+    ) -> TestResult<(u16, serde_json::Value)> {
         let emulator = &self.azure.emulator;
         let token = emulator
             .access_token(DEFAULT_CLIENT_ID)
@@ -278,9 +292,17 @@ impl Environment {
             .method(method)
             .uri(path_and_query)
             .header("authorization", format!("Bearer {token}"))
-            .body(axum::body::Body::empty())?;
+            .header("content-type", "application/json")
+            .body(body.map_or_else(axum::body::Body::empty, |body| {
+                axum::body::Body::from(body.to_string())
+            }))?;
         let response = emulator.router().oneshot(request).await?;
-        Ok(response.status().as_u16())
+        let status = response.status().as_u16();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await?;
+        Ok((
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+        ))
     }
 
     /// The ids of the resources [`Environment::created_in_azure`] lists whose type is `type_`

@@ -1,7 +1,7 @@
 //! Serves the ARM emulator until interrupted.
 //!
 //! Usage: `arm-emulator [--listen ADDRESS] [--ca-file PATH] [--name DNS-NAME]... [--plain-http]
-//! [--config PATH] [--imds-listen ADDRESS] [--state-file PATH]`
+//! [--config PATH] [--imds-listen ADDRESS] [--proxy-listen ADDRESS] [--state-file PATH]`
 //!
 //! - `--listen`: the address to serve on (default `127.0.0.1:8443`);
 //! - `--ca-file`: where to write the PEM certificate of the CA clients must trust (default
@@ -13,6 +13,9 @@
 //!   identities and the rest of [`Config`] (default: the built-in configuration);
 //! - `--imds-listen`: also serve the managed identity endpoint of IMDS over plain HTTP on this
 //!   address, as Azure does at `169.254.169.254:80`;
+//! - `--proxy-listen`: also serve an HTTPS proxy on this address that answers for Azure's own
+//!   host names (`management.azure.com`, `login.microsoftonline.com` and the other clouds'), so a
+//!   client given only `HTTPS_PROXY` and the CA reaches the emulator; not with `--plain-http`;
 //! - `--state-file`: restore the resources from this file at start when it exists, and save them
 //!   there when stopped with Ctrl-C (SIGINT) or SIGTERM, so the emulated Azure survives a restart.
 //!
@@ -33,6 +36,7 @@ struct Options {
     plain_http: bool,
     config: Option<PathBuf>,
     imds_listen: Option<SocketAddr>,
+    proxy_listen: Option<SocketAddr>,
     state_file: Option<PathBuf>,
 }
 
@@ -44,6 +48,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
         plain_http: false,
         config: None,
         imds_listen: None,
+        proxy_listen: None,
         state_file: None,
     };
     while let Some(arg) = args.next() {
@@ -60,6 +65,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--imds-listen" => {
                 let raw = value("--imds-listen")?;
                 options.imds_listen = Some(raw.parse().map_err(|err| format!("--imds-listen {raw}: {err}"))?);
+            }
+            "--proxy-listen" => {
+                let raw = value("--proxy-listen")?;
+                options.proxy_listen = Some(
+                    raw.parse()
+                        .map_err(|err| format!("--proxy-listen {raw}: {err}"))?,
+                );
             }
             "--state-file" => options.state_file = Some(PathBuf::from(value("--state-file")?)),
             other => return Err(format!("unexpected argument {other}")),
@@ -79,7 +91,7 @@ async fn main() -> ExitCode {
         Err(problem) => {
             eprintln!(
                 "arm-emulator: {problem}\nusage: arm-emulator [--listen ADDRESS] [--ca-file PATH] [--name DNS-NAME]... \
-                 [--plain-http] [--config PATH] [--imds-listen ADDRESS] [--state-file PATH] | --version"
+                 [--plain-http] [--config PATH] [--imds-listen ADDRESS] [--proxy-listen ADDRESS] [--state-file PATH] | --version"
             );
             return ExitCode::from(2);
         }
@@ -97,42 +109,13 @@ async fn main() -> ExitCode {
             }
         },
     };
-    let started = if options.plain_http {
-        arm_emulator::start(options.listen, config).await
-    } else {
-        let tls = match Tls::generate(&options.names) {
-            Ok(tls) => tls,
-            Err(err) => {
-                eprintln!("arm-emulator: {err}");
-                return ExitCode::FAILURE;
-            }
-        };
-        if let Err(err) = std::fs::write(&options.ca_file, &tls.ca_pem) {
-            eprintln!(
-                "arm-emulator: cannot write the CA certificate to {}: {err}",
-                options.ca_file.display()
-            );
+    // Kept until the end of `main`: dropping them stops their listeners.
+    let (running, _imds, _proxy) = match serve(&options, config).await {
+        Ok(served) => served,
+        Err(problem) => {
+            eprintln!("arm-emulator: {problem}");
             return ExitCode::FAILURE;
         }
-        arm_emulator::start_tls(options.listen, config, &tls).await
-    };
-    let running = match started {
-        Ok(running) => running,
-        Err(err) => {
-            eprintln!("arm-emulator: cannot listen on {}: {err}", options.listen);
-            return ExitCode::FAILURE;
-        }
-    };
-    // Kept until the end of `main`: dropping it stops the IMDS listener.
-    let _imds = match options.imds_listen {
-        None => None,
-        Some(address) => match arm_emulator::start_imds(address, &running.emulator).await {
-            Ok(imds) => Some(imds),
-            Err(err) => {
-                eprintln!("arm-emulator: cannot serve IMDS on {address}: {err}");
-                return ExitCode::FAILURE;
-            }
-        },
     };
     if let Some(path) = options.state_file.as_ref().filter(|path| path.exists()) {
         let restored = std::fs::read(path)
@@ -156,6 +139,66 @@ async fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// Starts the emulator, and IMDS and the proxy when asked for, as the options say.
+async fn serve(
+    options: &Options,
+    config: Config,
+) -> Result<
+    (
+        arm_emulator::Running,
+        Option<arm_emulator::RunningImds>,
+        Option<arm_emulator::proxy::RunningProxy>,
+    ),
+    String,
+> {
+    if options.plain_http && options.proxy_listen.is_some() {
+        return Err(
+            "--proxy-listen answers for Azure's hosts over HTTPS; it does not go with --plain-http".into(),
+        );
+    }
+    let mut names = options.names.clone();
+    if options.proxy_listen.is_some() {
+        names.extend(
+            arm_emulator::proxy::AZURE_HOSTS
+                .iter()
+                .map(|host| (*host).to_owned()),
+        );
+    }
+    let (started, tls) = if options.plain_http {
+        (arm_emulator::start(options.listen, config).await, None)
+    } else {
+        let tls = Tls::generate(&names).map_err(|err| err.to_string())?;
+        std::fs::write(&options.ca_file, &tls.ca_pem).map_err(|err| {
+            format!(
+                "cannot write the CA certificate to {}: {err}",
+                options.ca_file.display()
+            )
+        })?;
+        (
+            arm_emulator::start_tls(options.listen, config, &tls).await,
+            Some(tls),
+        )
+    };
+    let running = started.map_err(|err| format!("cannot listen on {}: {err}", options.listen))?;
+    let imds = match options.imds_listen {
+        None => None,
+        Some(address) => Some(
+            arm_emulator::start_imds(address, &running.emulator)
+                .await
+                .map_err(|err| format!("cannot serve IMDS on {address}: {err}"))?,
+        ),
+    };
+    let proxy = match (options.proxy_listen, &tls) {
+        (Some(address), Some(tls)) => Some(
+            arm_emulator::proxy::start_proxy(address, &running.emulator, tls)
+                .await
+                .map_err(|err| format!("cannot serve the proxy on {address}: {err}"))?,
+        ),
+        _ => None,
+    };
+    Ok((running, imds, proxy))
 }
 
 /// Waits for Ctrl-C (SIGINT) or SIGTERM: `kill`, `just down` and process managers stop it with

@@ -1,7 +1,8 @@
 //! The sandbox: a management plane that keeps running for people to use with kubectl and
 //! clusterctl: kube-apiserver with every CRD, Cluster API's managers, and the ARM emulator.
 //!
-//! Usage: `capz-sandbox up|down|status|demo [--dir DIR] [--port PORT] [--emulator-port PORT] [--name NAME]`
+//! Usage: `capz-sandbox up|down|status|demo [--dir DIR] [--port PORT] [--emulator-port PORT]
+//! [--emulator-config FILE] [--name NAME]`
 //!
 //! - `up` starts it in the background (or says it already runs), waits until it serves, and prints
 //!   how to reach it;
@@ -13,7 +14,12 @@
 //! - `--dir`: where its files go: kubeconfig, certificates, `logs/` (default: `sandbox` in the
 //!   capz-rs cache directory);
 //! - `--port`: the API server's port (default 6443); `--emulator-port`: the ARM emulator's (default
-//!   8443).
+//!   8443);
+//! - `--emulator-config`: the ARM emulator's configuration (its README's `Configure it`):
+//!   principals, quotas, SKU restrictions, capacity, latencies, seeded resources. Whatever it says,
+//!   the emulator trusts the sandbox's own service-account issuer (its CA among `issuerCas`), so
+//!   identities made through ARM with federated credentials for the sandbox's service accounts
+//!   sign in, and answers with `Retry-After: 1` unless the file sets `retryAfterSeconds`.
 //!
 //! `serve` (what `up` runs in the background) holds the processes until it gets SIGTERM or SIGINT.
 
@@ -26,14 +32,14 @@ use std::time::{Duration, Instant};
 use capz_harness::{AzureEndpoint, Options, Plane};
 use serde::{Deserialize, Serialize};
 
-const USAGE: &str =
-    "usage: capz-sandbox up|down|status|demo [--dir DIR] [--port PORT] [--emulator-port PORT] [--name NAME]";
+const USAGE: &str = "usage: capz-sandbox up|down|status|demo [--dir DIR] [--port PORT] [--emulator-port PORT] [--emulator-config FILE] [--name NAME]";
 
 struct Args {
     command: String,
     dir: PathBuf,
     port: u16,
     emulator_port: u16,
+    emulator_config: Option<PathBuf>,
     name: String,
 }
 
@@ -67,6 +73,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         dir: capz_harness::cache_dir().join("sandbox"),
         port: 6443,
         emulator_port: 8443,
+        emulator_config: None,
         name: "demo".to_owned(),
     };
     while let Some(arg) = args.next() {
@@ -79,6 +86,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     .parse()
                     .map_err(|err| format!("--emulator-port: {err}"))?;
             }
+            "--emulator-config" => parsed.emulator_config = Some(PathBuf::from(value("--emulator-config")?)),
             "--name" => parsed.name = value("--name")?,
             other => return Err(format!("unexpected argument {other}")),
         }
@@ -152,6 +160,16 @@ fn up(args: &Args) -> Result<(), String> {
             ));
         }
     }
+    // A configuration that cannot be read stops the start before anything runs.
+    let emulator_config = match &args.emulator_config {
+        Some(path) => {
+            let absolute = std::fs::canonicalize(path)
+                .map_err(|err| format!("--emulator-config {}: {err}", path.display()))?;
+            emulator_config(Some(&absolute), "")?;
+            Some(absolute)
+        }
+        None => None,
+    };
     // A fresh start: what a previous sandbox stored has no processes left to serve it.
     let _ = std::fs::remove_dir_all(&args.dir);
     let logs = args.dir.join("logs");
@@ -171,6 +189,11 @@ fn up(args: &Args) -> Result<(), String> {
                 "--emulator-port",
                 &args.emulator_port.to_string(),
             ])
+            .args(
+                emulator_config
+                    .iter()
+                    .flat_map(|path| ["--emulator-config".as_ref(), path.as_os_str()]),
+            )
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -289,7 +312,8 @@ fn serve(args: &Args) -> Result<(), String> {
             "capz-sandbox: clusterctl installed Cluster API, its managers serve after {:.1} s",
             started.elapsed().as_secs_f64()
         );
-        let (emulator, emulator_ca) = start_emulator(&mut plane, args.emulator_port).await?;
+        let (emulator, emulator_ca) =
+            start_emulator(&mut plane, args.emulator_port, args.emulator_config.as_deref()).await?;
         let endpoint = AzureEndpoint {
             url: emulator.clone(),
             ca_file: emulator_ca.clone(),
@@ -362,14 +386,20 @@ fn write_state(dir: &Path, state: &State) -> Result<(), String> {
     std::fs::write(state_file(dir), json).map_err(|err| err.to_string())
 }
 
-/// Starts the ARM emulator built beside this program; returns its URL and CA file.
-async fn start_emulator(plane: &mut Plane, port: u16) -> Result<(String, PathBuf), String> {
+/// Starts the ARM emulator built beside this program with the user's configuration (if any) and
+/// the sandbox's additions; returns its URL and CA file.
+async fn start_emulator(
+    plane: &mut Plane,
+    port: u16,
+    user_config: Option<&Path>,
+) -> Result<(String, PathBuf), String> {
     let binary = capz_harness::capz::built("arm-emulator").map_err(|err| err.to_string())?;
     let ca = plane.dir().join("arm-emulator-ca.pem");
-    // Clients poll operations after one second instead of Azure's usual fifteen.
     let config = plane.dir().join("arm-emulator.yaml");
-    std::fs::write(&config, "retryAfterSeconds: 1\n")
-        .map_err(|err| format!("cannot write {}: {err}", config.display()))?;
+    let plane_ca = std::fs::read_to_string(plane.ca_file())
+        .map_err(|err| format!("cannot read {}: {err}", plane.ca_file().display()))?;
+    let merged = emulator_config(user_config, &plane_ca)?;
+    std::fs::write(&config, merged).map_err(|err| format!("cannot write {}: {err}", config.display()))?;
     let args = [
         "--listen".to_owned(),
         format!("127.0.0.1:{port}"),
@@ -386,6 +416,36 @@ async fn start_emulator(plane: &mut Plane, port: u16) -> Result<(String, PathBuf
         .await
         .map_err(|err| err.to_string())?;
     Ok((format!("https://127.0.0.1:{port}"), ca))
+}
+
+/// The emulator's configuration: the user's file, checked as the emulator reads it, with the
+/// sandbox's service-account issuer trusted and operations polled after one second instead of
+/// Azure's usual fifteen unless the file says otherwise. Written as JSON, which YAML readers take.
+fn emulator_config(user_config: Option<&Path>, plane_ca: &str) -> Result<String, String> {
+    let mut config = match user_config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+            arm_emulator::Config::from_yaml(&text)
+                .map_err(|err| format!("{} is not an emulator configuration: {err}", path.display()))?;
+            if text.trim().is_empty() {
+                serde_json::json!({})
+            } else {
+                serde_saphyr::from_str::<serde_json::Value>(&text)
+                    .map_err(|err| format!("{}: {err}", path.display()))?
+            }
+        }
+        None => serde_json::json!({}),
+    };
+    let Some(fields) = config.as_object_mut() else {
+        return Err("the emulator configuration must be a mapping".to_owned());
+    };
+    fields.entry("retryAfterSeconds").or_insert(serde_json::json!(1));
+    let cas = fields.entry("issuerCas").or_insert_with(|| serde_json::json!([]));
+    if let Some(cas) = cas.as_array_mut() {
+        cas.push(serde_json::json!(plane_ca));
+    }
+    serde_json::to_string_pretty(&config).map_err(|err| err.to_string())
 }
 
 async fn wait_for_stop() -> Result<(), String> {
