@@ -950,17 +950,9 @@ pub async fn start_tls(address: SocketAddr, config: Config, tls: &tls::Tls) -> s
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
-            let acceptor = acceptor.clone();
-            let service = hyper_util::service::TowerToHyperService::new(router.clone());
-            tokio::spawn(async move {
-                // A client that fails the handshake or drops the connection only ends its own task.
-                let Ok(stream) = acceptor.accept(stream).await else {
-                    return;
-                };
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                    .await;
-            });
+            let (acceptor, router) = (acceptor.clone(), router.clone());
+            // A client that fails the handshake or drops the connection only ends its own task.
+            tokio::spawn(async move { serve_https(stream, &acceptor, router).await });
         }
     });
     Ok(Running {
@@ -968,4 +960,22 @@ pub async fn start_tls(address: SocketAddr, config: Config, tls: &tls::Tls) -> s
         address,
         server,
     })
+}
+
+/// Serves the emulator's router over TLS on one connection (a client's, or a tunnel the proxy
+/// opened).
+pub(crate) async fn serve_https<S>(
+    stream: S,
+    acceptor: &tokio_rustls::TlsAcceptor,
+    router: Router,
+) -> std::io::Result<()>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let stream = acceptor.accept(stream).await?;
+    let service = hyper_util::service::TowerToHyperService::new(router);
+    hyper::server::conn::http1::Builder::new()
+        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+        .await
+        .map_err(std::io::Error::other)
 }

@@ -100,12 +100,7 @@ async fn tunnel(
     stream
         .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
         .await?;
-    let stream = acceptor.accept(stream).await?;
-    let service = hyper_util::service::TowerToHyperService::new(router);
-    hyper::server::conn::http1::Builder::new()
-        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-        .await
-        .map_err(std::io::Error::other)
+    crate::serve_https(stream, &acceptor, router).await
 }
 
 /// Reads the request head, up to its blank line.
