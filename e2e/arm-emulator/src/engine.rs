@@ -321,21 +321,27 @@ fn render(
 
 /// Leaves out what the api-version does not know, and the secrets.
 fn shape_for(resource_type: &ResourceType, body: &mut Value, api_version: &str) {
-    let Some(properties) = body.get_mut("properties") else {
-        return;
+    // A path starting with `/` starts at the document's root rather than at `properties`.
+    let mut remove = |path: &str| match path.strip_prefix('/') {
+        Some(from_root) => resources::remove_path(body, from_root),
+        None => {
+            if let Some(properties) = body.get_mut("properties") {
+                resources::remove_path(properties, path);
+            }
+        }
     };
     for (property, since) in resource_type.since {
         if api_version < *since {
-            resources::remove_path(properties, property);
+            remove(property);
         }
     }
     for (property, until) in resource_type.until {
         if api_version >= *until {
-            resources::remove_path(properties, property);
+            remove(property);
         }
     }
     for secret in resource_type.hooks.secrets {
-        resources::remove_path(properties, secret);
+        remove(secret);
     }
 }
 
@@ -514,12 +520,14 @@ fn location_of(
 
 /// What every resource built by one write shares.
 struct Build<'a> {
-    emulator: &'a Emulator,
+    config: &'a Config,
     state: &'a State,
     location: &'a str,
     /// The provisioning state while the write's operation runs; `None` for synchronous writes.
     in_progress: Option<&'a str>,
     caller: Option<&'a str>,
+    /// What the enclosing write built before (see [`Prepare::staged`]).
+    staged: &'a [Value],
 }
 
 /// What building a resource does besides the resource itself.
@@ -541,11 +549,12 @@ fn build(
     effects: &mut Effects,
 ) -> Result<Value, ArmError> {
     let Build {
-        emulator,
+        config,
         state,
         location,
         in_progress,
         caller,
+        staged,
     } = *context;
     if let Some(tags) = body.get("tags").filter(|tags| !tags.is_null())
         && !tags
@@ -562,12 +571,13 @@ fn build(
         doc: body,
         existing,
         state,
-        config: &emulator.config,
+        config,
         location,
         provisioning_state: in_progress.unwrap_or("Succeeded"),
         caller,
         companions: Vec::new(),
         failure: None,
+        staged,
     };
     (resource_type.prepare)(&mut prepare)?;
     effects.companions.append(&mut prepare.companions);
@@ -629,6 +639,41 @@ fn build(
         } else {
             doc["properties"] = json!({ "provisioningState": state_word });
         }
+    }
+    Ok(doc)
+}
+
+/// Builds a document of another type that a write creates or changes with its resource (the
+/// scale sets and networks of a managed cluster's node resource group), as a write of its own
+/// would build it; what building it creates besides joins the write's companions. `in_progress`
+/// is the provisioning state it shows until the write's operation ends (`None`: done at once).
+pub(crate) fn build_companion(
+    prepare: &mut Prepare<'_>,
+    id: &ResourceId,
+    resource_type: &'static ResourceType,
+    body: Map<String, Value>,
+    in_progress: Option<&str>,
+) -> Result<Value, ArmError> {
+    let existing = prepare.state.body(&id.key()).map(Cow::into_owned);
+    if existing.is_none() {
+        resource_type.naming.check(id.name())?;
+    }
+    let staged = std::mem::take(&mut prepare.companions);
+    let context = Build {
+        config: prepare.config,
+        state: prepare.state,
+        location: prepare.location,
+        in_progress,
+        caller: prepare.caller,
+        staged: &staged,
+    };
+    let mut effects = Effects::default();
+    let built = build(&context, id, resource_type, body, existing.as_ref(), &mut effects);
+    prepare.companions = staged;
+    let doc = built?;
+    prepare.companions.append(&mut effects.companions);
+    if let Some(failure) = effects.failure {
+        prepare.failure.get_or_insert(failure);
     }
     Ok(doc)
 }
@@ -900,11 +945,12 @@ fn write(
         }
     };
     let context = Build {
-        emulator,
+        config: &emulator.config,
         state,
         location: &location,
         in_progress,
         caller: request.caller,
+        staged: &[],
     };
     let echo = (resource_type.put == Lro::Accepted).then(|| body.clone());
     let mut effects = Effects::default();
@@ -1085,10 +1131,14 @@ fn put_document(state: &mut State, key: &str, resource_type: &'static ResourceTy
 
 /// Stores a document another resource's write created or changed (a virtual machine's disk).
 fn store_companion(state: &mut State, mut doc: Value) {
+    let key = doc["id"].as_str().unwrap_or_default().to_ascii_lowercase();
+    if doc["type"].as_str() == Some(crate::resource_groups::TYPE) {
+        state.put_doc(&key, crate::resource_groups::TYPE, doc, false);
+        return;
+    }
     let Some(resource_type) = doc["type"].as_str().and_then(resources::find) else {
         return;
     };
-    let key = doc["id"].as_str().unwrap_or_default().to_ascii_lowercase();
     stamp_etag(&mut doc, resource_type);
     put_document(state, &key, resource_type, doc);
 }
@@ -1326,7 +1376,32 @@ fn check_running(
             )),
             None => Ok(()),
         },
-        Concurrency::Preempted if deleting => Ok(()),
+        Concurrency::Busy | Concurrency::Preempted if deleting => Ok(()),
+        Concurrency::Busy => {
+            // The resource and everything under its top-level resource count as one.
+            let top = ResourceId {
+                types: id.types.iter().take(1).cloned().collect(),
+                names: id.names.iter().take(1).cloned().collect(),
+                ..id.clone()
+            }
+            .key();
+            let under = format!("{top}/");
+            let running = state.running_operation(|completion| {
+                target_of(completion)
+                    .is_some_and(|target| *target.key == *top || target.key.starts_with(&under))
+            });
+            match running {
+                Some(operation) => Err(ArmError::container_service(
+                    StatusCode::CONFLICT,
+                    "OperationNotAllowed",
+                    format!(
+                        "Operation is not allowed because there's an in progress operation ({operation}) on the managed cluster '{}'. Please wait for it to finish before starting a new operation.",
+                        id.names.first().map_or("", String::as_str)
+                    ),
+                )),
+                None => Ok(()),
+            }
+        }
         Concurrency::Preempted => {
             // A machine being deleted takes no more writes, to itself or its extensions.
             let machine = ResourceId {
@@ -1651,6 +1726,7 @@ pub(crate) fn action(
         failure: None,
     };
     match (action.run)(&mut act)? {
+        Acted::Answered(body) => Ok(Answer::json(StatusCode::OK, body)),
         Acted::Started => {
             check_running(state, &target, resource_type, &place, request)?;
             let Act {

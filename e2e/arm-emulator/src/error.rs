@@ -16,6 +16,9 @@ pub struct ArmError {
     pub message: String,
     /// Further errors; resource providers that send a (possibly empty) list have `Some`.
     pub details: Option<Vec<serde_json::Value>>,
+    /// Whether the answer is unwrapped, with a `subcode`, as the AKS resource provider words
+    /// its own errors: `{"code", "details", "message", "subcode"}`.
+    pub unwrapped: bool,
 }
 
 impl ArmError {
@@ -29,6 +32,19 @@ impl ArmError {
             code: code.into(),
             message: message.into(),
             details: None,
+            unwrapped: false,
+        }
+    }
+
+    /// An error the AKS resource provider answers itself.
+    pub(crate) fn container_service(
+        status: StatusCode,
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            unwrapped: true,
+            ..Self::new(status, code, message)
         }
     }
 

@@ -699,6 +699,15 @@ impl<'a> Query<'a> {
 
 impl ArmError {
     fn into_answer(self) -> Answer {
+        if self.unwrapped {
+            let body = json!({
+                "code": self.code,
+                "details": self.details,
+                "message": self.message,
+                "subcode": "",
+            });
+            return Answer::json(self.status, body);
+        }
         let mut body = json!({ "error": { "code": self.code, "message": self.message } });
         if let Some(details) = self.details {
             body["error"]["details"] = Value::Array(details);

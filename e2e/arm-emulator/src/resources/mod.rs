@@ -5,11 +5,13 @@
 
 pub(crate) mod authorization;
 mod compute;
+mod container_service;
 pub(crate) mod embedded;
 pub(crate) mod fields;
 mod identity;
 pub(crate) mod names;
 mod network;
+mod resource_health;
 mod storage;
 
 use axum::http::StatusCode;
@@ -45,8 +47,9 @@ pub(crate) struct ResourceType {
     /// Completes the document once its embedded children are built (cross-references between
     /// children).
     pub(crate) finish: fn(&mut Value),
-    /// Properties that first appear in a later api-version: (dotted path under `properties`,
-    /// first api-version). Answers for older api-versions leave them out.
+    /// Properties that first appear in a later api-version: (dotted path under `properties`, or
+    /// from the document's root when it starts with `/`; first api-version). Answers for older
+    /// api-versions leave them out.
     pub(crate) since: &'static [(&'static str, &'static str)],
     /// Properties that a later api-version replaced: (dotted path under `properties`, first
     /// api-version without it).
@@ -102,6 +105,8 @@ impl Act<'_> {
 
 /// How an action answers.
 pub(crate) enum Acted {
+    /// 200 with this body, the resource unchanged (AKS's credential listings).
+    Answered(Value),
     /// 202 with the operation's URLs: the changed document is stored, and an operation runs on
     /// the resource until its latency has passed.
     Started,
@@ -303,6 +308,9 @@ pub(crate) enum Concurrency {
     Preempted,
     /// 409 `Conflict` (managed disks, and providers that never leave an operation running).
     Conflict,
+    /// 409 `OperationNotAllowed` while any operation runs on the resource's top-level resource
+    /// or anything under it; deletes go ahead (managed clusters and their agent pools).
+    Busy,
 }
 
 /// How a provider shows back-references.
@@ -365,6 +373,9 @@ pub(crate) struct Prepare<'a> {
     /// How the write's operation ends when Azure accepts the write but cannot carry it out (no
     /// capacity left in a zone).
     pub(crate) failure: Option<ArmError>,
+    /// Documents the enclosing write built before this one and stores with it (a managed
+    /// cluster's new network, which its scale sets' instances take addresses from).
+    pub(crate) staged: &'a [Value],
 }
 
 impl Prepare<'_> {
@@ -438,6 +449,7 @@ fn registry() -> impl Iterator<Item = &'static ResourceType> {
         .chain(authorization::TYPES)
         .chain(compute::TYPES)
         .chain(storage::TYPES)
+        .chain(container_service::TYPES)
         .copied()
 }
 
@@ -486,7 +498,9 @@ pub(crate) fn kept_parsed(type_name: &str) -> bool {
 pub(crate) fn catalogue(type_name: &str) -> Option<&'static Catalogue> {
     compute::CATALOGUES
         .iter()
+        .chain(container_service::CATALOGUES)
         .copied()
+        .chain([&resource_health::AVAILABILITY_STATUSES])
         .find(|catalogue| catalogue.name.eq_ignore_ascii_case(type_name))
 }
 

@@ -12,6 +12,9 @@ mod virtual_machines;
 
 use std::time::SystemTime;
 
+pub(crate) use scale_sets::SCALE_SET;
+pub(crate) use virtual_machines::{fill, identity};
+
 use axum::http::StatusCode;
 
 use super::names::{Naming, alphanumeric, refuse};

@@ -824,7 +824,7 @@ fn ip_configurations(
             .pointer("/properties/subnet/id")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let address = addresses.next(prepare.state, subnet, nic_id)?;
+        let address = addresses.next(prepare.state, prepare.staged, subnet, nic_id)?;
         let mut properties = ip["properties"].as_object().cloned().unwrap_or_default();
         properties.insert("privateIPAddress".into(), json!(address));
         properties.insert("privateIPAllocationMethod".into(), json!("Dynamic"));

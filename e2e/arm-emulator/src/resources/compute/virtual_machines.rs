@@ -76,7 +76,7 @@ const USER_ASSIGNED_IDENTITIES: &str = "Microsoft.ManagedIdentity/userAssignedId
 const MAX_CUSTOM_DATA: usize = 87_380;
 
 /// Fills what `target` lacks from `defaults`, object by object.
-pub(super) fn fill(target: &mut Map<String, Value>, defaults: Value) {
+pub(crate) fn fill(target: &mut Map<String, Value>, defaults: Value) {
     let Value::Object(defaults) = defaults else {
         return;
     };
@@ -980,7 +980,7 @@ fn os_profile(prepare: &mut Prepare<'_>, os: Option<Os>) -> Result<(), ArmError>
 
 /// Managed identities: a system-assigned one gets a principal in the subscription's tenant;
 /// user-assigned ones show the principal and client ids of their identity resources.
-pub(super) fn identity(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+pub(crate) fn identity(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let Some(requested) = fields::object(&prepare.doc, "identity", "")?.cloned() else {
         return Ok(());
     };

@@ -207,6 +207,8 @@ pub(crate) static TYPES: &[&ResourceType] = &[
 ];
 
 pub(crate) use private_endpoints::show_endpoint_connections;
+pub(crate) use public_ips::PUBLIC_IP;
+pub(crate) use virtual_networks::VIRTUAL_NETWORK;
 
 /// Hands out free private IPv4 addresses of subnets to interfaces one write creates (a scale
 /// set's instances and machines), none twice.
@@ -216,25 +218,49 @@ pub(crate) struct Addresses {
 }
 
 impl Addresses {
-    /// The next free address of `subnet` for the interface `holder`.
+    /// The next free address of `subnet` for the interface `holder`; a subnet of a network in
+    /// `staged` (built by the same write, not yet stored) is looked up there.
     pub(crate) fn next(
         &mut self,
         state: &crate::state::State,
+        staged: &[Value],
         subnet: &str,
         holder: &str,
     ) -> Result<String, ArmError> {
-        let address = addresses::private_address_besides(
-            state,
-            subnet,
-            false,
-            None,
-            holder,
-            "properties.subnet",
-            &self.handed,
-        )?;
+        let address = match staged_subnet(staged, subnet) {
+            Some(range) => (4..range.size())
+                .filter_map(|index| range.host(index))
+                .find(|address| !self.handed.contains(address))
+                .ok_or_else(|| {
+                    ArmError::invalid_parameter("properties.subnet", format!("Subnet {subnet} is full."))
+                })?,
+            None => addresses::private_address_besides(
+                state,
+                subnet,
+                false,
+                None,
+                holder,
+                "properties.subnet",
+                &self.handed,
+            )?,
+        };
         self.handed.push(address);
         Ok(address.to_string())
     }
+}
+
+/// The IPv4 prefix of a subnet of one of the `staged` networks.
+fn staged_subnet(staged: &[Value], subnet: &str) -> Option<crate::ip::Cidr> {
+    let (network, name) = subnet.rsplit_once("/subnets/")?;
+    let document = staged.iter().find(|document| {
+        document["id"]
+            .as_str()
+            .is_some_and(|id| id.eq_ignore_ascii_case(network))
+    })?;
+    let subnet = super::embedded::find_any_case(document, "subnets", name)?;
+    virtual_networks::subnet_prefixes(subnet)
+        .into_iter()
+        .find(crate::ip::Cidr::is_ipv4)
 }
 
 /// Marks the parts under `property` `Succeeded`: Azure has them ready when it answers the write

@@ -1,0 +1,548 @@
+//! Managed clusters. A cluster's write completes it as AKS shows it (versions, FQDNs, network
+//! profile defaults, the kubelet identity, the OIDC issuer), checks what AKS fixes once the
+//! cluster exists, and writes the pools its `agentPoolProfiles` name; its reads show its pools
+//! as `agentPoolProfiles`. It answers `listClusterAdminCredential`, `listClusterUserCredential`
+//! and `listClusterMonitoringUserCredential` with a kubeconfig, and `stop` / `start`.
+
+use axum::http::StatusCode;
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+use super::agent_pools::{self, AGENT_POOL, Cluster, change_not_allowed, pools_of};
+use super::node_resource_group::{self, NodeGroup};
+use super::versions;
+use super::{AKS, API_VERSIONS, at, drop_nulls, field, new_etag};
+use crate::error::ArmError;
+use crate::resources::compute::{fill, identity};
+use crate::resources::{Act, Acted, Action, Hooks, NO_HOOKS, Prepare, ResourceType, fields};
+use crate::state::State;
+
+pub(super) static MANAGED_CLUSTER: ResourceType = ResourceType {
+    since: &[
+        ("/kind", "2025-01-01"),
+        ("bootstrapProfile", "2025-01-01"),
+        ("nodeProvisioningProfile", "2025-01-01"),
+        ("agentPoolProfiles.securityProfile.sshAccess", "2025-01-01"),
+        ("agentPoolProfiles.upgradeSettings.maxUnavailable", "2025-01-01"),
+        ("/eTag", "2025-10-02-preview"),
+        ("agentPoolProfiles.eTag", "2025-10-02-preview"),
+        ("enableFIPS", "2025-10-02-preview"),
+        ("hostedSystemProfile", "2025-10-02-preview"),
+        ("networkProfile.podLinkLocalAccess", "2025-10-02-preview"),
+        ("storageProfile.diskCSIDriver.version", "2025-10-02-preview"),
+    ],
+    shown_when_provisioned: &[
+        "identityProfile",
+        "networkProfile.loadBalancerProfile.effectiveOutboundIPs",
+    ],
+    actions: &[
+        Action {
+            name: "listClusterAdminCredential",
+            run: |act| credentials(act, "clusterAdmin"),
+        },
+        Action {
+            name: "listClusterUserCredential",
+            run: |act| credentials(act, "clusterUser"),
+        },
+        Action {
+            name: "listClusterMonitoringUserCredential",
+            run: |act| credentials(act, "clusterMonitoringUser"),
+        },
+        Action {
+            name: "stop",
+            run: |act| Ok(power(act, "Stopped")),
+        },
+        Action {
+            name: "start",
+            run: |act| Ok(power(act, "Running")),
+        },
+    ],
+    hooks: Hooks {
+        secrets: &["servicePrincipalProfile.secret", "windowsProfile.adminPassword"],
+        not_found: Some(|id| ArmError {
+            details: Some(vec![json!({
+                "code": "Unspecified",
+                "message": "rpc error: code = NotFound desc = Managed Cluster not found",
+            })]),
+            ..ArmError::container_service(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                format!(
+                    "Could not find managed cluster resource: {} in subscription: {}, resourceGroup: {}.",
+                    id.name(),
+                    id.subscription.as_deref().unwrap_or_default(),
+                    id.resource_group.as_deref().unwrap_or_default()
+                ),
+            )
+        }),
+        render: Some(show_pools),
+        on_settled: Some(|state, key, succeeded| {
+            for (pool, _) in pools_of(state, key) {
+                agent_pools::settle(state, key, &pool, succeeded);
+            }
+        }),
+        on_deleted: Some(|state, cluster| {
+            if let Some(group) = NodeGroup::of(cluster) {
+                group.remove(state);
+            }
+        }),
+        ..NO_HOOKS
+    },
+    ..ResourceType::new(
+        "Microsoft.ContainerService/managedClusters",
+        API_VERSIONS,
+        &AKS,
+        prepare_cluster,
+    )
+};
+
+/// What AKS does not let a cluster change, as paths under `properties`.
+const FIXED: &[&str] = &[
+    "dnsPrefix",
+    "fqdnSubdomain",
+    "nodeResourceGroup",
+    "networkProfile/networkPlugin",
+    "networkProfile/podCidr",
+    "networkProfile/serviceCidr",
+    "networkProfile/dnsServiceIP",
+    "apiServerAccessProfile/enablePrivateCluster",
+];
+
+fn prepare_cluster(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    let name = prepare.id.name().to_owned();
+    let location = prepare.location.to_owned();
+    let existing = prepare.existing.cloned();
+    let before = existing
+        .as_ref()
+        .and_then(|existing| existing.get("properties"))
+        .and_then(Value::as_object)
+        .cloned();
+    let mut properties = prepare.properties()?.clone();
+    drop_nulls(&mut properties);
+    let profiles = fields::array(&properties, "agentPoolProfiles", "properties")?.to_vec();
+    properties.remove("agentPoolProfiles");
+    if let Some(before) = &before {
+        keep_fixed(&mut properties, before)?;
+    }
+    check_sku(prepare)?;
+    prepare.doc.insert("kind".into(), json!("Base"));
+    default_identity(prepare, &mut properties);
+    let dns_prefix = properties
+        .get("dnsPrefix")
+        .or_else(|| properties.get("fqdnSubdomain"))
+        .and_then(Value::as_str)
+        .map_or_else(
+            || {
+                let subscription = prepare.id.subscription.as_deref().unwrap_or_default();
+                let group = prepare.id.resource_group.as_deref().unwrap_or_default();
+                let mut prefix = format!("{name}-{group}-{}", &subscription[..subscription.len().min(6)]);
+                prefix.truncate(54);
+                prefix
+            },
+            str::to_owned,
+        );
+    properties.insert("dnsPrefix".into(), json!(dns_prefix));
+    kubernetes_version(&mut properties, before.as_ref(), &name, &location)?;
+    let host = before
+        .as_ref()
+        .and_then(|before| field(before, "fqdn").as_str())
+        .map_or_else(
+            || format!("{dns_prefix}-{}", random_label(8)),
+            |fqdn| fqdn.split('.').next().unwrap_or_default().to_owned(),
+        );
+    properties.insert("fqdn".into(), json!(format!("{host}.hcp.{location}.azmk8s.io")));
+    properties.insert(
+        "azurePortalFQDN".into(),
+        json!(format!("{host}.portal.hcp.{location}.azmk8s.io")),
+    );
+    private_cluster(&mut properties, &host, &location);
+    let group_name = properties
+        .get("nodeResourceGroup")
+        .and_then(Value::as_str)
+        .map_or_else(
+            || {
+                node_resource_group::default_name(
+                    prepare.id.resource_group.as_deref().unwrap_or_default(),
+                    &name,
+                    &location,
+                )
+            },
+            str::to_owned,
+        );
+    properties.insert("nodeResourceGroup".into(), json!(group_name));
+    let network = network_profile(&properties)?;
+    properties.insert("networkProfile".into(), network);
+    complete(&mut properties, &location);
+    prepare
+        .doc
+        .insert("properties".into(), Value::Object(properties.clone()));
+    identity(prepare)?;
+    prepare.doc.insert("eTag".into(), new_etag());
+    let mut cluster_doc = Value::Object(prepare.doc.clone());
+    cluster_doc["id"] = json!(prepare.id.to_id());
+    let group = NodeGroup::of(&cluster_doc).ok_or_else(|| ArmError::not_found(&prepare.id.to_id()))?;
+    if existing.is_none() {
+        if profiles.is_empty() {
+            return Err(fields::missing("properties.agentPoolProfiles"));
+        }
+        let brings_subnets = profiles
+            .iter()
+            .all(|profile| profile.get("vnetSubnetID").is_some_and(Value::is_string));
+        let outbound = at(&properties, "/networkProfile/outboundType") == Some(&json!("loadBalancer"));
+        let (kubelet, address) = group.create(prepare, &name, !brings_subnets, outbound)?;
+        let properties = prepare.properties()?;
+        properties.insert("identityProfile".into(), json!({ "kubeletidentity": kubelet }));
+        if let Some(address) = address {
+            properties["networkProfile"]["loadBalancerProfile"]["effectiveOutboundIPs"] =
+                json!([{ "id": address }]);
+        }
+    }
+    write_pools(prepare, &properties, group, &profiles, existing.is_none())
+}
+
+/// A cluster without a service principal signs in as its managed identity (system-assigned
+/// unless it names one).
+fn default_identity(prepare: &mut Prepare<'_>, properties: &mut Map<String, Value>) {
+    let service_principal = properties
+        .get("servicePrincipalProfile")
+        .and_then(|profile| profile["clientId"].as_str())
+        .filter(|client| *client != "msi")
+        .map(str::to_owned);
+    if service_principal.is_none() && prepare.doc.get("identity").is_none_or(Value::is_null) {
+        prepare
+            .doc
+            .insert("identity".into(), json!({ "type": "SystemAssigned" }));
+    }
+    if service_principal.is_none() {
+        properties.insert("servicePrincipalProfile".into(), json!({ "clientId": "msi" }));
+    }
+}
+
+/// Refuses changing what AKS fixes once the cluster exists; what the service made, and what
+/// was asked for before, stays unless asked anew.
+fn keep_fixed(properties: &mut Map<String, Value>, before: &Map<String, Value>) -> Result<(), ArmError> {
+    for fixed in FIXED {
+        let pointer = format!("/{fixed}");
+        if let (Some(was), Some(now)) = (at(before, &pointer), at(properties, &pointer))
+            && !was.to_string().eq_ignore_ascii_case(&now.to_string())
+        {
+            return Err(change_not_allowed(&fixed.replace('/', ".")));
+        }
+    }
+    for (key, value) in before {
+        properties.entry(key.clone()).or_insert_with(|| value.clone());
+    }
+    Ok(())
+}
+
+/// `kubernetesVersion` as asked for and `currentKubernetesVersion`, the full version it runs;
+/// an upgrade moves one minor at a time.
+fn kubernetes_version(
+    properties: &mut Map<String, Value>,
+    before: Option<&Map<String, Value>>,
+    name: &str,
+    location: &str,
+) -> Result<(), ArmError> {
+    let asked = properties
+        .get("kubernetesVersion")
+        .and_then(Value::as_str)
+        .unwrap_or(versions::DEFAULT_MINOR)
+        .to_owned();
+    let full = versions::resolve(&asked)
+        .ok_or_else(|| versions::cluster_version_unsupported(name, &asked, location))?;
+    let current = before.and_then(|before| field(before, "currentKubernetesVersion").as_str());
+    let full = match current {
+        Some(current) if versions::minor_of(current) == Some(asked.clone()) => current.to_owned(),
+        _ => full.to_owned(),
+    };
+    if let Some(current) = current {
+        versions::check_upgrade("control plane", current, &full)?;
+    }
+    properties.insert("kubernetesVersion".into(), json!(asked));
+    properties.insert("currentKubernetesVersion".into(), json!(full));
+    Ok(())
+}
+
+/// The cluster's properties completed with AKS's defaults, its OIDC issuer and AAD tenant.
+fn complete(properties: &mut Map<String, Value>, location: &str) {
+    let tenant = crate::config::DEFAULT_TENANT;
+    fill(
+        properties,
+        json!({
+            "powerState": { "code": "Running" },
+            "enableRBAC": true,
+            "supportPlan": "KubernetesOfficial",
+            "maxAgentPools": 100,
+            "autoUpgradeProfile": { "nodeOSUpgradeChannel": "NodeImage" },
+            "securityProfile": {},
+            "storageProfile": {
+                "diskCSIDriver": { "enabled": true, "version": "v1" },
+                "fileCSIDriver": { "enabled": true },
+                "snapshotController": { "enabled": true },
+            },
+            "oidcIssuerProfile": { "enabled": false },
+            "workloadAutoScalerProfile": {},
+            "resourceUID": format!("{:024x}", uuid::Uuid::new_v4().as_u128() >> 32),
+            "metricsProfile": { "costAnalysis": { "enabled": false } },
+            "nodeProvisioningProfile": { "mode": "Manual", "defaultNodePools": "Auto" },
+            "bootstrapProfile": { "artifactSource": "Direct" },
+            "hostedSystemProfile": { "enabled": false },
+            "enableFIPS": false,
+        }),
+    );
+    if at(properties, "/oidcIssuerProfile/enabled") == Some(&json!(true))
+        && at(properties, "/oidcIssuerProfile/issuerURL").is_none()
+    {
+        properties["oidcIssuerProfile"]["issuerURL"] = json!(format!(
+            "https://{location}.oic.prod-aks.azure.com/{tenant}/{}/",
+            uuid::Uuid::new_v4()
+        ));
+    }
+    if at(properties, "/aadProfile/managed") == Some(&json!(true)) {
+        fill(properties, json!({ "aadProfile": { "tenantID": tenant } }));
+    }
+}
+
+/// Writes the pools a cluster's `agentPoolProfiles` name; a new cluster needs a System pool.
+fn write_pools(
+    prepare: &mut Prepare<'_>,
+    properties: &Map<String, Value>,
+    group: NodeGroup,
+    profiles: &[Value],
+    creating: bool,
+) -> Result<(), ArmError> {
+    let cluster = Cluster {
+        properties,
+        group,
+        with_cluster: true,
+    };
+    let in_progress = prepare.provisioning_state.to_owned();
+    let mut any_system = false;
+    for (index, profile) in profiles.iter().enumerate() {
+        let path = format!("properties.agentPoolProfiles[{index}]");
+        let mut requested = profile
+            .as_object()
+            .cloned()
+            .ok_or_else(|| fields::wrong_type(&path, "an object"))?;
+        let pool = fields::required_string(&requested, "name", &path)?.to_owned();
+        requested.remove("name");
+        let id = prepare.id.child("agentPools", &pool);
+        let existing = prepare.state.body(&id.key()).map(std::borrow::Cow::into_owned);
+        if existing.is_none() {
+            AGENT_POOL.naming.check(&pool)?;
+        }
+        let written = agent_pools::write(prepare, &cluster, &id, requested, existing.as_ref())?;
+        any_system |= field(&written, "mode") == "System";
+        let state_word = if existing.is_some() {
+            "Updating"
+        } else {
+            in_progress.as_str()
+        };
+        let mut written = written;
+        written.insert("provisioningState".into(), json!(state_word));
+        prepare.companions.push(json!({
+            "id": id.to_id(),
+            "name": pool,
+            "type": AGENT_POOL.name,
+            "properties": written,
+        }));
+    }
+    if creating && !any_system {
+        return Err(ArmError::container_service(
+            StatusCode::BAD_REQUEST,
+            "MustDefineAtLeastOneSystemPool",
+            "A managed cluster needs at least one agent pool of mode System.",
+        ));
+    }
+    Ok(())
+}
+
+/// `sku`: `Base`, tier `Free` unless asked for `Standard` or `Premium`.
+fn check_sku(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    let requested = fields::object(&prepare.doc, "sku", "")?
+        .cloned()
+        .unwrap_or_default();
+    let kept_tier = prepare
+        .existing
+        .and_then(|existing| existing.pointer("/sku/tier"))
+        .and_then(Value::as_str)
+        .unwrap_or("Free");
+    let tier =
+        fields::one_of(&requested, "tier", "sku", &["Free", "Standard", "Premium"])?.unwrap_or(kept_tier);
+    let name = fields::one_of(&requested, "name", "sku", &["Base", "Automatic"])?.unwrap_or("Base");
+    prepare
+        .doc
+        .insert("sku".into(), json!({ "name": name, "tier": tier }));
+    Ok(())
+}
+
+/// A private cluster's API server FQDN in its private DNS zone.
+fn private_cluster(properties: &mut Map<String, Value>, host: &str, location: &str) {
+    if at(properties, "/apiServerAccessProfile/enablePrivateCluster") != Some(&json!(true)) {
+        return;
+    }
+    fill(
+        properties,
+        json!({ "apiServerAccessProfile": { "privateDNSZone": "system" } }),
+    );
+    if properties.get("privateFQDN").is_none() {
+        properties.insert(
+            "privateFQDN".into(),
+            json!(format!(
+                "{host}.{}.privatelink.{location}.azmk8s.io",
+                uuid::Uuid::new_v4()
+            )),
+        );
+    }
+    if at(
+        properties,
+        "/apiServerAccessProfile/enablePrivateClusterPublicFQDN",
+    ) == Some(&json!(false))
+    {
+        properties.remove("fqdn");
+        properties.remove("azurePortalFQDN");
+    }
+}
+
+/// The network profile with AKS's defaults: Azure CNI in overlay mode unless another plugin is
+/// asked for, a standard load balancer for outbound traffic.
+fn network_profile(properties: &Map<String, Value>) -> Result<Value, ArmError> {
+    let mut network = fields::object(properties, "networkProfile", "properties")?
+        .cloned()
+        .unwrap_or_default();
+    let plugin = fields::one_of(
+        &network,
+        "networkPlugin",
+        "properties.networkProfile",
+        &["azure", "kubenet", "none"],
+    )?
+    .map(str::to_owned);
+    let overlay = match plugin.as_deref() {
+        None => true,
+        Some("azure") => network.get("networkPluginMode").and_then(Value::as_str) == Some("overlay"),
+        Some(_) => false,
+    };
+    let outbound = fields::one_of(
+        &network,
+        "outboundType",
+        "properties.networkProfile",
+        &[
+            "loadBalancer",
+            "userDefinedRouting",
+            "managedNATGateway",
+            "userAssignedNATGateway",
+            "none",
+        ],
+    )?
+    .unwrap_or("loadBalancer")
+    .to_owned();
+    let mut defaults = json!({
+        "networkPlugin": plugin.clone().unwrap_or_else(|| "azure".into()),
+        "networkPolicy": "none",
+        "networkDataplane": "azure",
+        "loadBalancerSku": "standard",
+        "serviceCidr": "10.0.0.0/16",
+        "dnsServiceIP": "10.0.0.10",
+        "outboundType": outbound,
+        "ipFamilies": ["IPv4"],
+        "podLinkLocalAccess": "IMDS",
+    });
+    if overlay {
+        defaults["networkPluginMode"] = json!("overlay");
+    }
+    if overlay || plugin.as_deref() == Some("kubenet") {
+        defaults["podCidr"] = json!("10.244.0.0/16");
+    }
+    if outbound == "loadBalancer" {
+        defaults["loadBalancerProfile"] = json!({
+            "managedOutboundIPs": { "count": 1 },
+            "backendPoolType": "nodeIPConfiguration",
+        });
+    }
+    fill(&mut network, defaults);
+    for (single, list) in [("podCidr", "podCidrs"), ("serviceCidr", "serviceCidrs")] {
+        if let Some(value) = network.get(single).cloned()
+            && network.get(list).is_none()
+        {
+            network.insert(list.into(), json!([value]));
+        }
+    }
+    Ok(Value::Object(network))
+}
+
+/// `len` lower-case letters and digits.
+fn random_label(len: usize) -> String {
+    let alphabet = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut seed = uuid::Uuid::new_v4().as_u128();
+    (0..len)
+        .map(|_| {
+            let index = usize::try_from(seed % 36).unwrap_or(0);
+            seed /= 36;
+            char::from(alphabet[index])
+        })
+        .collect()
+}
+
+/// A cluster's reads show its pools as `agentPoolProfiles`.
+fn show_pools(state: &State, cluster: &mut Value) {
+    let key = cluster["id"].as_str().unwrap_or_default().to_ascii_lowercase();
+    let profiles: Vec<Value> = pools_of(state, &key)
+        .into_iter()
+        .map(|(_, pool)| {
+            let mut profile = Map::new();
+            profile.insert("name".into(), pool["name"].clone());
+            if let Some(properties) = pool["properties"].as_object() {
+                profile.extend(properties.clone());
+            }
+            Value::Object(profile)
+        })
+        .collect();
+    if let Some(properties) = cluster["properties"].as_object_mut() {
+        properties.insert("agentPoolProfiles".into(), Value::Array(profiles));
+    }
+}
+
+/// A kubeconfig for the cluster's API server at its FQDN, as the credential listings answer it.
+fn credentials(act: &mut Act<'_>, user: &'static str) -> Result<Acted, ArmError> {
+    let properties = &act.doc["properties"];
+    if user == "clusterAdmin" && properties["disableLocalAccounts"] == json!(true) {
+        return Err(ArmError::container_service(
+            StatusCode::BAD_REQUEST,
+            "BadRequest",
+            "Getting static credential is not allowed because this cluster is set to disable local accounts.",
+        ));
+    }
+    let cluster = act.id.name();
+    let server = properties["fqdn"]
+        .as_str()
+        .or_else(|| properties["privateFQDN"].as_str())
+        .unwrap_or_default();
+    let group = act.id.resource_group.as_deref().unwrap_or_default();
+    let account = format!("{user}_{group}_{cluster}");
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    let kubeconfig = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n    server: https://{server}:443\ncontexts:\n- name: {cluster}\n  context:\n    cluster: {cluster}\n    user: {account}\ncurrent-context: {cluster}\nusers:\n- name: {account}\n  user:\n    token: {token}\n"
+    );
+    Ok(Acted::Answered(json!({
+        "kubeconfigs": [{
+            "name": user,
+            "value": base64::engine::general_purpose::STANDARD.encode(kubeconfig),
+        }],
+    })))
+}
+
+/// `stop` and `start`: the cluster (and its pools) end in `power`.
+fn power(act: &mut Act<'_>, power: &str) -> Acted {
+    act.doc["properties"]["powerState"] = json!({ "code": power });
+    act.doc["properties"]["provisioningState"] = json!(if power == "Stopped" {
+        "Stopping"
+    } else {
+        "Starting"
+    });
+    let cluster = act.id.key();
+    for (_, mut pool) in pools_of(act.state, &cluster) {
+        pool["properties"]["powerState"] = json!({ "code": power });
+        act.companions.push(pool);
+    }
+    Acted::Started
+}

@@ -1,0 +1,475 @@
+//! AKS managed clusters behave as Azure's do: a cluster and its pools are created with their node
+//! resource group and one scale set per pool; pools scale, upgrade one minor at a time and keep a
+//! System pool; fixed properties stay fixed; one operation runs per cluster; credentials,
+//! versions, upgrade profiles, maintenance configurations and resource health answer.
+
+#![expect(clippy::unwrap_used, clippy::panic, reason = "a missing value fails the test")]
+
+mod common;
+
+use std::time::Duration;
+
+use arm_emulator::config::DEFAULT_CLIENT_ID;
+use arm_emulator::{Config, Emulator};
+use axum::http::StatusCode;
+use base64::Engine as _;
+use common::Reply;
+use serde_json::{Value, json};
+
+const SUB: &str = "/subscriptions/00000000-0000-0000-0000-000000000000";
+const RG: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/aks";
+const AKS: &str = "api-version=2025-08-01";
+
+async fn send(emulator: &Emulator, method: &str, path: &str, body: Option<Value>) -> Reply {
+    let separator = if path.contains('?') { '&' } else { '?' };
+    let uri = if path.contains("api-version=") {
+        path.to_owned()
+    } else {
+        format!("{path}{separator}{AKS}")
+    };
+    common::call(emulator, DEFAULT_CLIENT_ID, method, &uri, body, &[]).await
+}
+
+fn cluster(path: &str) -> String {
+    format!("{RG}/providers/Microsoft.ContainerService/managedClusters/demo{path}")
+}
+
+fn node_group(path: &str) -> String {
+    format!("{SUB}/resourceGroups/MC_aks_demo_westeurope{path}")
+}
+
+async fn group(config: Config) -> Emulator {
+    let emulator = Emulator::new(config);
+    let created = send(
+        &emulator,
+        "PUT",
+        &format!("{RG}?api-version=2021-04-01"),
+        Some(json!({"location": "westeurope"})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    emulator
+}
+
+fn cluster_body(version: &str) -> Value {
+    json!({
+        "location": "westeurope",
+        "identity": {"type": "SystemAssigned"},
+        "properties": {
+            "kubernetesVersion": version,
+            "dnsPrefix": "demo",
+            "agentPoolProfiles": [{"name": "sys", "count": 1, "mode": "System", "vmSize": "Standard_D2s_v3", "nodeLabels": {}, "availabilityZones": null}],
+        },
+    })
+}
+
+fn pool_body(count: u64, version: Option<&str>) -> Value {
+    let mut body = json!({"properties": {"count": count, "vmSize": "Standard_D2s_v3", "mode": "User", "nodeTaints": ["dedicated=batch:NoSchedule"]}});
+    if let Some(version) = version {
+        body["properties"]["orchestratorVersion"] = json!(version);
+    }
+    body
+}
+
+/// The scale set of pool `pool` and its instances.
+async fn scale_set(emulator: &Emulator, pool: &str) -> (Value, Vec<Value>) {
+    let sets = send(
+        emulator,
+        "GET",
+        &node_group("/providers/Microsoft.Compute/virtualMachineScaleSets?api-version=2024-07-01"),
+        None,
+    )
+    .await;
+    assert_eq!(sets.status, StatusCode::OK, "{}", sets.body);
+    let set = sets.body["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|set| set["tags"]["aks-managed-poolName"] == pool)
+        .unwrap_or_else(|| panic!("no scale set for pool {pool}: {}", sets.body))
+        .clone();
+    let instances = send(
+        emulator,
+        "GET",
+        &format!(
+            "{}/virtualMachines?api-version=2024-07-01",
+            set["id"].as_str().unwrap()
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(instances.status, StatusCode::OK, "{}", instances.body);
+    (set, instances.body["value"].as_array().unwrap().clone())
+}
+
+#[tokio::test]
+async fn a_cluster_comes_with_its_node_resource_group_and_a_scale_set_per_pool() {
+    let emulator = group(Config::default()).await;
+    let created = send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.33"))).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(created.body["properties"]["provisioningState"], "Creating");
+    assert!(
+        created.body["properties"].get("identityProfile").is_none(),
+        "{}",
+        created.body
+    );
+    assert!(!created.header("azure-asyncoperation").is_empty());
+    let read = send(&emulator, "GET", &cluster(""), None).await;
+    let properties = &read.body["properties"];
+    assert_eq!(properties["provisioningState"], "Succeeded", "{}", read.body);
+    assert_eq!(properties["currentKubernetesVersion"], "1.33.6");
+    assert_eq!(properties["nodeResourceGroup"], "MC_aks_demo_westeurope");
+    assert!(
+        properties["fqdn"]
+            .as_str()
+            .unwrap()
+            .ends_with(".hcp.westeurope.azmk8s.io")
+    );
+    assert_eq!(properties["networkProfile"]["networkPluginMode"], "overlay");
+    assert_eq!(properties["agentPoolProfiles"][0]["name"], "sys");
+    assert_eq!(
+        properties["agentPoolProfiles"][0]["provisioningState"],
+        "Succeeded"
+    );
+    assert!(
+        properties["agentPoolProfiles"][0].get("nodeLabels").is_none(),
+        "empty labels are not kept"
+    );
+    // The kubelet identity is a real identity in the node group.
+    let kubelet = properties["identityProfile"]["kubeletidentity"]["resourceId"]
+        .as_str()
+        .unwrap();
+    let identity = send(
+        &emulator,
+        "GET",
+        &format!("{kubelet}?api-version=2023-01-31"),
+        None,
+    )
+    .await;
+    assert_eq!(identity.status, StatusCode::OK, "{}", identity.body);
+    assert_eq!(
+        identity.body["properties"]["clientId"],
+        properties["identityProfile"]["kubeletidentity"]["clientId"]
+    );
+    let node_group_read = send(&emulator, "GET", &node_group("?api-version=2021-04-01"), None).await;
+    assert_eq!(
+        node_group_read.body["managedBy"], read.body["id"],
+        "{}",
+        node_group_read.body
+    );
+    let (set, instances) = scale_set(&emulator, "sys").await;
+    let name = set["name"].as_str().unwrap();
+    assert!(
+        name.starts_with("aks-sys-")
+            && name.ends_with("-vmss")
+            && name.len() == "aks-sys-12345678-vmss".len(),
+        "{name}"
+    );
+    assert_eq!(set["properties"]["provisioningState"], "Succeeded");
+    assert_eq!(instances.len(), 1);
+    assert_eq!(instances[0]["name"], format!("{name}_0"));
+    assert_eq!(
+        instances[0]["properties"]["osProfile"]["computerName"],
+        format!("{name}000000")
+    );
+    assert_eq!(instances[0]["properties"]["provisioningState"], "Succeeded");
+
+    // Deleting the cluster takes the node group along.
+    let deleted = send(&emulator, "DELETE", &cluster(""), None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED, "{}", deleted.body);
+    let gone = send(&emulator, "GET", &cluster(""), None).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.body);
+    let group_gone = send(&emulator, "GET", &node_group("?api-version=2021-04-01"), None).await;
+    assert_eq!(group_gone.status, StatusCode::NOT_FOUND, "{}", group_gone.body);
+}
+
+#[tokio::test]
+async fn pools_scale_keep_their_fixed_properties_and_a_system_pool() {
+    let emulator = group(Config::default()).await;
+    send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.33"))).await;
+    let created = send(
+        &emulator,
+        "PUT",
+        &cluster("/agentPools/batch"),
+        Some(pool_body(2, None)),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(created.body["properties"]["provisioningState"], "Creating");
+    let (_, instances) = scale_set(&emulator, "batch").await;
+    assert_eq!(instances.len(), 2);
+    let scaled = send(
+        &emulator,
+        "PUT",
+        &cluster("/agentPools/batch"),
+        Some(pool_body(3, None)),
+    )
+    .await;
+    assert_eq!(scaled.status, StatusCode::OK, "{}", scaled.body);
+    let (set, instances) = scale_set(&emulator, "batch").await;
+    assert_eq!(set["sku"]["capacity"], 3);
+    assert_eq!(instances.len(), 3);
+    let read = send(&emulator, "GET", &cluster(""), None).await;
+    let names: Vec<&str> = read.body["properties"]["agentPoolProfiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pool| pool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["batch", "sys"]);
+
+    let mut resized = pool_body(3, None);
+    resized["properties"]["vmSize"] = json!("Standard_D4s_v3");
+    let refused = send(&emulator, "PUT", &cluster("/agentPools/batch"), Some(resized)).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert_eq!(
+        refused.body["code"], "PropertyChangeNotAllowed",
+        "{}",
+        refused.body
+    );
+    let mut tainted = pool_body(3, None);
+    tainted["properties"]["nodeTaints"] = json!(["no-effect"]);
+    let refused = send(&emulator, "PUT", &cluster("/agentPools/batch"), Some(tainted)).await;
+    assert_eq!(refused.body["code"], "InvalidParameter", "{}", refused.body);
+
+    let last = send(&emulator, "DELETE", &cluster("/agentPools/sys"), None).await;
+    assert_eq!(last.status, StatusCode::BAD_REQUEST, "{}", last.body);
+    assert_eq!(last.body["code"], "OperationNotAllowed", "{}", last.body);
+    let mut demoted = pool_body(1, None);
+    demoted["properties"]["vmSize"] = json!("Standard_D2s_v3");
+    let deleted = send(&emulator, "DELETE", &cluster("/agentPools/batch"), None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED, "{}", deleted.body);
+    let missing = send(&emulator, "GET", &cluster("/agentPools/batch"), None).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        missing.body["code"], "NotFound",
+        "AKS answers its own 404: {}",
+        missing.body
+    );
+    let sets = send(
+        &emulator,
+        "GET",
+        &node_group("/providers/Microsoft.Compute/virtualMachineScaleSets?api-version=2024-07-01"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        sets.body["value"].as_array().unwrap().len(),
+        1,
+        "the pool's scale set went with it: {}",
+        sets.body
+    );
+
+    let mut no_system = cluster_body("1.33");
+    no_system["properties"]["agentPoolProfiles"][0]["mode"] = json!("User");
+    let refused = send(
+        &emulator,
+        "PUT",
+        &format!("{RG}/providers/Microsoft.ContainerService/managedClusters/other"),
+        Some(no_system),
+    )
+    .await;
+    assert_eq!(
+        refused.body["code"], "MustDefineAtLeastOneSystemPool",
+        "{}",
+        refused.body
+    );
+}
+
+#[tokio::test]
+async fn upgrades_go_control_plane_first_one_minor_at_a_time() {
+    let emulator = group(Config::default()).await;
+    send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.32"))).await;
+    let unknown = send(
+        &emulator,
+        "PUT",
+        &cluster("/agentPools/old"),
+        Some(pool_body(1, Some("1.20"))),
+    )
+    .await;
+    assert_eq!(
+        unknown.body["code"], "AgentPoolK8sVersionNotSupported",
+        "{}",
+        unknown.body
+    );
+    send(
+        &emulator,
+        "PUT",
+        &cluster("/agentPools/batch"),
+        Some(pool_body(1, None)),
+    )
+    .await;
+    let (_, before) = scale_set(&emulator, "batch").await;
+    let ahead = send(
+        &emulator,
+        "PUT",
+        &cluster("/agentPools/batch"),
+        Some(pool_body(1, Some("1.33"))),
+    )
+    .await;
+    assert_eq!(
+        ahead.body["code"], "NodePoolMcVersionIncompatible",
+        "{}",
+        ahead.body
+    );
+    let skipping = send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.34"))).await;
+    assert_eq!(skipping.status, StatusCode::BAD_REQUEST, "{}", skipping.body);
+    assert_eq!(skipping.body["code"], "OperationNotAllowed", "{}", skipping.body);
+    let upgraded = send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.33"))).await;
+    assert_eq!(upgraded.status, StatusCode::OK, "{}", upgraded.body);
+    let read = send(&emulator, "GET", &cluster(""), None).await;
+    assert_eq!(read.body["properties"]["currentKubernetesVersion"], "1.33.6");
+    let pool = send(
+        &emulator,
+        "PUT",
+        &cluster("/agentPools/batch"),
+        Some(pool_body(1, Some("1.33"))),
+    )
+    .await;
+    assert_eq!(pool.status, StatusCode::OK, "{}", pool.body);
+    assert_eq!(pool.body["properties"]["currentOrchestratorVersion"], "1.33.6");
+    let (set, after) = scale_set(&emulator, "batch").await;
+    assert_eq!(set["tags"]["aks-managed-orchestrator"], "Kubernetes:1.33.6");
+    assert_eq!(after[0]["name"], before[0]["name"]);
+    assert_eq!(after[0]["properties"]["latestModelApplied"], true, "{}", after[0]);
+
+    let profile = send(&emulator, "GET", &cluster("/upgradeProfiles/default"), None).await;
+    assert_eq!(profile.status, StatusCode::OK, "{}", profile.body);
+    assert_eq!(
+        profile.body["properties"]["controlPlaneProfile"]["kubernetesVersion"],
+        "1.33.6"
+    );
+    let offered: Vec<&str> = profile.body["properties"]["controlPlaneProfile"]["upgrades"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|upgrade| upgrade["kubernetesVersion"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["1.34.1", "1.34.2"]);
+    let versions = send(
+        &emulator,
+        "GET",
+        &format!("{SUB}/providers/Microsoft.ContainerService/locations/westeurope/kubernetesVersions"),
+        None,
+    )
+    .await;
+    assert_eq!(versions.status, StatusCode::OK, "{}", versions.body);
+    assert!(
+        versions.body["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|release| release["version"] == "1.33" && release["isDefault"] == true)
+    );
+}
+
+#[tokio::test]
+async fn one_operation_runs_per_cluster() {
+    let emulator = group(Config {
+        latencies: [(
+            "Microsoft.ContainerService/managedClusters".to_owned(),
+            Duration::from_mins(1),
+        )]
+        .into(),
+        ..Config::default()
+    })
+    .await;
+    send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.33"))).await;
+    let busy = send(
+        &emulator,
+        "PUT",
+        &cluster("/agentPools/batch"),
+        Some(pool_body(1, None)),
+    )
+    .await;
+    assert_eq!(busy.status, StatusCode::CONFLICT, "{}", busy.body);
+    assert_eq!(busy.body["code"], "OperationNotAllowed", "{}", busy.body);
+    emulator.advance_clock(Duration::from_mins(2));
+    let free = send(
+        &emulator,
+        "PUT",
+        &cluster("/agentPools/batch"),
+        Some(pool_body(1, None)),
+    )
+    .await;
+    assert_eq!(free.status, StatusCode::CREATED, "{}", free.body);
+}
+
+#[tokio::test]
+async fn credentials_maintenance_and_health_answer() {
+    let emulator = group(Config::default()).await;
+    send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.33"))).await;
+    let read = send(&emulator, "GET", &cluster(""), None).await;
+    for (action, user) in [
+        ("listClusterAdminCredential", "clusterAdmin"),
+        ("listClusterUserCredential", "clusterUser"),
+    ] {
+        let listed = send(
+            &emulator,
+            "POST",
+            &cluster(&format!("/{action}?api-version=2022-04-01")),
+            None,
+        )
+        .await;
+        assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+        assert_eq!(listed.body["kubeconfigs"][0]["name"], user);
+        let kubeconfig = base64::engine::general_purpose::STANDARD
+            .decode(listed.body["kubeconfigs"][0]["value"].as_str().unwrap())
+            .unwrap();
+        let kubeconfig = String::from_utf8(kubeconfig).unwrap();
+        let fqdn = read.body["properties"]["fqdn"].as_str().unwrap();
+        assert!(
+            kubeconfig.contains(&format!("server: https://{fqdn}:443")),
+            "{kubeconfig}"
+        );
+    }
+    let window = json!({"properties": {"maintenanceWindow": {"durationHours": 8, "schedule": {"weekly": {"dayOfWeek": "Saturday", "intervalWeeks": 1}}, "startTime": "00:00", "notAllowedDates": null}}});
+    let put = send(
+        &emulator,
+        "PUT",
+        &cluster("/maintenanceConfigurations/aksManagedAutoUpgradeSchedule"),
+        Some(window.clone()),
+    )
+    .await;
+    assert_eq!(put.status, StatusCode::OK, "{}", put.body);
+    assert_eq!(put.body["properties"]["maintenanceWindow"]["utcOffset"], "+00:00");
+    assert!(put.body.get("type").is_none(), "{}", put.body);
+    assert!(
+        put.body["properties"]["maintenanceWindow"]
+            .get("notAllowedDates")
+            .is_none()
+    );
+    let odd = send(
+        &emulator,
+        "PUT",
+        &cluster("/maintenanceConfigurations/weekends"),
+        Some(window),
+    )
+    .await;
+    assert_eq!(odd.status, StatusCode::BAD_REQUEST, "{}", odd.body);
+    let deleted = send(
+        &emulator,
+        "DELETE",
+        &cluster("/maintenanceConfigurations/aksManagedAutoUpgradeSchedule"),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
+    let health = send(
+        &emulator,
+        "GET",
+        &cluster("/providers/Microsoft.ResourceHealth/availabilityStatuses/current?api-version=2025-05-01"),
+        None,
+    )
+    .await;
+    assert_eq!(health.status, StatusCode::OK, "{}", health.body);
+    assert_eq!(health.body["properties"]["availabilityState"], "Available");
+    let stopped = send(&emulator, "POST", &cluster("/stop"), None).await;
+    assert_eq!(stopped.status, StatusCode::ACCEPTED, "{}", stopped.body);
+    let read = send(&emulator, "GET", &cluster(""), None).await;
+    assert_eq!(
+        read.body["properties"]["powerState"]["code"], "Stopped",
+        "{}",
+        read.body
+    );
+}
