@@ -53,6 +53,10 @@ pub struct Config {
     /// creating a machine or scaling a scale set out there fails as Azure fails when a zone is
     /// out of capacity (`ZonalAllocationFailed`, `AllocationFailed`).
     pub capacity: Vec<CapacityLimit>,
+    /// AKS add-ons (`azurepolicy`, `omsagent`, ...) that policies of the subscriptions deploy on
+    /// every managed cluster, as Azure Policy's `deployIfNotExists` assignments do: enabled, with
+    /// an identity in the node resource group, whatever the cluster's writer asked for.
+    pub policy_add_ons: Vec<String>,
     /// The range static public IP addresses are allocated from.
     pub public_ip_pool: String,
     /// Request limits per principal (token buckets for reads, writes and deletes).
@@ -101,6 +105,7 @@ impl Default for Config {
             quotas: Vec::new(),
             sku_restrictions: Vec::new(),
             capacity: Vec::new(),
+            policy_add_ons: Vec::new(),
             issuer_cas: Vec::new(),
             issuers: Vec::new(),
             public_ip_pool: "20.0.0.0/12".into(),

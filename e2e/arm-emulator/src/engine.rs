@@ -321,27 +321,18 @@ fn render(
 
 /// Leaves out what the api-version does not know, and the secrets.
 fn shape_for(resource_type: &ResourceType, body: &mut Value, api_version: &str) {
-    // A path starting with `/` starts at the document's root rather than at `properties`.
-    let mut remove = |path: &str| match path.strip_prefix('/') {
-        Some(from_root) => resources::remove_path(body, from_root),
-        None => {
-            if let Some(properties) = body.get_mut("properties") {
-                resources::remove_path(properties, path);
-            }
-        }
-    };
     for (property, since) in resource_type.since {
         if api_version < *since {
-            remove(property);
+            resources::remove_shaped(body, property);
         }
     }
     for (property, until) in resource_type.until {
         if api_version >= *until {
-            remove(property);
+            resources::remove_shaped(body, property);
         }
     }
     for secret in resource_type.hooks.secrets {
-        remove(secret);
+        resources::remove_shaped(body, secret);
     }
 }
 
@@ -578,6 +569,7 @@ fn build(
         companions: Vec::new(),
         failure: None,
         staged,
+        reported_state: None,
     };
     (resource_type.prepare)(&mut prepare)?;
     effects.companions.append(&mut prepare.companions);
@@ -621,6 +613,7 @@ fn build(
             .properties()?
             .insert(property.to_owned(), Value::Array(children));
     }
+    let reported_state = prepare.reported_state;
     let mut doc = prepare.doc;
     doc.insert("id".into(), Value::String(id.to_id()));
     let name =
@@ -633,7 +626,7 @@ fn build(
     let mut doc = Value::Object(doc);
     (resource_type.finish)(&mut doc);
     if resource_type.flavour.provisioning_state {
-        let state_word = in_progress.unwrap_or("Succeeded");
+        let state_word = in_progress.map_or("Succeeded", |in_progress| reported_state.unwrap_or(in_progress));
         if let Some(properties) = doc.get_mut("properties").and_then(Value::as_object_mut) {
             properties.insert("provisioningState".into(), Value::String(state_word.to_owned()));
         } else {
@@ -1055,16 +1048,16 @@ fn accepted(body: Option<Value>, result: String) -> Answer {
 /// Leaves out of a write's answer what Azure shows only later: what it assigns while it creates
 /// the resource, and back-references of providers that show them on reads only.
 fn leave_out_of_write_answer(resource_type: &ResourceType, body: &mut Value, created: bool) {
+    if created {
+        for property in resource_type.shown_when_provisioned {
+            resources::remove_shaped(body, property);
+        }
+    }
     let Some(properties) = body.get_mut("properties") else {
         return;
     };
-    if created {
-        for property in resource_type.shown_when_provisioned {
-            resources::remove_path(properties, property);
-        }
-        if let Some(adjust) = resource_type.hooks.create_answer {
-            adjust(properties);
-        }
+    if created && let Some(adjust) = resource_type.hooks.create_answer {
+        adjust(properties);
     }
     if resource_type.flavour.back_references == BackReferenceStyle::OnReads {
         for back in resource_type.back_references {
@@ -1245,8 +1238,16 @@ fn delete(
     request: &Request<'_>,
 ) -> Result<Answer, ArmError> {
     let place = Place::of(id, resource_type);
-    if place.child.is_some() && !state.resources.contains_key(place.key.as_str()) {
-        return Err(parent_missing(id, resource_type, "delete"));
+    // ARM refuses to delete a child of a resource that does not exist, naming the parent.
+    if let Some(parent) = id.parent()
+        && !state
+            .resources
+            .contains_key(Place::of(&parent, parent_type(resource_type)).key.as_str())
+    {
+        return Err(ArmError::resource_not_found(
+            &type_path(&parent),
+            id.resource_group.as_deref(),
+        ));
     }
     let Some(current) = place.find(state).map(Cow::into_owned) else {
         return Ok(Answer::empty(StatusCode::NO_CONTENT));

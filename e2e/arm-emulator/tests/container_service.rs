@@ -206,6 +206,7 @@ async fn pools_scale_keep_their_fixed_properties_and_a_system_pool() {
     )
     .await;
     assert_eq!(scaled.status, StatusCode::OK, "{}", scaled.body);
+    assert_eq!(scaled.body["properties"]["provisioningState"], "Scaling");
     let (set, instances) = scale_set(&emulator, "batch").await;
     assert_eq!(set["sku"]["capacity"], 3);
     assert_eq!(instances.len(), 3);
@@ -317,6 +318,7 @@ async fn upgrades_go_control_plane_first_one_minor_at_a_time() {
     assert_eq!(skipping.body["code"], "OperationNotAllowed", "{}", skipping.body);
     let upgraded = send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.33"))).await;
     assert_eq!(upgraded.status, StatusCode::OK, "{}", upgraded.body);
+    assert_eq!(upgraded.body["properties"]["provisioningState"], "Upgrading");
     let read = send(&emulator, "GET", &cluster(""), None).await;
     assert_eq!(read.body["properties"]["currentKubernetesVersion"], "1.33.6");
     let pool = send(
@@ -327,6 +329,7 @@ async fn upgrades_go_control_plane_first_one_minor_at_a_time() {
     )
     .await;
     assert_eq!(pool.status, StatusCode::OK, "{}", pool.body);
+    assert_eq!(pool.body["properties"]["provisioningState"], "Upgrading");
     assert_eq!(pool.body["properties"]["currentOrchestratorVersion"], "1.33.6");
     let (set, after) = scale_set(&emulator, "batch").await;
     assert_eq!(set["tags"]["aks-managed-orchestrator"], "Kubernetes:1.33.6");
@@ -472,4 +475,36 @@ async fn credentials_maintenance_and_health_answer() {
         "{}",
         read.body
     );
+}
+
+#[tokio::test]
+async fn add_ons_deployed_by_policy_come_with_their_identity() {
+    let emulator = group(Config {
+        policy_add_ons: vec!["azurepolicy".to_owned()],
+        ..Config::default()
+    })
+    .await;
+    let mut body = cluster_body("1.33");
+    body["properties"]["addonProfiles"] = json!({"azurepolicy": {"enabled": false}});
+    send(&emulator, "PUT", &cluster(""), Some(body.clone())).await;
+    let read = send(&emulator, "GET", &cluster(""), None).await;
+    let add_on = &read.body["properties"]["addonProfiles"]["azurepolicy"];
+    assert_eq!(add_on["enabled"], true, "{}", read.body);
+    let identity = add_on["identity"]["resourceId"].as_str().unwrap();
+    assert!(
+        identity.ends_with("/userAssignedIdentities/azurepolicy-demo"),
+        "{identity}"
+    );
+    let found = send(
+        &emulator,
+        "GET",
+        &format!("{identity}?api-version=2023-01-31"),
+        None,
+    )
+    .await;
+    assert_eq!(found.status, StatusCode::OK, "{}", found.body);
+    // Turning it off again does not stick: the policy turns it back on, with the same identity.
+    send(&emulator, "PUT", &cluster(""), Some(body)).await;
+    let again = send(&emulator, "GET", &cluster(""), None).await;
+    assert_eq!(again.body["properties"]["addonProfiles"]["azurepolicy"], *add_on);
 }

@@ -36,6 +36,13 @@ fn recordings_dir() -> PathBuf {
     manifest_dir().join("../../../shared/reference/arm-recordings")
 }
 
+/// Sessions recorded in a subscription whose policies deployed the Azure Policy add-on on every
+/// AKS cluster: their clusters show it although no request asked for it.
+const POLICY_ADD_ON_SESSIONS: &[&str] = &[
+    "Test_AKS_ManagedCluster_20240901_CRUD.yaml",
+    "Test_AKS_ManagedCluster_20250801_CRUD.yaml",
+];
+
 /// Resource types the emulator serves.
 const SERVED: &[&str] = &[
     "microsoft.network/virtualnetworks",
@@ -76,6 +83,12 @@ const SERVED: &[&str] = &[
     "microsoft.managedidentity/userassignedidentities/federatedidentitycredentials",
     "microsoft.authorization/roleassignments",
     "microsoft.authorization/roledefinitions",
+    "microsoft.containerservice/managedclusters",
+    "microsoft.containerservice/managedclusters/agentpools",
+    "microsoft.containerservice/managedclusters/maintenanceconfigurations",
+    // The credential listings: POST {cluster}/listCluster...Credential.
+    "microsoft.containerservice/managedclusters/listclusteradmincredential",
+    "microsoft.containerservice/managedclusters/listclusterusercredential",
 ];
 
 /// Whether the emulator serves what a recorded path addresses: resource groups, operation polls
@@ -131,8 +144,12 @@ impl Interaction {
         if !polls || self.method != "GET" {
             return None;
         }
+        // AKS reports its progress in the status (`ProvisioningControlPlane`, ...).
         let status = parse(&self.response_body)["status"].as_str().map(str::to_owned);
-        Some(self.status != 202 && status.is_none_or(|status| status != "InProgress"))
+        Some(
+            self.status != 202
+                && status.is_none_or(|status| matches!(status.as_str(), "Succeeded" | "Failed" | "Canceled")),
+        )
     }
 }
 
@@ -367,9 +384,16 @@ async fn replay(file: &Path) -> (usize, Vec<String>) {
             ("Microsoft.Network/privateDnsZones", 30),
             ("Microsoft.Storage/storageAccounts", 30),
             ("Microsoft.Network/privateDnsZones/virtualNetworkLinks", 30),
+            ("Microsoft.ContainerService/managedClusters", 30),
+            ("Microsoft.ContainerService/managedClusters/agentPools", 30),
         ]
         .map(|(resource_type, seconds)| (resource_type.to_owned(), Duration::from_secs(seconds)))
         .into(),
+        policy_add_ons: if POLICY_ADD_ON_SESSIONS.contains(&name.as_str()) {
+            vec!["azurepolicy".to_owned()]
+        } else {
+            Vec::new()
+        },
         ..Config::default()
     });
     // The recordings' clients were signed in; every replayed call carries a token.

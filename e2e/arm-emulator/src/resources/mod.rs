@@ -55,7 +55,8 @@ pub(crate) struct ResourceType {
     /// api-version without it).
     pub(crate) until: &'static [(&'static str, &'static str)],
     /// Properties Azure only shows once provisioning has finished (allocated addresses, the OS
-    /// disk of a virtual machine): dotted paths under `properties`.
+    /// disk of a virtual machine): dotted paths under `properties` (from the root when they
+    /// start with `/`).
     pub(crate) shown_when_provisioned: &'static [&'static str],
     /// The names it accepts.
     pub(crate) naming: &'static names::Naming,
@@ -121,7 +122,8 @@ pub(crate) type Deletable = fn(&State, &str) -> Result<(), ArmError>;
 /// Optional behaviour of a type beyond the generic protocol.
 #[derive(Debug)]
 pub(crate) struct Hooks {
-    /// Secrets: properties (dotted paths under `properties`) that are stored but never answered.
+    /// Secrets: properties (dotted paths under `properties`, from the root when they start with
+    /// `/`) that are stored but never answered.
     pub(crate) secrets: &'static [&'static str],
     /// The error a read of a missing resource gets, for providers that word it themselves.
     pub(crate) not_found: Option<fn(&ResourceId) -> ArmError>,
@@ -376,6 +378,9 @@ pub(crate) struct Prepare<'a> {
     /// Documents the enclosing write built before this one and stores with it (a managed
     /// cluster's new network, which its scale sets' instances take addresses from).
     pub(crate) staged: &'a [Value],
+    /// A more specific state than `updating` that the resource shows while the write runs
+    /// (AKS: `Upgrading`, `Scaling`).
+    pub(crate) reported_state: Option<&'static str>,
 }
 
 impl Prepare<'_> {
@@ -566,6 +571,19 @@ pub(crate) fn remove_path(value: &mut Value, path: &str) {
             }
         },
         _ => {}
+    }
+}
+
+/// Removes the property at a dotted path under `properties`, or from the document's root when
+/// the path starts with `/`.
+pub(crate) fn remove_shaped(body: &mut Value, path: &str) {
+    match path.strip_prefix('/') {
+        Some(from_root) => remove_path(body, from_root),
+        None => {
+            if let Some(properties) = body.get_mut("properties") {
+                remove_path(properties, path);
+            }
+        }
     }
 }
 

@@ -24,6 +24,7 @@ pub(super) static AGENT_POOL: ResourceType = ResourceType {
         ("securityProfile.sshAccess", "2025-01-01"),
         ("upgradeSettings.maxUnavailable", "2025-01-01"),
         ("eTag", "2025-10-02-preview"),
+        ("upgradeStrategy", "2025-10-02-preview"),
     ],
     hooks: Hooks {
         not_found: Some(|id| ArmError {
@@ -134,6 +135,9 @@ fn prepare_pool(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         with_cluster: false,
     };
     let written = write(prepare, &context, &id, requested, existing.as_ref())?;
+    prepare.reported_state = existing
+        .as_ref()
+        .and_then(|existing| change_of(existing, &written));
     prepare.doc.insert("properties".into(), Value::Object(written));
     Ok(())
 }
@@ -147,7 +151,7 @@ pub(super) fn write(
     mut requested: Map<String, Value>,
     existing: Option<&Value>,
 ) -> Result<Map<String, Value>, ArmError> {
-    let before = keep_fixed(&mut requested, existing)?;
+    let before = keep_fixed(&mut requested, existing, cluster.with_cluster)?;
     let os_type =
         fields::one_of(&requested, "osType", "properties", &["Linux", "Windows"])?.unwrap_or("Linux");
     if os_type == "Windows" && id.name().len() > 6 {
@@ -206,7 +210,6 @@ pub(super) fn write(
             "kubeletDiskType": "OS",
             "maxPods": max_pods,
             "type": "VirtualMachineScaleSets",
-            "enableAutoScaling": false,
             "scaleDownMode": "Delete",
             "powerState": { "code": "Running" },
             "enableNodePublicIP": false,
@@ -218,6 +221,14 @@ pub(super) fn write(
             "securityProfile": { "sshAccess": "LocalUser", "enableVTPM": false, "enableSecureBoot": false },
         }),
     );
+    // A pool made with its cluster shows the autoscaler's switch once it is first updated; one
+    // made on its own at once.
+    if before.is_some() || !cluster.with_cluster {
+        fill(&mut requested, json!({ "enableAutoScaling": false }));
+    }
+    if before.is_some() {
+        fill(&mut requested, json!({ "upgradeStrategy": "Rolling" }));
+    }
     requested.insert("orchestratorVersion".into(), json!(version.0));
     requested.insert("currentOrchestratorVersion".into(), json!(version.1));
     requested.insert("eTag".into(), new_etag());
@@ -233,6 +244,7 @@ pub(super) fn write(
 fn keep_fixed(
     requested: &mut Map<String, Value>,
     existing: Option<&Value>,
+    with_cluster: bool,
 ) -> Result<Option<Map<String, Value>>, ArmError> {
     drop_nulls(requested);
     for empty_when_unset in [
@@ -242,8 +254,9 @@ fn keep_fixed(
         "nodeInitializationTaints",
         "availabilityZones",
     ] {
+        // A cluster's write answers the empty maps it was sent; they are gone once it settles.
         let empty = match requested.get(empty_when_unset) {
-            Some(Value::Object(map)) => map.is_empty(),
+            Some(Value::Object(map)) => map.is_empty() && !with_cluster,
             Some(Value::Array(items)) => items.is_empty(),
             _ => false,
         };
@@ -268,6 +281,19 @@ fn keep_fixed(
         }
     }
     Ok(before)
+}
+
+/// How AKS names a pool's update while it runs: `Upgrading` to a new version, `Scaling` to a
+/// new count.
+pub(super) fn change_of(existing: &Value, written: &Map<String, Value>) -> Option<&'static str> {
+    let was = |property: &str| existing["properties"].get(property);
+    if was("currentOrchestratorVersion") != written.get("currentOrchestratorVersion") {
+        Some("Upgrading")
+    } else if was("count") != written.get("count") {
+        Some("Scaling")
+    } else {
+        None
+    }
 }
 
 /// Properties AKS does not let a pool change.
@@ -425,6 +451,9 @@ pub(super) fn settle(state: &mut State, cluster: &str, pool: &str, succeeded: bo
     let name = pool.rsplit('/').next().unwrap_or_default().to_owned();
     state.change_doc(pool, |body| {
         set_provisioning_state(body, if succeeded { "Succeeded" } else { "Failed" }, false);
+        if let Some(properties) = body["properties"].as_object_mut() {
+            properties.retain(|_, value| value.as_object().is_none_or(|map| !map.is_empty()));
+        }
     });
     group.settle_scale_set(state, &name, succeeded);
 }

@@ -26,6 +26,8 @@ pub(super) static MANAGED_CLUSTER: ResourceType = ResourceType {
         ("agentPoolProfiles.upgradeSettings.maxUnavailable", "2025-01-01"),
         ("/eTag", "2025-10-02-preview"),
         ("agentPoolProfiles.eTag", "2025-10-02-preview"),
+        ("agentPoolProfiles.upgradeStrategy", "2025-10-02-preview"),
+        ("controlPlanePluginProfiles", "2025-10-02-preview"),
         ("enableFIPS", "2025-10-02-preview"),
         ("hostedSystemProfile", "2025-10-02-preview"),
         ("networkProfile.podLinkLocalAccess", "2025-10-02-preview"),
@@ -34,7 +36,11 @@ pub(super) static MANAGED_CLUSTER: ResourceType = ResourceType {
     shown_when_provisioned: &[
         "identityProfile",
         "networkProfile.loadBalancerProfile.effectiveOutboundIPs",
+        "/eTag",
+        "agentPoolProfiles.eTag",
     ],
+    // AKS spells its type with a capital M.
+    finish: |doc| doc["type"] = json!("Microsoft.ContainerService/ManagedClusters"),
     actions: &[
         Action {
             name: "listClusterAdminCredential",
@@ -59,22 +65,6 @@ pub(super) static MANAGED_CLUSTER: ResourceType = ResourceType {
     ],
     hooks: Hooks {
         secrets: &["servicePrincipalProfile.secret", "windowsProfile.adminPassword"],
-        not_found: Some(|id| ArmError {
-            details: Some(vec![json!({
-                "code": "Unspecified",
-                "message": "rpc error: code = NotFound desc = Managed Cluster not found",
-            })]),
-            ..ArmError::container_service(
-                StatusCode::NOT_FOUND,
-                "NotFound",
-                format!(
-                    "Could not find managed cluster resource: {} in subscription: {}, resourceGroup: {}.",
-                    id.name(),
-                    id.subscription.as_deref().unwrap_or_default(),
-                    id.resource_group.as_deref().unwrap_or_default()
-                ),
-            )
-        }),
         render: Some(show_pools),
         on_settled: Some(|state, key, succeeded| {
             for (pool, _) in pools_of(state, key) {
@@ -125,6 +115,13 @@ fn prepare_cluster(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         keep_fixed(&mut properties, before)?;
     }
     check_sku(prepare)?;
+    if prepare
+        .doc
+        .get("tags")
+        .is_some_and(|tags| tags.as_object().is_some_and(Map::is_empty))
+    {
+        prepare.doc.remove("tags");
+    }
     prepare.doc.insert("kind".into(), json!("Base"));
     default_identity(prepare, &mut properties);
     let dns_prefix = properties
@@ -143,6 +140,11 @@ fn prepare_cluster(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         );
     properties.insert("dnsPrefix".into(), json!(dns_prefix));
     kubernetes_version(&mut properties, before.as_ref(), &name, &location)?;
+    if before.as_ref().is_some_and(|before| {
+        before.get("currentKubernetesVersion") != properties.get("currentKubernetesVersion")
+    }) {
+        prepare.reported_state = Some("Upgrading");
+    }
     let host = before
         .as_ref()
         .and_then(|before| field(before, "fqdn").as_str())
@@ -182,22 +184,64 @@ fn prepare_cluster(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     cluster_doc["id"] = json!(prepare.id.to_id());
     let group = NodeGroup::of(&cluster_doc).ok_or_else(|| ArmError::not_found(&prepare.id.to_id()))?;
     if existing.is_none() {
-        if profiles.is_empty() {
-            return Err(fields::missing("properties.agentPoolProfiles"));
-        }
-        let brings_subnets = profiles
-            .iter()
-            .all(|profile| profile.get("vnetSubnetID").is_some_and(Value::is_string));
-        let outbound = at(&properties, "/networkProfile/outboundType") == Some(&json!("loadBalancer"));
-        let (kubelet, address) = group.create(prepare, &name, !brings_subnets, outbound)?;
-        let properties = prepare.properties()?;
-        properties.insert("identityProfile".into(), json!({ "kubeletidentity": kubelet }));
-        if let Some(address) = address {
-            properties["networkProfile"]["loadBalancerProfile"]["effectiveOutboundIPs"] =
-                json!([{ "id": address }]);
-        }
+        create_node_group(prepare, &group, &profiles)?;
     }
+    policy_add_ons(prepare, &group, before.as_ref())?;
     write_pools(prepare, &properties, group, &profiles, existing.is_none())
+}
+
+/// On a cluster's creation, its node resource group and what the cluster keeps there: the
+/// kubelet's identity, a network unless every pool brings a subnet, and the outbound address.
+fn create_node_group(
+    prepare: &mut Prepare<'_>,
+    group: &NodeGroup,
+    profiles: &[Value],
+) -> Result<(), ArmError> {
+    if profiles.is_empty() {
+        return Err(fields::missing("properties.agentPoolProfiles"));
+    }
+    let brings_subnets = profiles
+        .iter()
+        .all(|profile| profile.get("vnetSubnetID").is_some_and(Value::is_string));
+    let outbound = at(prepare.properties()?, "/networkProfile/outboundType") == Some(&json!("loadBalancer"));
+    let name = prepare.id.name().to_owned();
+    let (kubelet, address) = group.create(prepare, &name, !brings_subnets, outbound)?;
+    let properties = prepare.properties()?;
+    properties.insert("identityProfile".into(), json!({ "kubeletidentity": kubelet }));
+    if let Some(address) = address {
+        properties["networkProfile"]["loadBalancerProfile"]["effectiveOutboundIPs"] =
+            json!([{ "id": address }]);
+    }
+    Ok(())
+}
+
+/// The add-ons the subscription's policies deploy: enabled whatever was asked, each with its
+/// identity (`<add-on>-<cluster>`) in the node resource group.
+fn policy_add_ons(
+    prepare: &mut Prepare<'_>,
+    group: &NodeGroup,
+    before: Option<&Map<String, Value>>,
+) -> Result<(), ArmError> {
+    for add_on in prepare.config.policy_add_ons.clone() {
+        let kept = before
+            .and_then(|before| at(before, &format!("/addonProfiles/{add_on}")))
+            .filter(|profile| profile["enabled"] == json!(true))
+            .cloned();
+        let profile = if let Some(profile) = kept {
+            profile
+        } else {
+            let cluster = prepare.id.name().to_owned();
+            let identity = group.add_on_identity(prepare, &format!("{add_on}-{cluster}"))?;
+            json!({ "enabled": true, "config": null, "identity": identity })
+        };
+        let properties = prepare.properties()?;
+        let profiles = properties.entry("addonProfiles").or_insert_with(|| json!({}));
+        if !profiles.is_object() {
+            *profiles = json!({});
+        }
+        profiles[add_on.as_str()] = profile;
+    }
+    Ok(())
 }
 
 /// A cluster without a service principal signs in as its managed identity (system-assigned
@@ -287,6 +331,14 @@ fn complete(properties: &mut Map<String, Value>, location: &str) {
             "nodeProvisioningProfile": { "mode": "Manual", "defaultNodePools": "Auto" },
             "bootstrapProfile": { "artifactSource": "Direct" },
             "hostedSystemProfile": { "enabled": false },
+            "controlPlanePluginProfiles": {
+                "azure-monitor-metrics-ccp": { "enableV2": true },
+                "gpu-provisioner": { "enableV2": true },
+                "karpenter": { "enableV2": true },
+                "kubelet-serving-csr-approver": { "enableV2": true },
+                "live-patching-controller": { "enableV2": true },
+                "static-egress-controller": { "enableV2": true },
+            },
             "enableFIPS": false,
         }),
     );
@@ -333,10 +385,9 @@ fn write_pools(
         }
         let written = agent_pools::write(prepare, &cluster, &id, requested, existing.as_ref())?;
         any_system |= field(&written, "mode") == "System";
-        let state_word = if existing.is_some() {
-            "Updating"
-        } else {
-            in_progress.as_str()
+        let state_word = match &existing {
+            Some(existing) => agent_pools::change_of(existing, &written).unwrap_or("Updating"),
+            None => in_progress.as_str(),
         };
         let mut written = written;
         written.insert("provisioningState".into(), json!(state_word));

@@ -122,13 +122,7 @@ impl NodeGroup {
             "userAssignedIdentities",
             &format!("{cluster}-agentpool"),
         );
-        let identity = build_companion(prepare, &identity_id, &USER_ASSIGNED_IDENTITY, Map::new(), None)?;
-        let kubelet = json!({
-            "resourceId": identity["id"],
-            "clientId": identity["properties"]["clientId"],
-            "objectId": identity["properties"]["principalId"],
-        });
-        prepare.companions.push(identity);
+        let kubelet = Self::identity(prepare, &identity_id)?;
         if network {
             let id = in_group(
                 &self.subscription,
@@ -165,6 +159,31 @@ impl NodeGroup {
             None
         };
         Ok((kubelet, address))
+    }
+
+    /// A user-assigned identity AKS makes in the group (the kubelet's, an add-on's), as the
+    /// cluster shows it: its id, client id and object id.
+    fn identity(prepare: &mut Prepare<'_>, id: &ResourceId) -> Result<Value, ArmError> {
+        let identity = build_companion(prepare, id, &USER_ASSIGNED_IDENTITY, Map::new(), None)?;
+        let shown = json!({
+            "resourceId": identity["id"],
+            "clientId": identity["properties"]["clientId"],
+            "objectId": identity["properties"]["principalId"],
+        });
+        prepare.companions.push(identity);
+        Ok(shown)
+    }
+
+    /// The identity of an add-on, named `name`.
+    pub(super) fn add_on_identity(&self, prepare: &mut Prepare<'_>, name: &str) -> Result<Value, ArmError> {
+        let id = in_group(
+            &self.subscription,
+            &self.name,
+            "Microsoft.ManagedIdentity",
+            "userAssignedIdentities",
+            name,
+        );
+        Self::identity(prepare, &id)
     }
 
     /// Builds a pool's scale set (created, or changed to the pool's count, size and version)
