@@ -296,6 +296,57 @@ impl Session {
         body
     }
 
+    pub(super) fn managed_cluster_body(&mut self, location: &str) -> Value {
+        let mut pool = self.agent_pool_properties();
+        pool["name"] = json!(self.choose(&["sys", "sys", "Bad_Pool"]));
+        pool["mode"] = json!(self.choose(&["System", "System", "User"]));
+        let mut body = json!({
+            "location": location,
+            "identity": {"type": "SystemAssigned"},
+            "properties": {
+                "kubernetesVersion": self.choose(&["1.33", "1.32.9", "1.34", "1.20", "latest"]),
+                "dnsPrefix": "fz",
+                "agentPoolProfiles": [pool],
+                "addonProfiles": null,
+            },
+        });
+        if self.rng.percent(30) {
+            body["properties"]["networkProfile"] =
+                json!({"networkPlugin": self.choose(&["azure", "kubenet", "none", "flannel"])});
+        }
+        if self.rng.percent(20) {
+            body["properties"]["apiServerAccessProfile"] = json!({"enablePrivateCluster": true});
+        }
+        body
+    }
+
+    pub(super) fn agent_pool_properties(&mut self) -> Value {
+        let mut properties = json!({
+            "count": self.choose(&[1, 2, 0, -1, 1001]),
+            "vmSize": self.choose(&["Standard_D2s_v3", "Standard_D2s_v3", "Standard_Nope"]),
+            "mode": self.choose(&["User", "System", "Sideways"]),
+            "nodeLabels": {},
+            "nodeTaints": match self.choose(&[0, 1, 2]) {
+                0 => json!([]),
+                1 => json!(["dedicated=batch:NoSchedule"]),
+                _ => json!(["broken"]),
+            },
+            "availabilityZones": null,
+        });
+        if self.rng.percent(25) {
+            properties["orchestratorVersion"] = json!(self.choose(&["1.33", "1.32.9", "1.35.0", "9.9"]));
+        }
+        if self.rng.percent(20) {
+            properties["enableAutoScaling"] = json!(true);
+            properties["minCount"] = json!(self.choose(&[1, 3]));
+            properties["maxCount"] = json!(self.choose(&[2, 5]));
+        }
+        if self.rng.percent(15) {
+            properties["osType"] = json!("Windows");
+        }
+        properties
+    }
+
     pub(super) fn role_assignment_body(&mut self) -> Value {
         let principal = match self.rng.below(5) {
             0 => "11111111-2222-3333-4444-555555555555".to_owned(),
@@ -457,6 +508,14 @@ impl Session {
             }}),
             "disks" => self.disk_body(location),
             "virtualMachineScaleSets" => self.scale_set_body(location),
+            "managedClusters" => self.managed_cluster_body(location),
+            "managedClusters/agentPools" => json!({"properties": self.agent_pool_properties()}),
+            "managedClusters/maintenanceConfigurations" => json!({"properties": {"maintenanceWindow": {
+                "durationHours": self.choose(&[4, 8, 0]),
+                "schedule": {"weekly": {"dayOfWeek": "Saturday", "intervalWeeks": 1}},
+                "startTime": "00:00",
+                "notAllowedDates": null,
+            }}}),
             "virtualMachineScaleSets/extensions" => json!({"properties": {
                 "publisher": "Microsoft.Azure.Extensions", "type": "CustomScript", "typeHandlerVersion": "2.1",
             }}),

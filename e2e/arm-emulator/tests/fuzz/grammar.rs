@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 use axum::http::Method;
 
 use super::{
-    ACCOUNT_NAMES, BROKEN_IDS, CHILDREN, COMPUTE, GROUPS, GUIDS, KINDS, NAMES, NETWORK, ODD_NAMES,
-    OTHER_VERSIONS, RESOURCE_GROUPS, RESOURCES, Req, SUB, Session, TAGS, ZONE_NAMES, encode, kind_of,
-    version_of,
+    ACCOUNT_NAMES, BROKEN_IDS, CHILDREN, COMPUTE, GROUPS, GUIDS, KINDS, MAINTENANCE_NAMES, NAMES, NETWORK,
+    ODD_NAMES, OTHER_VERSIONS, RESOURCE_GROUPS, RESOURCES, Req, SUB, Session, TAGS, ZONE_NAMES, encode,
+    kind_of, version_of,
 };
 
 /// Targets: where requests go.
@@ -101,7 +101,7 @@ impl Session {
             let pool = match (authorization, index) {
                 (true, _) => GUIDS,
                 (false, 0) => top_names(segment),
-                (false, _) => CHILDREN,
+                (false, _) => child_names(segment),
             };
             let (name, plain_name) = self.name(pool);
             plain &= plain_name;
@@ -128,7 +128,7 @@ impl Session {
             } else if index == 0 {
                 top_names(segment)
             } else {
-                CHILDREN
+                child_names(segment)
             };
             let _ = write!(id, "/{segment}/{}", self.rng.pick(pool));
         }
@@ -613,6 +613,15 @@ impl Session {
             let value = self.rng.pick(&values).to_vec();
             request.headers.push(("x-ms-correlation-request-id", value));
         }
+    }
+}
+
+/// The names of a child resource type (its last type segment).
+fn child_names(segment: &str) -> &'static [&'static str] {
+    if segment.eq_ignore_ascii_case("maintenanceConfigurations") {
+        MAINTENANCE_NAMES
+    } else {
+        CHILDREN
     }
 }
 

@@ -78,6 +78,7 @@ const AUTHORIZATION: &str = "2022-04-01";
 const DNS: &str = "2024-06-01";
 const STORAGE: &str = "2023-05-01";
 const RESOURCES: &str = "2021-04-01";
+const AKS: &str = "2025-08-01";
 const RESOURCE_GROUPS: &str = "Microsoft.Resources/resourceGroups";
 /// Tags at a scope: answered by ARM itself, as resource groups are.
 const TAGS: &str = "Microsoft.Resources/tags";
@@ -139,6 +140,12 @@ const KINDS: &[(&str, &str)] = &[
         "Microsoft.Compute/virtualMachineScaleSets/virtualMachines",
         COMPUTE,
     ),
+    ("Microsoft.ContainerService/managedClusters", AKS),
+    ("Microsoft.ContainerService/managedClusters/agentPools", AKS),
+    (
+        "Microsoft.ContainerService/managedClusters/maintenanceConfigurations",
+        AKS,
+    ),
 ];
 
 /// Other api-versions the types serve, so that answers are shaped for older and newer ones too.
@@ -151,6 +158,7 @@ const OTHER_VERSIONS: &[(&str, &[&str])] = &[
     (RESOURCES, &["2019-10-01", "2025-04-01"]),
     (DNS, &["2018-09-01", "2020-06-01"]),
     (STORAGE, &["2021-04-01", "2026-09-01"]),
+    (AKS, &["2024-09-01", "2025-10-02-preview", "2022-04-01"]),
 ];
 
 /// Child resources kept inside their parent's document: (parent type, array property).
@@ -177,6 +185,8 @@ const ZONE_NAMES: &[&str] = &["one.example", "two.example", "ONE.example"];
 /// Storage account names: lower-case letters and digits, unique across Azure.
 const ACCOUNT_NAMES: &[&str] = &["fuzzstore1", "fuzzstore2", "FuzzStore1"];
 const CHILDREN: &[&str] = &["sub", "alt"];
+/// AKS takes three maintenance configuration names only.
+const MAINTENANCE_NAMES: &[&str] = &["default", "aksManagedAutoUpgradeSchedule", "sub"];
 const GUIDS: &[&str] = &[
     "7b83888d-03fb-55bb-8209-aec4e36328a8",
     "0f8fad5b-d9cb-469f-a165-70867728950e",
@@ -1408,7 +1418,12 @@ fn reference_problem(property: &str, target: &Value) -> Option<String> {
 
 /// ARM's error shape, and a message that says what is wrong with the content.
 fn check_error_shape(request: &Req, reply: &Reply) {
-    let Some(error) = reply.json.as_ref().and_then(|body| body.get("error")) else {
+    // The AKS resource provider answers its own errors unwrapped, with a `subcode`.
+    let Some(error) = reply
+        .json
+        .as_ref()
+        .and_then(|body| body.get("error").or_else(|| body.get("subcode").and(Some(body))))
+    else {
         fail("an ARM error without {\"error\": ...}", request, reply);
     };
     let code = error.get("code").and_then(Value::as_str).unwrap_or_default();

@@ -364,7 +364,7 @@ fn counts(requested: &Map<String, Value>) -> Result<i64, ArmError> {
         |message: String| ArmError::container_service(StatusCode::BAD_REQUEST, "InvalidParameter", message);
     if !(0..=1000).contains(&count) {
         return Err(invalid(format!(
-            "The count {count} of an agent pool must be between 0 and 1000."
+            "'properties.count' is {count}; an agent pool holds 0 to 1000 nodes."
         )));
     }
     if requested.get("enableAutoScaling") == Some(&Value::Bool(true)) {
@@ -372,15 +372,17 @@ fn counts(requested: &Map<String, Value>) -> Result<i64, ArmError> {
         let max = fields::integer(requested, "maxCount", "properties")?;
         let (Some(min), Some(max)) = (min, max) else {
             return Err(invalid(
-                "An agent pool with the autoscaler on needs minCount and maxCount.".into(),
+                "An agent pool with the autoscaler on ('properties.enableAutoScaling') needs 'properties.minCount' and 'properties.maxCount'.".into(),
             ));
         };
         if min > max {
-            return Err(invalid(format!("minCount {min} is larger than maxCount {max}.")));
+            return Err(invalid(format!(
+                "'properties.minCount' ({min}) is larger than 'properties.maxCount' ({max})."
+            )));
         }
         if !(min..=max).contains(&count) {
             return Err(invalid(format!(
-                "The count {count} is outside the autoscaler's bounds [{min}, {max}]."
+                "'properties.count' ({count}) is outside the autoscaler's bounds [{min}, {max}]."
             )));
         }
     }
