@@ -10,6 +10,7 @@ import pytest
 from azure.identity import ClientSecretCredential
 from azure.mgmt.authorization import AuthorizationManagementClient
 from azure.mgmt.compute import ComputeManagementClient
+from azure.mgmt.containerservice import ContainerServiceClient
 from azure.mgmt.msi import ManagedServiceIdentityClient
 from azure.mgmt.network import NetworkManagementClient
 from azure.mgmt.network.models import AddressSpace, Subnet, VirtualNetwork
@@ -80,6 +81,11 @@ def network(make_client) -> NetworkManagementClient:
 @pytest.fixture(scope="session")
 def compute(make_client) -> ComputeManagementClient:
     return make_client(ComputeManagementClient)
+
+
+@pytest.fixture(scope="session")
+def aks(make_client) -> ContainerServiceClient:
+    return make_client(ContainerServiceClient)
 
 
 @pytest.fixture(scope="session")
