@@ -117,8 +117,49 @@ async fn run(options: &Options) -> Fallible<()> {
     let duration = Duration::from_secs(options.seconds);
     read(&mut connections, options.per_type, duration).await?;
     write(&mut connections, options.per_type, duration).await?;
-    scale_out(&mut connections).await
+    scale_out(&mut connections).await?;
+    aks_create(&mut connections).await
 }
+
+/// AKS clusters created from nothing, one per connection at a time: how fast a cluster's PUT
+/// reaches Succeeded with its node resource group and the scale set of its system pool.
+async fn aks_create(connections: &mut Vec<Connection>) -> Fallible<()> {
+    let clusters = connections.len() * 2;
+    let heap_before = heap_bytes();
+    let started = Instant::now();
+    for_each(connections, clusters, |mut connection, index| async move {
+        connection
+            .put_to_succeeded(
+                &format!("{GROUP}/providers/Microsoft.ContainerService/managedClusters/aks{index}?api-version=2025-08-01"),
+                &json!({
+                    "location": "westus2",
+                    "identity": {"type": "SystemAssigned"},
+                    "properties": {
+                        "kubernetesVersion": "1.33",
+                        "dnsPrefix": format!("aks{index}"),
+                        "agentPoolProfiles": [{"name": "system", "mode": "System", "count": AKS_NODES, "vmSize": "Standard_D2s_v3"}],
+                    },
+                }),
+            )
+            .await?;
+        Ok(connection)
+    })
+    .await?;
+    let elapsed = started.elapsed();
+    // A cluster stores itself, its pool, its node resource group with the kubelet identity, the
+    // network, the outbound address and the pool's scale set, and each node with its OS disk.
+    let stored = i128::try_from(clusters * (7 + 2 * AKS_NODES))?;
+    println!(
+        "aks: {clusters} managed clusters of {AKS_NODES} nodes, PUT-to-Succeeded in {:.2} s = {:.0} clusters/s; heap {} bytes per stored resource",
+        elapsed.as_secs_f64(),
+        per_second(clusters, elapsed),
+        (heap_bytes() - heap_before) / stored,
+    );
+    Ok(())
+}
+
+/// Nodes of each cluster's system pool in the AKS phase.
+const AKS_NODES: usize = 3;
 
 /// Scale sets grown from none to `SCALE_SET_CAPACITY` instances, one set per connection at a
 /// time: how fast instances come (the set's PUT to Succeeded), and what each one stores.
