@@ -33,6 +33,10 @@
 //! | `Microsoft.Compute/skus` | GET list, `$filter=location eq '<location>'`: the VM sizes CAPZ uses (confidential ones included) and the availability set SKUs, in every location, restricted as `Config::sku_restrictions` says | 2017-09-01, 2019-04-01, 2021-07-01 (every SDK) |
 //! | `Microsoft.Compute/locations/{loc}/publishers/{p}/artifacttypes/vmimage/offers/{o}/skus/{s}/versions[/{v}]` | GET: CAPZ's marketplace reference images and the recorded sessions' images | as virtual machines |
 //! | `Microsoft.Compute/locations/{loc}/communityGalleries/{g}/images/{i}/versions[/{v}]` | GET: CAPZ's community gallery reference images | 2021-07-01, 2022-01-03, 2022-03-03, 2022-08-03, 2023-07-03, 2024-03-03, 2026-03-03 (Python SDK) |
+//! | `Microsoft.ContainerService/managedClusters` (+ `/agentPools`) | PUT (201 `Creating` / 200 `Updating`, `Upgrading`, `Scaling` + `Azure-AsyncOperation`), GET, DELETE (202, taking the node resource group), lists; a cluster's `agentPoolProfiles` are its pools; POST `listClusterAdminCredential`, `listClusterUserCredential`, `listClusterMonitoringUserCredential` (200, a kubeconfig), `stop`, `start`; one operation per cluster (409 `OperationNotAllowed`); AKS's own errors, unwrapped with a `subcode` | 2022-04-01 (recorded credential listings), 2024-09-01, 2025-08-01, 2025-10-02-preview (recordings), and the Go and Python SDKs' up to 2026-08-01 (azure-mgmt-containerservice 41) |
+//! | `Microsoft.ContainerService/managedClusters/maintenanceConfigurations` | PUT and DELETE at once (200), GET, list; names `default`, `aksManagedAutoUpgradeSchedule`, `aksManagedNodeOSUpgradeSchedule` | as managed clusters |
+//! | `Microsoft.ContainerService/locations/{loc}/kubernetesVersions`, `.../orchestrators`, `{cluster}/upgradeProfiles/default`, `{pool}/upgradeProfiles/default` | GET: the offered releases and the upgrades open from a version | as managed clusters |
+//! | `{resource}/providers/Microsoft.ResourceHealth/availabilityStatuses[/current]` | GET: `Available` once the resource's last operation succeeded, `Unknown` while one runs, `Degraded` when it failed | 2015-01-01 to 2025-05-01 |
 //! | `{provider}/locations/{loc}/operations/{id}`, `.../DiskOperations/{id}`, `{group}/providers/Microsoft.Network/privateDnsOperationStatuses/{id}` | GET: the operation's status | the api-version of the request that started it |
 //!
 //! "capz-rs" marks the versions capz-rs's own controllers pin (`ArmModel::API_VERSION` of its
@@ -52,7 +56,8 @@
 //! Microsoft.Network 409 `AnotherOperationInProgress` (a document and the children kept inside it
 //! count as one), virtual machines and extensions take the later request and end the earlier
 //! operation `Canceled` (`OperationPreempted`) but refuse writes to a machine being deleted (409
-//! `OperationNotAllowed`), managed disks 409 `Conflict`; a repeated delete is answered with the
+//! `OperationNotAllowed`), managed disks 409 `Conflict`, AKS 409 `OperationNotAllowed` for anything
+//! on the same cluster; a repeated delete is answered with the
 //! deletion in flight. Writes to or into a resource group being deleted get 409
 //! `ResourceGroupBeingDeleted`. Referential integrity: every
 //! `{"id": ...}` a body names must be a fully qualified id (400 `LinkedInvalidPropertyId`) and exist
