@@ -1275,3 +1275,50 @@ async fn a_group_others_still_use_is_not_deleted_from_under_them() {
         StatusCode::NOT_FOUND
     );
 }
+
+#[tokio::test]
+async fn a_public_ip_prefix_a_nat_gateway_uses_stays_until_the_gateway_lets_go() {
+    let emulator = with_network().await;
+    let prefix = net("publicIPPrefixes/outbound");
+    let created = send(
+        &emulator,
+        "PUT",
+        &prefix,
+        Some(json!({"location": "westeurope", "sku": {"name": "Standard"}, "properties": {"prefixLength": 30}})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let gateway = net("natGateways/nat");
+    let body = json!({"location": "westeurope", "sku": {"name": "Standard"}, "properties": {"publicIpPrefixes": [{"id": prefix}]}});
+    let made = send(&emulator, "PUT", &gateway, Some(body)).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    let read = send(&emulator, "GET", &prefix, None).await;
+    assert_eq!(
+        read.body["properties"]["natGateway"]["id"],
+        json!(gateway),
+        "{}",
+        read.body
+    );
+    let refused = send(&emulator, "DELETE", &prefix, None).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert_eq!(
+        refused.body["error"]["code"],
+        "PublicIpPrefixInUseCannotBeDeleted"
+    );
+    let released = send(
+        &emulator,
+        "PUT",
+        &gateway,
+        Some(json!({"location": "westeurope", "sku": {"name": "Standard"}})),
+    )
+    .await;
+    assert_eq!(released.status, StatusCode::OK, "{}", released.body);
+    let read = send(&emulator, "GET", &prefix, None).await;
+    assert!(
+        read.body["properties"].get("natGateway").is_none(),
+        "{}",
+        read.body
+    );
+    let deleted = send(&emulator, "DELETE", &prefix, None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED, "{}", deleted.body);
+}

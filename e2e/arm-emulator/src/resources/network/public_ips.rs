@@ -38,11 +38,18 @@ pub(crate) static PUBLIC_IP_PREFIX: ResourceType = ResourceType {
     ..document(
         "Microsoft.Network/publicIPPrefixes",
         "PublicIpPrefixInUseCannotBeDeleted",
-        &[BackReference {
-            property: "publicIPAddresses",
-            from: &["Microsoft.Network/publicIPAddresses"],
-            many: true,
-        }],
+        &[
+            BackReference {
+                property: "publicIPAddresses",
+                from: &["Microsoft.Network/publicIPAddresses"],
+                many: true,
+            },
+            BackReference {
+                property: "natGateway",
+                from: &["Microsoft.Network/natGateways"],
+                many: false,
+            },
+        ],
         prepare_prefix,
     )
 };
