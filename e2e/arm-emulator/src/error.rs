@@ -16,6 +16,8 @@ pub struct ArmError {
     pub message: String,
     /// Further errors; resource providers that send a (possibly empty) list have `Some`.
     pub details: Option<Vec<serde_json::Value>>,
+    /// What the error is about, for providers that name it (the id of a missing source).
+    pub target: Option<Box<str>>,
 }
 
 impl ArmError {
@@ -29,6 +31,16 @@ impl ArmError {
             code: code.into(),
             message: message.into(),
             details: None,
+            target: None,
+        }
+    }
+
+    /// The error naming what it is about.
+    #[must_use]
+    pub(crate) fn with_target(self, target: impl Into<String>) -> Self {
+        Self {
+            target: Some(target.into().into_boxed_str()),
+            ..self
         }
     }
 

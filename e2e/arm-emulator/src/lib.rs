@@ -700,6 +700,9 @@ impl<'a> Query<'a> {
 impl ArmError {
     fn into_answer(self) -> Answer {
         let mut body = json!({ "error": { "code": self.code, "message": self.message } });
+        if let Some(target) = self.target {
+            body["error"]["target"] = Value::String(target.into());
+        }
         if let Some(details) = self.details {
             body["error"]["details"] = Value::Array(details);
         }

@@ -5,7 +5,9 @@
 mod availability_sets;
 mod disks;
 mod extensions;
+mod galleries;
 mod images;
+mod managed_images;
 mod scale_sets;
 mod skus;
 mod virtual_machines;
@@ -13,13 +15,14 @@ mod virtual_machines;
 use std::time::SystemTime;
 
 use axum::http::StatusCode;
+use serde_json::Value;
 
 use super::names::{Naming, alphanumeric, refuse};
 use super::{
     BackReferenceStyle, Catalogue, Concurrency, Flavour, Lro, OperationsAt, Prepare, ResourceType, fields,
 };
 use crate::error::ArmError;
-use crate::state::StatusStyle;
+use crate::state::{State, StatusStyle};
 
 /// api-versions of virtual machines, extensions, availability sets and marketplace images: those
 /// of the recorded sessions (2020-12-01, 2022-03-01, 2024-11-01), those the Azure SDK for Go
@@ -66,7 +69,8 @@ pub(crate) const DISK_API_VERSIONS: &[&str] = &[
 /// api-versions of resource SKUs; every SDK still calls 2021-07-01.
 pub(crate) const SKU_API_VERSIONS: &[&str] = &["2017-09-01", "2019-04-01", "2021-07-01"];
 
-/// api-versions of community galleries (the gallery API's).
+/// api-versions of galleries and community galleries: the Go SDK's (armcompute v5: 2023-07-03,
+/// v6: 2024-03-03) and the Python SDK's (azure-mgmt-compute 33 to 35: 2024-03-03; 39: 2026-03-03).
 pub(crate) const GALLERY_API_VERSIONS: &[&str] = &[
     "2021-07-01",
     "2022-01-03",
@@ -74,6 +78,7 @@ pub(crate) const GALLERY_API_VERSIONS: &[&str] = &[
     "2022-08-03",
     "2023-07-03",
     "2024-03-03",
+    "2025-03-03",
     "2026-03-03",
 ];
 
@@ -117,6 +122,11 @@ pub(crate) static TYPES: &[&ResourceType] = &[
     &virtual_machines::VIRTUAL_MACHINE,
     &extensions::EXTENSION,
     &disks::DISK,
+    &disks::SNAPSHOT,
+    &managed_images::IMAGE,
+    &galleries::GALLERY,
+    &galleries::DEFINITION,
+    &galleries::VERSION,
     &availability_sets::AVAILABILITY_SET,
     &scale_sets::SCALE_SET,
     &scale_sets::INSTANCE,
@@ -259,4 +269,29 @@ pub(super) fn stored_name(type_name: &str, id: &str) -> Option<String> {
     let instance = segments.next()?;
     let set = segments.nth(1)?;
     Some(format!("{set}_{instance}"))
+}
+
+/// What Azure answers when a resource is made from one (`target`) that does not exist.
+fn entity_not_found(target: &str) -> ArmError {
+    ArmError::new(
+        StatusCode::NOT_FOUND,
+        "NotFound",
+        "The entity was not found in this Azure location.",
+    )
+    .with_target(target)
+}
+
+/// The stored document a resource is made from (a snapshot, a disk, an image), which must exist
+/// and be of one of `types`.
+fn source(state: &State, id: &str, types: &[&str]) -> Result<Value, ArmError> {
+    state
+        .resources
+        .get(id.to_ascii_lowercase().as_str())
+        .filter(|stored| {
+            types
+                .iter()
+                .any(|name| stored.type_name.eq_ignore_ascii_case(name))
+        })
+        .map(|stored| stored.body().into_owned())
+        .ok_or_else(|| entity_not_found(id))
 }
