@@ -1749,3 +1749,87 @@ async fn galleries_keep_their_sharing_and_refuse_deletion_while_nested_resources
     delete_and_confirm_gone(&emulator, &definition, StatusCode::ACCEPTED).await;
     delete_and_confirm_gone(&emulator, &gallery, StatusCode::ACCEPTED).await;
 }
+
+#[tokio::test]
+async fn capacity_reservations_list_the_machines_placed_in_their_group() {
+    let emulator = with_network(Config::default()).await;
+    let group = compute("capacityReservationGroups/crg");
+    let reservation = compute("capacityReservationGroups/crg/capacityReservations/d2");
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["properties"]["capacityReservation"] = json!({"capacityReservationGroup": {"id": group}});
+    let vm = compute("virtualMachines/reserved");
+    let no_group = send(&emulator, "PUT", &vm, Some(body.clone())).await;
+    assert_eq!(no_group.status, StatusCode::NOT_FOUND, "{}", no_group.body);
+
+    let created = send(
+        &emulator,
+        "PUT",
+        &group,
+        Some(json!({"location": "westus2", "zones": ["1", "2"]})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert!(created.body["properties"].get("provisioningState").is_none());
+    let regional = send(
+        &emulator,
+        "PUT",
+        &reservation,
+        Some(json!({"location": "westus2", "sku": {"name": "Standard_D2s_v3", "capacity": 2}})),
+    )
+    .await;
+    assert_eq!(regional.status, StatusCode::BAD_REQUEST, "{}", regional.body);
+    let unknown = send(
+        &emulator,
+        "PUT",
+        &reservation,
+        Some(json!({"location": "westus2", "zones": ["1"], "sku": {"name": "Standard_A0", "capacity": 2}})),
+    )
+    .await;
+    assert_eq!(unknown.body["error"]["code"], "NotSupported");
+    let reserved = send(
+        &emulator,
+        "PUT",
+        &reservation,
+        Some(
+            json!({"location": "westus2", "zones": ["1"], "sku": {"name": "Standard_D2s_v3", "capacity": 2}}),
+        ),
+    )
+    .await;
+    assert_eq!(reserved.status, StatusCode::CREATED, "{}", reserved.body);
+    assert_eq!(reserved.body["properties"]["provisioningState"], "Creating");
+    emulator.advance_clock(Duration::from_mins(1));
+
+    body["zones"] = json!(["1"]);
+    let placed = send(&emulator, "PUT", &vm, Some(body)).await;
+    assert_eq!(placed.status, StatusCode::CREATED, "{}", placed.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let read = send(&emulator, "GET", &group, None).await;
+    let machine = json!([{"id": vm}]);
+    assert_eq!(read.body["properties"]["virtualMachinesAssociated"], machine);
+    assert_eq!(
+        read.body["properties"]["capacityReservations"],
+        json!([{"id": reservation}])
+    );
+    assert!(read.body["properties"].get("instanceView").is_none());
+    let view = send(&emulator, "GET", &format!("{group}?$expand=instanceView"), None).await;
+    let reservation_view = &view.body["properties"]["instanceView"]["capacityReservations"][0];
+    assert_eq!(reservation_view["name"], "d2");
+    assert_eq!(
+        reservation_view["utilizationInfo"]["virtualMachinesAllocated"],
+        machine
+    );
+    let read = send(&emulator, "GET", &reservation, None).await;
+    assert_eq!(read.body["properties"]["virtualMachinesAssociated"], machine);
+    assert!(read.body["properties"]["reservationId"].is_string());
+
+    // The group goes last: after its machines and its reservations.
+    assert_eq!(
+        send(&emulator, "DELETE", &group, None).await.status,
+        StatusCode::CONFLICT
+    );
+    delete_and_confirm_gone(&emulator, &vm, StatusCode::ACCEPTED).await;
+    let refused = send(&emulator, "DELETE", &group, None).await;
+    assert_eq!(refused.body["error"]["code"], "CannotDeleteResource");
+    delete_and_confirm_gone(&emulator, &reservation, StatusCode::ACCEPTED).await;
+    delete_and_confirm_gone(&emulator, &group, StatusCode::OK).await;
+}

@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 
 use super::images::{Os, Resolved};
 use super::managed_images::{HYPER_V_GENERATIONS, IMAGE};
-use super::{COMPUTE, GALLERY_API_VERSIONS, disks, document, now, source, virtual_machines};
+use super::{
+    COMPUTE, GALLERY_API_VERSIONS, disks, document, now, refuse_while_nested, source, virtual_machines,
+};
 use crate::error::ArmError;
 use crate::resources::names::{Naming, alphanumeric, refuse};
 use crate::resources::{Expansion, Hooks, Lro, NO_HOOKS, Prepare, ResourceType, fields};
@@ -113,17 +115,6 @@ const ARCHITECTURES: &[&str] = &["x64", "Arm64"];
 const PERMISSIONS: &[&str] = &["Private", "Groups", "Community"];
 /// The storage a version's replicas are kept on.
 const REPLICA_STORAGE: &[&str] = &["Standard_LRS", "Standard_ZRS", "Premium_LRS", "PremiumV2_LRS"];
-
-fn refuse_while_nested(state: &State, key: &str) -> Result<(), ArmError> {
-    if state.under(&format!("{key}/")).next().is_none() {
-        return Ok(());
-    }
-    Err(ArmError::new(
-        StatusCode::CONFLICT,
-        "CannotDeleteResource",
-        "Can not delete resource before nested resources are deleted.",
-    ))
-}
 
 /// A property the client may not change once set.
 fn unchanged(prepare: &Prepare<'_>, property: &str) -> Result<(), ArmError> {

@@ -1,8 +1,10 @@
-//! Microsoft.Compute: virtual machines and their extensions, managed disks and availability sets,
-//! and the read-only catalogues clients consult before creating machines: resource SKUs,
+//! Microsoft.Compute: virtual machines and their extensions, managed disks, snapshots, managed
+//! images, compute galleries, availability sets and capacity reservations, and the read-only
+//! catalogues clients consult before creating machines: resource SKUs,
 //! marketplace images and community gallery images.
 
 mod availability_sets;
+mod capacity_reservations;
 mod disks;
 mod extensions;
 mod galleries;
@@ -127,6 +129,8 @@ pub(crate) static TYPES: &[&ResourceType] = &[
     &galleries::GALLERY,
     &galleries::DEFINITION,
     &galleries::VERSION,
+    &capacity_reservations::GROUP,
+    &capacity_reservations::RESERVATION,
     &availability_sets::AVAILABILITY_SET,
     &scale_sets::SCALE_SET,
     &scale_sets::INSTANCE,
@@ -294,4 +298,17 @@ fn source(state: &State, id: &str, types: &[&str]) -> Result<Value, ArmError> {
         })
         .map(|stored| stored.body().into_owned())
         .ok_or_else(|| entity_not_found(id))
+}
+
+/// Refuses to delete a resource (its key) that still has child resources: a gallery with image
+/// definitions, a definition with versions, a capacity reservation group with reservations.
+fn refuse_while_nested(state: &State, key: &str) -> Result<(), ArmError> {
+    if state.under(&format!("{key}/")).next().is_none() {
+        return Ok(());
+    }
+    Err(ArmError::new(
+        StatusCode::CONFLICT,
+        "CannotDeleteResource",
+        "Can not delete resource before nested resources are deleted.",
+    ))
 }
