@@ -7,8 +7,8 @@ use axum::http::Method;
 
 use super::{
     ACCOUNT_NAMES, BROKEN_IDS, CHILDREN, COMPUTE, GROUPS, GUIDS, KINDS, NAMES, NETWORK, ODD_NAMES,
-    OTHER_VERSIONS, RESOURCE_GROUPS, RESOURCES, Req, SUB, Session, TAGS, ZONE_NAMES, encode, kind_of,
-    version_of,
+    OTHER_VERSIONS, RESOURCE_GROUPS, RESOURCES, Req, SUB, Session, TAGS, VERSION_NAMES, ZONE_NAMES, encode,
+    kind_of, version_of,
 };
 
 /// Targets: where requests go.
@@ -139,7 +139,9 @@ impl Session {
     /// first.
     pub(super) fn fabricate_under_known(&mut self, kind: &str) -> Option<String> {
         let (parent_kind, segment) = kind.rsplit_once('/')?;
-        let (parent_kind, pool) = if parent_kind.contains('/') {
+        let (parent_kind, pool) = if segment == "versions" {
+            (kind_of(parent_kind)?, VERSION_NAMES)
+        } else if parent_kind.contains('/') {
             (kind_of(parent_kind)?, CHILDREN)
         } else if parent_kind == "Microsoft.Authorization" {
             (RESOURCE_GROUPS, GUIDS)
