@@ -1831,5 +1831,5 @@ async fn capacity_reservations_list_the_machines_placed_in_their_group() {
     let refused = send(&emulator, "DELETE", &group, None).await;
     assert_eq!(refused.body["error"]["code"], "CannotDeleteResource");
     delete_and_confirm_gone(&emulator, &reservation, StatusCode::ACCEPTED).await;
-    delete_and_confirm_gone(&emulator, &group, StatusCode::OK).await;
+    delete_and_confirm_gone(&emulator, &group, StatusCode::ACCEPTED).await;
 }

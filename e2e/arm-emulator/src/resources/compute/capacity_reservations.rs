@@ -1,5 +1,5 @@
 //! Capacity reservation groups and their reservations: a reserved quantity of one machine size in
-//! a region or zone. A group is written at once and lists its reservations and the machines and
+//! a region or zone. A group is written at once (deleted through an operation) and lists its reservations and the machines and
 //! scale sets placed in it (`capacityReservation.capacityReservationGroup`), which must name an
 //! existing group; a reservation is written as machines are and lists the machines of its size in
 //! the group. A group cannot be deleted while it holds reservations or machines.
@@ -22,6 +22,8 @@ static GROUPS: Flavour = Flavour {
 };
 
 pub(crate) static GROUP: ResourceType = ResourceType {
+    // Written at once, deleted through an operation (202 and `Location`), as the SDKs poll it.
+    delete: Lro::Async,
     back_references: &[BackReference {
         property: "virtualMachinesAssociated",
         from: &[
