@@ -36,6 +36,7 @@
 //! | `Microsoft.Compute/availabilitySets` | PUT (200, done at once), GET (lists its machines), DELETE (200; 409 while it holds machines), lists | as virtual machines (2024-11-01 recorded) |
 //! | `Microsoft.Compute/skus` | GET list, `$filter=location eq '<location>'`: the VM sizes CAPZ uses (confidential ones included) and the availability set SKUs, in every location, restricted as `Config::sku_restrictions` says | 2017-09-01, 2019-04-01, 2021-07-01 (every SDK) |
 //! | `Microsoft.Compute/locations/{loc}/publishers/{p}/artifacttypes/vmimage/offers/{o}/skus/{s}/versions[/{v}]` | GET: CAPZ's marketplace reference images and the recorded sessions' images | as virtual machines |
+//! | `Microsoft.Compute/locations/{loc}/sharedGalleries/{unique name}/images/{i}/versions[/{v}]` | GET: the versions, replicated to the location, of galleries whose sharing permissions are `Groups` | as galleries |
 //! | `Microsoft.Compute/locations/{loc}/communityGalleries/{g}/images/{i}/versions[/{v}]` | GET: CAPZ's community gallery reference images | as galleries |
 //! | `{provider}/locations/{loc}/operations/{id}`, `.../DiskOperations/{id}`, `{group}/providers/Microsoft.Network/privateDnsOperationStatuses/{id}` | GET: the operation's status | the api-version of the request that started it |
 //!

@@ -1833,3 +1833,70 @@ async fn capacity_reservations_list_the_machines_placed_in_their_group() {
     delete_and_confirm_gone(&emulator, &reservation, StatusCode::ACCEPTED).await;
     delete_and_confirm_gone(&emulator, &group, StatusCode::ACCEPTED).await;
 }
+
+#[tokio::test]
+async fn versions_of_a_gallery_shared_with_groups_are_read_and_booted_by_unique_name() {
+    let emulator = with_network(Config::default()).await;
+    gallery_with_definition(&emulator).await;
+    image_of_snapshot(&emulator).await;
+    let unique = "00000000-0000-0000-0000-000000000000-G";
+    let shared = format!(
+        "{SUB}/providers/Microsoft.Compute/locations/westus2/sharedGalleries/{unique}/images/def/versions?api-version=2024-03-03"
+    );
+    let version = json!({"location": "westus2", "properties": {
+        "storageProfile": {"source": {"id": compute("images/image")}}
+    }});
+    let created = send(
+        &emulator,
+        "PUT",
+        &format!(
+            "{}?api-version=2024-03-03",
+            compute("galleries/g/images/def/versions/1.0.0")
+        ),
+        Some(version),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let private = send(&emulator, "GET", &shared, None).await;
+    assert_eq!(private.body["error"]["code"], "GalleryImageNotFound");
+
+    let sharing = send(
+        &emulator,
+        "PUT",
+        &format!("{}?api-version=2024-03-03", compute("galleries/g")),
+        Some(json!({"location": "westus2", "properties": {"sharingProfile": {"permissions": "Groups"}}})),
+    )
+    .await;
+    assert_eq!(sharing.status, StatusCode::OK, "{}", sharing.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let listed = send(&emulator, "GET", &shared, None).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    let unique_id = format!("/SharedGalleries/{unique}/Images/def/Versions/1.0.0");
+    assert_eq!(listed.body["value"][0]["identifier"]["uniqueId"], unique_id);
+    assert_eq!(
+        listed.body["value"][0]["properties"]["storageProfile"]["osDiskImage"]["diskSizeGB"],
+        32
+    );
+    let one = send(
+        &emulator,
+        "GET",
+        &shared.replace("/versions?", "/versions/1.0.0?"),
+        None,
+    )
+    .await;
+    assert_eq!(one.body["name"], "1.0.0");
+
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["properties"]["storageProfile"]["imageReference"] = json!({"sharedGalleryImageId": unique_id});
+    let vm = compute("virtualMachines/shared");
+    let booted = send(&emulator, "PUT", &vm, Some(body.clone())).await;
+    assert_eq!(booted.status, StatusCode::CREATED, "{}", booted.body);
+    let disk = os_disk_of(&emulator, &vm).await;
+    assert_eq!(disk["properties"]["hyperVGeneration"], "V2");
+    body["properties"]["storageProfile"]["imageReference"] =
+        json!({"sharedGalleryImageId": unique_id.replace("1.0.0", "9.9.9")});
+    body["properties"]["networkProfile"]["networkInterfaces"][0]["id"] = json!(net("networkInterfaces/nic1"));
+    let missing = send(&emulator, "PUT", &compute("virtualMachines/missing"), Some(body)).await;
+    assert_eq!(missing.body["error"]["code"], "GalleryImageNotFound");
+}

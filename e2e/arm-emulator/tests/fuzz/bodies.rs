@@ -311,7 +311,7 @@ impl Session {
         let mut body = json!({"location": location, "properties": {"description": "fuzz"}});
         if self.rng.percent(30) {
             body["properties"]["sharingProfile"] = json!({
-                "permissions": self.choose(&["Community", "Private", "Everyone"]),
+                "permissions": self.choose(&["Community", "Groups", "Private", "Everyone"]),
                 "communityGalleryInfo": {"publisherUri": "https://capz.example", "publisherContact": "capz@example.com", "eula": "none", "publicNamePrefix": "capz"},
             });
         }

@@ -372,12 +372,24 @@ impl Session {
         Req::new(method, path, query)
     }
 
-    /// A read of a catalogue: resource SKUs, marketplace and community gallery images, a
+    /// A read of a catalogue: resource SKUs, marketplace, community and shared gallery images, a
     /// machine's instance view.
     pub(super) fn catalogue_request(&mut self) -> Req {
         let subscription = self.subscription();
         let location = *self.rng.pick(&["westeurope", "westus2", "WestEurope", "nowhere"]);
-        let (path, version) = match self.rng.below(4) {
+        let (path, version) = match self.rng.below(5) {
+            3 => {
+                // A gallery the fuzzer made, by its unique name (shared when it shares with groups).
+                let gallery = *self.rng.pick(&["ONE", "TWO", "nope"]);
+                let mut path = format!(
+                    "/subscriptions/{subscription}/providers/Microsoft.Compute/locations/{location}/sharedGalleries/{SUB}-{gallery}/images/{}/versions",
+                    self.rng.pick(CHILDREN)
+                );
+                if self.rng.percent(60) {
+                    let _ = write!(path, "/{}", self.rng.pick(VERSION_NAMES));
+                }
+                (path, *self.rng.pick(&["2024-03-03", "2026-03-03", COMPUTE]))
+            }
             0 => (
                 format!("/subscriptions/{subscription}/providers/Microsoft.Compute/skus"),
                 *self.rng.pick(&["2021-07-01", "2019-04-01", "2024-07-01"]),

@@ -4,6 +4,9 @@
 //! regions). Written as virtual machines are (201 `Creating`, then an operation). A gallery that
 //! still has definitions, and a definition that still has versions, cannot be deleted. A version
 //! copies its source, which may be deleted afterwards; replication completes with the write.
+//! Versions of a gallery shared with groups are read under `sharedGalleries` by the gallery's
+//! unique name, in the regions they are replicated to; who the gallery is shared with is not
+//! modelled: every subscription sees it.
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -15,7 +18,7 @@ use super::{
 };
 use crate::error::ArmError;
 use crate::resources::names::{Naming, alphanumeric, refuse};
-use crate::resources::{Expansion, Hooks, Lro, NO_HOOKS, Prepare, ResourceType, fields};
+use crate::resources::{Catalogue, Expansion, Hooks, Lookup, Lro, NO_HOOKS, Prepare, ResourceType, fields};
 use crate::state::State;
 
 pub(crate) static GALLERY: ResourceType = ResourceType {
@@ -452,6 +455,129 @@ fn check_version_name(name: &str) -> Result<(), ArmError> {
         return Ok(());
     }
     Err(refuse(&VERSION_NAMES, name))
+}
+
+/// Versions of galleries shared with groups, read by their unique name:
+/// `.../locations/{loc}/sharedGalleries/{unique name}/images/{i}/versions[/{v}]`.
+pub(crate) static SHARED_VERSIONS: Catalogue = Catalogue {
+    name: "Microsoft.Compute/locations/sharedGalleries/images/versions",
+    api_versions: GALLERY_API_VERSIONS,
+    entry: Some(shared_version),
+    collection: Some(shared_versions),
+};
+
+/// The key of the definition `image` of the gallery shared as `unique` (its `uniqueName`).
+fn shared_definition(state: &State, unique: &str, image: &str) -> Option<String> {
+    let gallery = state.resources.iter().find_map(|(key, stored)| {
+        if stored.type_name != GALLERY.name {
+            return None;
+        }
+        let body = stored.body();
+        let properties = &body["properties"];
+        let shared = properties["sharingProfile"]["permissions"] == "Groups"
+            && properties["identifier"]["uniqueName"]
+                .as_str()
+                .is_some_and(|name| name.eq_ignore_ascii_case(unique));
+        shared.then(|| key.to_string())
+    })?;
+    let definition = format!("{gallery}/images/{}", image.to_ascii_lowercase());
+    state
+        .resources
+        .contains_key(definition.as_str())
+        .then_some(definition)
+}
+
+fn shared_not_found(lookup: &Lookup<'_>) -> ArmError {
+    ArmError::new(
+        StatusCode::NOT_FOUND,
+        "GalleryImageNotFound",
+        format!("The gallery image {} is not available.", lookup.id.to_id()),
+    )
+}
+
+/// A version as a shared gallery shows it, when it is replicated to `location`.
+fn shared_entry(version: &Value, unique: &str, image: &str, location: &str) -> Option<Value> {
+    let properties = &version["properties"];
+    let replicated = properties["publishingProfile"]["targetRegions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|region| region["name"].as_str())
+        .any(|region| same_region(region, location));
+    let name = version["name"].as_str()?;
+    replicated.then(|| {
+        json!({
+            "name": name,
+            "location": location,
+            "identifier": { "uniqueId": format!("/SharedGalleries/{unique}/Images/{image}/Versions/{name}") },
+            "properties": {
+                "publishedDate": properties["publishingProfile"]["publishedDate"],
+                "excludeFromLatest": properties["publishingProfile"]["excludeFromLatest"],
+                "storageProfile": {
+                    "osDiskImage": {
+                        "diskSizeGB": properties["storageProfile"]["osDiskImage"]["sizeInGB"],
+                        "hostCaching": properties["storageProfile"]["osDiskImage"]["hostCaching"],
+                    },
+                    "dataDiskImages": [],
+                },
+            },
+        })
+    })
+}
+
+/// The shared versions a path names (names are `[location, gallery, image, version?]`).
+fn shared_entries(lookup: &Lookup<'_>) -> Result<Vec<Value>, ArmError> {
+    let names = &lookup.id.names;
+    let (Some(location), Some(unique), Some(image)) = (names.first(), names.get(1), names.get(2)) else {
+        return Err(shared_not_found(lookup));
+    };
+    let definition =
+        shared_definition(lookup.state, unique, image).ok_or_else(|| shared_not_found(lookup))?;
+    Ok(lookup
+        .state
+        .under(&format!("{definition}/versions/"))
+        .filter_map(|(_, stored)| shared_entry(&stored.body(), unique, image, location))
+        .collect())
+}
+
+fn shared_version(lookup: &Lookup<'_>) -> Result<Value, ArmError> {
+    shared_entries(lookup)?
+        .into_iter()
+        .find(|entry| entry["name"] == lookup.id.name())
+        .ok_or_else(|| shared_not_found(lookup))
+}
+
+fn shared_versions(lookup: &Lookup<'_>) -> Result<Value, ArmError> {
+    Ok(json!({ "value": shared_entries(lookup)? }))
+}
+
+/// The id of the gallery image a `sharedGalleryImageId`
+/// (`/SharedGalleries/{g}/Images/{i}[/Versions/{v}]`) names, when it is shared.
+pub(super) fn shared_image(state: &State, unique_id: &str) -> Option<String> {
+    let parts: Vec<&str> = unique_id.trim_matches('/').split('/').collect();
+    let (unique, image, version) = match parts.as_slice() {
+        [galleries, unique, images, image] if layout(galleries, images, None) => (unique, image, None),
+        [galleries, unique, images, image, versions, version]
+            if layout(galleries, images, Some(versions)) =>
+        {
+            (unique, image, Some(version))
+        }
+        _ => return None,
+    };
+    let definition = shared_definition(state, unique, image)?;
+    let key = match version {
+        Some(version) => format!("{definition}/versions/{version}"),
+        None => definition,
+    };
+    state
+        .body(&key)
+        .and_then(|body| body["id"].as_str().map(str::to_owned))
+}
+
+fn layout(galleries: &str, images: &str, versions: Option<&&str>) -> bool {
+    galleries.eq_ignore_ascii_case("SharedGalleries")
+        && images.eq_ignore_ascii_case("Images")
+        && versions.is_none_or(|versions| versions.eq_ignore_ascii_case("Versions"))
 }
 
 #[cfg(test)]

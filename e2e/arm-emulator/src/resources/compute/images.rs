@@ -360,8 +360,8 @@ pub(super) struct Resolved {
 }
 
 /// Resolves a virtual machine's `storageProfile.imageReference`: a marketplace image, a
-/// community gallery image, a managed image or a gallery image (`id`) must exist as Azure would
-/// refuse otherwise; shared gallery images are taken on trust.
+/// community gallery image, a managed image, a gallery image (`id`) or a shared gallery image must
+/// exist as Azure would refuse otherwise.
 pub(super) fn resolve(
     reference: &Map<String, Value>,
     state: &State,
@@ -375,15 +375,18 @@ pub(super) fn resolve(
     if let Some(id) = fields::string(reference, "id", path)? {
         return resolve_stored(state, id, location);
     }
-    if let Some(id) = fields::string(reference, "sharedGalleryImageId", path)? {
-        let windows = id.to_ascii_lowercase().contains("win");
-        return Ok(Resolved {
-            os: if windows { Os::Windows } else { Os::Linux },
-            size_gb: None,
-            hyper_v: "V1",
-            exact_version: None,
-            source: json!({ "galleryImageReference": { "sharedGalleryImageId": id } }),
-        });
+    if let Some(unique_id) = fields::string(reference, "sharedGalleryImageId", path)? {
+        let not_available = || {
+            ArmError::new(
+                StatusCode::NOT_FOUND,
+                "GalleryImageNotFound",
+                format!("The gallery image {unique_id} is not available in {location} region."),
+            )
+        };
+        let id = galleries::shared_image(state, unique_id).ok_or_else(not_available)?;
+        let mut resolved = galleries::boot(state, &id, location)?.ok_or_else(not_available)?;
+        resolved.source = json!({ "galleryImageReference": { "sharedGalleryImageId": unique_id } });
+        return Ok(resolved);
     }
     let publisher = fields::required_string(reference, "publisher", path)?;
     let offer = fields::required_string(reference, "offer", path)?;

@@ -142,6 +142,7 @@ pub(crate) static CATALOGUES: &[&Catalogue] = &[
     &skus::SKUS,
     &images::MARKETPLACE_VERSIONS,
     &images::COMMUNITY_VERSIONS,
+    &galleries::SHARED_VERSIONS,
     &virtual_machines::INSTANCE_VIEW,
     &scale_sets::ROLLING_UPGRADE,
     &scale_sets::SET_INSTANCE_VIEW,
