@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use super::images::{Os, Resolved};
-use super::managed_images::{HYPER_V_GENERATIONS, IMAGE};
+use super::managed_images::{HYPER_V_GENERATIONS, IMAGE, OS_STATES, OS_TYPES};
 use super::{
     COMPUTE, GALLERY_API_VERSIONS, disks, document, now, refuse_while_nested, source, virtual_machines,
 };
@@ -113,14 +113,13 @@ static VERSION_NAMES: Naming = Naming {
     refuse,
 };
 
-const OS_STATES: &[&str] = &["Generalized", "Specialized"];
 const ARCHITECTURES: &[&str] = &["x64", "Arm64"];
 const PERMISSIONS: &[&str] = &["Private", "Groups", "Community"];
 /// The storage a version's replicas are kept on.
 const REPLICA_STORAGE: &[&str] = &["Standard_LRS", "Standard_ZRS", "Premium_LRS", "PremiumV2_LRS"];
 
 /// A property the client may not change once set.
-fn unchanged(prepare: &Prepare<'_>, property: &str) -> Result<(), ArmError> {
+fn immutable(prepare: &Prepare<'_>, property: &str) -> Result<(), ArmError> {
     let Some(existing) = prepare
         .existing
         .and_then(|existing| existing["properties"].get(property))
@@ -182,10 +181,10 @@ fn prepare_gallery(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
 
 fn prepare_definition(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     for property in ["osType", "osState", "identifier", "hyperVGeneration"] {
-        unchanged(prepare, property)?;
+        immutable(prepare, property)?;
     }
     let properties = prepare.properties()?;
-    fields::one_of(properties, "osType", "properties", &["Linux", "Windows"])?
+    fields::one_of(properties, "osType", "properties", OS_TYPES)?
         .ok_or_else(|| fields::missing("properties.osType"))?;
     fields::one_of(properties, "osState", "properties", OS_STATES)?
         .ok_or_else(|| fields::missing("properties.osState"))?;
@@ -214,8 +213,8 @@ fn prepare_definition(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     Ok(())
 }
 
-/// The OS disk size of what a version is made from.
-fn source_size(state: &State, id: &str) -> Result<(Value, Vec<Value>), ArmError> {
+/// The OS disk size and the data disk images of what a version is made from.
+fn source_images(state: &State, id: &str) -> Result<(Value, Vec<Value>), ArmError> {
     let types = [
         IMAGE.name,
         disks::SNAPSHOT.name,
@@ -225,12 +224,12 @@ fn source_size(state: &State, id: &str) -> Result<(Value, Vec<Value>), ArmError>
     ];
     let found = source(state, id, &types)?;
     let properties = &found["properties"];
-    let data_disks = |disks: &Value, size: &str| -> Vec<Value> {
+    let data_disks = |disks: &Value| -> Vec<Value> {
         disks
             .as_array()
             .into_iter()
             .flatten()
-            .map(|disk| json!({ "lun": disk["lun"], "sizeInGB": disk[size], "hostCaching": "None" }))
+            .map(|disk| json!({ "lun": disk["lun"], "sizeInGB": disk["diskSizeGB"], "hostCaching": "None" }))
             .collect()
     };
     Ok(
@@ -246,7 +245,7 @@ fn source_size(state: &State, id: &str) -> Result<(Value, Vec<Value>), ArmError>
             // A managed image or a virtual machine.
             (
                 profile["osDisk"]["diskSizeGB"].clone(),
-                data_disks(&profile["dataDisks"], "diskSizeGB"),
+                data_disks(&profile["dataDisks"]),
             )
         } else {
             (properties["diskSizeGB"].clone(), Vec::new())
@@ -275,7 +274,7 @@ fn prepare_version(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let disk_source =
         fields::reference(&os_image, "source", "properties.storageProfile.osDiskImage")?.map(str::to_owned);
     let (size, data_images) = match (whole, disk_source) {
-        (Some(id), _) | (None, Some(id)) => source_size(prepare.state, &id)?,
+        (Some(id), _) | (None, Some(id)) => source_images(prepare.state, &id)?,
         (None, None) => return Err(fields::missing("properties.storageProfile.source.id")),
     };
     os_image.insert("sizeInGB".into(), size);
@@ -293,6 +292,14 @@ fn prepare_version(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         .cloned()
         .unwrap_or_default();
     let replicas = fields::integer(&publishing, "replicaCount", publishing_path)?.unwrap_or(1);
+    if replicas < 1 {
+        return Err(ArmError::invalid_parameter(
+            "properties.publishingProfile.replicaCount",
+            format!(
+                "The replica count {replicas} of 'properties.publishingProfile.replicaCount' must be at least 1."
+            ),
+        ));
+    }
     let storage_type = fields::one_of(
         &publishing,
         "storageAccountType",

@@ -23,8 +23,8 @@ pub(crate) static IMAGE: ResourceType = ResourceType {
     )
 };
 
-const OS_TYPES: &[&str] = &["Linux", "Windows"];
-const OS_STATES: &[&str] = &["Generalized", "Specialized"];
+pub(super) const OS_TYPES: &[&str] = &["Linux", "Windows"];
+pub(super) const OS_STATES: &[&str] = &["Generalized", "Specialized"];
 pub(super) const HYPER_V_GENERATIONS: &[&str] = &["V1", "V2"];
 const CACHING: &[&str] = &["None", "ReadOnly", "ReadWrite"];
 
