@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use super::images::{Os, Resolved};
 use super::managed_images::{HYPER_V_GENERATIONS, IMAGE, OS_STATES, OS_TYPES};
 use super::{
-    COMPUTE, GALLERY_API_VERSIONS, disks, document, now, refuse_while_nested, source, virtual_machines,
+    COMPUTE, GALLERY_API_VERSIONS, disks, document, now, refuse_while_nested, required_choice, source,
+    virtual_machines,
 };
 use crate::error::ArmError;
 use crate::resources::names::{Naming, alphanumeric, refuse};
@@ -180,14 +181,13 @@ fn prepare_gallery(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
 }
 
 fn prepare_definition(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    let properties = prepare.properties()?;
+    required_choice(properties, "osType", "properties", OS_TYPES)?;
+    required_choice(properties, "osState", "properties", OS_STATES)?;
     for property in ["osType", "osState", "identifier", "hyperVGeneration"] {
         immutable(prepare, property)?;
     }
     let properties = prepare.properties()?;
-    fields::one_of(properties, "osType", "properties", OS_TYPES)?
-        .ok_or_else(|| fields::missing("properties.osType"))?;
-    fields::one_of(properties, "osState", "properties", OS_STATES)?
-        .ok_or_else(|| fields::missing("properties.osState"))?;
     let identifier = fields::object(properties, "identifier", "properties")?
         .ok_or_else(|| fields::missing("properties.identifier"))?;
     for required in ["publisher", "offer", "sku"] {

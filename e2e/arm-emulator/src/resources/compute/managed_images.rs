@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use super::images::{Os, Resolved};
-use super::{API_VERSIONS, COMPUTE, DISK_NAMES, disks, document, source, virtual_machines};
+use super::{API_VERSIONS, COMPUTE, DISK_NAMES, disks, document, required_choice, source, virtual_machines};
 use crate::error::ArmError;
 use crate::resources::{Lro, Prepare, ResourceType, fields};
 use crate::state::State;
@@ -112,10 +112,8 @@ fn prepare_image(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         .cloned()
         .ok_or_else(|| fields::missing("properties.storageProfile.osDisk"))?;
     let os_path = "properties.storageProfile.osDisk";
-    fields::one_of(&os_disk, "osType", os_path, OS_TYPES)?
-        .ok_or_else(|| fields::missing("properties.storageProfile.osDisk.osType"))?;
-    fields::one_of(&os_disk, "osState", os_path, OS_STATES)?
-        .ok_or_else(|| fields::missing("properties.storageProfile.osDisk.osState"))?;
+    required_choice(&mut os_disk, "osType", os_path, OS_TYPES)?;
+    required_choice(&mut os_disk, "osState", os_path, OS_STATES)?;
     if machine.is_none() {
         image_disk(prepare.state, &mut os_disk, os_path)?;
     }

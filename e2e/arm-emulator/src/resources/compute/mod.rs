@@ -17,7 +17,7 @@ mod virtual_machines;
 use std::time::SystemTime;
 
 use axum::http::StatusCode;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::names::{Naming, alphanumeric, refuse};
 use super::{
@@ -312,4 +312,18 @@ fn refuse_while_nested(state: &State, key: &str) -> Result<(), ArmError> {
         "CannotDeleteResource",
         "Can not delete resource before nested resources are deleted.",
     ))
+}
+
+/// An enumerated property the request must set (`osType`, `osState`), kept in its canonical
+/// casing.
+fn required_choice(
+    object: &mut Map<String, Value>,
+    key: &str,
+    path: &str,
+    allowed: &[&'static str],
+) -> Result<(), ArmError> {
+    let value = fields::one_of(object, key, path, allowed)?
+        .ok_or_else(|| fields::missing(&format!("{path}.{key}")))?;
+    object.insert(key.to_owned(), Value::String(value.to_owned()));
+    Ok(())
 }
