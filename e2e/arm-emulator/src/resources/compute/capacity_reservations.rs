@@ -15,6 +15,9 @@ use crate::resources::{
 };
 use crate::state::State;
 
+/// The compute api-versions from the first with capacity reservations (2021-04-01) on.
+const API_VERSIONS_SINCE_2021_04: &[&str] = API_VERSIONS.split_at(3).1;
+
 /// Groups: written at once, without a provisioning state.
 static GROUPS: Flavour = Flavour {
     provisioning_state: false,
@@ -41,7 +44,7 @@ pub(crate) static GROUP: ResourceType = ResourceType {
     },
     ..document(
         "Microsoft.Compute/capacityReservationGroups",
-        API_VERSIONS,
+        API_VERSIONS_SINCE_2021_04,
         &GROUPS,
         Lro::Sync,
         prepare_group,
@@ -57,7 +60,7 @@ pub(crate) static RESERVATION: ResourceType = ResourceType {
     },
     ..document(
         "Microsoft.Compute/capacityReservationGroups/capacityReservations",
-        API_VERSIONS,
+        API_VERSIONS_SINCE_2021_04,
         &COMPUTE,
         Lro::Async,
         prepare_reservation,
@@ -211,4 +214,14 @@ fn group_instance_view(state: &State, group: &Value) -> Value {
         })
         .collect();
     json!({ "capacityReservations": views })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::API_VERSIONS_SINCE_2021_04;
+
+    #[test]
+    fn reservations_start_at_the_api_version_that_brought_them() {
+        assert_eq!(API_VERSIONS_SINCE_2021_04.first(), Some(&"2021-04-01"));
+    }
 }
