@@ -1481,6 +1481,10 @@ async fn snapshots_are_written_as_disks_and_managed_images_need_their_source() {
     )
     .await;
     assert_eq!(copied.body["properties"]["diskSizeGB"], 32);
+    assert_eq!(
+        copied.body["properties"]["creationData"]["sourceUniqueId"],
+        read.body["properties"]["uniqueId"]
+    );
 
     let created = image_from_snapshot(&emulator, "image").await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);

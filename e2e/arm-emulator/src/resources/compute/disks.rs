@@ -262,6 +262,27 @@ fn requested_size(prepare: &Prepare<'_>, properties: &Map<String, Value>) -> Res
     })
 }
 
+/// A copy shows the unique id of the disk or snapshot it copies.
+fn record_source(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    let state = prepare.state;
+    let Some(creation) = prepare
+        .properties()?
+        .get_mut("creationData")
+        .and_then(Value::as_object_mut)
+    else {
+        return Ok(());
+    };
+    let unique = creation
+        .get("sourceResourceId")
+        .and_then(Value::as_str)
+        .and_then(|source| state.body(&source.to_ascii_lowercase()))
+        .and_then(|source| source.pointer("/properties/uniqueId").cloned());
+    if let Some(unique) = unique {
+        creation.insert("sourceUniqueId".into(), unique);
+    }
+    Ok(())
+}
+
 fn prepare_disk(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     prepare_as(prepare, Kind::Disk)
 }
@@ -281,6 +302,7 @@ fn prepare_as(prepare: &mut Prepare<'_>, kind: Kind) -> Result<(), ArmError> {
     zones(prepare)?;
     let properties = prepare.properties()?.clone();
     let size = requested_size(prepare, &properties)?;
+    record_source(prepare)?;
     let largest = kind.largest_gb(sku);
     if !(1..=largest).contains(&size) {
         return Err(ArmError::invalid_parameter(
