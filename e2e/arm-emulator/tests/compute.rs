@@ -1904,3 +1904,53 @@ async fn versions_of_a_gallery_shared_with_groups_are_read_and_booted_by_unique_
     let missing = send(&emulator, "PUT", &compute("virtualMachines/missing"), Some(body)).await;
     assert_eq!(missing.body["error"]["code"], "GalleryImageNotFound");
 }
+
+#[tokio::test]
+async fn a_version_of_another_generation_than_its_definition_fails() {
+    let emulator = with_network(Config::default()).await;
+    gallery_with_definition(&emulator).await;
+    send(
+        &emulator,
+        "PUT",
+        &format!("{}?{DISKS}", compute("snapshots/snap")),
+        Some(json!({"location": "westus2", "properties": {"creationData": {"createOption": "Empty"}, "diskSizeGB": 32}})),
+    )
+    .await;
+    // A generation 1 image, for a generation 2 definition.
+    let image = send(
+        &emulator,
+        "PUT",
+        &compute("images/gen1"),
+        Some(
+            json!({"location": "westus2", "properties": {"storageProfile": {"osDisk": {
+                "osType": "Linux", "osState": "Generalized", "snapshot": {"id": compute("snapshots/snap")}
+            }}}}),
+        ),
+    )
+    .await;
+    assert_eq!(image.status, StatusCode::CREATED, "{}", image.body);
+    let version = format!(
+        "{}?api-version=2024-03-03",
+        compute("galleries/g/images/def/versions/1.0.0")
+    );
+    let accepted = send(
+        &emulator,
+        "PUT",
+        &version,
+        Some(json!({"location": "westus2", "properties": {"storageProfile": {"source": {"id": compute("images/gen1")}}}})),
+    )
+    .await;
+    assert_eq!(accepted.status, StatusCode::CREATED, "{}", accepted.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let status = send(
+        &emulator,
+        "GET",
+        &local(accepted.header("azure-asyncoperation")),
+        None,
+    )
+    .await;
+    assert_eq!(status.body["status"], "Failed", "{}", status.body);
+    assert_eq!(status.body["error"]["code"], "Conflict");
+    let read = send(&emulator, "GET", &version, None).await;
+    assert_eq!(read.body["properties"]["provisioningState"], "Failed");
+}

@@ -9,7 +9,7 @@
 //! modelled: every subscription sees it.
 
 use axum::http::StatusCode;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::images::{Os, Resolved};
 use super::managed_images::{HYPER_V_GENERATIONS, IMAGE, OS_STATES, OS_TYPES};
@@ -213,8 +213,17 @@ fn prepare_definition(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     Ok(())
 }
 
-/// The OS disk size and the data disk images of what a version is made from.
-fn source_images(state: &State, id: &str) -> Result<(Value, Vec<Value>), ArmError> {
+/// What a version learns of what it is made from.
+struct Source {
+    /// The size of its OS disk.
+    os_size: Value,
+    data_images: Vec<Value>,
+    /// Its Hyper-V generation, when it has one.
+    hyper_v: Option<String>,
+}
+
+/// What a version is made from: a managed image, a snapshot or disk, a machine or another version.
+fn source_images(state: &State, id: &str) -> Result<Source, ArmError> {
     let types = [
         IMAGE.name,
         disks::SNAPSHOT.name,
@@ -224,6 +233,11 @@ fn source_images(state: &State, id: &str) -> Result<(Value, Vec<Value>), ArmErro
     ];
     let found = source(state, id, &types)?;
     let properties = &found["properties"];
+    let generation = |document: &Value| {
+        document["properties"]["hyperVGeneration"]
+            .as_str()
+            .map(str::to_owned)
+    };
     let data_disks = |disks: &Value| -> Vec<Value> {
         disks
             .as_array()
@@ -232,60 +246,71 @@ fn source_images(state: &State, id: &str) -> Result<(Value, Vec<Value>), ArmErro
             .map(|disk| json!({ "lun": disk["lun"], "sizeInGB": disk["diskSizeGB"], "hostCaching": "None" }))
             .collect()
     };
-    Ok(
-        if let Some(version) = properties
-            .get("storageProfile")
-            .filter(|_| found["type"] == VERSION.name)
-        {
-            (
-                version["osDiskImage"]["sizeInGB"].clone(),
-                version["dataDiskImages"].as_array().cloned().unwrap_or_default(),
-            )
-        } else if let Some(profile) = properties.get("storageProfile") {
-            // A managed image or a virtual machine.
-            (
-                profile["osDisk"]["diskSizeGB"].clone(),
-                data_disks(&profile["dataDisks"]),
-            )
-        } else {
-            (properties["diskSizeGB"].clone(), Vec::new())
-        },
-    )
+    let profile = &properties["storageProfile"];
+    Ok(if found["type"] == VERSION.name {
+        let key = id.to_ascii_lowercase();
+        let definition = key
+            .rsplit_once("/versions/")
+            .and_then(|(definition, _)| state.body(definition));
+        Source {
+            os_size: profile["osDiskImage"]["sizeInGB"].clone(),
+            data_images: profile["dataDiskImages"].as_array().cloned().unwrap_or_default(),
+            hyper_v: definition.and_then(|definition| generation(&definition)),
+        }
+    } else if found["type"] == virtual_machines::VIRTUAL_MACHINE.name {
+        // A machine's generation is its OS disk's.
+        let disk = profile["osDisk"]["managedDisk"]["id"]
+            .as_str()
+            .and_then(|disk| state.body(&disk.to_ascii_lowercase()));
+        Source {
+            os_size: profile["osDisk"]["diskSizeGB"].clone(),
+            data_images: data_disks(&profile["dataDisks"]),
+            hyper_v: disk.and_then(|disk| generation(&disk)),
+        }
+    } else if found["type"] == IMAGE.name {
+        Source {
+            os_size: profile["osDisk"]["diskSizeGB"].clone(),
+            data_images: data_disks(&profile["dataDisks"]),
+            hyper_v: generation(&found),
+        }
+    } else {
+        Source {
+            os_size: properties["diskSizeGB"].clone(),
+            data_images: Vec::new(),
+            hyper_v: generation(&found),
+        }
+    })
 }
 
-fn prepare_version(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
-    check_version_name(prepare.id.name())?;
-    let location = prepare.location.to_owned();
-    let properties = prepare.properties()?;
-    let storage_path = "properties.storageProfile";
-    let mut storage = fields::object(properties, "storageProfile", "properties")?
-        .cloned()
-        .ok_or_else(|| fields::missing(storage_path))?;
-    let source_path = "properties.storageProfile.source";
-    let mut os_image = fields::object(&storage, "osDiskImage", storage_path)?
-        .cloned()
-        .unwrap_or_default();
-    let whole = match fields::object(&storage, "source", storage_path)? {
-        Some(source) => fields::string(source, "id", source_path)?
-            .or(fields::string(source, "virtualMachineId", source_path)?)
-            .map(str::to_owned),
-        None => None,
-    };
-    let disk_source =
-        fields::reference(&os_image, "source", "properties.storageProfile.osDiskImage")?.map(str::to_owned);
-    let (size, data_images) = match (whole, disk_source) {
-        (Some(id), _) | (None, Some(id)) => source_images(prepare.state, &id)?,
-        (None, None) => return Err(fields::missing("properties.storageProfile.source.id")),
-    };
-    os_image.insert("sizeInGB".into(), size);
-    os_image
-        .entry("hostCaching")
-        .or_insert_with(|| json!("ReadWrite"));
-    storage.insert("osDiskImage".into(), Value::Object(os_image));
-    storage
-        .entry("dataDiskImages")
-        .or_insert_with(|| Value::Array(data_images));
+/// Azure takes a version whose source is of another Hyper-V generation than its definition, then
+/// fails its operation.
+fn check_generation(prepare: &mut Prepare<'_>, id: &str, found: Option<&str>) {
+    let expected = prepare
+        .id
+        .parent()
+        .and_then(|definition| prepare.state.body(&definition.key()))
+        .and_then(|definition| {
+            definition["properties"]["hyperVGeneration"]
+                .as_str()
+                .map(str::to_owned)
+        });
+    if let (Some(expected), Some(found)) = (expected, found)
+        && !expected.eq_ignore_ascii_case(found)
+    {
+        prepare.failure = Some(ArmError::new(
+            StatusCode::CONFLICT,
+            "Conflict",
+            format!(
+                "The resource with id '{id}' has a different Hypervisor generation ['{found}'] than the parent gallery image Hypervisor generation ['{expected}']."
+            ),
+        ));
+    }
+}
 
+/// The publishing profile: replica counts and storage per target region (the version's own
+/// region by default), each a known region, and the publishing date.
+fn publishing_profile(prepare: &mut Prepare<'_>) -> Result<Map<String, Value>, ArmError> {
+    let location = prepare.location.to_owned();
     let publishing_path = "properties.publishingProfile";
     let properties = prepare.properties()?;
     let mut publishing = fields::object(properties, "publishingProfile", "properties")?
@@ -345,6 +370,49 @@ fn prepare_version(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         .cloned()
         .unwrap_or_else(|| json!(now()));
     publishing.insert("publishedDate".into(), published);
+    Ok(publishing)
+}
+
+fn prepare_version(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    check_version_name(prepare.id.name())?;
+    let properties = prepare.properties()?;
+    let storage_path = "properties.storageProfile";
+    let mut storage = fields::object(properties, "storageProfile", "properties")?
+        .cloned()
+        .ok_or_else(|| fields::missing(storage_path))?;
+    let source_path = "properties.storageProfile.source";
+    let mut os_image = fields::object(&storage, "osDiskImage", storage_path)?
+        .cloned()
+        .unwrap_or_default();
+    let whole = match fields::object(&storage, "source", storage_path)? {
+        Some(source) => fields::string(source, "id", source_path)?
+            .or(fields::string(source, "virtualMachineId", source_path)?)
+            .map(str::to_owned),
+        None => None,
+    };
+    let disk_source =
+        fields::reference(&os_image, "source", "properties.storageProfile.osDiskImage")?.map(str::to_owned);
+    let (id, source) = match (whole, disk_source) {
+        (Some(id), _) | (None, Some(id)) => {
+            let source = source_images(prepare.state, &id)?;
+            (id, source)
+        }
+        (None, None) => return Err(fields::missing("properties.storageProfile.source.id")),
+    };
+    check_generation(prepare, &id, source.hyper_v.as_deref());
+    let Source {
+        os_size, data_images, ..
+    } = source;
+    os_image.insert("sizeInGB".into(), os_size);
+    os_image
+        .entry("hostCaching")
+        .or_insert_with(|| json!("ReadWrite"));
+    storage.insert("osDiskImage".into(), Value::Object(os_image));
+    storage
+        .entry("dataDiskImages")
+        .or_insert_with(|| Value::Array(data_images));
+
+    let publishing = publishing_profile(prepare)?;
     let properties = prepare.properties()?;
     properties.insert("storageProfile".into(), Value::Object(storage));
     properties.insert("publishingProfile".into(), Value::Object(publishing));
