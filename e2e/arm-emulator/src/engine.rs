@@ -31,7 +31,7 @@ pub(crate) struct Request<'a> {
     pub(crate) skip: usize,
     /// `$filter`, for the catalogues and lists that filter.
     pub(crate) filter: Option<&'a str>,
-    /// `$expand`: `instanceView` adds a virtual machine's instance view.
+    /// `$expand`: what a read adds (`instanceView`, `ReplicationStatus`).
     pub(crate) expand: Option<&'a str>,
     /// Every query parameter, for actions that take their own (`forceDeletion`).
     pub(crate) query: &'a [(String, String)],
@@ -244,23 +244,24 @@ fn get(
         .find(state)
         .ok_or_else(|| missing(id, resource_type, state))?;
     let etag = etag_of(resource_type, &body);
-    let instance_view = resource_type
+    let expanded = resource_type
         .hooks
-        .instance_view
-        .filter(|_| {
+        .expand
+        .as_ref()
+        .filter(|expansion| {
             request
                 .expand
-                .is_some_and(|expand| expand.eq_ignore_ascii_case("instanceView"))
+                .is_some_and(|expand| expand.eq_ignore_ascii_case(expansion.name))
         })
-        .map(|instance_view| instance_view(state, &body));
+        .map(|expansion| (expansion.property, (expansion.view)(state, &body)));
     let mut rendered = match place.child {
         None => render(state, &id.key(), resource_type, body, request.api_version),
         Some(_) => render_child(state, &id.key(), resource_type, body, request.api_version),
     };
-    if let Some(instance_view) = instance_view
+    if let Some((name, view)) = expanded
         && let Some(properties) = rendered.get_mut("properties").and_then(Value::as_object_mut)
     {
-        properties.insert("instanceView".into(), instance_view);
+        properties.insert(name.into(), view);
     }
     let mut answer = Answer::json(StatusCode::OK, rendered);
     if let Some(etag) = etag {

@@ -19,6 +19,8 @@ pub struct ArmError {
     /// Whether the answer is unwrapped, with a `subcode`, as the AKS resource provider words
     /// its own errors: `{"code", "details", "message", "subcode"}`.
     pub unwrapped: bool,
+    /// What the error is about, for providers that name it (the id of a missing source).
+    pub target: Option<Box<str>>,
 }
 
 impl ArmError {
@@ -33,6 +35,7 @@ impl ArmError {
             message: message.into(),
             details: None,
             unwrapped: false,
+            target: None,
         }
     }
 
@@ -45,6 +48,15 @@ impl ArmError {
         Self {
             unwrapped: true,
             ..Self::new(status, code, message)
+        }
+    }
+
+    /// The error naming what it is about.
+    #[must_use]
+    pub(crate) fn with_target(self, target: impl Into<String>) -> Self {
+        Self {
+            target: Some(target.into().into_boxed_str()),
+            ..self
         }
     }
 

@@ -29,10 +29,15 @@
 //! | `Microsoft.Compute/virtualMachineScaleSets/virtualMachines` (a Uniform set's instances, `<set>_<id>`, computer names `<prefix>` + the id in six base-36 digits) | GET (`$expand=instanceView`), list per set (a Flexible set lists its machines), DELETE (202; the set shrinks), PUT of the protection policy; `latestModelApplied`; POST `restart`, `start`, `poweroff`, `reimage`; `.../instanceView`; `.../networkInterfaces[/{name}]` and the set's `networkInterfaces` (addresses from the model's subnets); the set's `instanceView` and `rollingUpgrades/latest` | as virtual machines (interfaces: as the network types, and 2018-10-01) |
 //! | `Microsoft.Compute/virtualMachines/extensions` | PUT (201/200 + `Azure-AsyncOperation`; never answers `protectedSettings`), GET, DELETE (202), list per machine | as virtual machines |
 //! | `Microsoft.Compute/disks` | PUT (202 + `Azure-AsyncOperation` + `Location`, the body echoing the request; the `DiskOperations` status carries the disk), GET, PATCH, DELETE (202; 409 while attached), lists | 2020-09-30 (recordings), 2020-12-01, 2021-04-01, 2021-08-01, 2021-12-01, 2022-03-02, 2022-07-02, 2023-01-02, 2023-04-02 (Go SDK), 2023-10-02, 2024-03-02 (recordings, Go and Python SDKs, capz-rs), 2025-01-02, 2026-03-02 (Python SDK) |
+//! | `Microsoft.Compute/snapshots` | as disks (never attached; `incremental`, no performance tier); created `Empty`, by `Copy` of a disk or snapshot, by `Import` of a blob | as disks |
+//! | `Microsoft.Compute/images` (managed images) | PUT (201 `Creating` / 200 `Updating` + `Azure-AsyncOperation`; the OS disk from a snapshot, a managed disk or a blob, data disks by LUN, or `sourceVirtualMachine`: a missing source is 404 `NotFound` naming it), GET, PATCH, DELETE (202), lists | as virtual machines (2021-07-01 and 2022-03-01 recorded) |
+//! | `Microsoft.Compute/galleries` (+ `/images`, `/images/{i}/versions`) | PUT (201 `Creating` / 200 `Updating` + `Azure-AsyncOperation`), GET, PATCH, DELETE (202; 409 `CannotDeleteResource` while nested resources exist), lists; a gallery's `identifier.uniqueName` and community `publicNames`; a definition's OS, state, identifier and generation cannot change (409 `PropertyChangeNotAllowed`); a version's source must exist (and be of its definition's Hyper-V generation, or its operation fails `Conflict`), its target regions be known, `$expand=ReplicationStatus` shows it replicated | 2021-07-01, 2022-01-03, 2022-03-03, 2022-08-03, 2023-07-03 (Go SDK v5), 2024-03-03 (Go SDK v6, Python SDK 33-35), 2025-03-03, 2026-03-03 (Python SDK 39) |
+//! | `Microsoft.Compute/capacityReservationGroups` (+ `/capacityReservations`) | group: PUT (201/200, done at once), GET (lists its reservations and the machines and scale sets naming it; `$expand=instanceView`), DELETE (202; 409 while it has reservations or machines), lists; reservation: PUT (201 `Creating` + `Azure-AsyncOperation`; a known size, one zone of a zonal group or none), GET (the group's machines of its size and zone; `$expand=instanceView`), DELETE (202) | as virtual machines, from 2021-04-01 |
 //! | `Microsoft.Compute/availabilitySets` | PUT (200, done at once), GET (lists its machines), DELETE (200; 409 while it holds machines), lists | as virtual machines (2024-11-01 recorded) |
 //! | `Microsoft.Compute/skus` | GET list, `$filter=location eq '<location>'`: the VM sizes CAPZ uses (confidential ones included) and the availability set SKUs, in every location, restricted as `Config::sku_restrictions` says | 2017-09-01, 2019-04-01, 2021-07-01 (every SDK) |
 //! | `Microsoft.Compute/locations/{loc}/publishers/{p}/artifacttypes/vmimage/offers/{o}/skus/{s}/versions[/{v}]` | GET: CAPZ's marketplace reference images and the recorded sessions' images | as virtual machines |
-//! | `Microsoft.Compute/locations/{loc}/communityGalleries/{g}/images/{i}/versions[/{v}]` | GET: CAPZ's community gallery reference images | 2021-07-01, 2022-01-03, 2022-03-03, 2022-08-03, 2023-07-03, 2024-03-03, 2026-03-03 (Python SDK) |
+//! | `Microsoft.Compute/locations/{loc}/sharedGalleries/{unique name}/images/{i}/versions[/{v}]` | GET: the versions, replicated to the location, of galleries whose sharing permissions are `Groups` | as galleries |
+//! | `Microsoft.Compute/locations/{loc}/communityGalleries/{g}/images/{i}/versions[/{v}]` | GET: CAPZ's community gallery reference images | as galleries |
 //! | `Microsoft.ContainerService/managedClusters` (+ `/agentPools`) | PUT (201 `Creating` / 200 `Updating`, `Upgrading`, `Scaling` + `Azure-AsyncOperation`), GET, DELETE (202, taking the node resource group), lists; a cluster's `agentPoolProfiles` are its pools; POST `listClusterAdminCredential`, `listClusterUserCredential`, `listClusterMonitoringUserCredential` (200, a kubeconfig), `stop`, `start`; one operation per cluster (409 `OperationNotAllowed`); AKS's own errors, unwrapped with a `subcode` | 2022-04-01 (recorded credential listings), 2024-09-01, 2025-08-01, 2025-10-02-preview (recordings), and the Go and Python SDKs' up to 2026-08-01 (azure-mgmt-containerservice 41) |
 //! | `Microsoft.ContainerService/managedClusters/maintenanceConfigurations` | PUT and DELETE at once (200), GET, list; names `default`, `aksManagedAutoUpgradeSchedule`, `aksManagedNodeOSUpgradeSchedule` | as managed clusters |
 //! | `Microsoft.ContainerService/locations/{loc}/kubernetesVersions`, `.../orchestrators`, `{cluster}/upgradeProfiles/default`, `{pool}/upgradeProfiles/default` | GET: the offered releases and the upgrades open from a version | as managed clusters |
@@ -56,8 +61,8 @@
 //! Microsoft.Network 409 `AnotherOperationInProgress` (a document and the children kept inside it
 //! count as one), virtual machines and extensions take the later request and end the earlier
 //! operation `Canceled` (`OperationPreempted`) but refuse writes to a machine being deleted (409
-//! `OperationNotAllowed`), managed disks 409 `Conflict`, AKS 409 `OperationNotAllowed` for anything
-//! on the same cluster; a repeated delete is answered with the
+//! `OperationNotAllowed`), managed disks and snapshots 409 `Conflict`, AKS 409 `OperationNotAllowed`
+//! for anything on the same cluster; a repeated delete is answered with the
 //! deletion in flight. Writes to or into a resource group being deleted get 409
 //! `ResourceGroupBeingDeleted`. Referential integrity: every
 //! `{"id": ...}` a body names must be a fully qualified id (400 `LinkedInvalidPropertyId`) and exist
@@ -714,6 +719,9 @@ impl ArmError {
             return Answer::json(self.status, body);
         }
         let mut body = json!({ "error": { "code": self.code, "message": self.message } });
+        if let Some(target) = self.target {
+            body["error"]["target"] = Value::String(target.into());
+        }
         if let Some(details) = self.details {
             body["error"]["details"] = Value::Array(details);
         }

@@ -1389,3 +1389,568 @@ async fn a_later_machine_write_preempts_the_running_one_and_a_deleted_machine_ta
         StatusCode::ACCEPTED
     );
 }
+
+/// The OS disk a machine boots from, as stored.
+async fn os_disk_of(emulator: &Emulator, vm: &str) -> Value {
+    let machine = send(emulator, "GET", vm, None).await;
+    assert_eq!(machine.status, StatusCode::OK, "{}", machine.body);
+    let disk_id = machine.body["properties"]["storageProfile"]["osDisk"]["managedDisk"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    send(emulator, "GET", &format!("{disk_id}?{DISKS}"), None)
+        .await
+        .body
+}
+
+/// A Linux, generation 2 managed image of a 32 GB snapshot, as the recorded sessions make it.
+async fn image_from_snapshot(emulator: &Emulator, image: &str) -> Reply {
+    let snapshot = compute("snapshots/snap");
+    send(
+        emulator,
+        "PUT",
+        &compute(&format!("images/{image}")),
+        Some(json!({
+            "location": "westus2",
+            "properties": {
+                "hyperVGeneration": "V2",
+                "storageProfile": {"osDisk": {"osType": "Linux", "osState": "Generalized", "snapshot": {"id": snapshot}}}
+            }
+        })),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn snapshots_are_written_as_disks_and_managed_images_need_their_source() {
+    let emulator = with_network(Config::default()).await;
+    let snapshot = format!("{}?{DISKS}", compute("snapshots/snap"));
+    let missing = image_from_snapshot(&emulator, "image").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.body);
+    assert_eq!(missing.body["error"]["code"], "NotFound");
+    assert_eq!(missing.body["error"]["target"], compute("snapshots/snap"));
+
+    let accepted = send(
+        &emulator,
+        "PUT",
+        &snapshot,
+        Some(json!({"location": "westus2", "properties": {"creationData": {"createOption": "Empty"}, "diskSizeGB": 32}})),
+    )
+    .await;
+    assert_eq!(accepted.status, StatusCode::ACCEPTED, "{}", accepted.body);
+    assert_eq!(accepted.body["properties"]["provisioningState"], "Updating");
+    assert!(
+        accepted
+            .header("azure-asyncoperation")
+            .contains("/DiskOperations/")
+    );
+    emulator.advance_clock(Duration::from_mins(1));
+    let read = send(&emulator, "GET", &snapshot, None).await;
+    let properties = &read.body["properties"];
+    assert_eq!(properties["incremental"], false);
+    assert_eq!(properties["diskSizeBytes"], 32_i64 << 30);
+    assert_eq!(properties["diskState"], "Unattached");
+    assert!(properties.get("diskIOPSReadWrite").is_none(), "{properties}");
+    assert_eq!(
+        read.body["sku"],
+        json!({"name": "Standard_LRS", "tier": "Standard"})
+    );
+    let premium_v2 = send(
+        &emulator,
+        "PUT",
+        &format!("{}?{DISKS}", compute("snapshots/v2")),
+        Some(json!({"location": "westus2", "sku": {"name": "PremiumV2_LRS"}, "properties": {"creationData": {"createOption": "Empty"}, "diskSizeGB": 32}})),
+    )
+    .await;
+    assert_eq!(premium_v2.status, StatusCode::BAD_REQUEST, "{}", premium_v2.body);
+    // A disk copied from the snapshot takes its size.
+    let copy = send(
+        &emulator,
+        "PUT",
+        &format!("{}?{DISKS}", compute("disks/copy")),
+        Some(json!({"location": "westus2", "properties": {"creationData": {"createOption": "Copy", "sourceResourceId": compute("snapshots/snap")}}})),
+    )
+    .await;
+    assert_eq!(copy.status, StatusCode::ACCEPTED, "{}", copy.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let copied = send(
+        &emulator,
+        "GET",
+        &format!("{}?{DISKS}", compute("disks/copy")),
+        None,
+    )
+    .await;
+    assert_eq!(copied.body["properties"]["diskSizeGB"], 32);
+    assert_eq!(
+        copied.body["properties"]["creationData"]["sourceUniqueId"],
+        read.body["properties"]["uniqueId"]
+    );
+
+    let created = image_from_snapshot(&emulator, "image").await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(created.body["properties"]["provisioningState"], "Creating");
+    let os_disk = &created.body["properties"]["storageProfile"]["osDisk"];
+    assert_eq!(os_disk["caching"], "None");
+    assert_eq!(os_disk["storageAccountType"], "Standard_LRS");
+    assert_eq!(os_disk["diskSizeGB"], 32);
+    assert_eq!(
+        created.body["properties"]["storageProfile"]["dataDisks"],
+        json!([])
+    );
+    let no_source = send(
+        &emulator,
+        "PUT",
+        &compute("images/bare"),
+        Some(json!({"location": "westus2", "properties": {"storageProfile": {"osDisk": {"osType": "Linux", "osState": "Generalized"}}}})),
+    )
+    .await;
+    assert_eq!(no_source.status, StatusCode::BAD_REQUEST, "{}", no_source.body);
+    emulator.advance_clock(Duration::from_mins(1));
+
+    // A machine boots from the image: its OS disk is of the image's generation and size.
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["properties"]["storageProfile"]["imageReference"] = json!({"id": compute("images/image")});
+    body["properties"]["storageProfile"]["osDisk"]["diskSizeGB"] = json!(16);
+    let vm = compute("virtualMachines/from-image");
+    let small = send(&emulator, "PUT", &vm, Some(body.clone())).await;
+    assert_eq!(small.status, StatusCode::BAD_REQUEST, "{}", small.body);
+    body["properties"]["storageProfile"]["osDisk"]
+        .as_object_mut()
+        .unwrap()
+        .remove("diskSizeGB");
+    let created = send(&emulator, "PUT", &vm, Some(body)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let disk = os_disk_of(&emulator, &vm).await;
+    assert_eq!(disk["properties"]["hyperVGeneration"], "V2");
+    assert_eq!(disk["properties"]["diskSizeGB"], 32);
+    assert_eq!(
+        disk["properties"]["creationData"]["imageReference"]["id"],
+        compute("images/image")
+    );
+    // The image is a copy: its snapshot may go.
+    delete_and_confirm_gone(&emulator, &snapshot, StatusCode::ACCEPTED).await;
+}
+
+/// A gallery `g` with the Linux generation 2 definition `def`.
+async fn gallery_with_definition(emulator: &Emulator) {
+    let gallery = send(
+        emulator,
+        "PUT",
+        &format!("{}?api-version=2024-03-03", compute("galleries/g")),
+        Some(json!({"location": "westus2", "properties": {"description": "images"}})),
+    )
+    .await;
+    assert_eq!(gallery.status, StatusCode::CREATED, "{}", gallery.body);
+    let definition = send(
+        emulator,
+        "PUT",
+        &format!("{}?api-version=2024-03-03", compute("galleries/g/images/def")),
+        Some(json!({"location": "westus2", "properties": {
+            "osType": "Linux", "osState": "Generalized", "hyperVGeneration": "V2",
+            "identifier": {"publisher": "capz", "offer": "capi", "sku": "ubuntu-2404"},
+            "features": [{"name": "SecurityType", "value": "TrustedLaunchSupported"}]
+        }})),
+    )
+    .await;
+    assert_eq!(definition.status, StatusCode::CREATED, "{}", definition.body);
+}
+
+/// The managed image `image` of a new 32 GB snapshot `snap`, both provisioned.
+async fn image_of_snapshot(emulator: &Emulator) {
+    send(
+        emulator,
+        "PUT",
+        &format!("{}?{DISKS}", compute("snapshots/snap")),
+        Some(json!({"location": "westus2", "properties": {"creationData": {"createOption": "Empty"}, "diskSizeGB": 32}})),
+    )
+    .await;
+    emulator.advance_clock(Duration::from_mins(1));
+    assert_eq!(
+        image_from_snapshot(emulator, "image").await.status,
+        StatusCode::CREATED
+    );
+    emulator.advance_clock(Duration::from_mins(1));
+}
+
+#[tokio::test]
+async fn gallery_versions_are_made_from_images_and_boot_machines() {
+    let emulator = with_network(Config::default()).await;
+    let version = |name: &str| {
+        format!(
+            "{}?api-version=2024-03-03",
+            compute(&format!("galleries/g/images/def/versions/{name}"))
+        )
+    };
+    gallery_with_definition(&emulator).await;
+    image_of_snapshot(&emulator).await;
+    let from = |source: &str, regions: Value| {
+        json!({"location": "westus2", "properties": {
+            "publishingProfile": {"targetRegions": regions, "replicaCount": 2},
+            "storageProfile": {"source": {"id": source}}
+        }})
+    };
+    let missing = send(
+        &emulator,
+        "PUT",
+        &version("1.0.0"),
+        Some(from(&compute("images/none"), json!([]))),
+    )
+    .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.body);
+    let misnamed = send(
+        &emulator,
+        "PUT",
+        &version("1.0"),
+        Some(from(&compute("images/image"), json!([]))),
+    )
+    .await;
+    assert_eq!(misnamed.status, StatusCode::BAD_REQUEST, "{}", misnamed.body);
+    let created = send(
+        &emulator,
+        "PUT",
+        &version("1.0.0"),
+        Some(from(&compute("images/image"), json!([{"name": "West US 2"}]))),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(created.body["properties"]["provisioningState"], "Creating");
+    emulator.advance_clock(Duration::from_mins(1));
+    let read = send(&emulator, "GET", &version("1.0.0"), None).await;
+    let properties = &read.body["properties"];
+    assert_eq!(properties["storageProfile"]["osDiskImage"]["sizeInGB"], 32);
+    assert_eq!(
+        properties["publishingProfile"]["targetRegions"][0]["regionalReplicaCount"],
+        2
+    );
+    assert!(properties["publishingProfile"]["publishedDate"].is_string());
+    assert!(properties.get("replicationStatus").is_none(), "{properties}");
+    let expanded = send(
+        &emulator,
+        "GET",
+        &format!("{}&$expand=ReplicationStatus", version("1.0.0")),
+        None,
+    )
+    .await;
+    assert_eq!(
+        expanded.body["properties"]["replicationStatus"]["aggregatedState"],
+        "Completed"
+    );
+
+    // Machines boot from a version, or from the definition's latest version.
+    for (name, nic, id) in [
+        (
+            "from-version",
+            "nic0",
+            compute("galleries/g/images/def/versions/1.0.0"),
+        ),
+        ("from-definition", "nic1", compute("galleries/g/images/def")),
+    ] {
+        let mut body = vm_body("Standard_D2s_v3", nic);
+        body["properties"]["storageProfile"]["imageReference"] = json!({"id": id});
+        let vm = compute(&format!("virtualMachines/{name}"));
+        let created = send(&emulator, "PUT", &vm, Some(body)).await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+        let disk = os_disk_of(&emulator, &vm).await;
+        assert_eq!(disk["properties"]["hyperVGeneration"], "V2");
+        assert_eq!(
+            disk["properties"]["creationData"]["galleryImageReference"]["id"],
+            id
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_version_boots_machines_only_where_it_is_replicated() {
+    let emulator = with_network(Config::default()).await;
+    gallery_with_definition(&emulator).await;
+    image_of_snapshot(&emulator).await;
+    let body = json!({"location": "westus2", "properties": {
+        "publishingProfile": {"targetRegions": [{"name": "eastus"}]},
+        "storageProfile": {"source": {"id": compute("images/image")}}
+    }});
+    let version = format!(
+        "{}?api-version=2024-03-03",
+        compute("galleries/g/images/def/versions/1.0.1")
+    );
+    let created = send(&emulator, "PUT", &version, Some(body)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["properties"]["storageProfile"]["imageReference"] =
+        json!({"id": compute("galleries/g/images/def/versions/1.0.1")});
+    let elsewhere = send(
+        &emulator,
+        "PUT",
+        &compute("virtualMachines/elsewhere"),
+        Some(body),
+    )
+    .await;
+    assert_eq!(elsewhere.status, StatusCode::NOT_FOUND, "{}", elsewhere.body);
+    assert_eq!(elsewhere.body["error"]["code"], "GalleryImageNotFound");
+}
+
+#[tokio::test]
+async fn galleries_keep_their_sharing_and_refuse_deletion_while_nested_resources_exist() {
+    let emulator = Emulator::new(Config::default());
+    common::group_with_network(&emulator, RG, "westus2").await;
+    gallery_with_definition(&emulator).await;
+    let gallery = format!("{}?api-version=2024-03-03", compute("galleries/g"));
+    let definition = format!("{}?api-version=2024-03-03", compute("galleries/g/images/def"));
+    let community = send(
+        &emulator,
+        "PUT",
+        &gallery,
+        Some(json!({"location": "westus2", "properties": {"sharingProfile": {
+            "permissions": "Community",
+            "communityGalleryInfo": {"publisherUri": "https://capz.example", "publisherContact": "capz@example.com", "eula": "none", "publicNamePrefix": "capz"}
+        }}})),
+    )
+    .await;
+    assert_eq!(community.status, StatusCode::OK, "{}", community.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let read = send(&emulator, "GET", &gallery, None).await;
+    assert_eq!(
+        read.body["properties"]["identifier"]["uniqueName"],
+        "00000000-0000-0000-0000-000000000000-G"
+    );
+    let info = &read.body["properties"]["sharingProfile"]["communityGalleryInfo"];
+    assert_eq!(info["communityGalleryEnabled"], true);
+    let public_name = info["publicNames"][0].as_str().unwrap();
+    assert!(public_name.starts_with("capz-"), "{public_name}");
+
+    let incomplete = send(
+        &emulator,
+        "PUT",
+        &format!("{}?api-version=2024-03-03", compute("galleries/g/images/bad")),
+        Some(json!({"location": "westus2", "properties": {"osType": "Linux", "osState": "Generalized"}})),
+    )
+    .await;
+    assert_eq!(incomplete.status, StatusCode::BAD_REQUEST, "{}", incomplete.body);
+    let read_definition = send(
+        &emulator,
+        "GET",
+        &format!("{}?api-version=2024-03-03", compute("galleries/g/images/def")),
+        None,
+    )
+    .await;
+    assert_eq!(read_definition.body["properties"]["architecture"], "x64");
+    let changed = send(
+        &emulator,
+        "PUT",
+        &format!("{}?api-version=2024-03-03", compute("galleries/g/images/def")),
+        Some(json!({"location": "westus2", "properties": {
+            "osType": "Windows", "osState": "Generalized",
+            "identifier": {"publisher": "capz", "offer": "capi", "sku": "ubuntu-2404"}
+        }})),
+    )
+    .await;
+    assert_eq!(changed.status, StatusCode::CONFLICT, "{}", changed.body);
+    assert_eq!(changed.body["error"]["code"], "PropertyChangeNotAllowed");
+
+    let refused = send(&emulator, "DELETE", &gallery, None).await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.body);
+    assert_eq!(refused.body["error"]["code"], "CannotDeleteResource");
+    delete_and_confirm_gone(&emulator, &definition, StatusCode::ACCEPTED).await;
+    delete_and_confirm_gone(&emulator, &gallery, StatusCode::ACCEPTED).await;
+}
+
+#[tokio::test]
+async fn capacity_reservations_list_the_machines_placed_in_their_group() {
+    let emulator = with_network(Config::default()).await;
+    let group = compute("capacityReservationGroups/crg");
+    let reservation = compute("capacityReservationGroups/crg/capacityReservations/d2");
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["properties"]["capacityReservation"] = json!({"capacityReservationGroup": {"id": group}});
+    let vm = compute("virtualMachines/reserved");
+    let no_group = send(&emulator, "PUT", &vm, Some(body.clone())).await;
+    assert_eq!(no_group.status, StatusCode::NOT_FOUND, "{}", no_group.body);
+
+    let created = send(
+        &emulator,
+        "PUT",
+        &group,
+        Some(json!({"location": "westus2", "zones": ["1", "2"]})),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert!(created.body["properties"].get("provisioningState").is_none());
+    let regional = send(
+        &emulator,
+        "PUT",
+        &reservation,
+        Some(json!({"location": "westus2", "sku": {"name": "Standard_D2s_v3", "capacity": 2}})),
+    )
+    .await;
+    assert_eq!(regional.status, StatusCode::BAD_REQUEST, "{}", regional.body);
+    let unknown = send(
+        &emulator,
+        "PUT",
+        &reservation,
+        Some(json!({"location": "westus2", "zones": ["1"], "sku": {"name": "Standard_A0", "capacity": 2}})),
+    )
+    .await;
+    assert_eq!(unknown.body["error"]["code"], "NotSupported");
+    let reserved = send(
+        &emulator,
+        "PUT",
+        &reservation,
+        Some(
+            json!({"location": "westus2", "zones": ["1"], "sku": {"name": "Standard_D2s_v3", "capacity": 2}}),
+        ),
+    )
+    .await;
+    assert_eq!(reserved.status, StatusCode::CREATED, "{}", reserved.body);
+    assert_eq!(reserved.body["properties"]["provisioningState"], "Creating");
+    emulator.advance_clock(Duration::from_mins(1));
+
+    body["zones"] = json!(["1"]);
+    let placed = send(&emulator, "PUT", &vm, Some(body)).await;
+    assert_eq!(placed.status, StatusCode::CREATED, "{}", placed.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let read = send(&emulator, "GET", &group, None).await;
+    let machine = json!([{"id": vm}]);
+    assert_eq!(read.body["properties"]["virtualMachinesAssociated"], machine);
+    assert_eq!(
+        read.body["properties"]["capacityReservations"],
+        json!([{"id": reservation}])
+    );
+    assert!(read.body["properties"].get("instanceView").is_none());
+    let view = send(&emulator, "GET", &format!("{group}?$expand=instanceView"), None).await;
+    let reservation_view = &view.body["properties"]["instanceView"]["capacityReservations"][0];
+    assert_eq!(reservation_view["name"], "d2");
+    assert_eq!(
+        reservation_view["utilizationInfo"]["virtualMachinesAllocated"],
+        machine
+    );
+    let read = send(&emulator, "GET", &reservation, None).await;
+    assert_eq!(read.body["properties"]["virtualMachinesAssociated"], machine);
+    assert!(read.body["properties"]["reservationId"].is_string());
+
+    // The group goes last: after its machines and its reservations.
+    assert_eq!(
+        send(&emulator, "DELETE", &group, None).await.status,
+        StatusCode::CONFLICT
+    );
+    delete_and_confirm_gone(&emulator, &vm, StatusCode::ACCEPTED).await;
+    let refused = send(&emulator, "DELETE", &group, None).await;
+    assert_eq!(refused.body["error"]["code"], "CannotDeleteResource");
+    delete_and_confirm_gone(&emulator, &reservation, StatusCode::ACCEPTED).await;
+    delete_and_confirm_gone(&emulator, &group, StatusCode::ACCEPTED).await;
+}
+
+#[tokio::test]
+async fn versions_of_a_gallery_shared_with_groups_are_read_and_booted_by_unique_name() {
+    let emulator = with_network(Config::default()).await;
+    gallery_with_definition(&emulator).await;
+    image_of_snapshot(&emulator).await;
+    let unique = "00000000-0000-0000-0000-000000000000-G";
+    let shared = format!(
+        "{SUB}/providers/Microsoft.Compute/locations/westus2/sharedGalleries/{unique}/images/def/versions?api-version=2024-03-03"
+    );
+    let version = json!({"location": "westus2", "properties": {
+        "storageProfile": {"source": {"id": compute("images/image")}}
+    }});
+    let created = send(
+        &emulator,
+        "PUT",
+        &format!(
+            "{}?api-version=2024-03-03",
+            compute("galleries/g/images/def/versions/1.0.0")
+        ),
+        Some(version),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let private = send(&emulator, "GET", &shared, None).await;
+    assert_eq!(private.body["error"]["code"], "GalleryImageNotFound");
+
+    let sharing = send(
+        &emulator,
+        "PUT",
+        &format!("{}?api-version=2024-03-03", compute("galleries/g")),
+        Some(json!({"location": "westus2", "properties": {"sharingProfile": {"permissions": "Groups"}}})),
+    )
+    .await;
+    assert_eq!(sharing.status, StatusCode::OK, "{}", sharing.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let listed = send(&emulator, "GET", &shared, None).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    let unique_id = format!("/SharedGalleries/{unique}/Images/def/Versions/1.0.0");
+    assert_eq!(listed.body["value"][0]["identifier"]["uniqueId"], unique_id);
+    assert_eq!(
+        listed.body["value"][0]["properties"]["storageProfile"]["osDiskImage"]["diskSizeGB"],
+        32
+    );
+    let one = send(
+        &emulator,
+        "GET",
+        &shared.replace("/versions?", "/versions/1.0.0?"),
+        None,
+    )
+    .await;
+    assert_eq!(one.body["name"], "1.0.0");
+
+    let mut body = vm_body("Standard_D2s_v3", "nic0");
+    body["properties"]["storageProfile"]["imageReference"] = json!({"sharedGalleryImageId": unique_id});
+    let vm = compute("virtualMachines/shared");
+    let booted = send(&emulator, "PUT", &vm, Some(body.clone())).await;
+    assert_eq!(booted.status, StatusCode::CREATED, "{}", booted.body);
+    let disk = os_disk_of(&emulator, &vm).await;
+    assert_eq!(disk["properties"]["hyperVGeneration"], "V2");
+    body["properties"]["storageProfile"]["imageReference"] =
+        json!({"sharedGalleryImageId": unique_id.replace("1.0.0", "9.9.9")});
+    body["properties"]["networkProfile"]["networkInterfaces"][0]["id"] = json!(net("networkInterfaces/nic1"));
+    let missing = send(&emulator, "PUT", &compute("virtualMachines/missing"), Some(body)).await;
+    assert_eq!(missing.body["error"]["code"], "GalleryImageNotFound");
+}
+
+#[tokio::test]
+async fn a_version_of_another_generation_than_its_definition_fails() {
+    let emulator = with_network(Config::default()).await;
+    gallery_with_definition(&emulator).await;
+    send(
+        &emulator,
+        "PUT",
+        &format!("{}?{DISKS}", compute("snapshots/snap")),
+        Some(json!({"location": "westus2", "properties": {"creationData": {"createOption": "Empty"}, "diskSizeGB": 32}})),
+    )
+    .await;
+    // A generation 1 image, for a generation 2 definition.
+    let image = send(
+        &emulator,
+        "PUT",
+        &compute("images/gen1"),
+        Some(
+            json!({"location": "westus2", "properties": {"storageProfile": {"osDisk": {
+                "osType": "Linux", "osState": "Generalized", "snapshot": {"id": compute("snapshots/snap")}
+            }}}}),
+        ),
+    )
+    .await;
+    assert_eq!(image.status, StatusCode::CREATED, "{}", image.body);
+    let version = format!(
+        "{}?api-version=2024-03-03",
+        compute("galleries/g/images/def/versions/1.0.0")
+    );
+    let accepted = send(
+        &emulator,
+        "PUT",
+        &version,
+        Some(json!({"location": "westus2", "properties": {"storageProfile": {"source": {"id": compute("images/gen1")}}}})),
+    )
+    .await;
+    assert_eq!(accepted.status, StatusCode::CREATED, "{}", accepted.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let status = send(
+        &emulator,
+        "GET",
+        &local(accepted.header("azure-asyncoperation")),
+        None,
+    )
+    .await;
+    assert_eq!(status.body["status"], "Failed", "{}", status.body);
+    assert_eq!(status.body["error"]["code"], "Conflict");
+    let read = send(&emulator, "GET", &version, None).await;
+    assert_eq!(read.body["properties"]["provisioningState"], "Failed");
+}

@@ -582,3 +582,55 @@ async fn instances_take_addresses_from_their_subnet() {
         "10.0.1.7"
     );
 }
+
+#[tokio::test]
+async fn a_set_boots_from_a_managed_image_and_is_placed_in_a_capacity_reservation_group() {
+    let emulator = with_network(Config::default()).await;
+    let compute = |path: &str| format!("{RG}/providers/Microsoft.Compute/{path}");
+    let image = compute("images/image");
+    let group = compute("capacityReservationGroups/crg");
+    let mut from_image = body("Uniform", 1, &["1"], "Manual");
+    from_image["properties"]["virtualMachineProfile"]["storageProfile"]["imageReference"] =
+        json!({"id": image});
+    from_image["properties"]["virtualMachineProfile"]["capacityReservation"] =
+        json!({"capacityReservationGroup": {"id": group}});
+    let missing = send(&emulator, "PUT", &set("pool"), Some(from_image.clone())).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.body);
+
+    let snapshot = send(
+        &emulator,
+        "PUT",
+        &format!("{}?api-version=2024-03-02", compute("snapshots/snap")),
+        Some(json!({"location": "westeurope", "properties": {"creationData": {"createOption": "Empty"}, "diskSizeGB": 32}})),
+    )
+    .await;
+    assert_eq!(snapshot.status, StatusCode::ACCEPTED, "{}", snapshot.body);
+    let created = send(
+        &emulator,
+        "PUT",
+        &image,
+        Some(
+            json!({"location": "westeurope", "properties": {"storageProfile": {"osDisk": {
+                "osType": "Linux", "osState": "Generalized", "snapshot": {"id": compute("snapshots/snap")}
+            }}}}),
+        ),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let crg = send(
+        &emulator,
+        "PUT",
+        &group,
+        Some(json!({"location": "westeurope", "zones": ["1"]})),
+    )
+    .await;
+    assert_eq!(crg.status, StatusCode::CREATED, "{}", crg.body);
+
+    let placed = send(&emulator, "PUT", &set("pool"), Some(from_image)).await;
+    assert_eq!(placed.status, StatusCode::CREATED, "{}", placed.body);
+    let read = send(&emulator, "GET", &group, None).await;
+    assert_eq!(
+        read.body["properties"]["virtualMachinesAssociated"],
+        json!([{"id": set("pool")}])
+    );
+}

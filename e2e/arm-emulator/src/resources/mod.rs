@@ -133,8 +133,9 @@ pub(crate) struct Hooks {
     /// Runs when a delete completes, with the removed document (what the deletion takes along
     /// or releases).
     pub(crate) on_deleted: Option<fn(&mut State, &Value)>,
-    /// The instance view of a stored document (`$expand=instanceView`).
-    pub(crate) instance_view: Option<fn(&State, &Value) -> Value>,
+    /// What a read with `$expand` adds to the properties (a machine's instance view, a gallery
+    /// image version's replication status).
+    pub(crate) expand: Option<Expansion>,
     /// Adjusts the `properties` a create answers, for what a provider fills in only after
     /// answering.
     pub(crate) create_answer: Option<fn(&mut Value)>,
@@ -158,13 +159,35 @@ pub(crate) struct Hooks {
     pub(crate) members: Option<fn(&State, &str) -> Vec<String>>,
 }
 
+/// A property a read adds when its `$expand` names it.
+#[derive(Debug)]
+pub(crate) struct Expansion {
+    /// The `$expand` value (any case).
+    pub(crate) name: &'static str,
+    /// The property added under `properties`.
+    pub(crate) property: &'static str,
+    /// The property's value, from the stored document.
+    pub(crate) view: fn(&State, &Value) -> Value,
+}
+
+impl Expansion {
+    /// `$expand=instanceView`.
+    pub(crate) const fn instance_view(view: fn(&State, &Value) -> Value) -> Self {
+        Self {
+            name: "instanceView",
+            property: "instanceView",
+            view,
+        }
+    }
+}
+
 /// A type without optional behaviour.
 pub(crate) const NO_HOOKS: Hooks = Hooks {
     secrets: &[],
     not_found: None,
     in_use: None,
     on_deleted: None,
-    instance_view: None,
+    expand: None,
     create_answer: None,
     list: None,
     built_in: None,

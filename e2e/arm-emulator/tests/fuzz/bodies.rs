@@ -268,6 +268,76 @@ impl Session {
         })
     }
 
+    pub(super) fn snapshot_body(&mut self, location: &str) -> Value {
+        let creation = match self.rng.below(4) {
+            0 => {
+                let source = *self
+                    .rng
+                    .pick(&["Microsoft.Compute/disks", "Microsoft.Compute/snapshots"]);
+                json!({"createOption": "Copy", "sourceResourceId": self.reference(source)})
+            }
+            1 => {
+                json!({"createOption": "Import", "sourceUri": "https://example.blob.core.windows.net/vhds/a.vhd"})
+            }
+            _ => json!({"createOption": "Empty"}),
+        };
+        json!({
+            "location": location,
+            "sku": {"name": self.choose(&["Standard_LRS", "Premium_LRS", "Standard_ZRS", "UltraSSD_LRS"])},
+            "properties": {"creationData": creation, "diskSizeGB": self.choose(&[32, 1, 32_767, 65_536]), "incremental": self.choose(&[true, false])}
+        })
+    }
+
+    /// A managed image of a snapshot or a blob (a managed disk would be a reference the image
+    /// keeps while Azure lets the disk go), or of a machine.
+    pub(super) fn image_body(&mut self, location: &str) -> Value {
+        let mut os_disk = json!({"osType": self.choose(&["Linux", "Windows"]), "osState": self.choose(&["Generalized", "Specialized", "Frozen"])});
+        match self.rng.below(3) {
+            0 => os_disk["blobUri"] = json!("https://example.blob.core.windows.net/vhds/a.vhd"),
+            _ => os_disk["snapshot"] = json!({"id": self.reference("Microsoft.Compute/snapshots")}),
+        }
+        let mut body = json!({"location": location, "properties": {
+            "hyperVGeneration": self.choose(&["V1", "V2"]),
+            "storageProfile": {"osDisk": os_disk},
+        }});
+        if self.rng.percent(20) {
+            body["properties"]["sourceVirtualMachine"] =
+                json!({"id": self.reference("Microsoft.Compute/virtualMachines")});
+        }
+        body
+    }
+
+    pub(super) fn gallery_body(&mut self, location: &str) -> Value {
+        let mut body = json!({"location": location, "properties": {"description": "fuzz"}});
+        if self.rng.percent(30) {
+            body["properties"]["sharingProfile"] = json!({
+                "permissions": self.choose(&["Community", "Groups", "Private", "Everyone"]),
+                "communityGalleryInfo": {"publisherUri": "https://capz.example", "publisherContact": "capz@example.com", "eula": "none", "publicNamePrefix": "capz"},
+            });
+        }
+        body
+    }
+
+    pub(super) fn version_body(&mut self, location: &str) -> Value {
+        let source = *self.rng.pick(&[
+            "Microsoft.Compute/images",
+            "Microsoft.Compute/snapshots",
+            "Microsoft.Compute/galleries/images/versions",
+        ]);
+        let regions = [
+            json!([]),
+            json!([{"name": location}]),
+            json!([{"name": "nowhere"}]),
+        ];
+        json!({"location": location, "properties": {
+            "publishingProfile": {
+                "replicaCount": self.choose(&[1, 2, 0]),
+                "targetRegions": regions[self.choose(&[0, 1, 2])],
+            },
+            "storageProfile": {"source": {"id": self.reference(source)}},
+        }})
+    }
+
     pub(super) fn scale_set_body(&mut self, location: &str) -> Value {
         let mut body = json!({
             "location": location,
@@ -507,6 +577,28 @@ impl Session {
                 "settings": {"commandToExecute": "true"}, "protectedSettings": {"secret": "not-to-be-seen"},
             }}),
             "disks" => self.disk_body(location),
+            "snapshots" => self.snapshot_body(location),
+            "images" => self.image_body(location),
+            "galleries" => self.gallery_body(location),
+            "galleries/images" => json!({"location": location, "properties": {
+                "osType": self.choose(&["Linux", "Windows", "Solaris"]),
+                "osState": self.choose(&["Generalized", "Specialized"]),
+                "hyperVGeneration": self.choose(&["V1", "V2", "V3"]),
+                "identifier": {"publisher": "capz", "offer": "capi", "sku": self.choose(&["ubuntu-2404", "ubuntu-2204"])},
+                "features": [{"name": "SecurityType", "value": "TrustedLaunchSupported"}],
+            }}),
+            "galleries/images/versions" => self.version_body(location),
+            "capacityReservationGroups" => {
+                let zones = [json!([]), json!(["1"]), json!(["1", "2", "3"]), json!(["9"])];
+                json!({"location": location, "zones": zones[self.choose(&[0, 1, 2, 3])]})
+            }
+            "capacityReservationGroups/capacityReservations" => {
+                let zones = [json!([]), json!(["1"]), json!(["2", "3"])];
+                json!({"location": location,
+                    "sku": {"name": self.choose(&["Standard_D2s_v3", "Standard_Nope"]), "capacity": self.choose(&[2, 0, -1])},
+                    "zones": zones[self.choose(&[0, 1, 2])],
+                })
+            }
             "virtualMachineScaleSets" => self.scale_set_body(location),
             "managedClusters" => self.managed_cluster_body(location),
             "managedClusters/agentPools" => json!({"properties": self.agent_pool_properties()}),

@@ -7,8 +7,8 @@ use axum::http::Method;
 
 use super::{
     ACCOUNT_NAMES, BROKEN_IDS, CHILDREN, COMPUTE, GROUPS, GUIDS, KINDS, MAINTENANCE_NAMES, NAMES, NETWORK,
-    ODD_NAMES, OTHER_VERSIONS, RESOURCE_GROUPS, RESOURCES, Req, SUB, Session, TAGS, ZONE_NAMES, encode,
-    kind_of, version_of,
+    ODD_NAMES, OTHER_VERSIONS, RESOURCE_GROUPS, RESOURCES, Req, SUB, Session, TAGS, VERSION_NAMES,
+    ZONE_NAMES, encode, kind_of, version_of,
 };
 
 /// Targets: where requests go.
@@ -140,7 +140,7 @@ impl Session {
     pub(super) fn fabricate_under_known(&mut self, kind: &str) -> Option<String> {
         let (parent_kind, segment) = kind.rsplit_once('/')?;
         let (parent_kind, pool) = if parent_kind.contains('/') {
-            (kind_of(parent_kind)?, CHILDREN)
+            (kind_of(parent_kind)?, child_names(segment))
         } else if parent_kind == "Microsoft.Authorization" {
             (RESOURCE_GROUPS, GUIDS)
         } else {
@@ -370,12 +370,24 @@ impl Session {
         Req::new(method, path, query)
     }
 
-    /// A read of a catalogue: resource SKUs, marketplace and community gallery images, a
+    /// A read of a catalogue: resource SKUs, marketplace, community and shared gallery images, a
     /// machine's instance view.
     pub(super) fn catalogue_request(&mut self) -> Req {
         let subscription = self.subscription();
         let location = *self.rng.pick(&["westeurope", "westus2", "WestEurope", "nowhere"]);
-        let (path, version) = match self.rng.below(4) {
+        let (path, version) = match self.rng.below(5) {
+            3 => {
+                // A gallery the fuzzer made, by its unique name (shared when it shares with groups).
+                let gallery = *self.rng.pick(&["ONE", "TWO", "nope"]);
+                let mut path = format!(
+                    "/subscriptions/{subscription}/providers/Microsoft.Compute/locations/{location}/sharedGalleries/{SUB}-{gallery}/images/{}/versions",
+                    self.rng.pick(CHILDREN)
+                );
+                if self.rng.percent(60) {
+                    let _ = write!(path, "/{}", self.rng.pick(VERSION_NAMES));
+                }
+                (path, *self.rng.pick(&["2024-03-03", "2026-03-03", COMPUTE]))
+            }
             0 => (
                 format!("/subscriptions/{subscription}/providers/Microsoft.Compute/skus"),
                 *self.rng.pick(&["2021-07-01", "2019-04-01", "2024-07-01"]),
@@ -620,6 +632,8 @@ impl Session {
 fn child_names(segment: &str) -> &'static [&'static str] {
     if segment.eq_ignore_ascii_case("maintenanceConfigurations") {
         MAINTENANCE_NAMES
+    } else if segment == "versions" {
+        VERSION_NAMES
     } else {
         CHILDREN
     }

@@ -73,6 +73,7 @@ const CONTRIBUTOR: &str = "b24988ac-6180-42a0-ab88-20f7382dd24c";
 const NETWORK: &str = "2024-05-01";
 const COMPUTE: &str = "2024-07-01";
 const DISKS: &str = "2024-03-02";
+const GALLERIES: &str = "2024-03-03";
 const IDENTITY: &str = "2023-01-31";
 const AUTHORIZATION: &str = "2022-04-01";
 const DNS: &str = "2024-06-01";
@@ -133,6 +134,16 @@ const KINDS: &[(&str, &str)] = &[
     ("Microsoft.Compute/virtualMachines", COMPUTE),
     ("Microsoft.Compute/virtualMachines/extensions", COMPUTE),
     ("Microsoft.Compute/disks", DISKS),
+    ("Microsoft.Compute/snapshots", DISKS),
+    ("Microsoft.Compute/images", COMPUTE),
+    ("Microsoft.Compute/galleries", GALLERIES),
+    ("Microsoft.Compute/galleries/images", GALLERIES),
+    ("Microsoft.Compute/galleries/images/versions", GALLERIES),
+    ("Microsoft.Compute/capacityReservationGroups", COMPUTE),
+    (
+        "Microsoft.Compute/capacityReservationGroups/capacityReservations",
+        COMPUTE,
+    ),
     ("Microsoft.Compute/availabilitySets", COMPUTE),
     ("Microsoft.Compute/virtualMachineScaleSets", COMPUTE),
     ("Microsoft.Compute/virtualMachineScaleSets/extensions", COMPUTE),
@@ -153,6 +164,7 @@ const OTHER_VERSIONS: &[(&str, &[&str])] = &[
     (NETWORK, &["2020-06-01", "2020-11-01", "2024-03-01", "2025-03-01"]),
     (COMPUTE, &["2020-06-01", "2020-12-01", "2022-03-01", "2024-11-01"]),
     (DISKS, &["2020-09-30", "2020-12-01", "2025-01-02"]),
+    (GALLERIES, &["2022-03-03", "2023-07-03", "2026-03-03"]),
     (IDENTITY, &["2018-11-30", "2024-11-30"]),
     (AUTHORIZATION, &["2015-07-01", "2020-08-01-preview"]),
     (RESOURCES, &["2019-10-01", "2025-04-01"]),
@@ -187,6 +199,8 @@ const ACCOUNT_NAMES: &[&str] = &["fuzzstore1", "fuzzstore2", "FuzzStore1"];
 const CHILDREN: &[&str] = &["sub", "alt"];
 /// AKS takes three maintenance configuration names only.
 const MAINTENANCE_NAMES: &[&str] = &["default", "aksManagedAutoUpgradeSchedule", "sub"];
+/// Gallery image versions are named `Major.Minor.Patch`.
+const VERSION_NAMES: &[&str] = &["1.0.0", "1.0.1", "1.0"];
 const GUIDS: &[&str] = &[
     "7b83888d-03fb-55bb-8209-aec4e36328a8",
     "0f8fad5b-d9cb-469f-a165-70867728950e",

@@ -1,6 +1,7 @@
-//! Managed disks. A PUT is accepted (202) and answered with the request as sent; the operation's
-//! status carries the disk. Performance (IOPS, throughput, premium tier) follows from the SKU and
-//! the size. A disk a virtual machine uses names it in `managedBy` and cannot be deleted.
+//! Managed disks and snapshots. A PUT is accepted (202) and answered with the request as sent; the
+//! operation's status carries the resource. A disk's performance (IOPS, throughput, premium tier)
+//! follows from its SKU and size; a snapshot has none. A disk a virtual machine uses names it in
+//! `managedBy` and cannot be deleted.
 
 use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
@@ -28,6 +29,48 @@ pub(crate) static DISK: ResourceType = ResourceType {
     )
 };
 
+/// Snapshots: point-in-time copies of disks, written as disks are.
+pub(crate) static SNAPSHOT: ResourceType = ResourceType {
+    since: &[("publicNetworkAccess", "2021-04-01")],
+    naming: &DISK_NAMES,
+    hooks: Hooks {
+        not_found: Some(not_found),
+        ..NO_HOOKS
+    },
+    ..document(
+        "Microsoft.Compute/snapshots",
+        DISK_API_VERSIONS,
+        &DISKS,
+        Lro::Accepted,
+        prepare_snapshot,
+    )
+};
+
+/// What a request writes: a managed disk or a snapshot, which share their creation and size rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Disk,
+    Snapshot,
+}
+
+impl Kind {
+    const fn skus(self) -> &'static [&'static str] {
+        match self {
+            Self::Disk => SKUS,
+            Self::Snapshot => SNAPSHOT_SKUS,
+        }
+    }
+
+    /// The largest size a disk of a SKU may have.
+    fn largest_gb(self, sku: &str) -> i64 {
+        if self == Self::Disk && provisioned_performance(sku) {
+            65_536
+        } else {
+            32_767
+        }
+    }
+}
+
 /// The disk SKUs (storage account types).
 pub(super) const SKUS: &[&str] = &[
     "Standard_LRS",
@@ -38,6 +81,9 @@ pub(super) const SKUS: &[&str] = &[
     "StandardSSD_ZRS",
     "PremiumV2_LRS",
 ];
+
+/// The storage a snapshot is kept on.
+const SNAPSHOT_SKUS: &[&str] = &["Standard_LRS", "Premium_LRS", "Standard_ZRS"];
 
 const CREATE_OPTIONS: &[&str] = &["Empty", "FromImage", "Copy", "Restore", "Import", "Upload"];
 
@@ -120,11 +166,31 @@ fn performance(sku: &str, size_gb: i64) -> (i64, i64, Option<&'static str>) {
     }
 }
 
-/// Fills the properties Azure derives from SKU and size, and the defaults of a new disk.
-fn complete(properties: &mut Map<String, Value>, sku: &str, size_gb: i64) {
-    let (iops, mbps, tier) = performance(sku, size_gb);
+/// Fills the properties Azure derives from SKU and size, and the defaults of a new disk or
+/// snapshot.
+fn complete(properties: &mut Map<String, Value>, kind: Kind, sku: &str, size_gb: i64) {
     properties.insert("diskSizeGB".into(), json!(size_gb));
     properties.insert("diskSizeBytes".into(), json!(size_gb << 30));
+    for (name, default) in [
+        ("encryption", json!({ "type": "EncryptionAtRestWithPlatformKey" })),
+        ("networkAccessPolicy", json!("AllowAll")),
+        ("publicNetworkAccess", json!("Enabled")),
+    ] {
+        if properties.get(name).is_none_or(Value::is_null) {
+            properties.insert(name.into(), default);
+        }
+    }
+    match kind {
+        Kind::Disk => complete_performance(properties, sku, size_gb),
+        Kind::Snapshot => {
+            properties.entry("incremental").or_insert_with(|| json!(false));
+        }
+    }
+}
+
+/// A disk's performance: from its SKU and size, or as the client set it where the SKU lets it.
+fn complete_performance(properties: &mut Map<String, Value>, sku: &str, size_gb: i64) {
+    let (iops, mbps, tier) = performance(sku, size_gb);
     if !provisioned_performance(sku) || !properties.contains_key("diskIOPSReadWrite") {
         properties.insert("diskIOPSReadWrite".into(), json!(iops));
     }
@@ -146,15 +212,6 @@ fn complete(properties: &mut Map<String, Value>, sku: &str, size_gb: i64) {
             properties.remove("tier");
         }
     }
-    for (name, default) in [
-        ("encryption", json!({ "type": "EncryptionAtRestWithPlatformKey" })),
-        ("networkAccessPolicy", json!("AllowAll")),
-        ("publicNetworkAccess", json!("Enabled")),
-    ] {
-        if properties.get(name).is_none_or(Value::is_null) {
-            properties.insert(name.into(), default);
-        }
-    }
 }
 
 /// The disk size a request asks for, checking what its create option needs.
@@ -173,7 +230,7 @@ fn requested_size(prepare: &Prepare<'_>, properties: &Map<String, Value>) -> Res
                 .state
                 .body(&source.to_ascii_lowercase())
                 .and_then(|body| body.pointer("/properties/diskSizeGB").and_then(Value::as_i64));
-            // Snapshots and restore points are not served: only disks can be copied here.
+            // Restore points are not served: only disks and snapshots can be copied here.
             let copied = copied.ok_or_else(|| ArmError::not_found(source))?;
             requested.unwrap_or(copied)
         }
@@ -205,22 +262,48 @@ fn requested_size(prepare: &Prepare<'_>, properties: &Map<String, Value>) -> Res
     })
 }
 
+/// A copy shows the unique id of the disk or snapshot it copies.
+fn record_source(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    let state = prepare.state;
+    let Some(creation) = prepare
+        .properties()?
+        .get_mut("creationData")
+        .and_then(Value::as_object_mut)
+    else {
+        return Ok(());
+    };
+    let unique = creation
+        .get("sourceResourceId")
+        .and_then(Value::as_str)
+        .and_then(|source| state.body(&source.to_ascii_lowercase()))
+        .and_then(|source| source.pointer("/properties/uniqueId").cloned());
+    if let Some(unique) = unique {
+        creation.insert("sourceUniqueId".into(), unique);
+    }
+    Ok(())
+}
+
 fn prepare_disk(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    prepare_as(prepare, Kind::Disk)
+}
+
+fn prepare_snapshot(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    prepare_as(prepare, Kind::Snapshot)
+}
+
+fn prepare_as(prepare: &mut Prepare<'_>, kind: Kind) -> Result<(), ArmError> {
     let requested_sku = fields::object(&prepare.doc, "sku", "")?
         .cloned()
         .unwrap_or_default();
-    let sku = fields::one_of(&requested_sku, "name", "sku", SKUS)?.unwrap_or("Standard_LRS");
+    let sku = fields::one_of(&requested_sku, "name", "sku", kind.skus())?.unwrap_or("Standard_LRS");
     prepare
         .doc
         .insert("sku".into(), json!({ "name": sku, "tier": sku_tier(sku) }));
     zones(prepare)?;
     let properties = prepare.properties()?.clone();
     let size = requested_size(prepare, &properties)?;
-    let largest = if provisioned_performance(sku) {
-        65_536
-    } else {
-        32_767
-    };
+    record_source(prepare)?;
+    let largest = kind.largest_gb(sku);
     if !(1..=largest).contains(&size) {
         return Err(ArmError::invalid_parameter(
             "properties.diskSizeGB",
@@ -234,8 +317,12 @@ fn prepare_disk(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         .and_then(|creation| creation.get("createOption"))
         .and_then(Value::as_str)
         .is_some_and(|option| option.eq_ignore_ascii_case("Upload"));
-    // Only a virtual machine attaches and detaches a disk.
-    match prepare.existing.and_then(|existing| existing.get("managedBy")) {
+    // Only a virtual machine attaches and detaches a disk; a snapshot is never attached.
+    match prepare
+        .existing
+        .and_then(|existing| existing.get("managedBy"))
+        .filter(|_| kind == Kind::Disk)
+    {
         Some(machine) => prepare.doc.insert("managedBy".into(), machine.clone()),
         None => prepare.doc.remove("managedBy"),
     };
@@ -244,7 +331,7 @@ fn prepare_disk(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     })?;
     prepare.keep("uniqueId", || json!(uuid::Uuid::new_v4().to_string()))?;
     prepare.keep("timeCreated", || json!(now()))?;
-    complete(prepare.properties()?, sku, size);
+    complete(prepare.properties()?, kind, sku, size);
     Ok(())
 }
 
@@ -273,7 +360,7 @@ impl NewDisk<'_> {
             properties.insert("hyperVGeneration".into(), json!(hyper_v));
         }
         properties.insert("creationData".into(), self.creation);
-        complete(&mut properties, self.sku, self.size_gb);
+        complete(&mut properties, Kind::Disk, self.sku, self.size_gb);
         properties.insert("timeCreated".into(), json!(now()));
         properties.insert("provisioningState".into(), json!("Succeeded"));
         properties.insert("diskState".into(), json!("Attached"));

@@ -9,10 +9,11 @@ use std::cmp::Ordering;
 use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
 
-use super::{API_VERSIONS, GALLERY_API_VERSIONS};
+use super::{API_VERSIONS, GALLERY_API_VERSIONS, galleries, managed_images};
 use crate::error::ArmError;
 use crate::path::ResourceId;
 use crate::resources::{Catalogue, Lookup, fields};
+use crate::state::State;
 
 pub(crate) static MARKETPLACE_VERSIONS: Catalogue = Catalogue {
     name: "Microsoft.Compute/locations/publishers/artifacttypes/offers/skus/versions",
@@ -36,6 +37,18 @@ pub(super) enum Os {
 }
 
 impl Os {
+    /// The OS an `osType` names; anything but Windows is Linux.
+    pub(super) fn of(os_type: &Value) -> Self {
+        if os_type
+            .as_str()
+            .is_some_and(|os| os.eq_ignore_ascii_case("Windows"))
+        {
+            Self::Windows
+        } else {
+            Self::Linux
+        }
+    }
+
     pub(super) const fn name(self) -> &'static str {
         match self {
             Self::Linux => "Linux",
@@ -336,6 +349,8 @@ fn community_versions(lookup: &Lookup<'_>) -> Result<Value, ArmError> {
 /// The image a virtual machine boots, resolved.
 pub(super) struct Resolved {
     pub(super) os: Os,
+    /// The size of its OS disk, when the image says (managed images, gallery versions).
+    pub(super) size_gb: Option<i64>,
     /// The Hyper-V generation of the machines it boots (`V1`, `V2`).
     pub(super) hyper_v: &'static str,
     /// The version `latest` stood for (marketplace images).
@@ -344,11 +359,12 @@ pub(super) struct Resolved {
     pub(super) source: Value,
 }
 
-/// Resolves a virtual machine's `storageProfile.imageReference`: a marketplace image or a
-/// community gallery image must exist as Azure would refuse otherwise; an image resource (`id`)
-/// is checked as any reference is, and shared gallery images are taken on trust.
+/// Resolves a virtual machine's `storageProfile.imageReference`: a marketplace image, a
+/// community gallery image, a managed image, a gallery image (`id`) or a shared gallery image must
+/// exist as Azure would refuse otherwise.
 pub(super) fn resolve(
     reference: &Map<String, Value>,
+    state: &State,
     subscription: &str,
     location: &str,
 ) -> Result<Resolved, ArmError> {
@@ -356,16 +372,21 @@ pub(super) fn resolve(
     if let Some(unique_id) = fields::string(reference, "communityGalleryImageId", path)? {
         return resolve_community(unique_id, location);
     }
-    if let Some(id) =
-        fields::string(reference, "id", path)?.or(fields::string(reference, "sharedGalleryImageId", path)?)
-    {
-        let windows = id.to_ascii_lowercase().contains("win");
-        return Ok(Resolved {
-            os: if windows { Os::Windows } else { Os::Linux },
-            hyper_v: "V1",
-            exact_version: None,
-            source: json!({ "imageReference": { "id": id } }),
-        });
+    if let Some(id) = fields::string(reference, "id", path)? {
+        return resolve_stored(state, id, location);
+    }
+    if let Some(unique_id) = fields::string(reference, "sharedGalleryImageId", path)? {
+        let not_available = || {
+            ArmError::new(
+                StatusCode::NOT_FOUND,
+                "GalleryImageNotFound",
+                format!("The gallery image {unique_id} is not available in {location} region."),
+            )
+        };
+        let id = galleries::shared_image(state, unique_id).ok_or_else(not_available)?;
+        let mut resolved = galleries::boot(state, &id, location)?.ok_or_else(not_available)?;
+        resolved.source = json!({ "galleryImageReference": { "sharedGalleryImageId": unique_id } });
+        return Ok(resolved);
     }
     let publisher = fields::required_string(reference, "publisher", path)?;
     let offer = fields::required_string(reference, "offer", path)?;
@@ -392,10 +413,22 @@ pub(super) fn resolve(
     );
     Ok(Resolved {
         os: image.os,
+        size_gb: None,
         hyper_v: image.hyper_v,
         exact_version: Some(exact.to_owned()),
         source: json!({ "imageReference": { "id": id } }),
     })
+}
+
+/// A managed image, or a gallery image version or definition (its latest version), of the
+/// subscription.
+fn resolve_stored(state: &State, id: &str, location: &str) -> Result<Resolved, ArmError> {
+    if let Some(resolved) = galleries::boot(state, id, location)? {
+        return Ok(resolved);
+    }
+    let image =
+        super::source(state, id, &[managed_images::IMAGE.name]).map_err(|_| ArmError::not_found(id))?;
+    Ok(managed_images::boot(&image, id))
 }
 
 /// `/CommunityGalleries/{gallery}/Images/{image}/Versions/{version}`.
@@ -434,6 +467,7 @@ fn resolve_community(unique_id: &str, location: &str) -> Result<Resolved, ArmErr
     let found = found.ok_or_else(not_available)?;
     Ok(Resolved {
         os: found.os,
+        size_gb: None,
         hyper_v: "V1",
         exact_version: None,
         source: json!({ "galleryImageReference": { "communityGalleryImageId": unique_id } }),
@@ -444,7 +478,7 @@ fn resolve_community(unique_id: &str, location: &str) -> Result<Resolved, ArmErr
 mod tests {
     use serde_json::json;
 
-    use super::{Os, by_number, resolve};
+    use super::{Os, State, by_number, resolve};
 
     #[test]
     fn versions_compare_by_number() {
@@ -455,12 +489,12 @@ mod tests {
     #[test]
     fn latest_resolves_to_the_newest_marketplace_version() {
         let reference = json!({"publisher": "cncf-upstream", "offer": "capi", "sku": "ubuntu-2204-gen1", "version": "latest"});
-        let resolved = resolve(reference.as_object().unwrap(), "s", "westus2").unwrap();
+        let resolved = resolve(reference.as_object().unwrap(), &State::default(), "s", "westus2").unwrap();
         assert_eq!(resolved.exact_version.as_deref(), Some("130.3.20240717"));
         assert_eq!((resolved.os, resolved.hyper_v), (Os::Linux, "V1"));
         let gen2 = json!({"publisher": "Canonical", "offer": "ubuntu-24_04-lts", "sku": "server"});
         assert_eq!(
-            resolve(gen2.as_object().unwrap(), "s", "westus2")
+            resolve(gen2.as_object().unwrap(), &State::default(), "s", "westus2")
                 .unwrap()
                 .hyper_v,
             "V2"
@@ -470,18 +504,25 @@ mod tests {
     #[test]
     fn unknown_images_are_refused() {
         let marketplace = json!({"publisher": "cncf-upstream", "offer": "capi", "sku": "ubuntu-2204-gen1", "version": "1.0.0"});
-        let err = resolve(marketplace.as_object().unwrap(), "s", "westus2")
-            .err()
-            .unwrap();
+        let err = resolve(
+            marketplace.as_object().unwrap(),
+            &State::default(),
+            "s",
+            "westus2",
+        )
+        .err()
+        .unwrap();
         assert_eq!(err.code, "PlatformImageNotFound");
         let gallery = json!({"communityGalleryImageId": "/CommunityGalleries/ClusterAPI-f72ceb4f-5159-4c26-a0fe-2ea738f0d019/Images/capi-ubun2-2404/Versions/1.99.0"});
-        let err = resolve(gallery.as_object().unwrap(), "s", "westus2")
+        let err = resolve(gallery.as_object().unwrap(), &State::default(), "s", "westus2")
             .err()
             .unwrap();
         assert_eq!(err.code, "GalleryImageNotFound");
         let windows = json!({"communityGalleryImageId": "/CommunityGalleries/ClusterAPI-f72ceb4f-5159-4c26-a0fe-2ea738f0d019/Images/capi-win-2022-containerd/Versions/1.33.1"});
         assert_eq!(
-            resolve(windows.as_object().unwrap(), "s", "westus2").unwrap().os,
+            resolve(windows.as_object().unwrap(), &State::default(), "s", "westus2")
+                .unwrap()
+                .os,
             Os::Windows
         );
     }

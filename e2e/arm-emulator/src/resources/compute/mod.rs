@@ -1,11 +1,15 @@
-//! Microsoft.Compute: virtual machines and their extensions, managed disks and availability sets,
-//! and the read-only catalogues clients consult before creating machines: resource SKUs,
+//! Microsoft.Compute: virtual machines and their extensions, managed disks, snapshots, managed
+//! images, compute galleries, availability sets and capacity reservations, and the read-only
+//! catalogues clients consult before creating machines: resource SKUs,
 //! marketplace images and community gallery images.
 
 mod availability_sets;
+mod capacity_reservations;
 mod disks;
 mod extensions;
+mod galleries;
 mod images;
+mod managed_images;
 mod scale_sets;
 mod skus;
 mod virtual_machines;
@@ -16,13 +20,14 @@ pub(crate) use scale_sets::SCALE_SET;
 pub(crate) use virtual_machines::{fill, identity};
 
 use axum::http::StatusCode;
+use serde_json::{Map, Value};
 
 use super::names::{Naming, alphanumeric, refuse};
 use super::{
     BackReferenceStyle, Catalogue, Concurrency, Flavour, Lro, OperationsAt, Prepare, ResourceType, fields,
 };
 use crate::error::ArmError;
-use crate::state::StatusStyle;
+use crate::state::{State, StatusStyle};
 
 /// api-versions of virtual machines, extensions, availability sets and marketplace images: those
 /// of the recorded sessions (2020-12-01, 2022-03-01, 2024-11-01), those the Azure SDK for Go
@@ -69,7 +74,8 @@ pub(crate) const DISK_API_VERSIONS: &[&str] = &[
 /// api-versions of resource SKUs; every SDK still calls 2021-07-01.
 pub(crate) const SKU_API_VERSIONS: &[&str] = &["2017-09-01", "2019-04-01", "2021-07-01"];
 
-/// api-versions of community galleries (the gallery API's).
+/// api-versions of galleries and community galleries: the Go SDK's (armcompute v5: 2023-07-03,
+/// v6: 2024-03-03) and the Python SDK's (azure-mgmt-compute 33 to 35: 2024-03-03; 39: 2026-03-03).
 pub(crate) const GALLERY_API_VERSIONS: &[&str] = &[
     "2021-07-01",
     "2022-01-03",
@@ -77,6 +83,7 @@ pub(crate) const GALLERY_API_VERSIONS: &[&str] = &[
     "2022-08-03",
     "2023-07-03",
     "2024-03-03",
+    "2025-03-03",
     "2026-03-03",
 ];
 
@@ -120,6 +127,13 @@ pub(crate) static TYPES: &[&ResourceType] = &[
     &virtual_machines::VIRTUAL_MACHINE,
     &extensions::EXTENSION,
     &disks::DISK,
+    &disks::SNAPSHOT,
+    &managed_images::IMAGE,
+    &galleries::GALLERY,
+    &galleries::DEFINITION,
+    &galleries::VERSION,
+    &capacity_reservations::GROUP,
+    &capacity_reservations::RESERVATION,
     &availability_sets::AVAILABILITY_SET,
     &scale_sets::SCALE_SET,
     &scale_sets::INSTANCE,
@@ -131,6 +145,7 @@ pub(crate) static CATALOGUES: &[&Catalogue] = &[
     &skus::SKUS,
     &images::MARKETPLACE_VERSIONS,
     &images::COMMUNITY_VERSIONS,
+    &galleries::SHARED_VERSIONS,
     &virtual_machines::INSTANCE_VIEW,
     &scale_sets::ROLLING_UPGRADE,
     &scale_sets::SET_INSTANCE_VIEW,
@@ -262,4 +277,56 @@ pub(super) fn stored_name(type_name: &str, id: &str) -> Option<String> {
     let instance = segments.next()?;
     let set = segments.nth(1)?;
     Some(format!("{set}_{instance}"))
+}
+
+/// What Azure answers when a resource is made from one (`target`) that does not exist.
+fn entity_not_found(target: &str) -> ArmError {
+    ArmError::new(
+        StatusCode::NOT_FOUND,
+        "NotFound",
+        "The entity was not found in this Azure location.",
+    )
+    .with_target(target)
+}
+
+/// The stored document a resource is made from (a snapshot, a disk, an image), which must exist
+/// and be of one of `types`.
+fn source(state: &State, id: &str, types: &[&str]) -> Result<Value, ArmError> {
+    state
+        .resources
+        .get(id.to_ascii_lowercase().as_str())
+        .filter(|stored| {
+            types
+                .iter()
+                .any(|name| stored.type_name.eq_ignore_ascii_case(name))
+        })
+        .map(|stored| stored.body().into_owned())
+        .ok_or_else(|| entity_not_found(id))
+}
+
+/// Refuses to delete a resource (its key) that still has child resources: a gallery with image
+/// definitions, a definition with versions, a capacity reservation group with reservations.
+fn refuse_while_nested(state: &State, key: &str) -> Result<(), ArmError> {
+    if state.under(&format!("{key}/")).next().is_none() {
+        return Ok(());
+    }
+    Err(ArmError::new(
+        StatusCode::CONFLICT,
+        "CannotDeleteResource",
+        "Can not delete resource before nested resources are deleted.",
+    ))
+}
+
+/// An enumerated property the request must set (`osType`, `osState`), kept in its canonical
+/// casing.
+fn required_choice(
+    object: &mut Map<String, Value>,
+    key: &str,
+    path: &str,
+    allowed: &[&'static str],
+) -> Result<(), ArmError> {
+    let value = fields::one_of(object, key, path, allowed)?
+        .ok_or_else(|| fields::missing(&format!("{path}.{key}")))?;
+    object.insert(key.to_owned(), Value::String(value.to_owned()));
+    Ok(())
 }

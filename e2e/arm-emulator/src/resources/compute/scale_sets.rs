@@ -18,7 +18,8 @@ use super::{
 use crate::error::ArmError;
 use crate::resources::network::Addresses;
 use crate::resources::{
-    Act, Acted, Action, Catalogue, Hooks, Locality, Lookup, Lro, NO_HOOKS, Prepare, ResourceType, fields,
+    Act, Acted, Action, Catalogue, Expansion, Hooks, Locality, Lookup, Lro, NO_HOOKS, Prepare, ResourceType,
+    fields,
 };
 use crate::state::State;
 
@@ -141,7 +142,7 @@ pub(crate) static INSTANCE: ResourceType = ResourceType {
             INTERFACES,
         ],
         render: Some(show_instance),
-        instance_view: Some(virtual_machines::instance_view),
+        expand: Some(Expansion::instance_view(virtual_machines::instance_view)),
         on_deleted: Some(instance_deleted),
         list: None,
         ..NO_HOOKS
@@ -576,6 +577,7 @@ fn complete_model(
         .ok_or_else(|| fields::missing(&format!("{path}.storageProfile.imageReference")))?;
     let image = super::images::resolve(
         &reference,
+        prepare.state,
         prepare.id.subscription.as_deref().unwrap_or_default(),
         prepare.location,
     )?;

@@ -13,7 +13,9 @@ use super::skus::{self, VmSize};
 use super::{API_VERSIONS, COMPUTE, MACHINE_NAMES, availability_sets, document, now, scale_sets, zones};
 use crate::config::DEFAULT_TENANT;
 use crate::error::ArmError;
-use crate::resources::{self, Catalogue, Hooks, Lookup, Lro, NO_HOOKS, Prepare, ResourceType, fields};
+use crate::resources::{
+    self, Catalogue, Expansion, Hooks, Lookup, Lro, NO_HOOKS, Prepare, ResourceType, fields,
+};
 use crate::state::State;
 
 pub(crate) static VIRTUAL_MACHINE: ResourceType = ResourceType {
@@ -49,7 +51,7 @@ pub(crate) static VIRTUAL_MACHINE: ResourceType = ResourceType {
             scale_sets::LEAVING,
         ],
         on_deleted: Some(release),
-        instance_view: Some(instance_view),
+        expand: Some(Expansion::instance_view(instance_view)),
         ..NO_HOOKS
     },
     ..document(
@@ -564,13 +566,13 @@ fn os_disk(
     let reference = fields::object(profile, "imageReference", "properties.storageProfile")?
         .ok_or_else(|| fields::missing("properties.storageProfile.imageReference"))?;
     let subscription = prepare.id.subscription.as_deref().unwrap_or_default();
-    let image = images::resolve(reference, subscription, context.location)?;
+    let image = images::resolve(reference, prepare.state, subscription, context.location)?;
     let os = match requested_type {
         Some("Windows") => Os::Windows,
         Some(_) => Os::Linux,
         None => image.os,
     };
-    let smallest = os.disk_size_gb();
+    let smallest = image.size_gb.unwrap_or_else(|| os.disk_size_gb());
     let size_gb = fields::integer(&disk, "diskSizeGB", path)?.unwrap_or(smallest);
     if size_gb < smallest {
         return Err(ArmError::invalid_parameter(
