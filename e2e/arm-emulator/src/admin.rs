@@ -53,6 +53,10 @@ pub(crate) fn routes() -> Router<Emulator> {
                 .layer(DefaultBodyLimit::max(SNAPSHOT_LIMIT)),
         )
         .route("/_emulator/inventory", get(inventory))
+        .route(
+            "/_emulator/boots",
+            get(|AxumState(emulator): AxumState<Emulator>| async move { axum::Json(emulator.boots()) }),
+        )
 }
 
 impl Emulator {
@@ -143,6 +147,35 @@ impl Emulator {
             .map(|stored| json!({ "type": stored.type_name, "seeded": stored.seeded, "body": stored.body() }))
             .collect();
         json!({ "resources": resources, "subscriptionTags": state.subscription_tags })
+    }
+
+    /// What every virtual machine and scale set instance would boot, read from its custom data
+    /// as cloud-init and kubeadm would read it (see [`crate::boot`]): `{"id", "computerName",
+    /// "boot"}` with the kubeadm role, node name and control plane endpoint, or `{"id",
+    /// "computerName", "refused"}` with why the machine would never join; machines without
+    /// custom data are left out. Operations in flight are finished first.
+    #[must_use]
+    pub fn boots(&self) -> Value {
+        self.settle();
+        let state = self.state();
+        let machines: Vec<Value> = state
+            .resources
+            .values()
+            .filter(|stored| crate::resources::boots(stored.type_name))
+            .filter_map(|stored| {
+                let body = stored.body();
+                let profile = body.pointer("/properties/osProfile")?;
+                let custom_data = profile.get("customData")?.as_str()?;
+                let computer_name = profile["computerName"].as_str().unwrap_or_default();
+                let mut machine = json!({ "id": body["id"], "computerName": computer_name });
+                match crate::boot::read(custom_data, computer_name) {
+                    Ok(boot) => machine["boot"] = boot,
+                    Err(why) => machine["refused"] = Value::String(why),
+                }
+                Some(machine)
+            })
+            .collect();
+        json!({ "machines": machines })
     }
 
     /// Replaces the state with a snapshot.

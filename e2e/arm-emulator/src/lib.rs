@@ -139,6 +139,7 @@
 
 mod admin;
 mod api_versions;
+mod boot;
 pub mod config;
 mod engine;
 mod entra;

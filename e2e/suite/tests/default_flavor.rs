@@ -1,5 +1,6 @@
 //! The default flavor, as `clusterctl generate cluster` writes it: the AzureCluster becomes Ready
-//! with its control plane endpoint, the first control-plane machine gets its VM, the workers wait
+//! with its control plane endpoint, the first control-plane machine gets its VM (whose custom data
+//! is what kubeadm would initialize the cluster with), the workers wait
 //! for bootstrap data (no workload cluster exists, so kubeadm never initializes), and deleting the
 //! Cluster leaves nothing behind in Azure. Every Azure resource capz-rs wrote shows in a Normal
 //! `Created` event on its object, and in a `Deleted` event when it (or the resource group holding
@@ -43,12 +44,58 @@ async fn the_default_flavor_converges_and_deletes_without_leftovers() -> TestRes
         let since = SystemTime::now();
         capz_harness::apply_yaml(&client, &namespace, &manifest).await?;
         environment.converged(&namespace, 2, CONVERGE, applied_at).await?;
+        first_machine_would_initialize_the_cluster(&environment, &namespace).await?;
         controllers_serve_controller_runtime_metrics(&environment).await?;
         let built = environment.created_in_azure();
         deletes_without_leftovers(&environment, &namespace).await?;
         every_change_is_an_event(&environment, &namespace, since, &built).await
     })
     .await?
+}
+
+/// The control-plane machine's bootstrap data, as Cluster API's kubeadm bootstrap provider wrote
+/// it and capz-rs passed it to the VM, is what kubeadm would initialize this cluster with: its
+/// name, version and endpoint, the node named after the VM, the cluster's CAs aboard. The workers
+/// have no VM yet (their bootstrap data waits for an initialized control plane).
+async fn first_machine_would_initialize_the_cluster(
+    environment: &Environment,
+    namespace: &str,
+) -> TestResult {
+    let cluster = environment
+        .infrastructure("AzureCluster", namespace)
+        .await?
+        .get(CLUSTER)
+        .await?;
+    let endpoint = &cluster.data["spec"]["controlPlaneEndpoint"];
+    let endpoint = format!(
+        "{}:{}",
+        endpoint["host"].as_str().unwrap_or_default(),
+        endpoint["port"].as_i64().unwrap_or_default()
+    );
+    let boots = environment.azure.emulator.boots();
+    let machines = boots["machines"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        machines.len(),
+        1,
+        "only the first control-plane machine has a VM: {boots}"
+    );
+    let machine = &machines[0];
+    let boot = &machine["boot"];
+    assert_eq!(boot["role"], "init", "{machine}");
+    assert_eq!(boot["nodeName"], machine["computerName"], "{machine}");
+    assert_eq!(boot["clusterName"], CLUSTER, "{machine}");
+    assert_eq!(
+        boot["kubernetesVersion"],
+        capz_e2e::KUBERNETES_VERSION,
+        "{machine}"
+    );
+    assert_eq!(boot["controlPlaneEndpoint"], endpoint.as_str(), "{machine}");
+    assert_eq!(
+        boot["certificates"].as_array().map_or(0, Vec::len),
+        8,
+        "{machine}"
+    );
+    Ok(())
 }
 
 /// The value of the series `name` (with its labels) in a Prometheus rendering.

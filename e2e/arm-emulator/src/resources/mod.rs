@@ -549,6 +549,12 @@ pub(crate) fn action(type_name: &str) -> Option<(&'static ResourceType, &'static
     Some((resource_type, action))
 }
 
+/// Whether documents of a type are machines that boot from their custom data (virtual machines
+/// and Uniform scale set instances).
+pub(crate) fn boots(type_name: &str) -> bool {
+    compute::boots(type_name)
+}
+
 /// The type of user-assigned identities, which sign in when they have federated credentials.
 pub(crate) const USER_ASSIGNED_IDENTITY: &str = "Microsoft.ManagedIdentity/userAssignedIdentities";
 

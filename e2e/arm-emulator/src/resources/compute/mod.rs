@@ -330,3 +330,10 @@ fn required_choice(
     object.insert(key.to_owned(), Value::String(value.to_owned()));
     Ok(())
 }
+
+/// Virtual machines and Uniform scale set instances boot from their custom data.
+pub(super) fn boots(type_name: &str) -> bool {
+    [&virtual_machines::VIRTUAL_MACHINE, &scale_sets::INSTANCE]
+        .iter()
+        .any(|machine| machine.name.eq_ignore_ascii_case(type_name))
+}
