@@ -1381,12 +1381,7 @@ fn check_running(
         Concurrency::Busy | Concurrency::Preempted if deleting => Ok(()),
         Concurrency::Busy => {
             // The resource and everything under its top-level resource count as one.
-            let top = ResourceId {
-                types: id.types.iter().take(1).cloned().collect(),
-                names: id.names.iter().take(1).cloned().collect(),
-                ..id.clone()
-            }
-            .key();
+            let top = id.top_level().key();
             let under = format!("{top}/");
             let running = state.running_operation(|completion| {
                 target_of(completion)
@@ -1406,12 +1401,7 @@ fn check_running(
         }
         Concurrency::Preempted => {
             // A machine being deleted takes no more writes, to itself or its extensions.
-            let machine = ResourceId {
-                types: id.types.iter().take(1).cloned().collect(),
-                names: id.names.iter().take(1).cloned().collect(),
-                ..id.clone()
-            }
-            .key();
+            let machine = id.top_level().key();
             let marked = state.running_operation(
                 |completion| matches!(completion, Completion::Delete { target } if *target.key == *machine),
             );

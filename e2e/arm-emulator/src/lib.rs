@@ -967,21 +967,34 @@ pub async fn start_tls(address: SocketAddr, config: Config, tls: &tls::Tls) -> s
     emulator.seed_resources().map_err(std::io::Error::other)?;
     let router = emulator.router();
     let acceptor = tokio_rustls::TlsAcceptor::from(tls.server.clone());
-    let server = tokio::spawn(async move {
-        loop {
-            // A failed accept (for example too many open files) affects one connection only.
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let (acceptor, router) = (acceptor.clone(), router.clone());
-            // A client that fails the handshake or drops the connection only ends its own task.
-            tokio::spawn(async move { serve_https(stream, &acceptor, router).await });
+    let server = serve_each(listener, move |stream| {
+        let (acceptor, router) = (acceptor.clone(), router.clone());
+        async move {
+            let _ = serve_https(stream, &acceptor, router).await;
         }
     });
     Ok(Running {
         emulator,
         address,
         server,
+    })
+}
+
+/// Accepts connections on `listener` until the returned task is aborted, serving each on a task
+/// of its own: a failed accept (too many open files) or a client that fails the handshake or
+/// breaks off affects its own connection only.
+pub(crate) fn serve_each<F, Fut>(listener: tokio::net::TcpListener, serve: F) -> tokio::task::JoinHandle<()>
+where
+    F: Fn(tokio::net::TcpStream) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            tokio::spawn(serve(stream));
+        }
     })
 }
 

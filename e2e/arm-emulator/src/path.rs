@@ -107,6 +107,15 @@ impl ResourceId {
         })
     }
 
+    /// The top-level resource a child resource lies under (itself for a top-level one).
+    pub(crate) fn top_level(&self) -> Self {
+        Self {
+            types: self.types.iter().take(1).cloned().collect(),
+            names: self.names.iter().take(1).cloned().collect(),
+            ..self.clone()
+        }
+    }
+
     /// For a collection of child resources, the parent resource.
     pub(crate) fn parent_of_collection(&self) -> Option<Self> {
         (self.types.len() > 1 && self.names.len() + 1 == self.types.len()).then(|| Self {

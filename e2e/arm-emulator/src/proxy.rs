@@ -55,16 +55,10 @@ pub async fn start_proxy(
     let address = listener.local_addr()?;
     let router = emulator.router();
     let acceptor = tokio_rustls::TlsAcceptor::from(tls.server.clone());
-    let server = tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let (router, acceptor) = (router.clone(), acceptor.clone());
-            tokio::spawn(async move {
-                // A client that breaks off only ends its own tunnel.
-                let _ = tunnel(stream, router, acceptor).await;
-            });
+    let server = crate::serve_each(listener, move |stream| {
+        let (router, acceptor) = (router.clone(), acceptor.clone());
+        async move {
+            let _ = tunnel(stream, router, acceptor).await;
         }
     });
     Ok(RunningProxy { address, server })

@@ -180,9 +180,7 @@ fn prepare_cluster(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
         .insert("properties".into(), Value::Object(properties.clone()));
     identity(prepare)?;
     prepare.doc.insert("eTag".into(), new_etag());
-    let mut cluster_doc = Value::Object(prepare.doc.clone());
-    cluster_doc["id"] = json!(prepare.id.to_id());
-    let group = NodeGroup::of(&cluster_doc).ok_or_else(|| ArmError::not_found(&prepare.id.to_id()))?;
+    let group = NodeGroup::new(&prepare.id.to_id(), &group_name);
     if existing.is_none() {
         create_node_group(prepare, &group, &profiles)?;
     }

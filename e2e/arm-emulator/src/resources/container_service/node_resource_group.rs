@@ -55,19 +55,22 @@ pub(super) struct NodeGroup {
 }
 
 impl NodeGroup {
-    /// The node group of a stored (or being built) cluster document.
+    /// The node group `name` of the cluster `cluster_id`.
+    pub(super) fn new(cluster_id: &str, name: &str) -> Self {
+        Self {
+            subscription: cluster_id.split('/').nth(2).unwrap_or_default().to_owned(),
+            name: name.to_owned(),
+            suffix: suffix(&cluster_id.to_ascii_lowercase()),
+        }
+    }
+
+    /// The node group of a stored cluster document.
     pub(super) fn of(cluster: &Value) -> Option<Self> {
         let id = cluster["id"].as_str()?;
-        let subscription = id.split('/').nth(2)?.to_owned();
         let name = cluster
             .pointer("/properties/nodeResourceGroup")
-            .and_then(Value::as_str)?
-            .to_owned();
-        Some(Self {
-            subscription,
-            name,
-            suffix: suffix(&id.to_ascii_lowercase()),
-        })
+            .and_then(Value::as_str)?;
+        Some(Self::new(id, name))
     }
 
     fn key(&self) -> String {
