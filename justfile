@@ -52,7 +52,7 @@ unit:
 # Run the end-to-end tests: clusterctl installs Cluster API and capz-rs (run from the container
 # images built first) beside a real API server, and clusters converge on the ARM emulator. A run
 # of the whole suite then holds capz-rs's RBAC to what its ServiceAccounts did (`just rbac-audit`).
-e2e *args: images
+e2e *args: images workload-bins
     #!/usr/bin/env bash
     set -euo pipefail
     cargo build --locked --bins
@@ -267,6 +267,19 @@ capi-bins:
     done
     echo "$out"
 
+# Build the workload cluster simulator (what boots on the emulator's machines, e2e/workload) into
+# the cache, reusing the Go build cache of `capi-bins`; print the binary's path.
+workload-bins:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    out="{{cache}}/workload-bins"
+    mkdir -p "$out"
+    # Built beside the binary and moved over it, so a running simulator keeps its file.
+    (cd e2e/workload && CGO_ENABLED=0 go build -trimpath -tags=fieldsv1string -ldflags='-s -w' \
+        -o "$out/workload-simulator.new" .)
+    mv "$out/workload-simulator.new" "$out/workload-simulator"
+    echo "$out/workload-simulator"
+
 # Print where the pinned Cluster API source is (its CRDs and webhook manifests), downloading it if needed.
 capi-source:
     #!/usr/bin/env bash
@@ -281,6 +294,7 @@ up *args:
     set -euo pipefail
     "{{just_executable()}}" --justfile "{{justfile()}}" kube-bins > /dev/null
     "{{just_executable()}}" --justfile "{{justfile()}}" capi-bins > /dev/null
+    "{{just_executable()}}" --justfile "{{justfile()}}" workload-bins > /dev/null
     cargo build --locked --quiet --bins
     # The controllers run from their images, as they ship.
     "{{just_executable()}}" --justfile "{{justfile()}}" images > /dev/null

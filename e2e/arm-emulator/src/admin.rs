@@ -1,13 +1,13 @@
 //! The operations API under `/_emulator/` (for tests, benchmarks and the sandbox, outside ARM's
 //! paths and unauthenticated): health, reset, the request log, fault rules, snapshots of the whole
-//! state, and an inventory of every resource. Also the start state: built-in role definitions and
-//! the resources the configuration seeds.
+//! state, an inventory of every resource, what each machine would boot, and the proxy's routes.
+//! Also the start state: built-in role definitions and the resources the configuration seeds.
 
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State as AxumState};
+use axum::extract::{DefaultBodyLimit, Query as AxumQuery, State as AxumState};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::path::ArmPath;
 use crate::state::State;
-use crate::{Call, Emulator, Query, faults, lock, resources};
+use crate::{Call, Emulator, Query, boot, faults, lock, resources};
 
 /// A seeded resource the emulator could not create.
 #[derive(Debug, thiserror::Error)]
@@ -53,9 +53,10 @@ pub(crate) fn routes() -> Router<Emulator> {
                 .layer(DefaultBodyLimit::max(SNAPSHOT_LIMIT)),
         )
         .route("/_emulator/inventory", get(inventory))
+        .route("/_emulator/boots", get(boots))
         .route(
-            "/_emulator/boots",
-            get(|AxumState(emulator): AxumState<Emulator>| async move { axum::Json(emulator.boots()) }),
+            "/_emulator/routes",
+            get(list_routes).put(add_route).delete(remove_route),
         )
 }
 
@@ -151,24 +152,45 @@ impl Emulator {
 
     /// What every virtual machine and scale set instance would boot, read from its custom data
     /// as cloud-init and kubeadm would read it (see [`crate::boot`]): `{"id", "computerName",
-    /// "boot"}` with the kubeadm role, node name and control plane endpoint, or `{"id",
-    /// "computerName", "refused"}` with why the machine would never join; machines without
-    /// custom data are left out. Operations in flight are finished first.
+    /// "powerState", "privateIpAddresses", "imageReference", "boot"}` with the kubeadm role, node
+    /// name, node registration and control plane endpoint, or `{..., "refused"}` with why the
+    /// machine would never join; machines without custom data are left out. Never key material or
+    /// tokens (see [`Emulator::boots_with_keys`]). Operations in flight stay in flight: a machine
+    /// still being created shows as it is.
     #[must_use]
     pub fn boots(&self) -> Value {
-        self.settle();
-        let state = self.state();
+        self.read_boots(boot::Secrets::Withhold)
+    }
+
+    /// [`Emulator::boots`], each boot also with `keys` (the PEM of the cluster's certificate
+    /// authorities and service account keys it carries, by path under `/etc/kubernetes/pki`) and,
+    /// for a join, its `bootstrapToken`: what a stand-in for the cluster needs to serve as it.
+    #[must_use]
+    pub fn boots_with_keys(&self) -> Value {
+        self.read_boots(boot::Secrets::Reveal)
+    }
+
+    fn read_boots(&self, secrets: boot::Secrets) -> Value {
+        // Only what is due: a reader polling this must not hurry operations along.
+        let mut state = self.state();
+        state.advance(self.now());
         let machines: Vec<Value> = state
             .resources
             .values()
-            .filter(|stored| crate::resources::boots(stored.type_name))
+            .filter(|stored| resources::boots(stored.type_name))
             .filter_map(|stored| {
                 let body = stored.body();
                 let profile = body.pointer("/properties/osProfile")?;
                 let custom_data = profile.get("customData")?.as_str()?;
                 let computer_name = profile["computerName"].as_str().unwrap_or_default();
-                let mut machine = json!({ "id": body["id"], "computerName": computer_name });
-                match crate::boot::read(custom_data, computer_name) {
+                let mut machine = json!({
+                    "id": body["id"],
+                    "computerName": computer_name,
+                    "powerState": resources::power_state(&body),
+                    "privateIpAddresses": resources::private_addresses(&state, &body),
+                    "imageReference": body.pointer("/properties/storageProfile/imageReference").cloned().unwrap_or(Value::Null),
+                });
+                match boot::read(custom_data, computer_name, secrets) {
                     Ok(boot) => machine["boot"] = boot,
                     Err(why) => machine["refused"] = Value::String(why),
                 }
@@ -374,5 +396,92 @@ async fn remove_fault(
         StatusCode::NO_CONTENT
     } else {
         StatusCode::NOT_FOUND
+    }
+}
+
+/// `?keys=true` (and only that) asks for the cluster's keys and bootstrap tokens.
+async fn boots(
+    AxumState(emulator): AxumState<Emulator>,
+    AxumQuery(query): AxumQuery<Vec<(String, String)>>,
+) -> axum::Json<Value> {
+    let keys = query
+        .iter()
+        .any(|(name, value)| name == "keys" && value.eq_ignore_ascii_case("true"));
+    axum::Json(if keys {
+        emulator.boots_with_keys()
+    } else {
+        emulator.boots()
+    })
+}
+
+/// A route as `PUT` and `DELETE /_emulator/routes` take it; `DELETE` needs no target.
+#[derive(serde::Deserialize)]
+struct RouteRequest {
+    host: String,
+    port: u16,
+    target: Option<std::net::SocketAddr>,
+}
+
+/// The route of a request body, or why it is none (a 400's text).
+fn route_request(body: &[u8]) -> Result<RouteRequest, String> {
+    let request = serde_json::from_slice::<RouteRequest>(body)
+        .map_err(|err| format!("not a route ({{\"host\", \"port\", \"target\"}}): {err}"))?;
+    let host = request.host.trim();
+    if host.is_empty() || host.contains(char::is_whitespace) || request.port == 0 {
+        return Err(format!(
+            "a route needs a host and a port other than 0, not '{}:{}'",
+            request.host, request.port
+        ));
+    }
+    Ok(request)
+}
+
+fn bad_route(problem: &str) -> Response {
+    (StatusCode::BAD_REQUEST, format!("{problem}\n")).into_response()
+}
+
+async fn list_routes(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value> {
+    let routes: Vec<Value> = emulator
+        .routes()
+        .into_iter()
+        .map(|route| {
+            // Whether the proxy would honour it now.
+            let resolves = emulator.resolves(&route.host);
+            json!({ "host": route.host, "port": route.port, "target": route.target, "resolves": resolves })
+        })
+        .collect();
+    axum::Json(json!({ "routes": routes }))
+}
+
+async fn add_route(AxumState(emulator): AxumState<Emulator>, body: Bytes) -> Response {
+    let request = match route_request(&body) {
+        Ok(request) => request,
+        Err(problem) => return bad_route(&problem),
+    };
+    let Some(target) = request.target else {
+        return bad_route("a route needs a target, an address and port such as 127.0.0.1:6443");
+    };
+    let replaced = lock(&emulator.routes).add(&request.host, request.port, target);
+    let status = if replaced.is_some() {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
+    let route =
+        json!({ "host": crate::proxy::normal_host(&request.host), "port": request.port, "target": target });
+    (status, axum::Json(route)).into_response()
+}
+
+async fn remove_route(AxumState(emulator): AxumState<Emulator>, body: Bytes) -> Response {
+    match route_request(&body) {
+        Ok(request) if emulator.remove_route(&request.host, request.port) => {
+            StatusCode::NO_CONTENT.into_response()
+        }
+        Ok(request) => (
+            StatusCode::NOT_FOUND,
+            format!("no route for {}:{}\n", request.host, request.port),
+        )
+            .into_response(),
+        Err(problem) => bad_route(&problem),
     }
 }

@@ -5,14 +5,19 @@
 //! control-plane machine, `/run/kubeadm/kubeadm-join-config.yaml` for the others) and, for control
 //! planes, the cluster's certificate authorities under `/etc/kubernetes/pki`; its `runcmd` runs
 //! `kubeadm init` or `kubeadm join`. A machine whose data cloud-init or kubeadm would not take
-//! gets the reason instead, as such a machine never joins a cluster. Key material is never
-//! answered: only which files a machine carries and the fingerprint of its cluster CA
-//! certificate.
+//! gets the reason instead, as such a machine never joins a cluster. Unless asked for with
+//! [`Secrets::Reveal`], key material and bootstrap tokens are never answered: only which files a
+//! machine carries and the fingerprint of its cluster CA certificate. A program standing in for
+//! the machines' Kubernetes (one serving a workload cluster's API) asks for them, to sign with
+//! the cluster's own CAs.
 
 use std::fmt::Write as _;
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
+
+/// Where kubeadm keeps its certificates; keys are answered by their path under it.
+const PKI: &str = "/etc/kubernetes/pki/";
 
 /// The files kubeadm reads its certificate authorities from.
 const AUTHORITIES: &[&str] = &[
@@ -55,12 +60,19 @@ impl Role {
     }
 }
 
+/// Whether an answer carries the cluster's keys and the bootstrap token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Secrets {
+    Withhold,
+    Reveal,
+}
+
 /// Reads a machine's custom data (base64, as ARM stores it); `computer_name` stands for the
 /// instance metadata's `local_hostname` the configuration names the node by.
 ///
 /// # Errors
 /// Why cloud-init or kubeadm would not bring the machine into a cluster.
-pub(crate) fn read(custom_data: &str, computer_name: &str) -> Result<Value, String> {
+pub(crate) fn read(custom_data: &str, computer_name: &str, secrets: Secrets) -> Result<Value, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(custom_data.trim())
         .map_err(|_| "the custom data is not base64".to_owned())?;
@@ -135,7 +147,46 @@ pub(crate) fn read(custom_data: &str, computer_name: &str) -> Result<Value, Stri
     if let Some(ca) = files.get("/etc/kubernetes/pki/ca.crt") {
         boot["caFingerprint"] = json!(fingerprint(ca)?);
     }
+    // The node's registration as written, its name as the node would be called (the template
+    // filled in): what a stand-in kubelet registers the node with.
+    let mut registration = configuration
+        .get("nodeRegistration")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    registration.insert("name".into(), Value::String(node_name));
+    boot["nodeRegistration"] = Value::Object(registration);
+    if role == Role::Init
+        && let Some(cluster) = cluster
+    {
+        boot["clusterConfiguration"] = cluster.clone();
+    }
+    if secrets == Secrets::Reveal {
+        reveal(&mut boot, &files, configuration, role);
+    }
     Ok(boot)
+}
+
+/// Adds what only a stand-in for the cluster may see: the PEM of the certificate authorities and
+/// service account keys the machine writes, by path under `/etc/kubernetes/pki`, and a join's
+/// bootstrap token.
+fn reveal(boot: &mut Value, files: &Map<String, Value>, configuration: &Value, role: Role) {
+    let keys: Map<String, Value> = AUTHORITIES
+        .iter()
+        .filter_map(|path| {
+            let content = files.get(*path)?;
+            let relative = path.strip_prefix(PKI).unwrap_or(path);
+            Some((relative.to_owned(), content.clone()))
+        })
+        .collect();
+    boot["keys"] = Value::Object(keys);
+    if role != Role::Init
+        && let Some(token) = configuration
+            .pointer("/discovery/bootstrapToken/token")
+            .filter(|token| token.is_string())
+    {
+        boot["bootstrapToken"] = token.clone();
+    }
 }
 
 /// The `#cloud-config` document: comment lines may come first (the bootstrap provider's
@@ -291,7 +342,7 @@ fn fingerprint(pem: &Value) -> Result<String, String> {
 mod tests {
     use base64::Engine as _;
 
-    use super::read;
+    use super::{Secrets, read};
 
     const CA: &str = "-----BEGIN CERTIFICATE-----\nAAECAwQ=\n-----END CERTIFICATE-----\n";
 
@@ -338,9 +389,16 @@ runcmd:
         )
     }
 
+    /// A machine joining with a bootstrap token; `control_plane` is its `controlPlane` section.
+    fn join(control_plane: &str) -> String {
+        format!(
+            "#cloud-config\nwrite_files:\n- path: /run/kubeadm/kubeadm-join-config.yaml\n  content: |\n    apiVersion: kubeadm.k8s.io/v1beta4\n    kind: JoinConfiguration\n    discovery:\n      bootstrapToken:\n        apiServerEndpoint: 20.1.2.3:6443\n        token: abcdef.0123456789abcdef\n    nodeRegistration:\n      name: '{{{{ ds.meta_data.local_hostname }}}}'\n      kubeletExtraArgs:\n      - name: cloud-provider\n        value: external\n      taints: []\n{control_plane}runcmd:\n- - kubeadm\n  - join\n  - --config\n  - /run/kubeadm/kubeadm-join-config.yaml\n"
+        )
+    }
+
     #[test]
     fn a_first_control_plane_machine_initializes_its_cluster() {
-        let boot = read(&encode(&init("")), "demo-control-plane-abcde").unwrap();
+        let boot = read(&encode(&init("")), "demo-control-plane-abcde", Secrets::Withhold).unwrap();
         assert_eq!(boot["role"], "init");
         assert_eq!(boot["nodeName"], "demo-control-plane-abcde");
         assert_eq!(
@@ -351,26 +409,64 @@ runcmd:
         assert_eq!(boot["clusterName"], "demo");
         assert_eq!(boot["certificates"].as_array().unwrap().len(), 4);
         assert!(boot["caFingerprint"].as_str().unwrap().starts_with("sha256:"));
+        assert_eq!(
+            boot["nodeRegistration"]["name"], "demo-control-plane-abcde",
+            "{boot}"
+        );
+        assert_eq!(boot["clusterConfiguration"]["kind"], "ClusterConfiguration");
+        assert_eq!(boot["clusterConfiguration"]["clusterName"], "demo");
         assert!(
             !boot.to_string().contains("SECRET-KEY-MATERIAL"),
             "no key material: {boot}"
         );
+        assert!(boot.get("keys").is_none(), "{boot}");
+    }
+
+    #[test]
+    fn keys_are_answered_only_when_asked_for() {
+        let boot = read(&encode(&init("")), "cp-0", Secrets::Reveal).unwrap();
+        let keys = boot["keys"].as_object().unwrap();
+        assert_eq!(
+            keys.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["ca.crt", "ca.key", "etcd/ca.crt", "etcd/ca.key"]
+        );
+        assert_eq!(keys["ca.key"], "SECRET-KEY-MATERIAL");
+        assert_eq!(keys["etcd/ca.key"], "key", "decoded as cloud-init writes it");
+        assert!(
+            keys["ca.crt"]
+                .as_str()
+                .unwrap()
+                .starts_with("-----BEGIN CERTIFICATE-----")
+        );
+        assert!(boot.get("bootstrapToken").is_none(), "{boot}");
+
+        let plain = read(&encode(&join("")), "md-0-xyz", Secrets::Withhold).unwrap();
+        assert!(!plain.to_string().contains("0123456789abcdef"), "{plain}");
+        assert!(plain.get("bootstrapToken").is_none(), "{plain}");
+        let revealed = read(&encode(&join("")), "md-0-xyz", Secrets::Reveal).unwrap();
+        assert_eq!(revealed["bootstrapToken"], "abcdef.0123456789abcdef");
+        assert_eq!(revealed["keys"], serde_json::json!({}));
     }
 
     #[test]
     fn workers_and_control_planes_join() {
-        let join = |control_plane: &str| {
-            format!(
-                "#cloud-config\nwrite_files:\n- path: /run/kubeadm/kubeadm-join-config.yaml\n  content: |\n    apiVersion: kubeadm.k8s.io/v1beta4\n    kind: JoinConfiguration\n    discovery:\n      bootstrapToken:\n        apiServerEndpoint: 20.1.2.3:6443\n        token: abcdef.0123456789abcdef\n    nodeRegistration:\n      name: '{{{{ ds.meta_data.local_hostname }}}}'\n{control_plane}runcmd:\n- - kubeadm\n  - join\n  - --config\n  - /run/kubeadm/kubeadm-join-config.yaml\n"
-            )
-        };
-        let worker = read(&encode(&join("")), "md-0-xyz").unwrap();
+        let worker = read(&encode(&join("")), "md-0-xyz", Secrets::Withhold).unwrap();
         assert_eq!(worker["role"], "joinWorker");
         assert_eq!(worker["nodeName"], "md-0-xyz");
         assert_eq!(worker["controlPlaneEndpoint"], "20.1.2.3:6443");
+        assert_eq!(
+            worker["nodeRegistration"],
+            serde_json::json!({
+                "name": "md-0-xyz",
+                "kubeletExtraArgs": [{"name": "cloud-provider", "value": "external"}],
+                "taints": [],
+            })
+        );
+        assert!(worker.get("clusterConfiguration").is_none(), "{worker}");
         let control_plane = read(
             &encode(&join("    controlPlane:\n      localAPIEndpoint: {}\n")),
             "cp-1",
+            Secrets::Withhold,
         );
         // A control plane joining without the cluster's CAs cannot serve.
         assert!(control_plane.unwrap_err().contains("/etc/kubernetes/pki/ca.crt"));
@@ -407,7 +503,7 @@ runcmd:
             ),
         ];
         for (data, why) in cases {
-            let refused = read(&data, "vm").unwrap_err();
+            let refused = read(&data, "vm", Secrets::Withhold).unwrap_err();
             assert!(refused.contains(why), "{refused} (wanted {why})");
         }
     }

@@ -133,7 +133,11 @@
 //!   `Canceled`;
 //! - `GET /_emulator/snapshot` / `PUT /_emulator/snapshot`: the whole state as JSON, and back;
 //! - `GET /_emulator/inventory`: every resource with its type, provisioning state and whether it
-//!   was seeded.
+//!   was seeded;
+//! - `GET /_emulator/boots[?keys=true]`: what each machine would boot from its custom data, with
+//!   its power state and private addresses (and, asked for, the cluster's keys and bootstrap token);
+//! - `GET|PUT|DELETE /_emulator/routes`: the proxy's routes from an emulated address to a local
+//!   listener (also [`Emulator::add_route`]).
 //!
 //! The operations API, the Entra endpoints and IMDS need no token.
 
@@ -194,6 +198,9 @@ pub struct Emulator {
     skew: Arc<Mutex<Duration>>,
     faults: Arc<Mutex<faults::Faults>>,
     throttle: Arc<Mutex<throttle::Throttle>>,
+    /// The proxy's routes to stand-ins for emulated addresses; they name processes outside the
+    /// emulator, so neither snapshots nor resets touch them.
+    routes: Arc<Mutex<proxy::Routes>>,
 }
 
 /// An answer before the common ARM headers are added.
@@ -258,6 +265,7 @@ impl Emulator {
             skew: Arc::new(Mutex::new(Duration::ZERO)),
             faults: Arc::new(Mutex::new(faults::Faults::default())),
             throttle: Arc::new(Mutex::new(throttle::Throttle::default())),
+            routes: Arc::new(Mutex::new(proxy::Routes::default())),
         };
         emulator.seed_built_ins();
         emulator

@@ -2,17 +2,25 @@
 //! pointed at a custom cloud (they hard-code `management.azure.com` and
 //! `login.microsoftonline.com`) reach the emulator given only `HTTPS_PROXY` and its CA: the client
 //! asks the proxy to `CONNECT` to an Azure host, and the emulator itself answers inside the
-//! tunnel, with a certificate for that host signed by its CA. Other hosts are refused: nothing
-//! leaves the machine.
+//! tunnel, with a certificate for that host signed by its CA.
+//!
+//! A host of the emulated cloud (a public IP address, its DNS name, a load balancer's private
+//! frontend, a managed cluster's API server name) may be given a route to a local port: a
+//! program standing in for what would run behind that address (a workload cluster's API server)
+//! listens there, and the tunnel is joined to it byte for byte, TLS and all. A route counts only
+//! while the emulator holds a resource with that address, as Azure's DNS would only answer then.
+//! Other hosts are refused: nothing leaves the machine.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use axum::Router;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::Emulator;
 use crate::tls::Tls;
+use crate::{Emulator, lock};
 
 /// The hosts the proxy answers for: the resource manager and sign-in hosts of Azure's public,
 /// US Government and China clouds.
@@ -27,6 +35,92 @@ pub const AZURE_HOSTS: &[&str] = &[
 
 /// The longest request head the proxy reads.
 const MAX_HEAD: usize = 16 * 1024;
+
+/// How long the proxy waits for a route's target to accept.
+const DIAL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A tunnel to `host:port` the proxy joins to a listener at `target`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Route {
+    /// The host as a client names it in `CONNECT`, in lower case.
+    pub host: String,
+    /// The port a client names in `CONNECT`.
+    pub port: u16,
+    /// Where the stand-in for that address listens.
+    pub target: SocketAddr,
+}
+
+/// The routes in force, by host (lower case, without brackets or a trailing dot) and port.
+#[derive(Debug, Default)]
+pub(crate) struct Routes(BTreeMap<(String, u16), SocketAddr>);
+
+impl Routes {
+    /// Adds or replaces a route; the target it had before.
+    pub(crate) fn add(&mut self, host: &str, port: u16, target: SocketAddr) -> Option<SocketAddr> {
+        self.0.insert((normal_host(host), port), target)
+    }
+
+    pub(crate) fn remove(&mut self, host: &str, port: u16) -> bool {
+        self.0.remove(&(normal_host(host), port)).is_some()
+    }
+
+    fn get(&self, host: &str, port: u16) -> Option<SocketAddr> {
+        self.0.get(&(normal_host(host), port)).copied()
+    }
+
+    pub(crate) fn list(&self) -> Vec<Route> {
+        self.0
+            .iter()
+            .map(|((host, port), target)| Route {
+                host: host.clone(),
+                port: *port,
+                target: *target,
+            })
+            .collect()
+    }
+}
+
+/// A host as routes compare it: `[::1]` and `::1` alike, `name.` and `name` alike, any case.
+pub(crate) fn normal_host(host: &str) -> String {
+    let host = host.trim();
+    let host = host
+        .strip_prefix('[')
+        .and_then(|inner| inner.strip_suffix(']'))
+        .unwrap_or(host);
+    host.trim_end_matches('.').to_ascii_lowercase()
+}
+
+impl Emulator {
+    /// Routes tunnels to `host:port` (compared ignoring case) to `target`, replacing any route
+    /// it had; honoured only while `host` is an address or name of an emulated resource.
+    pub fn add_route(&self, host: &str, port: u16, target: SocketAddr) {
+        lock(&self.routes).add(host, port, target);
+    }
+
+    /// Removes the route of `host:port`; whether there was one.
+    #[expect(
+        clippy::must_use_candidate,
+        reason = "removing a route that is gone is no error"
+    )]
+    pub fn remove_route(&self, host: &str, port: u16) -> bool {
+        lock(&self.routes).remove(host, port)
+    }
+
+    /// The routes in force, by host and port.
+    #[must_use]
+    pub fn routes(&self) -> Vec<Route> {
+        lock(&self.routes).list()
+    }
+
+    /// Whether `host` is an address or name of a resource the emulator holds, as the next ARM
+    /// request would find the state.
+    pub(crate) fn resolves(&self, host: &str) -> bool {
+        let now = self.now();
+        let mut state = self.state();
+        state.advance(now);
+        crate::resources::resolves(&state, &normal_host(host))
+    }
+}
 
 /// A running proxy; dropping it stops the listener.
 pub struct RunningProxy {
@@ -55,19 +149,21 @@ pub async fn start_proxy(
     let address = listener.local_addr()?;
     let router = emulator.router();
     let acceptor = tokio_rustls::TlsAcceptor::from(tls.server.clone());
+    let emulator = emulator.clone();
     let server = crate::serve_each(listener, move |stream| {
-        let (router, acceptor) = (router.clone(), acceptor.clone());
+        let (emulator, router, acceptor) = (emulator.clone(), router.clone(), acceptor.clone());
         async move {
-            let _ = tunnel(stream, router, acceptor).await;
+            let _ = tunnel(stream, &emulator, router, acceptor).await;
         }
     });
     Ok(RunningProxy { address, server })
 }
 
-/// Answers one `CONNECT`: refuses anything but an Azure host, else serves the emulator over TLS
-/// inside the tunnel.
+/// Answers one `CONNECT`: serves the emulator over TLS inside the tunnel for an Azure host, joins
+/// the tunnel to a route's target for a routed host, and refuses anything else.
 async fn tunnel(
     mut stream: TcpStream,
+    emulator: &Emulator,
     router: Router,
     acceptor: tokio_rustls::TlsAcceptor,
 ) -> std::io::Result<()> {
@@ -83,8 +179,15 @@ async fn tunnel(
         )
         .await;
     }
-    let host = target.rsplit_once(':').map_or(target, |(host, _)| host);
-    if !AZURE_HOSTS.iter().any(|azure| azure.eq_ignore_ascii_case(host)) {
+    let (host, port) = target
+        .rsplit_once(':')
+        .map_or((target, None), |(host, port)| (host, port.parse::<u16>().ok()));
+    let route_to = port.and_then(|port| lock(&emulator.routes).get(host, port));
+    let azure = AZURE_HOSTS.iter().any(|azure| azure.eq_ignore_ascii_case(host));
+    if let (Some(to), false) = (route_to, azure) {
+        return forward(stream, emulator, host, to).await;
+    }
+    if !azure {
         let message = format!(
             "{host} is not an Azure endpoint the emulator answers for: {}.",
             AZURE_HOSTS.join(", ")
@@ -95,6 +198,41 @@ async fn tunnel(
         .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
         .await?;
     crate::serve_https(stream, &acceptor, router).await
+}
+
+/// Joins a routed tunnel to its target, when the host is one the emulator holds and the target
+/// accepts.
+async fn forward(
+    mut stream: TcpStream,
+    emulator: &Emulator,
+    host: &str,
+    to: SocketAddr,
+) -> std::io::Result<()> {
+    if !emulator.resolves(host) {
+        let message = format!(
+            "{host} does not resolve to any emulated address: no public IP address, load balancer frontend or managed cluster the emulator holds has it."
+        );
+        return refuse(&mut stream, "502 Bad Gateway", &message).await;
+    }
+    let mut upstream = match tokio::time::timeout(DIAL_TIMEOUT, TcpStream::connect(to)).await {
+        Ok(Ok(upstream)) => upstream,
+        Ok(Err(error)) => {
+            let message = format!("the route of {host} leads to {to}, which cannot be reached: {error}.");
+            return refuse(&mut stream, "502 Bad Gateway", &message).await;
+        }
+        Err(_) => {
+            let message = format!(
+                "the route of {host} leads to {to}, which did not accept within {} s.",
+                DIAL_TIMEOUT.as_secs()
+            );
+            return refuse(&mut stream, "502 Bad Gateway", &message).await;
+        }
+    };
+    stream
+        .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        .await?;
+    tokio::io::copy_bidirectional(&mut stream, &mut upstream).await?;
+    Ok(())
 }
 
 /// Reads the request head, up to its blank line.

@@ -1954,3 +1954,150 @@ async fn a_version_of_another_generation_than_its_definition_fails() {
     let read = send(&emulator, "GET", &version, None).await;
     assert_eq!(read.body["properties"]["provisioningState"], "Failed");
 }
+
+/// Cluster API's bootstrap data for the first control-plane machine: the cluster's CAs and keys
+/// in `write_files`, and `kubeadm init`.
+fn init_data() -> String {
+    use std::fmt::Write as _;
+    let mut files = String::new();
+    for (path, content) in [
+        (
+            "ca.crt",
+            "-----BEGIN CERTIFICATE-----\nAAECAwQ=\n-----END CERTIFICATE-----\n",
+        ),
+        (
+            "ca.key",
+            "-----BEGIN RSA PRIVATE KEY-----\nCLUSTER-CA-KEY\n-----END RSA PRIVATE KEY-----\n",
+        ),
+        ("etcd/ca.crt", "ETCD-CA-CERT\n"),
+        ("etcd/ca.key", "ETCD-CA-KEY\n"),
+        ("sa.key", "SERVICE-ACCOUNT-KEY\n"),
+        ("sa.pub", "SERVICE-ACCOUNT-PUB\n"),
+    ] {
+        let indented = content.trim_end().replace('\n', "\n      ");
+        let _ = write!(
+            files,
+            "-   path: /etc/kubernetes/pki/{path}\n    owner: root:root\n    permissions: '0640'\n    content: |\n      {indented}\n"
+        );
+    }
+    format!(
+        "## template: jinja\n#cloud-config\nwrite_files:\n{files}-   path: /run/kubeadm/kubeadm.yaml\n    content: |\n      ---\n      apiVersion: kubeadm.k8s.io/v1beta4\n      kind: ClusterConfiguration\n      clusterName: demo\n      controlPlaneEndpoint: demo-1a2b.westus2.cloudapp.azure.com:6443\n      kubernetesVersion: v1.33.5\n      ---\n      apiVersion: kubeadm.k8s.io/v1beta4\n      kind: InitConfiguration\n      nodeRegistration:\n        name: '{{{{ ds.meta_data[\"local_hostname\"] }}}}'\n        kubeletExtraArgs:\n        - name: cloud-provider\n          value: external\nruncmd:\n  - 'kubeadm init --config /run/kubeadm/kubeadm.yaml'\n"
+    )
+}
+
+/// A worker's bootstrap data: `kubeadm join` with a bootstrap token.
+const JOIN_DATA: &str = "#cloud-config\nwrite_files:\n- path: /run/kubeadm/kubeadm-join-config.yaml\n  content: |\n    apiVersion: kubeadm.k8s.io/v1beta4\n    kind: JoinConfiguration\n    discovery:\n      bootstrapToken:\n        apiServerEndpoint: demo-1a2b.westus2.cloudapp.azure.com:6443\n        token: abcdef.0123456789abcdef\n    nodeRegistration:\n      name: '{{ ds.meta_data.local_hostname }}'\nruncmd:\n- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml\n";
+
+/// An emulator with a cluster's first control-plane machine `cp0` (on `nic1` and, primary but
+/// listed second, `nic0`) and a worker `worker0` (on `nic2`).
+async fn with_cluster_machines() -> Emulator {
+    use base64::Engine as _;
+    let encode = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+    let emulator = with_network(Config::default()).await;
+    put_nic(&emulator, "nic2", "westus2", false).await;
+    let mut control_plane = vm_body("Standard_D2s_v3", "nic0");
+    control_plane["properties"]["osProfile"]["computerName"] = json!("demo-control-plane-abcde");
+    control_plane["properties"]["osProfile"]["customData"] = json!(encode(&init_data()));
+    control_plane["properties"]["networkProfile"]["networkInterfaces"] = json!([
+        {"id": net("networkInterfaces/nic1"), "properties": {"primary": false}},
+        {"id": net("networkInterfaces/nic0"), "properties": {"primary": true}},
+    ]);
+    let mut worker = vm_body("Standard_D2s_v3", "nic2");
+    worker["properties"]["osProfile"]["computerName"] = json!("demo-md-0-xyz");
+    worker["properties"]["osProfile"]["customData"] = json!(encode(JOIN_DATA));
+    for (name, body) in [("cp0", control_plane), ("worker0", worker)] {
+        let created = send(
+            &emulator,
+            "PUT",
+            &compute(&format!("virtualMachines/{name}")),
+            Some(body),
+        )
+        .await;
+        assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    }
+    emulator
+}
+
+#[tokio::test]
+async fn boots_tell_power_addresses_and_registration_without_secrets() {
+    let emulator = with_cluster_machines().await;
+    let address = |nic: &'static str| {
+        let emulator = emulator.clone();
+        async move {
+            let read = send(&emulator, "GET", &net(&format!("networkInterfaces/{nic}")), None).await;
+            read.body["properties"]["ipConfigurations"][0]["properties"]["privateIPAddress"].clone()
+        }
+    };
+    let plain = send(&emulator, "GET", "/_emulator/boots", None).await;
+    assert_eq!(plain.status, StatusCode::OK);
+    let machines = plain.body["machines"].as_array().cloned().unwrap_or_default();
+    assert_eq!(machines.len(), 2, "{}", plain.body);
+    let (cp, md) = (&machines[0], &machines[1]);
+    assert_eq!(cp["computerName"], "demo-control-plane-abcde");
+    assert_eq!(cp["powerState"], "running");
+    assert_eq!(
+        cp["privateIpAddresses"],
+        json!([address("nic0").await, address("nic1").await]),
+        "primary interface first"
+    );
+    assert_eq!(md["privateIpAddresses"], json!([address("nic2").await]));
+    assert_eq!(cp["boot"]["role"], "init");
+    assert_eq!(
+        cp["boot"]["nodeRegistration"],
+        json!({"name": "demo-control-plane-abcde", "kubeletExtraArgs": [{"name": "cloud-provider", "value": "external"}]})
+    );
+    assert_eq!(
+        cp["boot"]["clusterConfiguration"]["controlPlaneEndpoint"],
+        "demo-1a2b.westus2.cloudapp.azure.com:6443"
+    );
+    assert_eq!(md["boot"]["role"], "joinWorker");
+    assert_eq!(md["boot"]["nodeRegistration"]["name"], "demo-md-0-xyz");
+    let text = plain.body.to_string();
+    for secret in [
+        "CLUSTER-CA-KEY",
+        "ETCD-CA-KEY",
+        "SERVICE-ACCOUNT-KEY",
+        "0123456789abcdef",
+        "\"keys\"",
+        "bootstrapToken",
+    ] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    // Only `keys=true` asks for them.
+    let other = send(&emulator, "GET", "/_emulator/boots?keys=1", None).await;
+    assert!(
+        !other.body.to_string().contains("CLUSTER-CA-KEY"),
+        "{}",
+        other.body
+    );
+}
+
+#[tokio::test]
+async fn boots_with_keys_true_carry_the_clusters_keys_and_tokens() {
+    let emulator = with_cluster_machines().await;
+    let revealed = send(&emulator, "GET", "/_emulator/boots?keys=true", None).await;
+    assert_eq!(revealed.status, StatusCode::OK);
+    let (cp, md) = (&revealed.body["machines"][0], &revealed.body["machines"][1]);
+    let keys = cp["boot"]["keys"].as_object().cloned().unwrap_or_default();
+    assert_eq!(
+        keys.keys().map(String::as_str).collect::<Vec<_>>(),
+        [
+            "ca.crt",
+            "ca.key",
+            "etcd/ca.crt",
+            "etcd/ca.key",
+            "sa.key",
+            "sa.pub"
+        ],
+        "{cp}"
+    );
+    assert_eq!(
+        keys["ca.key"],
+        "-----BEGIN RSA PRIVATE KEY-----\nCLUSTER-CA-KEY\n-----END RSA PRIVATE KEY-----\n"
+    );
+    assert_eq!(keys["sa.key"], "SERVICE-ACCOUNT-KEY\n");
+    assert!(cp["boot"].get("bootstrapToken").is_none(), "{cp}");
+    assert_eq!(md["boot"]["bootstrapToken"], "abcdef.0123456789abcdef");
+    assert_eq!(md["boot"]["keys"], json!({}));
+    assert_eq!(emulator.boots_with_keys(), revealed.body);
+}

@@ -634,3 +634,45 @@ async fn a_set_boots_from_a_managed_image_and_is_placed_in_a_capacity_reservatio
         json!([{"id": set("pool")}])
     );
 }
+
+#[tokio::test]
+async fn boots_tell_each_instances_power_state_and_addresses() {
+    let emulator = with_network(Config::default()).await;
+    let created = send(
+        &emulator,
+        "PUT",
+        &set("pool"),
+        Some(body("Uniform", 2, &[], "Manual")),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    send(&emulator, "POST", &set("pool/virtualMachines/0/powerOff"), None).await;
+    let boots = emulator.boots();
+    let machines = boots["machines"].as_array().cloned().unwrap_or_default();
+    assert_eq!(machines.len(), 2, "{boots}");
+    for (machine, (instance, power)) in machines.iter().zip([("0", "stopped"), ("1", "running")]) {
+        assert!(
+            machine["id"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with(&format!("/virtualMachines/{instance}")),
+            "{machine}"
+        );
+        assert_eq!(machine["powerState"], power, "{machine}");
+        // The set's custom data runs no kubeadm: the instance would never join, yet is there.
+        assert!(machine["refused"].is_string(), "{machine}");
+        let nics = send(
+            &emulator,
+            "GET",
+            &set(&format!(
+                "pool/virtualMachines/{instance}/networkInterfaces?api-version=2018-10-01"
+            )),
+            None,
+        )
+        .await;
+        let address =
+            &nics.body["value"][0]["properties"]["ipConfigurations"][0]["properties"]["privateIPAddress"];
+        assert!(address.is_string(), "{}", nics.body);
+        assert_eq!(machine["privateIpAddresses"], json!([address]), "{machine}");
+    }
+}

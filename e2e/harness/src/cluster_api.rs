@@ -24,6 +24,7 @@ use crate::clusterctl::{self, Clusterctl};
 use crate::crds;
 use crate::error::{Error, Result};
 use crate::plane::{Plane, free_ports};
+use crate::process::Launch;
 
 const CAPI_GO_MOD: &str = include_str!("../../capi/go.mod");
 
@@ -164,7 +165,13 @@ impl Plane {
                 "--leader-elect=false".to_owned(),
                 "--feature-gates=MachinePool=true,ClusterTopology=true".to_owned(),
             ];
-            self.spawn(manager.binary, &bins.join(manager.binary), &args)?;
+            let launch = Launch {
+                program: bins.join(manager.binary),
+                args,
+                env: self.workload_proxy_env(),
+                container: None,
+            };
+            self.launch(manager.binary, launch)?;
             ports.push(webhook);
         }
         // The managers start up while clusterctl installs; they read the stored version

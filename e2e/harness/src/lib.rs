@@ -31,6 +31,7 @@ mod plane;
 mod process;
 mod token;
 pub mod webhooks;
+pub mod workload;
 
 use std::sync::OnceLock;
 

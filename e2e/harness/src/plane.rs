@@ -61,6 +61,8 @@ pub struct Plane {
     processes: Vec<Process>,
     /// Processes [`Plane::kill`] stopped, with how they were started.
     stopped: Vec<(String, Launch)>,
+    /// The HTTPS proxy through which Cluster API's managers reach workload clusters.
+    workload_proxy: Option<String>,
     tests: RwLock<()>,
 }
 
@@ -101,6 +103,7 @@ impl Plane {
             watchdog,
             processes: Vec::new(),
             stopped: Vec::new(),
+            workload_proxy: None,
             tests: RwLock::new(()),
         };
         pki::write(&plane.ca_file, plane.authority.cert_pem())?;
@@ -220,6 +223,27 @@ impl Plane {
                 container: None,
             },
         )
+    }
+
+    /// Has the Cluster API managers [`Plane::start_cluster_api`] starts reach workload clusters
+    /// through the HTTPS proxy at `url` (`http://host:port`), as a management cluster reaches
+    /// them through its network: the emulator's proxy routes each control plane endpoint to the
+    /// simulated API server behind it. Loopback addresses, the plane's own, are never proxied.
+    pub fn reach_workload_clusters_through(&mut self, url: &str) {
+        self.workload_proxy = Some(url.to_owned());
+    }
+
+    /// The proxy of [`Plane::reach_workload_clusters_through`], as environment variables.
+    pub(crate) fn workload_proxy_env(&self) -> Vec<(String, String)> {
+        self.workload_proxy
+            .iter()
+            .flat_map(|url| {
+                [
+                    ("HTTPS_PROXY".to_owned(), url.clone()),
+                    ("NO_PROXY".to_owned(), "127.0.0.1,localhost,::1".to_owned()),
+                ]
+            })
+            .collect()
     }
 
     pub(crate) fn launch(&mut self, name: &str, launch: Launch) -> Result<()> {

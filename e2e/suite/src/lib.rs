@@ -11,6 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
+use arm_emulator::proxy::RunningProxy;
 use arm_emulator::{Config, LoggedRequest, Running, RunningImds};
 use base64::Engine as _;
 use capz_harness::container::Runtime;
@@ -46,6 +47,10 @@ pub struct Environment {
     pub azure: Running,
     /// The emulator's instance metadata endpoint, where managed identities get tokens.
     pub imds: RunningImds,
+    /// The emulator's HTTPS proxy, which routes workload clusters' endpoints to their API servers.
+    pub proxy: RunningProxy,
+    /// The status endpoint of the workload cluster simulator (`GET {workloads}/status`).
+    pub workloads: String,
     pub capz: Capz,
     pub client: Client,
 }
@@ -112,6 +117,15 @@ impl Environment {
     ) -> TestResult<Self> {
         let started = Instant::now();
         let mut plane = Plane::start().await?;
+        let tls = arm_emulator::tls::Tls::generate(&[])?;
+        let azure = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config(&plane), &tls).await?;
+        let imds = arm_emulator::start_imds(([127, 0, 0, 1], 0).into(), &azure.emulator).await?;
+        let proxy =
+            arm_emulator::proxy::start_proxy(([127, 0, 0, 1], 0).into(), &azure.emulator, &tls).await?;
+        let ca_file = plane.dir().join("azure-ca.pem");
+        std::fs::write(&ca_file, &tls.ca_pem)?;
+        // Cluster API reaches workload clusters as it would on Azure, at their endpoints.
+        plane.reach_workload_clusters_through(&format!("http://{}", proxy.address));
         let mut clusterctl = plane.start_cluster_api().await?;
         match source {
             Source::Clone => {}
@@ -121,11 +135,9 @@ impl Environment {
                 load_release_images(&plane, repository, version)?;
             }
         }
-        let tls = arm_emulator::tls::Tls::generate(&[])?;
-        let azure = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config(&plane), &tls).await?;
-        let imds = arm_emulator::start_imds(([127, 0, 0, 1], 0).into(), &azure.emulator).await?;
-        let ca_file = plane.dir().join("azure-ca.pem");
-        std::fs::write(&ca_file, &tls.ca_pem)?;
+        let workloads = plane
+            .start_workload_simulator(&azure.base_url(), &ca_file, Duration::from_millis(200))
+            .await?;
         let endpoint = AzureEndpoint {
             url: azure.base_url(),
             ca_file,
@@ -147,6 +159,8 @@ impl Environment {
             clusterctl,
             azure,
             imds,
+            proxy,
+            workloads,
             capz,
             client,
         })
@@ -262,6 +276,58 @@ impl Environment {
             .create(&PostParams::default(), &secret)
             .await?;
         Ok(())
+    }
+
+    /// A client of the workload cluster `cluster` in `namespace` with the kubeconfig Cluster API
+    /// wrote for it (`<cluster>-kubeconfig`), connected where the emulator's proxy routes the
+    /// cluster's endpoint (the test's own process has no proxy to go through), and checking the
+    /// API server's certificate against the endpoint's host name as a client through the proxy
+    /// would.
+    ///
+    /// # Errors
+    /// When the Secret is missing or unreadable, or no machine serves the endpoint yet.
+    pub async fn workload_client(&self, cluster: &str, namespace: &str) -> TestResult<Client> {
+        let secret = Api::<Secret>::namespaced(self.client.clone(), namespace)
+            .get(&format!("{cluster}-kubeconfig"))
+            .await?;
+        let value = secret
+            .data
+            .and_then(|data| data.get("value").cloned())
+            .ok_or_else(|| format!("{cluster}-kubeconfig has no value"))?;
+        let kubeconfig = Kubeconfig::from_yaml(std::str::from_utf8(&value.0)?)?;
+        let mut config =
+            kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
+                .await?;
+        let host = config
+            .cluster_url
+            .host()
+            .ok_or("the kubeconfig's server has no host")?
+            .to_owned();
+        let port = config.cluster_url.port_u16().unwrap_or(443);
+        let route = self
+            .azure
+            .emulator
+            .routes()
+            .into_iter()
+            .find(|route| route.host.eq_ignore_ascii_case(&host) && route.port == port)
+            .ok_or_else(|| format!("no API server answers at {host}:{port} yet"))?;
+        config.cluster_url = format!("https://{}", route.target).parse()?;
+        config.tls_server_name = Some(host);
+        Ok(Client::try_from(config)?)
+    }
+
+    /// What the workload cluster simulator reports: each cluster with its endpoint, add-ons and
+    /// machines (joined, waiting or failed, and why), and the machines in no cluster.
+    ///
+    /// # Errors
+    /// When the simulator does not answer.
+    pub async fn workload_status(&self) -> TestResult<Value> {
+        let address = self.workloads.trim_start_matches("http://").parse()?;
+        let (status, body) = capz_harness::http_get(address, "/status").await?;
+        if status != 200 {
+            return Err(format!("the workload cluster simulator answered {status}: {body}").into());
+        }
+        Ok(serde_json::from_str(&body)?)
     }
 
     /// Sends an ARM request to the emulator signed in as its default principal, as a user of the
@@ -446,10 +512,11 @@ impl Environment {
         Ok(())
     }
 
-    /// Waits until the default flavor's cluster in `namespace` has converged: the AzureCluster
-    /// Ready with its endpoint, the first control-plane AzureMachine Ready with its VM, and the
-    /// `workers` worker AzureMachines waiting for bootstrap data (no workload cluster exists, so
-    /// kubeadm never initializes). Prints how long each step took after `applied_at`.
+    /// Waits until the default flavor's cluster in `namespace` has converged in Azure: the
+    /// AzureCluster Ready with its endpoint, the first control-plane AzureMachine Ready with its
+    /// VM, and, once that VM has initialized the workload cluster (so the workers get their
+    /// bootstrap data), the `workers` worker AzureMachines Ready with theirs. Prints how long each
+    /// step took after `applied_at`.
     ///
     /// # Errors
     /// When a step does not happen within `timeout`, with the objects' conditions.
@@ -478,18 +545,15 @@ impl Environment {
         wait_list(
             &machines,
             &format!("!{CONTROL_PLANE}"),
-            &format!("{workers} worker AzureMachines waiting for bootstrap data"),
+            &format!("{workers} worker AzureMachines Ready with their VMs"),
             timeout,
-            |all| {
-                u32::try_from(all.len()) == Ok(workers)
-                    && all.iter().all(|machine| {
-                        condition(machine, "Ready").is_some_and(|(status, reason)| {
-                            status == "False" && reason == "WaitingForBootstrapData"
-                        })
-                    })
-            },
+            |all| u32::try_from(all.len()) == Ok(workers) && all.iter().all(machine_ready),
         )
         .await?;
+        eprintln!(
+            "e2e: {workers} worker AzureMachines Ready {:.1} s after the apply",
+            applied_at.elapsed().as_secs_f64()
+        );
         Ok(())
     }
 

@@ -13,8 +13,11 @@ use std::time::{Duration, Instant, SystemTime};
 use arm_emulator::Config;
 use arm_emulator::config::{DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION};
 use capz_e2e::{Environment, TestResult};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
+use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::api::events::v1::Event;
-use kube::api::{Api, ListParams};
+use kube::ResourceExt as _;
+use kube::api::{Api, ListParams, PostParams};
 
 const CONVERGE: Duration = Duration::from_mins(3);
 const CLUSTER: &str = "flavor";
@@ -45,6 +48,7 @@ async fn the_default_flavor_converges_and_deletes_without_leftovers() -> TestRes
         capz_harness::apply_yaml(&client, &namespace, &manifest).await?;
         environment.converged(&namespace, 2, CONVERGE, applied_at).await?;
         first_machine_would_initialize_the_cluster(&environment, &namespace).await?;
+        the_workload_cluster_comes_up(&environment, &namespace, applied_at).await?;
         controllers_serve_controller_runtime_metrics(&environment).await?;
         let built = environment.created_in_azure();
         deletes_without_leftovers(&environment, &namespace).await?;
@@ -74,12 +78,24 @@ async fn first_machine_would_initialize_the_cluster(
     );
     let boots = environment.azure.emulator.boots();
     let machines = boots["machines"].as_array().cloned().unwrap_or_default();
+    let roles: Vec<&str> = machines
+        .iter()
+        .filter_map(|machine| machine["boot"]["role"].as_str())
+        .collect();
     assert_eq!(
-        machines.len(),
+        roles.iter().filter(|role| **role == "init").count(),
         1,
-        "only the first control-plane machine has a VM: {boots}"
+        "one machine initializes the cluster: {boots}"
     );
-    let machine = &machines[0];
+    assert_eq!(
+        roles.iter().filter(|role| **role == "joinWorker").count(),
+        2,
+        "both workers join it: {boots}"
+    );
+    let machine = machines
+        .iter()
+        .find(|machine| machine["boot"]["role"] == "init")
+        .ok_or("no machine initializes the cluster")?;
     let boot = &machine["boot"];
     assert_eq!(boot["role"], "init", "{machine}");
     assert_eq!(boot["nodeName"], machine["computerName"], "{machine}");
@@ -95,6 +111,156 @@ async fn first_machine_would_initialize_the_cluster(
         8,
         "{machine}"
     );
+    Ok(())
+}
+
+/// The workload cluster the first control-plane VM initialized answers at the endpoint with the
+/// kubeconfig Cluster API wrote, and every machine registered its Node at the version asked for:
+/// NotReady for want of a CNI, tainted uninitialized and without a provider ID until a cloud
+/// controller manager runs, as on Azure with this flavor. Once both run (installed as a user
+/// installs them, straight into the workload cluster), each Node carries its machine's provider
+/// ID and is Ready, every Machine has its node, and the Cluster is Available.
+async fn the_workload_cluster_comes_up(
+    environment: &Environment,
+    namespace: &str,
+    applied_at: Instant,
+) -> TestResult {
+    let started = Instant::now();
+    let (workload, nodes) = loop {
+        let attempt = async {
+            let workload = environment.workload_client(CLUSTER, namespace).await?;
+            let nodes = Api::<Node>::all(workload.clone())
+                .list(&ListParams::default())
+                .await?;
+            TestResult::Ok((workload, nodes.items))
+        };
+        match attempt.await {
+            Ok((workload, nodes)) if nodes.len() == 3 => break (workload, nodes),
+            outcome => {
+                if started.elapsed() > CONVERGE {
+                    let status = environment.workload_status().await?;
+                    return Err(format!(
+                        "the workload cluster did not get its three nodes: {:?}; the simulator: {status}",
+                        outcome.map(|(_, nodes)| nodes.len())
+                    )
+                    .into());
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+    };
+    eprintln!(
+        "e2e: the workload cluster has its 3 nodes {:.1} s after the apply",
+        applied_at.elapsed().as_secs_f64()
+    );
+    for node in &nodes {
+        let name = node.name_any();
+        let status = node.status.clone().unwrap_or_default();
+        assert_eq!(
+            status.node_info.map(|info| info.kubelet_version).as_deref(),
+            Some(capz_e2e::KUBERNETES_VERSION),
+            "{name}"
+        );
+        let ready = status
+            .conditions
+            .unwrap_or_default()
+            .into_iter()
+            .find(|condition| condition.type_ == "Ready")
+            .ok_or_else(|| format!("{name} has no Ready condition"))?;
+        assert_eq!(ready.status, "False", "{name}: {ready:?}");
+        assert!(
+            ready
+                .message
+                .unwrap_or_default()
+                .contains("cni plugin not initialized"),
+            "{name} says why it is not ready"
+        );
+        let spec = node.spec.clone().unwrap_or_default();
+        assert!(
+            spec.provider_id.is_none(),
+            "{name} has no provider ID without a cloud provider"
+        );
+        assert!(
+            spec.taints
+                .unwrap_or_default()
+                .iter()
+                .any(|taint| taint.key == "node.cloudprovider.kubernetes.io/uninitialized"),
+            "{name} waits for its cloud provider"
+        );
+    }
+    install_add_ons(&workload).await?;
+    let clusters = environment.cluster_api("Cluster", namespace).await?;
+    capz_e2e::wait_list(&clusters, "", "the Cluster Available", CONVERGE, |all| {
+        all.iter().all(|cluster| {
+            capz_e2e::condition(cluster, "Available").is_some_and(|(status, _)| status == "True")
+        })
+    })
+    .await?;
+    eprintln!(
+        "e2e: the Cluster is Available {:.1} s after the apply",
+        applied_at.elapsed().as_secs_f64()
+    );
+    let provider_ids: BTreeSet<String> = environment
+        .infrastructure("AzureMachine", namespace)
+        .await?
+        .list(&ListParams::default())
+        .await?
+        .items
+        .iter()
+        .filter_map(|machine| machine.data["spec"]["providerID"].as_str().map(str::to_owned))
+        .collect();
+    let node_ids: BTreeSet<String> = Api::<Node>::all(workload)
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .filter_map(|node| node.spec?.provider_id)
+        .collect();
+    assert_eq!(
+        node_ids, provider_ids,
+        "each Node carries its machine's provider ID"
+    );
+    Ok(())
+}
+
+/// A cloud controller manager and a CNI, as far as the cluster can tell: Azure's cloud controller
+/// manager's Deployment and a DaemonSet that installs network configuration on its hosts.
+async fn install_add_ons(workload: &kube::Client) -> TestResult {
+    let ccm: Deployment = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "cloud-controller-manager", "namespace": "kube-system"},
+        "spec": {
+            "selector": {"matchLabels": {"component": "cloud-controller-manager"}},
+            "template": {
+                "metadata": {"labels": {"component": "cloud-controller-manager"}},
+                "spec": {"containers": [{
+                    "name": "cloud-controller-manager",
+                    "image": "mcr.microsoft.com/oss/kubernetes/azure-cloud-controller-manager:v1.33.0",
+                    "command": ["cloud-controller-manager", "--cloud-provider=azure"],
+                }]},
+            },
+        },
+    }))?;
+    let cni: DaemonSet = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "kube-flannel-ds", "namespace": "kube-system"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "flannel"}},
+            "template": {
+                "metadata": {"labels": {"app": "flannel"}},
+                "spec": {
+                    "hostNetwork": true,
+                    "containers": [{"name": "kube-flannel", "image": "ghcr.io/flannel-io/flannel:v0.27.0"}],
+                    "volumes": [{"name": "cni", "hostPath": {"path": "/etc/cni/net.d"}}],
+                },
+            },
+        },
+    }))?;
+    let params = PostParams::default();
+    Api::<Deployment>::namespaced(workload.clone(), "kube-system")
+        .create(&params, &ccm)
+        .await?;
+    Api::<DaemonSet>::namespaced(workload.clone(), "kube-system")
+        .create(&params, &cni)
+        .await?;
     Ok(())
 }
 

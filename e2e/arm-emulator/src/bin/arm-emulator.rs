@@ -15,7 +15,8 @@
 //!   address, as Azure does at `169.254.169.254:80`;
 //! - `--proxy-listen`: also serve an HTTPS proxy on this address that answers for Azure's own
 //!   host names (`management.azure.com`, `login.microsoftonline.com` and the other clouds'), so a
-//!   client given only `HTTPS_PROXY` and the CA reaches the emulator; not with `--plain-http`;
+//!   client given only `HTTPS_PROXY` and the CA reaches the emulator, and joins routed hosts of
+//!   emulated resources to their listeners (`/_emulator/routes`); not with `--plain-http`;
 //! - `--state-file`: restore the resources from this file at start when it exists, and save them
 //!   there when stopped with Ctrl-C (SIGINT) or SIGTERM, so the emulated Azure survives a restart.
 //!

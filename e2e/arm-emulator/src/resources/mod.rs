@@ -555,6 +555,53 @@ pub(crate) fn boots(type_name: &str) -> bool {
     compute::boots(type_name)
 }
 
+/// A booting machine's power state, as its instance view reports it (`running`, `stopped`, …).
+pub(crate) fn power_state(machine: &Value) -> &'static str {
+    compute::power_state(machine)
+}
+
+/// The private IPv4 addresses of a booting machine's network interfaces, primary first.
+pub(crate) fn private_addresses(state: &State, machine: &Value) -> Vec<String> {
+    compute::private_addresses(state, machine)
+}
+
+/// Whether `host` (a name or an address, any case) is one the emulator hands out: the address
+/// or DNS name of a public IP address, the private address of a load balancer's frontend, or one
+/// of a managed cluster's API server names. Names nothing else would resolve to outside Azure.
+pub(crate) fn resolves(state: &State, host: &str) -> bool {
+    let host = host.trim_end_matches('.');
+    let address: Option<std::net::IpAddr> = host.parse().ok();
+    let names_host = |value: Option<&Value>| {
+        value.and_then(Value::as_str).is_some_and(|value| match address {
+            Some(address) => value.parse() == Ok(address),
+            None => value.trim_end_matches('.').eq_ignore_ascii_case(host),
+        })
+    };
+    state.resources.values().any(|stored| {
+        let pointers: &[&str] = if stored.type_name == network::PUBLIC_IP.name {
+            &["/properties/ipAddress", "/properties/dnsSettings/fqdn"]
+        } else if stored.type_name == network::LOAD_BALANCER.name {
+            let body = stored.body();
+            return body
+                .pointer("/properties/frontendIPConfigurations")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|frontend| names_host(frontend.pointer("/properties/privateIPAddress")));
+        } else if stored.type_name == container_service::MANAGED_CLUSTER.name {
+            &[
+                "/properties/fqdn",
+                "/properties/privateFQDN",
+                "/properties/azurePortalFQDN",
+            ]
+        } else {
+            return false;
+        };
+        let body = stored.body();
+        pointers.iter().any(|pointer| names_host(body.pointer(pointer)))
+    })
+}
+
 /// The type of user-assigned identities, which sign in when they have federated credentials.
 pub(crate) const USER_ASSIGNED_IDENTITY: &str = "Microsoft.ManagedIdentity/userAssignedIdentities";
 
@@ -642,7 +689,60 @@ pub(crate) fn set_provisioning_state(body: &mut Value, state: &str, children: bo
 
 #[cfg(test)]
 mod tests {
-    use super::{find, registry};
+    use serde_json::json;
+
+    use super::{container_service, find, network, registry, resolves};
+    use crate::state::State;
+
+    #[test]
+    fn hosts_resolve_to_public_ips_load_balancer_frontends_and_cluster_api_servers() {
+        let mut state = State::default();
+        let group = "/subscriptions/s/resourcegroups/g/providers";
+        state.put_doc(
+            &format!("{group}/microsoft.network/publicipaddresses/ip"),
+            network::PUBLIC_IP.name,
+            json!({"properties": {"ipAddress": "20.1.2.3", "dnsSettings": {"fqdn": "demo.westeurope.cloudapp.azure.com"}}}),
+            false,
+        );
+        state.put_doc(
+            &format!("{group}/microsoft.network/loadbalancers/lb"),
+            network::LOAD_BALANCER.name,
+            json!({"properties": {"frontendIPConfigurations": [
+                {"name": "public", "properties": {"publicIPAddress": {"id": "x"}}},
+                {"name": "internal", "properties": {"privateIPAddress": "10.0.0.100"}},
+            ]}}),
+            false,
+        );
+        state.put_doc(
+            &format!("{group}/microsoft.containerservice/managedclusters/aks"),
+            container_service::MANAGED_CLUSTER.name,
+            json!({"properties": {
+                "fqdn": "aks-1.hcp.westeurope.azmk8s.io",
+                "privateFQDN": "aks-1.privatelink.westeurope.azmk8s.io",
+                "azurePortalFQDN": "aks-1.portal.hcp.westeurope.azmk8s.io",
+            }}),
+            false,
+        );
+        for host in [
+            "20.1.2.3",
+            "Demo.WestEurope.cloudapp.azure.com",
+            "demo.westeurope.cloudapp.azure.com.",
+            "10.0.0.100",
+            "aks-1.hcp.westeurope.azmk8s.io",
+            "aks-1.privatelink.westeurope.azmk8s.io",
+            "aks-1.portal.hcp.westeurope.azmk8s.io",
+        ] {
+            assert!(resolves(&state, host), "{host}");
+        }
+        for host in [
+            "20.1.2.4",
+            "other.westeurope.cloudapp.azure.com",
+            "x",
+            "management.azure.com",
+        ] {
+            assert!(!resolves(&state, host), "{host}");
+        }
+    }
 
     /// The store resolves the type of every object holding a reference among the served types;
     /// a back-reference naming another type would never be filled.

@@ -337,3 +337,59 @@ pub(super) fn boots(type_name: &str) -> bool {
         .iter()
         .any(|machine| machine.name.eq_ignore_ascii_case(type_name))
 }
+
+/// A booting machine's power state as its instance view reports it (`running`, `stopped`,
+/// `starting`, `stopping`).
+pub(super) fn power_state(machine: &Value) -> &'static str {
+    virtual_machines::power_state(&machine["properties"]).0
+}
+
+/// The private IPv4 addresses of a machine's network interfaces: its primary interface first,
+/// and within each interface its primary IP configuration first. A Uniform instance keeps its
+/// interfaces inside itself; a virtual machine refers to interfaces of its own.
+pub(super) fn private_addresses(state: &State, machine: &Value) -> Vec<String> {
+    let properties = &machine["properties"];
+    let is_primary = |value: Option<&Value>| value == Some(&Value::Bool(true));
+    let mut interfaces: Vec<(bool, std::borrow::Cow<'_, Value>)> =
+        match properties.get(scale_sets::INTERFACES).and_then(Value::as_array) {
+            Some(kept) => kept
+                .iter()
+                .map(|nic| {
+                    (
+                        is_primary(nic.pointer("/properties/primary")),
+                        std::borrow::Cow::Borrowed(nic),
+                    )
+                })
+                .collect(),
+            None => properties
+                .pointer("/networkProfile/networkInterfaces")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|reference| {
+                    let nic = state.body(&reference["id"].as_str()?.to_ascii_lowercase())?;
+                    Some((is_primary(reference.pointer("/properties/primary")), nic))
+                })
+                .collect(),
+        };
+    // Stable: unmarked interfaces keep the order the machine lists them in.
+    interfaces.sort_by_key(|(primary, _)| !primary);
+    let mut addresses = Vec::new();
+    for (_, nic) in &interfaces {
+        let mut configurations: Vec<&Value> = nic
+            .pointer("/properties/ipConfigurations")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .collect();
+        configurations.sort_by_key(|configuration| !is_primary(configuration.pointer("/properties/primary")));
+        addresses.extend(
+            configurations
+                .iter()
+                .filter_map(|configuration| configuration.pointer("/properties/privateIPAddress")?.as_str())
+                .filter(|address| address.parse::<std::net::Ipv4Addr>().is_ok())
+                .map(str::to_owned),
+        );
+    }
+    addresses
+}

@@ -33,7 +33,7 @@ pub(super) const FAILS: &str = "allocationFails";
 pub(super) const POWER: &str = "powerState";
 /// Hidden on a Uniform instance: its interfaces, with their addresses (read through the
 /// interfaces' own paths).
-const INTERFACES: &str = "interfaces";
+pub(super) const INTERFACES: &str = "interfaces";
 /// Hidden on an instance whose removal the set's capacity already counts.
 pub(super) const LEAVING: &str = "leaving";
 /// The status of the last rolling upgrade, kept on the set.

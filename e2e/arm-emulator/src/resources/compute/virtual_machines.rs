@@ -1126,35 +1126,35 @@ fn release(state: &mut State, machine: &Value) {
     }
 }
 
+/// The power state a machine (or scale set instance) reports, from its provisioning state and
+/// whether it was powered off: `running`, `stopped`, `starting` or `stopping`, and its display
+/// status.
+pub(super) fn power_state(properties: &Value) -> (&'static str, &'static str) {
+    let provisioning = properties["provisioningState"].as_str().unwrap_or("Succeeded");
+    let stopped = properties.get(scale_sets::POWER).and_then(Value::as_str) == Some("stopped");
+    match provisioning {
+        "Succeeded" | "Updating" if stopped => ("stopped", "VM stopped"),
+        "Creating" => ("starting", "VM starting"),
+        "Deleting" => ("stopping", "VM stopping"),
+        "Failed" => ("stopped", "VM stopped"),
+        _ => ("running", "VM running"),
+    }
+}
+
 /// What the machine reports about itself: provisioning and power state, its disks, and the
 /// Hyper-V generation its OS disk was made for.
 pub(super) fn instance_view(state: &State, machine: &Value) -> Value {
     let properties = &machine["properties"];
     let provisioning = properties["provisioningState"].as_str().unwrap_or("Succeeded");
     let time = properties["timeCreated"].clone();
-    let stopped = properties.get(scale_sets::POWER).and_then(Value::as_str) == Some("stopped");
-    let (display, level, power, power_display) = match provisioning {
-        "Succeeded" | "Updating" if stopped => (
-            if provisioning == "Updating" {
-                "Updating"
-            } else {
-                "Provisioning succeeded"
-            },
-            "Info",
-            "PowerState/stopped",
-            "VM stopped",
-        ),
-        "Creating" => ("Creating", "Info", "PowerState/starting", "VM starting"),
-        "Deleting" => ("Deleting", "Info", "PowerState/stopping", "VM stopping"),
-        "Failed" => ("Provisioning failed", "Error", "PowerState/stopped", "VM stopped"),
-        "Updating" => ("Updating", "Info", "PowerState/running", "VM running"),
-        _ => (
-            "Provisioning succeeded",
-            "Info",
-            "PowerState/running",
-            "VM running",
-        ),
+    let (display, level) = match provisioning {
+        "Creating" => ("Creating", "Info"),
+        "Deleting" => ("Deleting", "Info"),
+        "Failed" => ("Provisioning failed", "Error"),
+        "Updating" => ("Updating", "Info"),
+        _ => ("Provisioning succeeded", "Info"),
     };
+    let (power, power_display) = power_state(properties);
     let provisioning_status = json!({
         "code": format!("ProvisioningState/{}", provisioning.to_ascii_lowercase()),
         "level": level,
@@ -1183,7 +1183,7 @@ pub(super) fn instance_view(state: &State, machine: &Value) -> Value {
         "disks": disks,
         "statuses": [
             provisioning_status,
-            { "code": power, "level": "Info", "displayStatus": power_display },
+            { "code": format!("PowerState/{power}"), "level": "Info", "displayStatus": power_display },
         ],
     });
     if let Some(computer) = properties.pointer("/osProfile/computerName") {

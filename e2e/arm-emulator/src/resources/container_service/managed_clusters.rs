@@ -17,7 +17,7 @@ use crate::resources::compute::{fill, identity};
 use crate::resources::{Act, Acted, Action, Hooks, NO_HOOKS, Prepare, ResourceType, fields};
 use crate::state::State;
 
-pub(super) static MANAGED_CLUSTER: ResourceType = ResourceType {
+pub(crate) static MANAGED_CLUSTER: ResourceType = ResourceType {
     since: &[
         ("/kind", "2025-01-01"),
         ("bootstrapProfile", "2025-01-01"),

@@ -69,6 +69,8 @@ static AKS: Flavour = Flavour {
     concurrency: Concurrency::Busy,
 };
 
+pub(crate) use managed_clusters::MANAGED_CLUSTER;
+
 pub(crate) static TYPES: &[&ResourceType] = &[
     &managed_clusters::MANAGED_CLUSTER,
     &agent_pools::AGENT_POOL,

@@ -206,6 +206,7 @@ pub(crate) static TYPES: &[&ResourceType] = &[
     &private_endpoints::LINK_SERVICE_IP_CONFIGURATION,
 ];
 
+pub(crate) use load_balancers::LOAD_BALANCER;
 pub(crate) use private_endpoints::show_endpoint_connections;
 pub(crate) use public_ips::PUBLIC_IP;
 pub(crate) use virtual_networks::VIRTUAL_NETWORK;

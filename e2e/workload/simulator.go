@@ -1,0 +1,379 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	inmemoryruntime "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/runtime"
+	inmemoryapi "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/server/api"
+	inmemoryetcd "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/server/etcd"
+)
+
+// machineState is what the simulator knows of one machine: how far it got into its cluster.
+type machineState struct {
+	id            string
+	nodeName      string
+	role          string
+	controlPlane  bool
+	externalCloud bool
+	providerID    string
+	privateIPs    []string
+	powerState    string
+	version       string
+	cluster       *workloadCluster
+	firstRunning  time.Time
+
+	joined      bool
+	waiting     string
+	failed      string
+	gone        bool
+	nodeDeleted bool
+}
+
+// simulator turns the emulator's machines into workload clusters.
+type simulator struct {
+	manager     inmemoryruntime.Manager
+	emulator    *emulator
+	joinTimeout time.Duration
+	handler     http.Handler
+
+	mu       sync.Mutex
+	clusters map[string]*workloadCluster // by control plane endpoint, lower case
+	byPort   map[string]*workloadCluster
+	machines map[string]*machineState // by machine ID, lower case
+	serial   int
+}
+
+func newSimulator(manager inmemoryruntime.Manager, emulator *emulator, log logr.Logger, joinTimeout time.Duration) *simulator {
+	s := &simulator{
+		manager:     manager,
+		emulator:    emulator,
+		joinTimeout: joinTimeout,
+		clusters:    map[string]*workloadCluster{},
+		byPort:      map[string]*workloadCluster{},
+		machines:    map[string]*machineState{},
+	}
+	resolve := func(host string) (string, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		_, port, err := net.SplitHostPort(host)
+		if err != nil {
+			return "", err
+		}
+		cluster, ok := s.byPort[port]
+		if !ok {
+			return "", fmt.Errorf("no workload cluster listens on %s", host)
+		}
+		return cluster.group, nil
+	}
+	api := inmemoryapi.NewAPIServerHandler(manager, log, resolve)
+	etcd := inmemoryetcd.NewEtcdServerHandler(manager, log, resolve)
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Clients name the endpoint; the handlers find the cluster, and port-forwards their
+		// target, by the listener the request came in on.
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			r.Host = local.String()
+		}
+		if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+			etcd.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+	return s
+}
+
+// run polls the emulator every interval until ctx ends.
+func (s *simulator) run(ctx context.Context, interval time.Duration) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		if err := s.tick(ctx); err != nil && ctx.Err() == nil {
+			logger.Error(err, "reading the emulator's machines")
+		}
+		select {
+		case <-ctx.Done():
+			s.mu.Lock()
+			for _, cluster := range s.clusters {
+				cluster.stop(context.Background())
+			}
+			s.mu.Unlock()
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+func (s *simulator) tick(ctx context.Context) error {
+	machines, err := s.emulator.machines(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	for i := range machines {
+		m := &machines[i]
+		if m.Boot == nil {
+			continue
+		}
+		key := strings.ToLower(m.ID)
+		seen[key] = true
+		state, known := s.machines[key]
+		if !known {
+			state = &machineState{
+				id:            m.ID,
+				nodeName:      m.Boot.NodeName,
+				role:          m.Boot.Role,
+				controlPlane:  m.Boot.controlPlane(),
+				externalCloud: m.Boot.NodeRegistration.kubeletArg("cloud-provider") == "external",
+				providerID:    "azure://" + m.ID,
+			}
+			s.machines[key] = state
+		}
+		state.powerState, state.privateIPs = m.PowerState, m.PrivateIPs
+		if state.powerState == "running" && state.firstRunning.IsZero() {
+			state.firstRunning = time.Now()
+		}
+		if !state.joined && state.failed == "" {
+			s.boot(ctx, state, m)
+		}
+	}
+	for key, state := range s.machines {
+		if !seen[key] {
+			state.gone = true
+		}
+	}
+	for _, cluster := range s.clusters {
+		s.syncCluster(ctx, cluster)
+	}
+	for key, state := range s.machines {
+		// Forgotten once nothing of it is left: no node, or it never joined.
+		if state.gone && (state.nodeDeleted || !state.joined) {
+			delete(s.machines, key)
+		}
+	}
+	return nil
+}
+
+// boot does what cloud-init and kubeadm would on a running machine, or records what it waits
+// for; a join that waits longer than kubeadm's discovery timeout fails for good.
+func (s *simulator) boot(ctx context.Context, state *machineState, m *machine) {
+	if m.PowerState != "running" {
+		state.waiting = "the machine is not running"
+		return
+	}
+	b := m.Boot
+	state.version = b.KubernetesVersion
+	if state.version == "" {
+		state.version = imageVersion(m.Image)
+	}
+	endpoint := strings.ToLower(b.ControlPlaneEndpoint)
+	cluster := s.clusters[endpoint]
+	if b.Role == roleInit {
+		if cluster != nil && s.servedBy(cluster) {
+			state.failed = fmt.Sprintf("kubeadm init: %s already answers for a running control plane", b.ControlPlaneEndpoint)
+			return
+		}
+		if cluster != nil {
+			s.removeCluster(ctx, endpoint, cluster)
+		}
+		created, err := s.createCluster(ctx, b)
+		if err != nil {
+			state.failed = "kubeadm init: " + err.Error()
+			logger.Info("a machine does not initialize its cluster", "machine", m.ID, "reason", state.failed)
+			return
+		}
+		cluster = created
+		s.clusters[endpoint] = cluster
+	} else {
+		why := ""
+		switch {
+		case cluster == nil || cluster.server == nil:
+			why = fmt.Sprintf("no API server answers at %s", b.ControlPlaneEndpoint)
+		case b.Role == roleJoinControlPlane && !cluster.sameAuthority(b.Keys["ca.crt"]):
+			state.failed = "kubeadm join: the machine's cluster CA is not the one the API server at " + b.ControlPlaneEndpoint + " serves with"
+			return
+		default:
+			why = tokenAccepted(ctx, cluster.client, b.BootstrapToken)
+		}
+		if why != "" {
+			state.waiting = "kubeadm join: " + why
+			if time.Since(state.firstRunning) > s.joinTimeout {
+				state.failed = state.waiting
+				logger.Info("a machine gives up joining", "machine", m.ID, "reason", state.failed)
+			}
+			return
+		}
+	}
+	if state.version == "" {
+		state.version = cluster.version
+	}
+	if err := s.join(ctx, state, b, cluster); err != nil {
+		state.waiting = err.Error()
+		return
+	}
+	state.joined, state.waiting, state.cluster = true, "", cluster
+	logger.Info("a machine joined its cluster", "machine", m.ID, "node", state.nodeName, "role", b.Role, "cluster", cluster.name)
+}
+
+func (s *simulator) createCluster(ctx context.Context, b *boot) (*workloadCluster, error) {
+	s.serial++
+	group := fmt.Sprintf("%s-%d", b.ClusterName, s.serial)
+	s.manager.AddResourceGroup(group)
+	cluster, err := newWorkloadCluster(b, group, s.manager.GetResourceGroup(group).GetClient())
+	if err != nil {
+		s.manager.DeleteResourceGroup(group)
+		return nil, err
+	}
+	if err := initialize(ctx, cluster.client, b); err != nil {
+		s.manager.DeleteResourceGroup(group)
+		return nil, err
+	}
+	return cluster, nil
+}
+
+// join registers the machine's node; a control-plane machine also starts its static pods, its
+// etcd member and (the first one) the API server behind the endpoint.
+func (s *simulator) join(ctx context.Context, state *machineState, b *boot, cluster *workloadCluster) error {
+	if err := register(ctx, cluster.client, state, b); err != nil {
+		return err
+	}
+	if !state.controlPlane {
+		return nil
+	}
+	if err := staticPods(ctx, cluster.client, state.nodeName, state.version); err != nil {
+		return err
+	}
+	if err := cluster.addEtcdMember("etcd-" + state.nodeName); err != nil {
+		return err
+	}
+	if cluster.server == nil {
+		if err := cluster.serve(s.handler); err != nil {
+			return fmt.Errorf("starting the API server: %w", err)
+		}
+		_, port, _ := net.SplitHostPort(cluster.address())
+		s.byPort[port] = cluster
+		if err := s.emulator.route(ctx, cluster.endpoint, cluster.address()); err != nil {
+			return fmt.Errorf("routing %s to the API server: %w", cluster.endpoint, err)
+		}
+	}
+	return nil
+}
+
+// servedBy tells whether a control-plane machine of the cluster still runs.
+func (s *simulator) servedBy(cluster *workloadCluster) bool {
+	for _, state := range s.machines {
+		if state.cluster == cluster && state.controlPlane && !state.gone {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *simulator) removeCluster(ctx context.Context, endpoint string, cluster *workloadCluster) {
+	if cluster.server != nil {
+		_, port, _ := net.SplitHostPort(cluster.address())
+		delete(s.byPort, port)
+		cluster.stop(ctx)
+		if err := s.emulator.unroute(ctx, cluster.endpoint); err != nil {
+			logger.Error(err, "removing a route", "endpoint", cluster.endpoint)
+		}
+	}
+	s.manager.DeleteResourceGroup(cluster.group)
+	delete(s.clusters, endpoint)
+	for _, state := range s.machines {
+		if state.cluster == cluster {
+			state.cluster = nil
+		}
+	}
+}
+
+// syncCluster follows the cluster's add-ons onto its nodes, and takes the cluster away once no
+// control-plane machine of it is left.
+func (s *simulator) syncCluster(ctx context.Context, cluster *workloadCluster) {
+	if !s.servedBy(cluster) {
+		logger.Info("the last control-plane machine of a cluster is gone", "cluster", cluster.name, "endpoint", cluster.endpoint)
+		s.removeCluster(ctx, strings.ToLower(cluster.endpoint), cluster)
+		return
+	}
+	cni, ccm, err := addOns(ctx, cluster.client)
+	if err != nil {
+		logger.Error(err, "reading add-ons", "cluster", cluster.name)
+		return
+	}
+	if cni != cluster.cni || ccm != cluster.ccm {
+		logger.Info("add-ons", "cluster", cluster.name, "cni", cni, "cloudControllerManager", ccm)
+	}
+	cluster.cni, cluster.ccm = cni, ccm
+	for _, state := range s.machines {
+		if state.cluster != cluster || !state.joined {
+			continue
+		}
+		if err := syncNode(ctx, cluster.client, state, cluster); err != nil {
+			logger.Error(err, "syncing a node", "cluster", cluster.name, "node", state.nodeName)
+		}
+	}
+}
+
+// clusterStatus is one cluster on the status endpoint.
+type clusterStatus struct {
+	Endpoint               string          `json:"endpoint"`
+	Name                   string          `json:"name"`
+	Address                string          `json:"address,omitempty"`
+	CNI                    string          `json:"cni,omitempty"`
+	CloudControllerManager string          `json:"cloudControllerManager,omitempty"`
+	Machines               []machineStatus `json:"machines"`
+}
+
+type machineStatus struct {
+	ID       string `json:"id"`
+	Node     string `json:"node"`
+	Role     string `json:"role"`
+	Joined   bool   `json:"joined"`
+	Waiting  string `json:"waiting,omitempty"`
+	Failed   string `json:"failed,omitempty"`
+	Gone     bool   `json:"gone,omitempty"`
+	Endpoint string `json:"-"`
+}
+
+// status is every cluster with its machines, and the machines that belong to none.
+func (s *simulator) status() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clusters := []clusterStatus{}
+	for _, cluster := range s.clusters {
+		entry := clusterStatus{
+			Endpoint: cluster.endpoint, Name: cluster.name, Address: cluster.address(),
+			CNI: cluster.cni, CloudControllerManager: cluster.ccm, Machines: []machineStatus{},
+		}
+		for _, state := range s.machines {
+			if state.cluster == cluster {
+				entry.Machines = append(entry.Machines, state.status())
+			}
+		}
+		sort.Slice(entry.Machines, func(i, j int) bool { return entry.Machines[i].Node < entry.Machines[j].Node })
+		clusters = append(clusters, entry)
+	}
+	sort.Slice(clusters, func(i, j int) bool { return clusters[i].Endpoint < clusters[j].Endpoint })
+	unjoined := []machineStatus{}
+	for _, state := range s.machines {
+		if state.cluster == nil {
+			unjoined = append(unjoined, state.status())
+		}
+	}
+	sort.Slice(unjoined, func(i, j int) bool { return unjoined[i].ID < unjoined[j].ID })
+	return map[string]any{"clusters": clusters, "unjoined": unjoined}
+}
+
+func (m *machineState) status() machineStatus {
+	return machineStatus{ID: m.id, Node: m.nodeName, Role: m.role, Joined: m.joined, Waiting: m.waiting, Failed: m.failed, Gone: m.gone}
+}
