@@ -38,10 +38,15 @@ type workloadCluster struct {
 	// What runs in the cluster, as the simulator last saw it.
 	cni string
 	ccm string
+
+	// An AKS cluster (its control plane is Azure's, with a CNI and cloud provider built in), and
+	// whether the emulator still runs it.
+	managed bool
+	present bool
 }
 
-// newWorkloadCluster reads the authorities of the first control-plane machine's bootstrap data.
-func newWorkloadCluster(b *boot, group string, client inmemoryruntime.Client) (*workloadCluster, error) {
+// newKubeadmCluster reads the authorities of the first control-plane machine's bootstrap data.
+func newKubeadmCluster(b *boot, group string, client inmemoryruntime.Client) (*workloadCluster, error) {
 	ca, err := loadAuthority(b.Keys["ca.crt"], b.Keys["ca.key"])
 	if err != nil {
 		return nil, fmt.Errorf("the cluster CA (/etc/kubernetes/pki/ca.crt, ca.key): %w", err)
@@ -50,9 +55,14 @@ func newWorkloadCluster(b *boot, group string, client inmemoryruntime.Client) (*
 	if err != nil {
 		return nil, fmt.Errorf("the etcd CA (/etc/kubernetes/pki/etcd/ca.crt, ca.key): %w", err)
 	}
-	host, _, err := net.SplitHostPort(b.ControlPlaneEndpoint)
+	return newWorkloadCluster(b.ControlPlaneEndpoint, b.ClusterName, b.KubernetesVersion, ca, etcdCA, group, client)
+}
+
+// newWorkloadCluster is a cluster served at endpoint with the certificates ca issues.
+func newWorkloadCluster(endpoint, name, version string, ca, etcdCA *authority, group string, client inmemoryruntime.Client) (*workloadCluster, error) {
+	host, _, err := net.SplitHostPort(endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("the control plane endpoint %q is not host:port", b.ControlPlaneEndpoint)
+		return nil, fmt.Errorf("the control plane endpoint %q is not host:port", endpoint)
 	}
 	// The names kubeadm puts in the API server's certificate that a client outside can use.
 	apiCert, err := ca.issue("kube-apiserver",
@@ -62,10 +72,10 @@ func newWorkloadCluster(b *boot, group string, client inmemoryruntime.Client) (*
 		return nil, err
 	}
 	return &workloadCluster{
-		endpoint:  b.ControlPlaneEndpoint,
-		name:      b.ClusterName,
+		endpoint:  endpoint,
+		name:      name,
 		group:     group,
-		version:   b.KubernetesVersion,
+		version:   version,
 		ca:        ca,
 		etcdCA:    etcdCA,
 		client:    client,

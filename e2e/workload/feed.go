@@ -105,14 +105,41 @@ func (n nodeRegistration) kubeletArg(name string) string {
 	return ""
 }
 
-func (e *emulator) machines(ctx context.Context) ([]machine, error) {
-	var answer struct {
-		Machines []machine `json:"machines"`
-	}
-	if err := e.do(ctx, http.MethodGet, "/_emulator/boots?keys=true", nil, &answer); err != nil {
+// managedCluster is an AKS cluster the emulator runs: where its API server is reached, its CA,
+// and its pools' instances, which are its nodes.
+type managedCluster struct {
+	ID                string            `json:"id"`
+	Name              string            `json:"name"`
+	Endpoint          string            `json:"endpoint"`
+	KubernetesVersion string            `json:"kubernetesVersion"`
+	Keys              map[string]string `json:"keys"`
+	Nodes             []managedNode     `json:"nodes"`
+}
+
+// managedNode is one instance of an AKS pool's scale set.
+type managedNode struct {
+	ID                string   `json:"id"`
+	ComputerName      string   `json:"computerName"`
+	Pool              string   `json:"pool"`
+	Mode              string   `json:"mode"`
+	PowerState        string   `json:"powerState"`
+	PrivateIPs        []string `json:"privateIpAddresses"`
+	KubernetesVersion string   `json:"kubernetesVersion"`
+}
+
+// boots is what runs on the emulator's machines: VMs and instances with bootstrap data, and AKS
+// clusters with their nodes.
+type boots struct {
+	Machines        []machine        `json:"machines"`
+	ManagedClusters []managedCluster `json:"managedClusters"`
+}
+
+func (e *emulator) boots(ctx context.Context) (*boots, error) {
+	answer := &boots{}
+	if err := e.do(ctx, http.MethodGet, "/_emulator/boots?keys=true", nil, answer); err != nil {
 		return nil, err
 	}
-	return answer.Machines, nil
+	return answer, nil
 }
 
 // route makes the emulator's proxy send connections for endpoint (host:port) to target.
@@ -199,11 +226,11 @@ func imageVersion(image json.RawMessage) string {
 			version = id[at+len("/versions/"):]
 		}
 	}
-	if match := semver.FindStringSubmatch(version); match != nil {
-		return "v" + match[1]
-	}
 	if match := marketplace.FindStringSubmatch(version); match != nil {
 		return fmt.Sprintf("v%s.%s.%s", match[1], match[2], match[3])
+	}
+	if match := semver.FindStringSubmatch(version); match != nil {
+		return "v" + match[1]
 	}
 	return ""
 }

@@ -34,20 +34,15 @@ const corednsVersion = "v1.12.1"
 // controlPlaneComponents are the static pods kubeadm writes on every control-plane machine.
 var controlPlaneComponents = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
 
-// initialize writes what `kubeadm init` leaves in a new cluster: its namespaces, the
-// configuration kubeadm uploads, the RBAC that lets bootstrap tokens join nodes, and the
-// kube-proxy and CoreDNS add-ons.
+// initialize writes what `kubeadm init` leaves in a new cluster: the objects every cluster
+// starts with (see [baseObjects]), the configuration kubeadm uploads, and the RBAC that lets
+// bootstrap tokens join nodes.
 func initialize(ctx context.Context, c inmemoryruntime.Client, b *boot) error {
 	clusterConfiguration, err := yaml.JSONToYAML(b.ClusterConfiguration)
 	if err != nil || len(b.ClusterConfiguration) == 0 {
 		clusterConfiguration = []byte{}
 	}
-	version := b.KubernetesVersion
-	objects := []client.Object{}
-	for _, name := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
-		objects = append(objects, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	}
-	objects = append(objects,
+	objects := append(baseObjects(b.KubernetesVersion),
 		&corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "kubeadm-config"},
 			Data:       map[string]string{"ClusterConfiguration": string(clusterConfiguration)},
@@ -75,6 +70,18 @@ func initialize(ctx context.Context, c inmemoryruntime.Client, b *boot) error {
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:node-bootstrapper"},
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: "system:bootstrappers:kubeadm:default-node-token"}},
 		},
+	)
+	return create(ctx, c, objects)
+}
+
+// baseObjects are what every cluster starts with, kubeadm's or AKS's: the namespaces, kube-proxy
+// (ConfigMap and DaemonSet at the cluster's version) and CoreDNS (Corefile, Deployment, Service).
+func baseObjects(version string) []client.Object {
+	objects := []client.Object{}
+	for _, name := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
+		objects = append(objects, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	}
+	return append(objects,
 		&corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "kube-proxy", Labels: map[string]string{"app": "kube-proxy"}},
 			Data:       map[string]string{"config.conf": "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: iptables\n"},
@@ -125,6 +132,10 @@ func initialize(ctx context.Context, c inmemoryruntime.Client, b *boot) error {
 					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"k8s-app": "kube-dns"}},
 					Spec: corev1.PodSpec{
 						Containers: []corev1.Container{{Name: "coredns", Image: "registry.k8s.io/coredns/coredns:" + corednsVersion}},
+						Tolerations: []corev1.Toleration{
+							{Key: "CriticalAddonsOnly", Operator: corev1.TolerationOpExists},
+							{Key: taintControlPlane, Effect: corev1.TaintEffectNoSchedule},
+						},
 					},
 				},
 			},
@@ -138,9 +149,12 @@ func initialize(ctx context.Context, c inmemoryruntime.Client, b *boot) error {
 			},
 		},
 	)
+}
+
+func create(ctx context.Context, c inmemoryruntime.Client, objects []client.Object) error {
 	for _, object := range objects {
 		if err := c.Create(ctx, object); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("kubeadm init: creating %T %s: %w", object, object.GetName(), err)
+			return fmt.Errorf("creating %T %s: %w", object, object.GetName(), err)
 		}
 	}
 	return nil

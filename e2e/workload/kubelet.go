@@ -24,9 +24,17 @@ const (
 	taintControlPlane  = "node-role.kubernetes.io/control-plane"
 )
 
+// registration is how a kubelet is told to register its Node.
+type registration struct {
+	controlPlane bool
+	// As configured; nil gives kubeadm's default (control planes tainted).
+	taints *[]corev1.Taint
+	labels map[string]string
+}
+
 // register is the kubelet's first start: it creates its Node, tainted until a cloud provider
 // initializes it (kubelet `cloud-provider: external`) and until the network is ready.
-func register(ctx context.Context, c inmemoryruntime.Client, m *machineState, b *boot) error {
+func register(ctx context.Context, c inmemoryruntime.Client, m *machineState, r registration) error {
 	labels := map[string]string{
 		"kubernetes.io/hostname":  m.nodeName,
 		"kubernetes.io/os":        "linux",
@@ -34,13 +42,16 @@ func register(ctx context.Context, c inmemoryruntime.Client, m *machineState, b 
 		"beta.kubernetes.io/os":   "linux",
 		"beta.kubernetes.io/arch": "amd64",
 	}
+	for key, value := range r.labels {
+		labels[key] = value
+	}
 	var taints []corev1.Taint
-	if b.NodeRegistration.Taints != nil {
-		taints = append(taints, *b.NodeRegistration.Taints...)
-	} else if b.controlPlane() {
+	if r.taints != nil {
+		taints = append(taints, *r.taints...)
+	} else if r.controlPlane {
 		taints = append(taints, corev1.Taint{Key: taintControlPlane, Effect: corev1.TaintEffectNoSchedule})
 	}
-	if b.controlPlane() {
+	if r.controlPlane {
 		labels[taintControlPlane] = ""
 		labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
 	}

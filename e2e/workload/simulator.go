@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -86,6 +87,23 @@ func newSimulator(manager inmemoryruntime.Manager, emulator *emulator, log logr.
 			etcd.ServeHTTP(w, r)
 			return
 		}
+		eviction := evictionPath.FindStringSubmatch(r.URL.Path)
+		node, isNodes := strings.CutPrefix(r.URL.Path, "/api/v1/nodes")
+		isNodes = isNodes && (node == "" || !strings.Contains(node[1:], "/"))
+		if (eviction != nil && r.Method == http.MethodPost) || (isNodes && wantsTable(r)) {
+			group, err := resolve(r.Host)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusNotFound)
+				return
+			}
+			client := s.manager.GetResourceGroup(group).GetClient()
+			if eviction != nil {
+				evict(w, r, client, eviction[1], eviction[2])
+			} else {
+				nodeTable(w, r, client, strings.TrimPrefix(node, "/"))
+			}
+			return
+		}
 		api.ServeHTTP(w, r)
 	})
 	return s
@@ -113,21 +131,33 @@ func (s *simulator) run(ctx context.Context, interval time.Duration) {
 }
 
 func (s *simulator) tick(ctx context.Context) error {
-	machines, err := s.emulator.machines(ctx)
+	boots, err := s.emulator.boots(ctx)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := map[string]bool{}
+	for _, cluster := range s.clusters {
+		cluster.present = false
+	}
+	for i := range boots.ManagedClusters {
+		managed := &boots.ManagedClusters[i]
+		s.guarded("running managed cluster "+managed.ID, func() { s.runManaged(ctx, managed, seen) })
+	}
+	machines := boots.Machines
 	for i := range machines {
 		m := &machines[i]
-		if m.Boot == nil {
-			continue
-		}
 		key := strings.ToLower(m.ID)
 		seen[key] = true
 		state, known := s.machines[key]
+		if m.Boot == nil {
+			// Data cloud-init or kubeadm would not take: the machine runs, and never joins.
+			if !known {
+				s.machines[key] = &machineState{id: m.ID, nodeName: m.ComputerName, failed: m.Refused}
+			}
+			continue
+		}
 		if !known {
 			state = &machineState{
 				id:            m.ID,
@@ -144,7 +174,7 @@ func (s *simulator) tick(ctx context.Context) error {
 			state.firstRunning = time.Now()
 		}
 		if !state.joined && state.failed == "" {
-			s.boot(ctx, state, m)
+			s.guarded("booting "+m.ID, func() { s.boot(ctx, state, m) })
 		}
 	}
 	for key, state := range s.machines {
@@ -153,7 +183,7 @@ func (s *simulator) tick(ctx context.Context) error {
 		}
 	}
 	for _, cluster := range s.clusters {
-		s.syncCluster(ctx, cluster)
+		s.guarded("syncing cluster "+cluster.name, func() { s.syncCluster(ctx, cluster) })
 	}
 	for key, state := range s.machines {
 		// Forgotten once nothing of it is left: no node, or it never joined.
@@ -162,6 +192,17 @@ func (s *simulator) tick(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// guarded runs work, logging a panic instead of dying of it: every other cluster the process
+// simulates would be lost with it.
+func (s *simulator) guarded(what string, work func()) {
+	defer func() {
+		if failure := recover(); failure != nil {
+			logger.Error(fmt.Errorf("%v", failure), "a bug in the simulator", "while", what, "stack", string(debug.Stack()))
+		}
+	}()
+	work()
 }
 
 // boot does what cloud-init and kubeadm would on a running machine, or records what it waits
@@ -217,7 +258,7 @@ func (s *simulator) boot(ctx context.Context, state *machineState, m *machine) {
 	if state.version == "" {
 		state.version = cluster.version
 	}
-	if err := s.join(ctx, state, b, cluster); err != nil {
+	if err := s.join(ctx, state, registration{controlPlane: b.controlPlane(), taints: b.NodeRegistration.Taints}, cluster); err != nil {
 		state.waiting = err.Error()
 		return
 	}
@@ -229,7 +270,7 @@ func (s *simulator) createCluster(ctx context.Context, b *boot) (*workloadCluste
 	s.serial++
 	group := fmt.Sprintf("%s-%d", b.ClusterName, s.serial)
 	s.manager.AddResourceGroup(group)
-	cluster, err := newWorkloadCluster(b, group, s.manager.GetResourceGroup(group).GetClient())
+	cluster, err := newKubeadmCluster(b, group, s.manager.GetResourceGroup(group).GetClient())
 	if err != nil {
 		s.manager.DeleteResourceGroup(group)
 		return nil, err
@@ -243,8 +284,8 @@ func (s *simulator) createCluster(ctx context.Context, b *boot) (*workloadCluste
 
 // join registers the machine's node; a control-plane machine also starts its static pods, its
 // etcd member and (the first one) the API server behind the endpoint.
-func (s *simulator) join(ctx context.Context, state *machineState, b *boot, cluster *workloadCluster) error {
-	if err := register(ctx, cluster.client, state, b); err != nil {
+func (s *simulator) join(ctx context.Context, state *machineState, r registration, cluster *workloadCluster) error {
+	if err := register(ctx, cluster.client, state, r); err != nil {
 		return err
 	}
 	if !state.controlPlane {
@@ -256,6 +297,12 @@ func (s *simulator) join(ctx context.Context, state *machineState, b *boot, clus
 	if err := cluster.addEtcdMember("etcd-" + state.nodeName); err != nil {
 		return err
 	}
+	return s.serve(ctx, cluster)
+}
+
+// serve starts the cluster's API server, unless it runs, and has the emulator's proxy route the
+// endpoint to it.
+func (s *simulator) serve(ctx context.Context, cluster *workloadCluster) error {
 	if cluster.server == nil {
 		if err := cluster.serve(s.handler); err != nil {
 			return fmt.Errorf("starting the API server: %w", err)
@@ -269,8 +316,12 @@ func (s *simulator) join(ctx context.Context, state *machineState, b *boot, clus
 	return nil
 }
 
-// servedBy tells whether a control-plane machine of the cluster still runs.
+// servedBy tells whether a control-plane machine of the cluster still runs (for AKS: whether
+// the emulator still runs the cluster).
 func (s *simulator) servedBy(cluster *workloadCluster) bool {
+	if cluster.managed {
+		return cluster.present
+	}
 	for _, state := range s.machines {
 		if state.cluster == cluster && state.controlPlane && !state.gone {
 			return true
@@ -290,9 +341,10 @@ func (s *simulator) removeCluster(ctx context.Context, endpoint string, cluster 
 	}
 	s.manager.DeleteResourceGroup(cluster.group)
 	delete(s.clusters, endpoint)
-	for _, state := range s.machines {
+	// Its machines start over: those still running find no API server to join.
+	for key, state := range s.machines {
 		if state.cluster == cluster {
-			state.cluster = nil
+			delete(s.machines, key)
 		}
 	}
 }
@@ -305,15 +357,17 @@ func (s *simulator) syncCluster(ctx context.Context, cluster *workloadCluster) {
 		s.removeCluster(ctx, strings.ToLower(cluster.endpoint), cluster)
 		return
 	}
-	cni, ccm, err := addOns(ctx, cluster.client)
-	if err != nil {
-		logger.Error(err, "reading add-ons", "cluster", cluster.name)
-		return
+	if !cluster.managed {
+		cni, ccm, err := addOns(ctx, cluster.client)
+		if err != nil {
+			logger.Error(err, "reading add-ons", "cluster", cluster.name)
+			return
+		}
+		if cni != cluster.cni || ccm != cluster.ccm {
+			logger.Info("add-ons", "cluster", cluster.name, "cni", cni, "cloudControllerManager", ccm)
+		}
+		cluster.cni, cluster.ccm = cni, ccm
 	}
-	if cni != cluster.cni || ccm != cluster.ccm {
-		logger.Info("add-ons", "cluster", cluster.name, "cni", cni, "cloudControllerManager", ccm)
-	}
-	cluster.cni, cluster.ccm = cni, ccm
 	for _, state := range s.machines {
 		if state.cluster != cluster || !state.joined {
 			continue
@@ -321,6 +375,9 @@ func (s *simulator) syncCluster(ctx context.Context, cluster *workloadCluster) {
 		if err := syncNode(ctx, cluster.client, state, cluster); err != nil {
 			logger.Error(err, "syncing a node", "cluster", cluster.name, "node", state.nodeName)
 		}
+	}
+	if err := runDeployments(ctx, cluster.client); err != nil {
+		logger.Error(err, "running Deployments", "cluster", cluster.name)
 	}
 }
 

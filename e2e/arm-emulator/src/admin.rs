@@ -151,12 +151,16 @@ impl Emulator {
     }
 
     /// What every virtual machine and scale set instance would boot, read from its custom data
-    /// as cloud-init and kubeadm would read it (see [`crate::boot`]): `{"id", "computerName",
-    /// "powerState", "privateIpAddresses", "imageReference", "boot"}` with the kubeadm role, node
-    /// name, node registration and control plane endpoint, or `{..., "refused"}` with why the
-    /// machine would never join; machines without custom data are left out. Never key material or
-    /// tokens (see [`Emulator::boots_with_keys`]). Operations in flight stay in flight: a machine
-    /// still being created shows as it is.
+    /// as cloud-init and kubeadm would read it (see [`crate::boot`]): under `machines`,
+    /// `{"id", "computerName", "powerState", "privateIpAddresses", "imageReference", "boot"}` with
+    /// the kubeadm role, node name, node registration and control plane endpoint, or
+    /// `{..., "refused"}` with why the machine would never join; machines without custom data
+    /// (AKS nodes among them) are left out. Under `managedClusters`, every AKS cluster not
+    /// stopped: `{"id", "name", "endpoint", "kubernetesVersion", "powerState",
+    /// "provisioningState", "nodes"}`, each node `{"id", "computerName", "pool", "mode",
+    /// "powerState", "privateIpAddresses", "kubernetesVersion"}`. Never key material or tokens
+    /// (see [`Emulator::boots_with_keys`]). Operations in flight stay in flight: a machine still
+    /// being created shows as it is.
     #[must_use]
     pub fn boots(&self) -> Value {
         self.read_boots(boot::Secrets::Withhold)
@@ -164,7 +168,8 @@ impl Emulator {
 
     /// [`Emulator::boots`], each boot also with `keys` (the PEM of the cluster's certificate
     /// authorities and service account keys it carries, by path under `/etc/kubernetes/pki`) and,
-    /// for a join, its `bootstrapToken`: what a stand-in for the cluster needs to serve as it.
+    /// for a join, its `bootstrapToken`, and each managed cluster with `keys` (`ca.crt`,
+    /// `ca.key`): what a stand-in for the cluster needs to serve as it.
     #[must_use]
     pub fn boots_with_keys(&self) -> Value {
         self.read_boots(boot::Secrets::Reveal)
@@ -197,7 +202,8 @@ impl Emulator {
                 Some(machine)
             })
             .collect();
-        json!({ "machines": machines })
+        let clusters = resources::managed_clusters(&state, secrets == boot::Secrets::Reveal);
+        json!({ "machines": machines, "managedClusters": clusters })
     }
 
     /// Replaces the state with a snapshot.

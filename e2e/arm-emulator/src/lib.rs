@@ -38,7 +38,7 @@
 //! | `Microsoft.Compute/locations/{loc}/publishers/{p}/artifacttypes/vmimage/offers/{o}/skus/{s}/versions[/{v}]` | GET: CAPZ's marketplace reference images and the recorded sessions' images | as virtual machines |
 //! | `Microsoft.Compute/locations/{loc}/sharedGalleries/{unique name}/images/{i}/versions[/{v}]` | GET: the versions, replicated to the location, of galleries whose sharing permissions are `Groups` | as galleries |
 //! | `Microsoft.Compute/locations/{loc}/communityGalleries/{g}/images/{i}/versions[/{v}]` | GET: CAPZ's community gallery reference images | as galleries |
-//! | `Microsoft.ContainerService/managedClusters` (+ `/agentPools`) | PUT (201 `Creating` / 200 `Updating`, `Upgrading`, `Scaling` + `Azure-AsyncOperation`), GET, DELETE (202, taking the node resource group), lists; a cluster's `agentPoolProfiles` are its pools; POST `listClusterAdminCredential`, `listClusterUserCredential`, `listClusterMonitoringUserCredential` (200, a kubeconfig), `stop`, `start`; one operation per cluster (409 `OperationNotAllowed`); AKS's own errors, unwrapped with a `subcode` | 2022-04-01 (recorded credential listings), 2024-09-01, 2025-08-01, 2025-10-02-preview (recordings), and the Go and Python SDKs' up to 2026-08-01 (azure-mgmt-containerservice 41) |
+//! | `Microsoft.ContainerService/managedClusters` (+ `/agentPools`) | PUT (201 `Creating` / 200 `Updating`, `Upgrading`, `Scaling` + `Azure-AsyncOperation`), GET, DELETE (202, taking the node resource group), lists; a cluster's `agentPoolProfiles` are its pools; POST `listClusterAdminCredential`, `listClusterUserCredential`, `listClusterMonitoringUserCredential` (200, a kubeconfig trusting the cluster's own CA, signed in with a client certificate of it), `stop`, `start`; one operation per cluster (409 `OperationNotAllowed`); AKS's own errors, unwrapped with a `subcode` | 2022-04-01 (recorded credential listings), 2024-09-01, 2025-08-01, 2025-10-02-preview (recordings), and the Go and Python SDKs' up to 2026-08-01 (azure-mgmt-containerservice 41) |
 //! | `Microsoft.ContainerService/managedClusters/maintenanceConfigurations` | PUT and DELETE at once (200), GET, list; names `default`, `aksManagedAutoUpgradeSchedule`, `aksManagedNodeOSUpgradeSchedule` | as managed clusters |
 //! | `Microsoft.ContainerService/locations/{loc}/kubernetesVersions`, `.../orchestrators`, `{cluster}/upgradeProfiles/default`, `{pool}/upgradeProfiles/default` | GET: the offered releases and the upgrades open from a version | as managed clusters |
 //! | `{resource}/providers/Microsoft.ResourceHealth/availabilityStatuses[/current]` | GET: `Available` once the resource's last operation succeeded, `Unknown` while one runs, `Degraded` when it failed | 2015-01-01 to 2025-05-01 |
@@ -135,7 +135,8 @@
 //! - `GET /_emulator/inventory`: every resource with its type, provisioning state and whether it
 //!   was seeded;
 //! - `GET /_emulator/boots[?keys=true]`: what each machine would boot from its custom data, with
-//!   its power state and private addresses (and, asked for, the cluster's keys and bootstrap token);
+//!   its power state and private addresses (and, asked for, the cluster's keys and bootstrap token),
+//!   and each running managed cluster with its endpoint and nodes (and, asked for, its CA);
 //! - `GET|PUT|DELETE /_emulator/routes`: the proxy's routes from an emulated address to a local
 //!   listener (also [`Emulator::add_route`]).
 //!

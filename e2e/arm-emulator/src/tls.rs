@@ -1,11 +1,16 @@
 //! HTTPS for the emulator: a certificate authority made at start and a server certificate it signs.
 //!
 //! Azure SDKs refuse an authority host that is not HTTPS, so the emulator serves TLS. Clients are
-//! told to trust the CA, whose certificate the emulator writes to a file (PEM).
+//! told to trust the CA, whose certificate the emulator writes to a file (PEM). The same module
+//! makes the certificate authorities of the Kubernetes clusters the emulator answers for (AKS
+//! managed clusters) and the client certificates their kubeconfigs sign in with.
 
 use std::sync::Arc;
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
 use rustls::ServerConfig;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
@@ -73,4 +78,55 @@ impl Tls {
         use rustls::pki_types::pem::PemObject;
         CertificateDer::from_pem_slice(self.ca_pem.as_bytes()).ok()
     }
+}
+
+/// The certificate authority of a Kubernetes cluster the emulator answers for (an AKS managed
+/// cluster): its certificate and its PKCS#8 private key, both PEM. Its subject is always the one
+/// [`authority_params`] gives, so certificates it signs later can name it as their issuer from the
+/// key alone.
+///
+/// # Errors
+/// When key generation or signing fails.
+pub(crate) fn cluster_authority() -> Result<(String, String), rcgen::Error> {
+    let key = KeyPair::generate()?;
+    let certificate = authority_params()?.self_signed(&key)?;
+    Ok((certificate.pem(), key.serialize_pem()))
+}
+
+/// A cluster CA's parameters, as AKS names it (`CN=ca`).
+fn authority_params() -> Result<CertificateParams, rcgen::Error> {
+    let mut params = CertificateParams::new(Vec::<String>::new())?;
+    params.distinguished_name.push(DnType::CommonName, "ca");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    Ok(params)
+}
+
+/// A client certificate for a Kubernetes user, signed by the cluster CA whose key is
+/// `authority_key` (PEM, as [`cluster_authority`] made it): Kubernetes takes the user name from
+/// the common name and the group from the organization. Answers the certificate and its new
+/// PKCS#8 key, both PEM.
+///
+/// # Errors
+/// When the CA key does not parse, or key generation or signing fails.
+pub(crate) fn client_certificate(
+    authority_key: &str,
+    user: &str,
+    group: Option<&str>,
+) -> Result<(String, String), rcgen::Error> {
+    let issuer = Issuer::new(authority_params()?, KeyPair::from_pem(authority_key)?);
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::new(Vec::<String>::new())?;
+    params.distinguished_name.push(DnType::CommonName, user);
+    if let Some(group) = group {
+        params.distinguished_name.push(DnType::OrganizationName, group);
+    }
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let certificate = params.signed_by(&key, &issuer)?;
+    Ok((certificate.pem(), key.serialize_pem()))
 }

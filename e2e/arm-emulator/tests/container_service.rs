@@ -1,7 +1,9 @@
 //! AKS managed clusters behave as Azure's do: a cluster and its pools are created with their node
 //! resource group and one scale set per pool; pools scale, upgrade one minor at a time and keep a
 //! System pool; fixed properties stay fixed; one operation runs per cluster; credentials,
-//! versions, upgrade profiles, maintenance configurations and resource health answer.
+//! versions, upgrade profiles, maintenance configurations and resource health answer. Each
+//! cluster has a CA of its own that no answer shows, which its kubeconfigs trust and sign in
+//! with, and `/_emulator/boots` shows the cluster and its nodes to a stand-in for its API server.
 
 #![expect(clippy::unwrap_used, clippy::panic, reason = "a missing value fails the test")]
 
@@ -425,6 +427,9 @@ async fn credentials_maintenance_and_health_answer() {
             kubeconfig.contains(&format!("server: https://{fqdn}:443")),
             "{kubeconfig}"
         );
+        let (_, user_entry) = kubeconfig_parts(&kubeconfig);
+        assert!(user_entry.get("token").is_none(), "{kubeconfig}");
+        assert!(user_entry["client-certificate-data"].is_string(), "{kubeconfig}");
     }
     let window = json!({"properties": {"maintenanceWindow": {"durationHours": 8, "schedule": {"weekly": {"dayOfWeek": "Saturday", "intervalWeeks": 1}}, "startTime": "00:00", "notAllowedDates": null}}});
     let put = send(
@@ -507,4 +512,275 @@ async fn add_ons_deployed_by_policy_come_with_their_identity() {
     send(&emulator, "PUT", &cluster(""), Some(body)).await;
     let again = send(&emulator, "GET", &cluster(""), None).await;
     assert_eq!(again.body["properties"]["addonProfiles"]["azurepolicy"], *add_on);
+}
+
+/// The cluster entry and the user entry of a kubeconfig.
+fn kubeconfig_parts(kubeconfig: &str) -> (Value, Value) {
+    let config: Value = serde_saphyr::from_str(kubeconfig).unwrap();
+    (
+        config["clusters"][0]["cluster"].clone(),
+        config["users"][0]["user"].clone(),
+    )
+}
+
+/// The PEM text a kubeconfig field carries in base64.
+fn pem_of(data: &Value) -> String {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.as_str().unwrap())
+        .unwrap();
+    String::from_utf8(bytes).unwrap()
+}
+
+/// The admin kubeconfig of the `demo` cluster.
+async fn admin_kubeconfig(emulator: &Emulator) -> String {
+    let listed = send(
+        emulator,
+        "POST",
+        &cluster("/listClusterAdminCredential?api-version=2022-04-01"),
+        None,
+    )
+    .await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    pem_of(&listed.body["kubeconfigs"][0]["value"])
+}
+
+#[tokio::test]
+async fn the_cluster_ca_is_kept_but_never_answered() {
+    let emulator = group(Config::default()).await;
+    let created = send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.33"))).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let ca = emulator.boots_with_keys()["managedClusters"][0]["keys"].clone();
+    assert!(
+        ca["ca.crt"]
+            .as_str()
+            .unwrap()
+            .starts_with("-----BEGIN CERTIFICATE-----"),
+        "{ca}"
+    );
+    assert!(
+        ca["ca.key"]
+            .as_str()
+            .unwrap()
+            .starts_with("-----BEGIN PRIVATE KEY-----"),
+        "{ca}"
+    );
+    // A client writes back what it read: no CA, or one of its own, which is not taken.
+    let read = send(&emulator, "GET", &cluster(""), None).await;
+    let mut rewrite = read.body.clone();
+    rewrite["properties"]["certificateAuthority"] = json!({"certificate": "mine", "key": "mine"});
+    let updated = send(&emulator, "PUT", &cluster(""), Some(rewrite)).await;
+    assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
+    let again = send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.33"))).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    assert_eq!(emulator.boots_with_keys()["managedClusters"][0]["keys"], ca);
+    let answers = [
+        created.body,
+        read.body,
+        updated.body,
+        again.body,
+        send(&emulator, "GET", &cluster(""), None).await.body,
+        send(
+            &emulator,
+            "GET",
+            &format!("{RG}/providers/Microsoft.ContainerService/managedClusters"),
+            None,
+        )
+        .await
+        .body,
+        send(
+            &emulator,
+            "GET",
+            &format!("{SUB}/providers/Microsoft.ContainerService/managedClusters"),
+            None,
+        )
+        .await
+        .body,
+    ];
+    for answer in answers {
+        let text = answer.to_string();
+        assert!(text.contains("\"fqdn\""), "an answer with the cluster: {text}");
+        for secret in ["certificateAuthority", "BEGIN", "PRIVATE KEY"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_admin_kubeconfig_signs_in_with_a_certificate_of_the_cluster_ca() {
+    use rustls::pki_types::pem::PemObject as _;
+    use rustls::pki_types::{CertificateDer, PrivatePkcs8KeyDer, UnixTime};
+
+    let emulator = group(Config::default()).await;
+    send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.33"))).await;
+    let kubeconfig = admin_kubeconfig(&emulator).await;
+    let (cluster_entry, user_entry) = kubeconfig_parts(&kubeconfig);
+    let ca_pem = pem_of(&cluster_entry["certificate-authority-data"]);
+    assert_eq!(
+        ca_pem,
+        emulator.boots_with_keys()["managedClusters"][0]["keys"]["ca.crt"],
+        "the CA a stand-in serves with"
+    );
+    let ca = CertificateDer::from_pem_slice(ca_pem.as_bytes()).unwrap();
+    let client_pem = pem_of(&user_entry["client-certificate-data"]);
+    let client = CertificateDer::from_pem_slice(client_pem.as_bytes()).unwrap();
+    let anchor = webpki::anchor_from_trusted_cert(&ca).unwrap();
+    let end_entity = webpki::EndEntityCert::try_from(&client).unwrap();
+    end_entity
+        .verify_for_usage(
+            webpki::ALL_VERIFICATION_ALGS,
+            &[anchor],
+            &[],
+            UnixTime::now(),
+            webpki::KeyUsage::client_auth(),
+            None,
+            None,
+        )
+        .unwrap();
+    // The subject Kubernetes reads the user and group from, as AKS's admin kubeconfig has it.
+    let contains = |needle: &[u8]| client.windows(needle.len()).any(|window| window == needle);
+    assert!(contains(b"masterclient") && contains(b"system:masters"));
+    // The key is the certificate's: what it signs, the certificate's public key verifies.
+    let key_pem = pem_of(&user_entry["client-key-data"]);
+    let key = PrivatePkcs8KeyDer::from_pem_slice(key_pem.as_bytes()).unwrap();
+    let rng = ring::rand::SystemRandom::new();
+    let signer = ring::signature::EcdsaKeyPair::from_pkcs8(
+        &ring::signature::ECDSA_P256_SHA256_ASN1_SIGNING,
+        key.secret_pkcs8_der(),
+        &rng,
+    )
+    .unwrap();
+    let signature = signer.sign(&rng, b"kubeconfig").unwrap();
+    end_entity
+        .verify_signature(webpki::ring::ECDSA_P256_SHA256, b"kubeconfig", signature.as_ref())
+        .unwrap();
+    // Local accounts off: no admin credential at all.
+    let mut body = cluster_body("1.33");
+    body["properties"]["disableLocalAccounts"] = json!(true);
+    let updated = send(&emulator, "PUT", &cluster(""), Some(body)).await;
+    assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
+    let refused = send(
+        &emulator,
+        "POST",
+        &cluster("/listClusterAdminCredential?api-version=2022-04-01"),
+        None,
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+}
+
+#[tokio::test]
+async fn boots_show_the_cluster_its_nodes_and_only_when_asked_its_ca() {
+    let emulator = group(Config::default()).await;
+    send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.33"))).await;
+    let added = send(
+        &emulator,
+        "PUT",
+        &cluster("/agentPools/user"),
+        Some(pool_body(2, Some("1.32"))),
+    )
+    .await;
+    assert_eq!(added.status, StatusCode::CREATED, "{}", added.body);
+    let read = send(&emulator, "GET", &cluster(""), None).await;
+    let fqdn = read.body["properties"]["fqdn"].as_str().unwrap();
+
+    let plain = send(&emulator, "GET", "/_emulator/boots", None).await;
+    assert_eq!(plain.status, StatusCode::OK, "{}", plain.body);
+    assert_eq!(
+        plain.body["machines"],
+        json!([]),
+        "AKS nodes boot no kubeadm data"
+    );
+    let clusters = plain.body["managedClusters"].as_array().unwrap();
+    assert_eq!(clusters.len(), 1, "{}", plain.body);
+    let entry = &clusters[0];
+    assert_eq!(entry["id"], read.body["id"]);
+    assert_eq!(entry["name"], "demo");
+    assert_eq!(entry["endpoint"], format!("{fqdn}:443"));
+    assert_eq!(entry["kubernetesVersion"], "v1.33.6");
+    assert_eq!(entry["powerState"], "Running");
+    assert_eq!(entry["provisioningState"], "Succeeded");
+    assert!(entry.get("keys").is_none(), "{entry}");
+    let text = plain.body.to_string();
+    assert!(!text.contains("PRIVATE KEY"), "{text}");
+
+    let nodes = entry["nodes"].as_array().unwrap();
+    let pools = read.body["properties"]["agentPoolProfiles"].as_array().unwrap();
+    let count: u64 = pools.iter().map(|pool| pool["count"].as_u64().unwrap()).sum();
+    assert_eq!(nodes.len() as u64, count, "{entry}");
+    for (pool, mode, version) in [("sys", "System", "v1.33.6"), ("user", "User", "v1.32.9")] {
+        let (_, instances) = scale_set(&emulator, pool).await;
+        let of_pool: Vec<&Value> = nodes.iter().filter(|node| node["pool"] == pool).collect();
+        assert_eq!(of_pool.len(), instances.len(), "{entry}");
+        for (node, instance) in of_pool.iter().zip(&instances) {
+            assert_eq!(node["id"], instance["id"]);
+            assert_eq!(
+                node["computerName"],
+                instance["properties"]["osProfile"]["computerName"]
+            );
+            assert_eq!(node["mode"], mode, "{node}");
+            assert_eq!(node["kubernetesVersion"], version, "{node}");
+            assert_eq!(node["powerState"], "running", "{node}");
+            let addresses = node["privateIpAddresses"].as_array().unwrap();
+            assert_eq!(addresses.len(), 1, "{node}");
+            assert!(addresses[0].as_str().unwrap().starts_with("10.224."), "{node}");
+        }
+    }
+
+    // Keys only when asked for: the CA the kubeconfig trusts.
+    let revealed = send(&emulator, "GET", "/_emulator/boots?keys=true", None).await;
+    let keys = &revealed.body["managedClusters"][0]["keys"];
+    let (cluster_entry, _) = kubeconfig_parts(&admin_kubeconfig(&emulator).await);
+    assert_eq!(
+        keys["ca.crt"],
+        pem_of(&cluster_entry["certificate-authority-data"])
+    );
+    assert!(keys["ca.key"].as_str().unwrap().contains("PRIVATE KEY"), "{keys}");
+    assert_eq!(emulator.boots_with_keys(), revealed.body);
+    let other = send(&emulator, "GET", "/_emulator/boots?keys=1", None).await;
+    assert!(!other.body.to_string().contains("PRIVATE KEY"), "{}", other.body);
+
+    // The endpoint is one the proxy routes.
+    let route = send(
+        &emulator,
+        "PUT",
+        "/_emulator/routes",
+        Some(json!({"host": fqdn, "port": 443, "target": "127.0.0.1:9"})),
+    )
+    .await;
+    assert_eq!(route.status, StatusCode::CREATED, "{}", route.body);
+    let routes = send(&emulator, "GET", "/_emulator/routes", None).await;
+    assert_eq!(routes.body["routes"][0]["resolves"], true, "{}", routes.body);
+
+    // A stopped cluster runs nothing.
+    let stopped = send(&emulator, "POST", &cluster("/stop"), None).await;
+    assert_eq!(stopped.status, StatusCode::ACCEPTED, "{}", stopped.body);
+    assert_eq!(emulator.boots()["managedClusters"], json!([]));
+}
+
+#[tokio::test]
+async fn a_cluster_kept_without_a_ca_gets_one_on_its_next_write() {
+    let emulator = group(Config::default()).await;
+    send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.33"))).await;
+    // State saved by an emulator that made no CA.
+    let mut snapshot = emulator.snapshot();
+    for resource in snapshot["resources"].as_array_mut().unwrap() {
+        if let Some(properties) = resource["body"]["properties"].as_object_mut() {
+            properties.remove("certificateAuthority");
+        }
+    }
+    emulator.restore(&snapshot).unwrap();
+    let (cluster_entry, user_entry) = kubeconfig_parts(&admin_kubeconfig(&emulator).await);
+    assert!(cluster_entry.get("certificate-authority-data").is_none());
+    assert!(user_entry["token"].is_string(), "{user_entry}");
+    assert_eq!(
+        emulator.boots_with_keys()["managedClusters"][0]["keys"],
+        json!({})
+    );
+    let updated = send(&emulator, "PUT", &cluster(""), Some(cluster_body("1.33"))).await;
+    assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
+    let (cluster_entry, _) = kubeconfig_parts(&admin_kubeconfig(&emulator).await);
+    assert_eq!(
+        emulator.boots_with_keys()["managedClusters"][0]["keys"]["ca.crt"],
+        pem_of(&cluster_entry["certificate-authority-data"])
+    );
 }

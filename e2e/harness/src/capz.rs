@@ -46,6 +46,22 @@ const ADMISSION_TIMEOUT: Duration = Duration::from_secs(30);
 pub const IDENTITY_SECRET: &str = "cluster-identity-secret";
 /// The Kubernetes version clusters are generated for.
 pub const KUBERNETES_VERSION: &str = "v1.33.1";
+
+/// The label that selects a Cluster for the add-ons of [`addons`]: its value is the cluster's name.
+pub const ADDONS_LABEL: &str = "addons.capz-rs.io/cluster";
+
+/// The ClusterResourceSets (and their ConfigMaps) that install a cloud controller manager and,
+/// with `cni`, a CNI into the cluster `cluster` once it is labelled [`ADDONS_LABEL`]`: cluster`,
+/// as CAPZ's quick start installs them; apply them in the cluster's namespace.
+#[must_use]
+pub fn addons(cluster: &str, cni: bool) -> String {
+    include_str!("addons.yaml")
+        .split("\n---\n")
+        .filter(|document| cni || !document.contains("name: CLUSTER_NAME-flannel"))
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+        .replace("CLUSTER_NAME", cluster)
+}
 /// A valid OpenSSH public key (ed25519), base64-encoded as the flavors take it.
 pub const SSH_PUBLIC_KEY_B64: &str =
     "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSURkdmJteDVJR0VnZEdWemRBPT0gdGVzdA==";

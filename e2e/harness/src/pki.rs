@@ -44,6 +44,12 @@ impl Authority {
         &self.cert_pem
     }
 
+    /// The CA's private key, PEM (PKCS#8): what a control-plane machine's bootstrap data carries.
+    #[must_use]
+    pub fn key_pem(&self) -> String {
+        self.issuer.key().serialize_pem()
+    }
+
     /// A serving certificate for loopback (`localhost`, `127.0.0.1`, `::1`) and `names`.
     ///
     /// # Errors

@@ -221,6 +221,67 @@ impl Environment {
         Ok(output.stdout)
     }
 
+    /// Creates a cluster of the default flavor as a user would: the identity's Secret, the
+    /// add-ons (a cloud controller manager, and a CNI when `cni`; see
+    /// [`capz_harness::capz::addons`]), then the manifest `clusterctl generate cluster` writes,
+    /// with `control_planes` control-plane and `workers` worker machines, its Cluster labelled
+    /// for the add-ons. Returns when it was applied.
+    ///
+    /// # Errors
+    /// When clusterctl fails or the API server refuses an object.
+    pub async fn create_cluster(
+        &self,
+        name: &str,
+        namespace: &str,
+        control_planes: u32,
+        workers: u32,
+        cni: bool,
+    ) -> TestResult<Instant> {
+        self.create_identity_secret(namespace).await?;
+        capz_harness::apply_yaml(&self.client, namespace, &capz_harness::capz::addons(name, cni)).await?;
+        let mut objects = manifest(&self.generate(name, namespace, workers).await?)?;
+        document(&mut objects, "KubeadmControlPlane")?.data["spec"]["replicas"] = json!(control_planes);
+        document(&mut objects, "Cluster")?
+            .labels_mut()
+            .insert(capz_harness::capz::ADDONS_LABEL.to_owned(), name.to_owned());
+        let applied_at = Instant::now();
+        self.apply(namespace, &objects).await?;
+        Ok(applied_at)
+    }
+
+    /// Waits until the Cluster `name` in `namespace` is `Available`; prints how long that took
+    /// after `applied_at`.
+    ///
+    /// # Errors
+    /// When it is not within `timeout`, with the objects' conditions.
+    pub async fn available(
+        &self,
+        name: &str,
+        namespace: &str,
+        timeout: Duration,
+        applied_at: Instant,
+    ) -> TestResult {
+        let clusters = self.cluster_api("Cluster", namespace).await?;
+        wait_list(
+            &clusters,
+            "",
+            &format!("the Cluster {name} Available"),
+            timeout,
+            |all| {
+                all.iter().any(|cluster| {
+                    cluster.name_any() == name
+                        && condition(cluster, "Available").is_some_and(|(status, _)| status == "True")
+                })
+            },
+        )
+        .await?;
+        eprintln!(
+            "e2e: the Cluster {name} is Available {:.1} s after the apply",
+            applied_at.elapsed().as_secs_f64()
+        );
+        Ok(())
+    }
+
     /// Creates the Secret holding the client secret of the emulator's default principal, which
     /// the AzureClusterIdentity of [`Environment::generate`]'s clusters in `namespace` reads.
     ///
@@ -350,25 +411,7 @@ impl Environment {
         path_and_query: &str,
         body: Option<serde_json::Value>,
     ) -> TestResult<(u16, serde_json::Value)> {
-        let emulator = &self.azure.emulator;
-        let token = emulator
-            .access_token(DEFAULT_CLIENT_ID)
-            .ok_or("the emulator's default principal has no token")?;
-        let request = axum::http::Request::builder()
-            .method(method)
-            .uri(path_and_query)
-            .header("authorization", format!("Bearer {token}"))
-            .header("content-type", "application/json")
-            .body(body.map_or_else(axum::body::Body::empty, |body| {
-                axum::body::Body::from(body.to_string())
-            }))?;
-        let response = emulator.router().oneshot(request).await?;
-        let status = response.status().as_u16();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await?;
-        Ok((
-            status,
-            serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
-        ))
+        arm_request(&self.azure.emulator, method, path_and_query, body).await
     }
 
     /// The ids of the resources [`Environment::created_in_azure`] lists whose type is `type_`
@@ -711,6 +754,34 @@ pub fn document<'a>(objects: &'a mut [DynamicObject], kind: &str) -> TestResult<
         .iter_mut()
         .find(|object| object.types.as_ref().is_some_and(|types| types.kind == kind))
         .ok_or_else(|| format!("the manifest has no {kind}").into())
+}
+
+/// Sends an ARM request to `emulator` in process, signed in as its default principal; returns
+/// the status and the JSON answer (`null` when there is none).
+///
+/// # Errors
+/// When the principal has no token or the request cannot be built.
+pub async fn arm_request(
+    emulator: &arm_emulator::Emulator,
+    method: &str,
+    path_and_query: &str,
+    body: Option<Value>,
+) -> TestResult<(u16, Value)> {
+    let token = emulator
+        .access_token(DEFAULT_CLIENT_ID)
+        .ok_or("the emulator's default principal has no token")?;
+    let request = axum::http::Request::builder()
+        .method(method)
+        .uri(path_and_query)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .body(body.map_or_else(axum::body::Body::empty, |body| {
+            axum::body::Body::from(body.to_string())
+        }))?;
+    let response = emulator.router().oneshot(request).await?;
+    let status = response.status().as_u16();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await?;
+    Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
 }
 
 /// Whether a request changes what it addresses.

@@ -169,7 +169,7 @@ async fn azure_faults_are_survived(
         "a resource Azure left Failed was not repaired: {inventory:?}"
     );
     repaired_before_ready(environment, namespace, &log).await?;
-    one_vm_and_nic(&inventory)?;
+    one_vm_and_nic_per_machine(&inventory)?;
     Ok(types(&inventory))
 }
 
@@ -242,7 +242,7 @@ async fn a_restart_resumes_the_vm_create(
         calls.join("\n")
     );
     let inventory = inventory(environment, RESTARTED);
-    one_vm_and_nic(&inventory)?;
+    one_vm_and_nic_per_machine(&inventory)?;
     Ok(types(&inventory))
 }
 
@@ -300,7 +300,7 @@ async fn an_api_server_outage_is_survived(
         "Azure resources written more than once: {twice:?}"
     );
     let inventory = inventory(environment, OUTAGE);
-    one_vm_and_nic(&inventory)?;
+    one_vm_and_nic_per_machine(&inventory)?;
     Ok(types(&inventory))
 }
 
@@ -514,17 +514,20 @@ fn types(inventory: &BTreeMap<String, usize>) -> BTreeMap<String, usize> {
     types
 }
 
-/// Only the control-plane machine gets a VM (the workers wait for bootstrap data): one VM and one
-/// network interface.
-fn one_vm_and_nic(inventory: &BTreeMap<String, usize>) -> TestResult {
+/// Each machine (the control plane and the workers, which join once it has initialized) has
+/// exactly one VM and one network interface: none was created twice.
+fn one_vm_and_nic_per_machine(inventory: &BTreeMap<String, usize>) -> TestResult {
     let types = types(inventory);
+    let machines = 1 + usize::try_from(WORKERS)?;
     for type_name in [
         "microsoft.compute/virtualmachines",
         "microsoft.network/networkinterfaces",
     ] {
         let found = types.get(type_name).copied().unwrap_or_default();
-        if found != 1 {
-            return Err(format!("{found} of {type_name}, not one: {inventory:?}").into());
+        if found != machines {
+            return Err(
+                format!("{found} of {type_name}, not one per machine ({machines}): {inventory:?}").into(),
+            );
         }
     }
     Ok(())

@@ -565,6 +565,12 @@ pub(crate) fn private_addresses(state: &State, machine: &Value) -> Vec<String> {
     compute::private_addresses(state, machine)
 }
 
+/// The managed clusters a stand-in for their Kubernetes serves (those not stopped), with their
+/// nodes; with `reveal`, each with its certificate authority.
+pub(crate) fn managed_clusters(state: &State, reveal: bool) -> Vec<Value> {
+    container_service::managed_clusters(state, reveal)
+}
+
 /// Whether `host` (a name or an address, any case) is one the emulator hands out: the address
 /// or DNS name of a public IP address, the private address of a load balancer's frontend, or one
 /// of a managed cluster's API server names. Names nothing else would resolve to outside Azure.

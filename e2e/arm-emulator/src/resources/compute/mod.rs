@@ -338,6 +338,14 @@ pub(super) fn boots(type_name: &str) -> bool {
         .any(|machine| machine.name.eq_ignore_ascii_case(type_name))
 }
 
+/// The instances of a Uniform scale set (its id, any case), in order of creation.
+pub(crate) fn uniform_instances(state: &State, set_id: &str) -> Vec<Value> {
+    scale_sets::instances(state, set_id, false)
+        .into_iter()
+        .map(|(_, instance)| instance)
+        .collect()
+}
+
 /// A booting machine's power state as its instance view reports it (`running`, `stopped`,
 /// `starting`, `stopping`).
 pub(super) fn power_state(machine: &Value) -> &'static str {

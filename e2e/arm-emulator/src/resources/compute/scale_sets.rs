@@ -236,7 +236,7 @@ fn set_key(set_id: &str) -> String {
 
 /// The instances of a set (Uniform: its instance documents; Flexible: the virtual machines that
 /// name it), as (key, body), in order of creation.
-fn instances(state: &State, set_id: &str, flexible: bool) -> Vec<(String, Value)> {
+pub(super) fn instances(state: &State, set_id: &str, flexible: bool) -> Vec<(String, Value)> {
     let key = set_key(set_id);
     let mut found: Vec<(String, Value)> = if flexible {
         let group = key.split("/providers/").next().unwrap_or_default();

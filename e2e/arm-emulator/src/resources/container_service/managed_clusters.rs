@@ -1,8 +1,11 @@
 //! Managed clusters. A cluster's write completes it as AKS shows it (versions, FQDNs, network
 //! profile defaults, the kubelet identity, the OIDC issuer), checks what AKS fixes once the
 //! cluster exists, and writes the pools its `agentPoolProfiles` name; its reads show its pools
-//! as `agentPoolProfiles`. It answers `listClusterAdminCredential`, `listClusterUserCredential`
-//! and `listClusterMonitoringUserCredential` with a kubeconfig, and `stop` / `start`.
+//! as `agentPoolProfiles`. Each cluster has a certificate authority of its own, made when it is
+//! created and kept where no answer shows it (AKS never does): `listClusterAdminCredential`,
+//! `listClusterUserCredential` and `listClusterMonitoringUserCredential` answer a kubeconfig
+//! trusting it, with a client certificate it signed, and a stand-in for the cluster's API server
+//! reads it from `/_emulator/boots?keys=true` to serve with it. It answers `stop` / `start`.
 
 use axum::http::StatusCode;
 use base64::Engine as _;
@@ -64,7 +67,11 @@ pub(crate) static MANAGED_CLUSTER: ResourceType = ResourceType {
         },
     ],
     hooks: Hooks {
-        secrets: &["servicePrincipalProfile.secret", "windowsProfile.adminPassword"],
+        secrets: &[
+            "servicePrincipalProfile.secret",
+            "windowsProfile.adminPassword",
+            AUTHORITY,
+        ],
         render: Some(show_pools),
         on_settled: Some(|state, key, succeeded| {
             for (pool, _) in pools_of(state, key) {
@@ -85,6 +92,10 @@ pub(crate) static MANAGED_CLUSTER: ResourceType = ResourceType {
         prepare_cluster,
     )
 };
+
+/// Where a cluster keeps its certificate authority, `{"certificate", "key"}` (PEM): under
+/// `properties`, and never answered.
+pub(super) const AUTHORITY: &str = "certificateAuthority";
 
 /// What AKS does not let a cluster change, as paths under `properties`.
 const FIXED: &[&str] = &[
@@ -175,6 +186,7 @@ fn prepare_cluster(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let network = network_profile(&properties)?;
     properties.insert("networkProfile".into(), network);
     complete(&mut properties, &location);
+    properties.insert(AUTHORITY.into(), authority(existing.as_ref())?);
     prepare
         .doc
         .insert("properties".into(), Value::Object(properties.clone()));
@@ -186,6 +198,28 @@ fn prepare_cluster(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     }
     policy_add_ons(prepare, &group, before.as_ref())?;
     write_pools(prepare, &properties, group, &profiles, existing.is_none())
+}
+
+/// The cluster's certificate authority: the one it has (clients never see it, so their writes
+/// never carry it, and what they send in its place is ignored), or a new one.
+fn authority(existing: Option<&Value>) -> Result<Value, ArmError> {
+    if let Some(kept) = existing
+        .and_then(|existing| existing["properties"].get(AUTHORITY))
+        .filter(|kept| kept["certificate"].is_string() && kept["key"].is_string())
+    {
+        return Ok(kept.clone());
+    }
+    let (certificate, key) = crate::tls::cluster_authority().map_err(|error| internal_error(&error))?;
+    Ok(json!({ "certificate": certificate, "key": key }))
+}
+
+/// What AKS answers when it fails on its own side.
+fn internal_error(error: &rcgen::Error) -> ArmError {
+    ArmError::container_service(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "InternalOperationError",
+        format!("Generating the cluster's certificates failed: {error}"),
+    )
 }
 
 /// On a cluster's creation, its node resource group and what the cluster keeps there: the
@@ -551,7 +585,10 @@ fn show_pools(state: &State, cluster: &mut Value) {
     }
 }
 
-/// A kubeconfig for the cluster's API server at its FQDN, as the credential listings answer it.
+/// A kubeconfig for the cluster's API server at its FQDN, as the credential listings answer it:
+/// trusting the cluster's CA, and signed in with a new client certificate of that CA, for the
+/// admin `masterclient` in `system:masters` as AKS's admin kubeconfig is. A cluster without a CA
+/// (kept from an emulator that made none; its next write makes one) gets a token instead.
 fn credentials(act: &mut Act<'_>, user: &'static str) -> Result<Acted, ArmError> {
     let properties = &act.doc["properties"];
     if user == "clusterAdmin" && properties["disableLocalAccounts"] == json!(true) {
@@ -568,14 +605,38 @@ fn credentials(act: &mut Act<'_>, user: &'static str) -> Result<Acted, ArmError>
         .unwrap_or_default();
     let group = act.id.resource_group.as_deref().unwrap_or_default();
     let account = format!("{user}_{group}_{cluster}");
-    let token = uuid::Uuid::new_v4().simple().to_string();
+    let encode = |pem: &str| base64::engine::general_purpose::STANDARD.encode(pem);
+    let authority = &properties[AUTHORITY];
+    let (trust, sign_in) = match (authority["certificate"].as_str(), authority["key"].as_str()) {
+        (Some(certificate), Some(key)) => {
+            let (common_name, organization) = match user {
+                "clusterAdmin" => ("masterclient", Some("system:masters")),
+                "clusterUser" => ("clusterUser", Some("system:masters")),
+                _ => ("clusterMonitoringUser", None),
+            };
+            let (client, client_key) = crate::tls::client_certificate(key, common_name, organization)
+                .map_err(|error| internal_error(&error))?;
+            (
+                format!("    certificate-authority-data: {}\n", encode(certificate)),
+                format!(
+                    "    client-certificate-data: {}\n    client-key-data: {}\n",
+                    encode(&client),
+                    encode(&client_key)
+                ),
+            )
+        }
+        _ => (
+            String::new(),
+            format!("    token: {}\n", uuid::Uuid::new_v4().simple()),
+        ),
+    };
     let kubeconfig = format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n    server: https://{server}:443\ncontexts:\n- name: {cluster}\n  context:\n    cluster: {cluster}\n    user: {account}\ncurrent-context: {cluster}\nusers:\n- name: {account}\n  user:\n    token: {token}\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n{trust}    server: https://{server}:443\ncontexts:\n- name: {cluster}\n  context:\n    cluster: {cluster}\n    user: {account}\ncurrent-context: {cluster}\nusers:\n- name: {account}\n  user:\n{sign_in}"
     );
     Ok(Acted::Answered(json!({
         "kubeconfigs": [{
             "name": user,
-            "value": base64::engine::general_purpose::STANDARD.encode(kubeconfig),
+            "value": encode(&kubeconfig),
         }],
     })))
 }

@@ -5,6 +5,7 @@
 //! Uniform scale set per pool (`aks-<pool>-<8 digits>-vmss`), whose instances are the nodes.
 
 mod agent_pools;
+mod boots;
 mod maintenance_configurations;
 mod managed_clusters;
 mod node_resource_group;
@@ -69,6 +70,7 @@ static AKS: Flavour = Flavour {
     concurrency: Concurrency::Busy,
 };
 
+pub(crate) use boots::managed_clusters;
 pub(crate) use managed_clusters::MANAGED_CLUSTER;
 
 pub(crate) static TYPES: &[&ResourceType] = &[

@@ -73,7 +73,7 @@ impl NodeGroup {
         Some(Self::new(id, name))
     }
 
-    fn key(&self) -> String {
+    pub(super) fn key(&self) -> String {
         resource_group_id(&self.subscription, &self.name).to_ascii_lowercase()
     }
 

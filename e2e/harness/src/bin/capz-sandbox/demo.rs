@@ -1,14 +1,18 @@
 //! `capz-sandbox demo`: a cluster of the default flavor in the running sandbox, made the way a
-//! user makes one (`clusterctl generate cluster`, `kubectl apply`), then followed until Azure has
-//! converged: the AzureCluster Ready with its endpoint and the first control-plane machine Ready
-//! with its VM. Every command is printed before it runs, so the output doubles as a walkthrough.
+//! user makes one (`clusterctl generate cluster`, `kubectl apply`), with a cloud controller manager
+//! and a CNI installed as CAPZ's quick start does (here by ClusterResourceSets, see
+//! `capz_harness::capz::addons`),
+//! then followed until the Cluster is Available: the AzureCluster Ready with its endpoint, the
+//! control plane initialized on its VM, the workers joined, every Node Ready. It ends with the
+//! workload cluster's nodes, read through the kubeconfig `clusterctl get kubeconfig` gives. Every
+//! command is printed before it runs, so the output doubles as a walkthrough.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use capz_harness::capz::{IDENTITY_SECRET, KUBERNETES_VERSION, flavor_variables};
+use capz_harness::capz::{ADDONS_LABEL, IDENTITY_SECRET, KUBERNETES_VERSION, addons, flavor_variables};
 use capz_harness::clusterctl::PROVIDER;
 
 use crate::State;
@@ -123,10 +127,26 @@ pub(crate) fn demo(state: &State, dir: &Path, name: &str) -> Result<(), String> 
         file.display()
     );
 
+    let addons_file: PathBuf = dir.join(format!("{name}-addons.yaml"));
+    std::fs::write(&addons_file, addons(name, true))
+        .map_err(|err| format!("cannot write {}: {err}", addons_file.display()))?;
+    let addons_arg = addons_file.display().to_string();
+    run(
+        &format!("kubectl apply -f {addons_arg}    # a cloud controller manager and a CNI"),
+        &mut tools.kubectl(&["apply", "-f", &addons_arg]),
+        None,
+    )?;
     let file_arg = file.display().to_string();
     run(
         &format!("kubectl apply -f {file_arg}"),
         &mut tools.kubectl(&["apply", "-f", &file_arg]),
+        None,
+    )?;
+    let cluster = format!("cluster/{name}");
+    let addons_label = format!("{ADDONS_LABEL}={name}");
+    run(
+        &format!("kubectl label {cluster} {addons_label}"),
+        &mut tools.kubectl(&["label", &cluster, &addons_label, "--overwrite"]),
         None,
     )?;
     let azure_cluster = format!("azurecluster/{name}");
@@ -155,6 +175,11 @@ pub(crate) fn demo(state: &State, dir: &Path, name: &str) -> Result<(), String> 
         None,
     )?;
     run(
+        &format!("kubectl wait {cluster} --for=condition=Available --timeout=5m"),
+        &mut tools.kubectl(&["wait", &cluster, "--for=condition=Available", "--timeout=5m"]),
+        None,
+    )?;
+    run(
         "kubectl get cluster-api",
         &mut tools.kubectl(&["get", "cluster-api", "--namespace", NAMESPACE]),
         None,
@@ -164,11 +189,31 @@ pub(crate) fn demo(state: &State, dir: &Path, name: &str) -> Result<(), String> 
         &mut tools.clusterctl(&["describe", "cluster", name, "--namespace", NAMESPACE]),
         None,
     )?;
+    let kubeconfig = dir.join(format!("{name}.kubeconfig"));
+    let workload_config = output(
+        "clusterctl get kubeconfig",
+        &mut tools.clusterctl(&["get", "kubeconfig", name, "--namespace", NAMESPACE]),
+    )?;
+    std::fs::write(&kubeconfig, workload_config)
+        .map_err(|err| format!("cannot write {}: {err}", kubeconfig.display()))?;
+    println!("\n$ clusterctl get kubeconfig {name} > {}", kubeconfig.display());
+    let kubeconfig_arg = kubeconfig.display().to_string();
+    run(
+        &format!(
+            "HTTPS_PROXY={} kubectl --kubeconfig {kubeconfig_arg} get nodes -o wide",
+            tools.state.proxy
+        ),
+        tools
+            .kubectl(&["--kubeconfig", &kubeconfig_arg, "get", "nodes", "-o", "wide"])
+            .env("HTTPS_PROXY", &tools.state.proxy),
+        None,
+    )?;
     println!(
-        "\nCluster {name} converged in {:.1} s: its AzureCluster is Ready and its first control-plane machine runs.\n\
-         The workers wait for bootstrap data: with no real VM, kubeadm never initializes the control plane.\n\
+        "\nCluster {name} converged in {:.1} s: it is Available, its control plane and both workers Ready.\n\
+         Its API server answers at its endpoint through the emulator's proxy ({}).\n\
          Delete it with `kubectl delete cluster {name}`; `just down` stops the sandbox.",
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        tools.state.proxy
     );
     Ok(())
 }

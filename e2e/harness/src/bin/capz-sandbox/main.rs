@@ -2,7 +2,7 @@
 //! clusterctl: kube-apiserver with every CRD, Cluster API's managers, and the ARM emulator.
 //!
 //! Usage: `capz-sandbox up|down|status|demo [--dir DIR] [--port PORT] [--emulator-port PORT]
-//! [--emulator-config FILE] [--name NAME]`
+//! [--proxy-port PORT] [--emulator-config FILE] [--name NAME]`
 //!
 //! - `up` starts it in the background (or says it already runs), waits until it serves, and prints
 //!   how to reach it;
@@ -14,7 +14,9 @@
 //! - `--dir`: where its files go: kubeconfig, certificates, `logs/` (default: `sandbox` in the
 //!   capz-rs cache directory);
 //! - `--port`: the API server's port (default 6443); `--emulator-port`: the ARM emulator's (default
-//!   8443);
+//!   8443); `--proxy-port`: the emulator's HTTPS proxy's (default 8444), through which Cluster
+//!   API's managers, and you, reach the workload clusters whose machines boot in the sandbox (the
+//!   workload cluster simulator, `e2e/workload`);
 //! - `--emulator-config`: the ARM emulator's configuration (its README's `Configure it`):
 //!   principals, quotas, SKU restrictions, capacity, latencies, seeded resources. Whatever it says,
 //!   the emulator trusts the sandbox's own service-account issuer (its CA among `issuerCas`), so
@@ -32,13 +34,14 @@ use std::time::{Duration, Instant};
 use capz_harness::{AzureEndpoint, Options, Plane};
 use serde::{Deserialize, Serialize};
 
-const USAGE: &str = "usage: capz-sandbox up|down|status|demo [--dir DIR] [--port PORT] [--emulator-port PORT] [--emulator-config FILE] [--name NAME]";
+const USAGE: &str = "usage: capz-sandbox up|down|status|demo [--dir DIR] [--port PORT] [--emulator-port PORT] [--proxy-port PORT] [--emulator-config FILE] [--name NAME]";
 
 struct Args {
     command: String,
     dir: PathBuf,
     port: u16,
     emulator_port: u16,
+    proxy_port: u16,
     emulator_config: Option<PathBuf>,
     name: String,
 }
@@ -51,6 +54,8 @@ struct State {
     api_server: String,
     emulator: String,
     emulator_ca: PathBuf,
+    /// The emulator's HTTPS proxy, which routes workload clusters' endpoints.
+    proxy: String,
     kube_bins: PathBuf,
     capi_bins: PathBuf,
     clusterctl_config: PathBuf,
@@ -73,6 +78,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         dir: capz_harness::cache_dir().join("sandbox"),
         port: 6443,
         emulator_port: 8443,
+        proxy_port: 8444,
         emulator_config: None,
         name: "demo".to_owned(),
     };
@@ -85,6 +91,11 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                 parsed.emulator_port = value("--emulator-port")?
                     .parse()
                     .map_err(|err| format!("--emulator-port: {err}"))?;
+            }
+            "--proxy-port" => {
+                parsed.proxy_port = value("--proxy-port")?
+                    .parse()
+                    .map_err(|err| format!("--proxy-port: {err}"))?;
             }
             "--emulator-config" => parsed.emulator_config = Some(PathBuf::from(value("--emulator-config")?)),
             "--name" => parsed.name = value("--name")?,
@@ -153,7 +164,11 @@ fn up(args: &Args) -> Result<(), String> {
         print_usage(&state);
         return Ok(());
     }
-    for (port, what) in [(args.port, "--port"), (args.emulator_port, "--emulator-port")] {
+    for (port, what) in [
+        (args.port, "--port"),
+        (args.emulator_port, "--emulator-port"),
+        (args.proxy_port, "--proxy-port"),
+    ] {
         if std::net::TcpListener::bind(("127.0.0.1", port)).is_err() {
             return Err(format!(
                 "port {port} on 127.0.0.1 is taken by another program; stop it or choose another with {what}"
@@ -188,6 +203,8 @@ fn up(args: &Args) -> Result<(), String> {
                 &args.port.to_string(),
                 "--emulator-port",
                 &args.emulator_port.to_string(),
+                "--proxy-port",
+                &args.proxy_port.to_string(),
             ])
             .args(
                 emulator_config
@@ -233,13 +250,15 @@ fn print_usage(state: &State) {
     let kubeconfig = state.kubeconfig.display();
     let config = state.clusterctl_config.display();
     println!(
-        "\n  API server:   {}\n  ARM emulator: {} (CA: {})\n  logs:         {}\n\nUse it with:\n  export KUBECONFIG={kubeconfig} PATH=\"{}:{}:$PATH\" CLUSTERCTL_DISABLE_VERSIONCHECK=true\n  kubectl get crds\n  kubectl get providers -A    # clusterctl's inventory: Cluster API and capz-rs\n  clusterctl generate cluster <name> --infrastructure azure --config {config}\n  kubectl get cluster-api -A\n  clusterctl describe cluster <name>\n  clusterctl upgrade plan --config {config}\n\n`just demo` creates a cluster of the default flavor and follows it until it converges.\nStop it with `just down`; `just status` shows what runs.",
+        "\n  API server:   {}\n  ARM emulator: {} (CA: {})\n  its proxy:    {} (routes workload clusters' endpoints)\n  logs:         {}\n\nUse it with:\n  export KUBECONFIG={kubeconfig} PATH=\"{}:{}:$PATH\" CLUSTERCTL_DISABLE_VERSIONCHECK=true\n  kubectl get crds\n  kubectl get providers -A    # clusterctl's inventory: Cluster API and capz-rs\n  clusterctl generate cluster <name> --infrastructure azure --config {config}\n  kubectl get cluster-api -A\n  clusterctl describe cluster <name>\n  clusterctl upgrade plan --config {config}\n  clusterctl get kubeconfig <name> > <name>.kubeconfig\n  HTTPS_PROXY={} kubectl --kubeconfig <name>.kubeconfig get nodes\n\n`just demo` creates a cluster of the default flavor and follows it until it is Available.\nStop it with `just down`; `just status` shows what runs.",
         state.api_server,
         state.emulator,
         state.emulator_ca.display(),
+        state.proxy,
         state.kubeconfig.with_file_name("logs").display(),
         state.kube_bins.display(),
         state.capi_bins.display(),
+        state.proxy,
     );
 }
 
@@ -307,13 +326,24 @@ fn serve(args: &Args) -> Result<(), String> {
             "capz-sandbox: etcd and kube-apiserver serve every CRD after {:.1} s",
             started.elapsed().as_secs_f64()
         );
+        let (emulator, emulator_ca) = start_emulator(
+            &mut plane,
+            args.emulator_port,
+            args.proxy_port,
+            args.emulator_config.as_deref(),
+        )
+        .await?;
+        let proxy = format!("http://127.0.0.1:{}", args.proxy_port);
+        plane.reach_workload_clusters_through(&proxy);
         let clusterctl = plane.start_cluster_api().await.map_err(|err| err.to_string())?;
         eprintln!(
             "capz-sandbox: clusterctl installed Cluster API, its managers serve after {:.1} s",
             started.elapsed().as_secs_f64()
         );
-        let (emulator, emulator_ca) =
-            start_emulator(&mut plane, args.emulator_port, args.emulator_config.as_deref()).await?;
+        plane
+            .start_workload_simulator(&emulator, &emulator_ca, Duration::from_millis(200))
+            .await
+            .map_err(|err| err.to_string())?;
         let endpoint = AzureEndpoint {
             url: emulator.clone(),
             ca_file: emulator_ca.clone(),
@@ -334,6 +364,7 @@ fn serve(args: &Args) -> Result<(), String> {
             api_server: plane.url().to_owned(),
             emulator,
             emulator_ca,
+            proxy,
             kube_bins: capz_harness::KubeBinaries::locate()
                 .map(|bins| bins.dir().to_owned())
                 .map_err(|err| err.to_string())?,
@@ -386,11 +417,12 @@ fn write_state(dir: &Path, state: &State) -> Result<(), String> {
     std::fs::write(state_file(dir), json).map_err(|err| err.to_string())
 }
 
-/// Starts the ARM emulator built beside this program with the user's configuration (if any) and
-/// the sandbox's additions; returns its URL and CA file.
+/// Starts the ARM emulator built beside this program, with its HTTPS proxy on `proxy_port`, the
+/// user's configuration (if any) and the sandbox's additions; returns its URL and CA file.
 async fn start_emulator(
     plane: &mut Plane,
     port: u16,
+    proxy_port: u16,
     user_config: Option<&Path>,
 ) -> Result<(String, PathBuf), String> {
     let binary = capz_harness::capz::built("arm-emulator").map_err(|err| err.to_string())?;
@@ -407,6 +439,8 @@ async fn start_emulator(
         ca.display().to_string(),
         "--config".to_owned(),
         config.display().to_string(),
+        "--proxy-listen".to_owned(),
+        format!("127.0.0.1:{proxy_port}"),
     ];
     plane
         .spawn("arm-emulator", &binary, &args)
