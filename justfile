@@ -151,7 +151,7 @@ bench-webhooks *args:
 
 # Benchmark a cluster of Ready machines end to end (ARM calls per machine and per resync, time to
 # Ready, controllers' peak RSS), e.g. `just bench-e2e --machines 100 --sync-period 20`.
-bench-e2e *args: kube-bins capi-bins
+bench-e2e *args: kube-bins capi-bins workload-bins
     cargo build --locked --release --bins
     cargo bench --locked -p capz-e2e --bench convergence -- {{args}}
 
@@ -379,7 +379,7 @@ sandbox-smoke:
 # its own, as each job of the CI matrix does: its crate's format, lints and tests (its integration
 # tests against a real API server among them), then its end-to-end case, for which clusterctl
 # installs only the controllers `e2e/suite/controllers.txt` lists for it, run from their images.
-ci-controller name: kube-bins capi-bins image-tools
+ci-controller name: kube-bins capi-bins workload-bins image-tools
     #!/usr/bin/env bash
     set -euo pipefail
     needs=$(awk -v name="{{name}}" '$1 == name { $1 = ""; print }' e2e/suite/controllers.txt)

@@ -254,14 +254,14 @@ type etcdCluster struct {
 }
 
 func etcdMembers(ctx context.Context, c inmemoryruntime.Client) (*etcdCluster, error) {
-	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, client.InNamespace(metav1.NamespaceSystem),
-		client.MatchingLabels{"component": "etcd", "tier": "control-plane"}); err != nil {
+	pods, err := list[corev1.Pod](ctx, c, "v1", "Pod", client.InNamespace(metav1.NamespaceSystem),
+		client.MatchingLabels{"component": "etcd", "tier": "control-plane"})
+	if err != nil {
 		return nil, fmt.Errorf("listing etcd members: %w", err)
 	}
 	members := &etcdCluster{ids: map[string]bool{}}
 	var leaderFrom time.Time
-	for _, pod := range pods.Items {
+	for _, pod := range pods {
 		if _, removed := pod.Annotations[etcdMemberRemoved]; removed {
 			continue
 		}
@@ -289,33 +289,47 @@ func (m *etcdCluster) newID() string {
 	}
 }
 
-// removeStaticPods takes a control-plane node's mirror pods away; when its etcd member led,
-// another member takes over, as etcd elects a new leader when one is lost.
-func removeStaticPods(ctx context.Context, c inmemoryruntime.Client, node string) error {
-	members, err := etcdMembers(ctx, c)
+// collectPods deletes the pods bound to nodes that no longer exist, as the pod garbage collector
+// does (mirror pods among them, so a deleted control-plane node's etcd member leaves the member
+// list); if the etcd leader went with them, another member leads, as etcd would elect one. It
+// returns the etcd pods it deleted.
+func collectPods(ctx context.Context, c inmemoryruntime.Client) ([]string, error) {
+	nodes, err := list[corev1.Node](ctx, c, "v1", "Node")
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
-	for _, component := range controlPlaneComponents {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: component + "-" + node}}
-		if err := c.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting static pod %s: %w", pod.Name, err)
-		}
+	existing := map[string]bool{}
+	for _, node := range nodes {
+		existing[node.Name] = true
 	}
-	if members.leader != "etcd-"+node {
-		return nil
+	pods, err := list[corev1.Pod](ctx, c, "v1", "Pod")
+	if err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
 	}
-	for i := range members.pods {
-		successor := &members.pods[i]
-		if successor.Name == "etcd-"+node {
+	removed := []string{}
+	for i := range pods {
+		pod := &pods[i]
+		if pod.Spec.NodeName == "" || existing[pod.Spec.NodeName] {
 			continue
 		}
-		// One second later than any leader so far: the annotation has second resolution.
-		successor.Annotations[etcdLeaderFromAnnotation] = time.Now().UTC().Add(time.Second).Format(time.RFC3339)
-		if err := c.Update(ctx, successor); err != nil {
-			return fmt.Errorf("electing %s: %w", successor.Name, err)
+		if err := c.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("deleting pod %s of a deleted node: %w", pod.Name, err)
 		}
-		break
+		if pod.Labels["component"] == "etcd" {
+			removed = append(removed, pod.Name)
+		}
 	}
-	return nil
+	if len(removed) == 0 {
+		return nil, nil
+	}
+	members, err := etcdMembers(ctx, c)
+	if err != nil || members.leader != "" || len(members.pods) == 0 {
+		return removed, err
+	}
+	successor := &members.pods[0]
+	successor.Annotations[etcdLeaderFromAnnotation] = time.Now().UTC().Format(time.RFC3339)
+	if err := c.Update(ctx, successor); err != nil {
+		return removed, fmt.Errorf("electing %s: %w", successor.Name, err)
+	}
+	return removed, nil
 }

@@ -123,15 +123,15 @@ func setConditions(node *corev1.Node, ready corev1.ConditionStatus, reason, mess
 // manager (any Deployment or DaemonSet running a cloud-controller-manager). Each is the name
 // of what was found, or "".
 func addOns(ctx context.Context, c inmemoryruntime.Client) (cni, ccm string, err error) {
-	daemonSets := &appsv1.DaemonSetList{}
-	if err := c.List(ctx, daemonSets); err != nil {
+	daemonSets, err := list[appsv1.DaemonSet](ctx, c, "apps/v1", "DaemonSet")
+	if err != nil {
 		return "", "", fmt.Errorf("listing DaemonSets: %w", err)
 	}
-	deployments := &appsv1.DeploymentList{}
-	if err := c.List(ctx, deployments); err != nil {
+	deployments, err := list[appsv1.Deployment](ctx, c, "apps/v1", "Deployment")
+	if err != nil {
 		return "", "", fmt.Errorf("listing Deployments: %w", err)
 	}
-	for _, set := range daemonSets.Items {
+	for _, set := range daemonSets {
 		if cni == "" && writesCNIConfig(set.Spec.Template.Spec) {
 			cni = set.Namespace + "/" + set.Name
 		}
@@ -139,7 +139,7 @@ func addOns(ctx context.Context, c inmemoryruntime.Client) (cni, ccm string, err
 			ccm = set.Namespace + "/" + set.Name
 		}
 	}
-	for _, deployment := range deployments.Items {
+	for _, deployment := range deployments {
 		if ccm == "" && runsCloudControllerManager(deployment.Spec.Template.Spec) {
 			ccm = deployment.Namespace + "/" + deployment.Name
 		}
@@ -181,12 +181,6 @@ func syncNode(ctx context.Context, c inmemoryruntime.Client, m *machineState, cl
 		return err
 	}
 	if m.gone && cluster.ccm != "" {
-		if m.controlPlane {
-			if err := removeStaticPods(ctx, c, m.nodeName); err != nil {
-				return err
-			}
-			cluster.removeEtcdMember("etcd-" + m.nodeName)
-		}
 		if err := c.Delete(ctx, node); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting node %s: %w", m.nodeName, err)
 		}

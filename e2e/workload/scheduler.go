@@ -31,23 +31,23 @@ const templateHashLabel = "pod-template-hash"
 // older template is replaced. Pods are Running and Ready once bound. DaemonSets get no pods:
 // drain leaves theirs alone, and nothing else here reads them.
 func runDeployments(ctx context.Context, c inmemoryruntime.Client) error {
-	deployments := &appsv1.DeploymentList{}
-	if err := c.List(ctx, deployments); err != nil {
+	deployments, err := list[appsv1.Deployment](ctx, c, "apps/v1", "Deployment")
+	if err != nil {
 		return fmt.Errorf("listing Deployments: %w", err)
 	}
-	if len(deployments.Items) == 0 {
+	if len(deployments) == 0 {
 		return nil
 	}
-	nodes := &corev1.NodeList{}
-	if err := c.List(ctx, nodes); err != nil {
+	nodes, err := list[corev1.Node](ctx, c, "v1", "Node")
+	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
 	existing := map[string]bool{}
-	for _, node := range nodes.Items {
+	for _, node := range nodes {
 		existing[node.Name] = true
 	}
-	for i := range deployments.Items {
-		if err := runDeployment(ctx, c, &deployments.Items[i], nodes.Items, existing); err != nil {
+	for i := range deployments {
+		if err := runDeployment(ctx, c, &deployments[i], nodes, existing); err != nil {
 			return err
 		}
 	}
@@ -59,13 +59,13 @@ func runDeployment(ctx context.Context, c inmemoryruntime.Client, deployment *ap
 	if err != nil || selector.Empty() {
 		return nil
 	}
-	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, client.InNamespace(deployment.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+	pods, err := list[corev1.Pod](ctx, c, "v1", "Pod", client.InNamespace(deployment.Namespace), client.MatchingLabelsSelector{Selector: selector})
+	if err != nil {
 		return fmt.Errorf("listing pods of %s: %w", deployment.Name, err)
 	}
 	hash := templateHash(deployment.Spec.Template)
 	current := []corev1.Pod{}
-	for _, pod := range pods.Items {
+	for _, pod := range pods {
 		gone := pod.Spec.NodeName != "" && !existing[pod.Spec.NodeName]
 		if gone || pod.Labels[templateHashLabel] != hash {
 			if err := c.Delete(ctx, &pod); err != nil && !apierrors.IsNotFound(err) {
@@ -240,35 +240,35 @@ func evict(w http.ResponseWriter, r *http.Request, c inmemoryruntime.Client, nam
 }
 
 func disruptionRefused(ctx context.Context, c inmemoryruntime.Client, pod *corev1.Pod) string {
-	budgets := &policyv1.PodDisruptionBudgetList{}
-	if err := c.List(ctx, budgets, client.InNamespace(pod.Namespace)); err != nil {
+	budgets, err := list[policyv1.PodDisruptionBudget](ctx, c, "policy/v1", "PodDisruptionBudget", client.InNamespace(pod.Namespace))
+	if err != nil {
 		return ""
 	}
-	for _, budget := range budgets.Items {
+	for _, budget := range budgets {
 		selector, err := metav1.LabelSelectorAsSelector(budget.Spec.Selector)
 		if err != nil || !selector.Matches(labels.Set(pod.Labels)) {
 			continue
 		}
-		pods := &corev1.PodList{}
-		if err := c.List(ctx, pods, client.InNamespace(pod.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		pods, err := list[corev1.Pod](ctx, c, "v1", "Pod", client.InNamespace(pod.Namespace), client.MatchingLabelsSelector{Selector: selector})
+		if err != nil {
 			continue
 		}
 		healthy := 0
-		for _, candidate := range pods.Items {
+		for _, candidate := range pods {
 			if candidate.Spec.NodeName != "" {
 				healthy++
 			}
 		}
 		allowed := healthy
 		if budget.Spec.MinAvailable != nil {
-			minimum, _ := intstr.GetScaledValueFromIntOrPercent(budget.Spec.MinAvailable, len(pods.Items), true)
+			minimum, _ := intstr.GetScaledValueFromIntOrPercent(budget.Spec.MinAvailable, len(pods), true)
 			allowed = healthy - minimum
 		} else if budget.Spec.MaxUnavailable != nil {
-			maximum, _ := intstr.GetScaledValueFromIntOrPercent(budget.Spec.MaxUnavailable, len(pods.Items), false)
-			allowed = maximum - (len(pods.Items) - healthy)
+			maximum, _ := intstr.GetScaledValueFromIntOrPercent(budget.Spec.MaxUnavailable, len(pods), false)
+			allowed = maximum - (len(pods) - healthy)
 		}
 		if allowed < 1 {
-			return fmt.Sprintf("The disruption budget %s allows no disruption now (%d of %d pods healthy).", budget.Name, healthy, len(pods.Items))
+			return fmt.Sprintf("The disruption budget %s allows no disruption now (%d of %d pods healthy).", budget.Name, healthy, len(pods))
 		}
 	}
 	return ""

@@ -376,6 +376,13 @@ func (s *simulator) syncCluster(ctx context.Context, cluster *workloadCluster) {
 			logger.Error(err, "syncing a node", "cluster", cluster.name, "node", state.nodeName)
 		}
 	}
+	removed, err := collectPods(ctx, cluster.client)
+	if err != nil {
+		logger.Error(err, "collecting the pods of deleted nodes", "cluster", cluster.name)
+	}
+	for _, member := range removed {
+		cluster.removeEtcdMember(member)
+	}
 	if err := runDeployments(ctx, cluster.client); err != nil {
 		logger.Error(err, "running Deployments", "cluster", cluster.name)
 	}

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -167,5 +168,77 @@ func TestTokensAreCheckedAsKubeadmDoes(t *testing.T) {
 	}
 	if why := tokenAccepted(ctx, c, "abcdef.ffffffffffffffff"); !strings.Contains(why, "another secret") {
 		t.Fatalf("a wrong secret: %q", why)
+	}
+}
+
+func TestPodsOfDeletedNodesGoAndAnotherMemberLeads(t *testing.T) {
+	ctx := context.Background()
+	c := store(t)
+	for _, name := range []string{"cp-a", "cp-b"} {
+		if err := c.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := staticPods(ctx, c, name, "v1.33.1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := etcdMembers(ctx, c)
+	if err != nil || before.leader != "etcd-cp-a" || len(before.pods) != 2 {
+		t.Fatalf("members %+v, %v", before, err)
+	}
+	if err := c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "cp-a"}}); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := collectPods(ctx, c)
+	if err != nil || len(removed) != 1 || removed[0] != "etcd-cp-a" {
+		t.Fatalf("removed %v, %v", removed, err)
+	}
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods); err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range pods.Items {
+		if pod.Spec.NodeName != "cp-b" {
+			t.Errorf("pod %s of a deleted node is left", pod.Name)
+		}
+	}
+	if len(pods.Items) != len(controlPlaneComponents) {
+		t.Errorf("%d pods, want %d", len(pods.Items), len(controlPlaneComponents))
+	}
+	after, err := etcdMembers(ctx, c)
+	if err != nil || after.leader != "etcd-cp-b" {
+		t.Fatalf("the remaining member does not lead: %+v, %v", after, err)
+	}
+}
+
+// Objects written through the API server are kept unstructured; the simulator reads them all the
+// same.
+func TestObjectsWrittenThroughTheAPIAreRead(t *testing.T) {
+	ctx := context.Background()
+	c := store(t)
+	daemonSet := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "DaemonSet",
+		"metadata": map[string]any{"namespace": "kube-flannel", "name": "kube-flannel-ds"},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"volumes": []any{map[string]any{"name": "cni", "hostPath": map[string]any{"path": "/etc/cni/net.d"}}},
+		}}},
+	}}
+	node := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "worker"},
+	}}
+	for _, object := range []client.Object{daemonSet, node} {
+		if err := c.Create(ctx, object); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cni, _, err := addOns(ctx, c); err != nil || cni != "kube-flannel/kube-flannel-ds" {
+		t.Fatalf("cni %q, %v", cni, err)
+	}
+	if _, err := collectPods(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := list[corev1.Node](ctx, c, "v1", "Node")
+	if err != nil || len(nodes) != 1 || nodes[0].Name != "worker" {
+		t.Fatalf("nodes %v, %v", nodes, err)
 	}
 }

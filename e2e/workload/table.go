@@ -27,17 +27,17 @@ func wantsTable(r *http.Request) bool {
 // ROLES, AGE, VERSION, and with -o wide the addresses and the node's system); the in-memory
 // handler only answers lists, which kubectl would print without a status.
 func nodeTable(w http.ResponseWriter, r *http.Request, c inmemoryruntime.Client, name string) {
-	nodes := &corev1.NodeList{}
 	selector, err := labels.Parse(r.URL.Query().Get("labelSelector"))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if err := c.List(r.Context(), nodes, client.MatchingLabelsSelector{Selector: selector}); err != nil {
+	nodes, err := list[corev1.Node](r.Context(), c, "v1", "Node", client.MatchingLabelsSelector{Selector: selector})
+	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	column := func(name, kind string, priority int32) metav1.TableColumnDefinition {
 		return metav1.TableColumnDefinition{Name: name, Type: kind, Priority: priority}
 	}
@@ -51,8 +51,8 @@ func nodeTable(w http.ResponseWriter, r *http.Request, c inmemoryruntime.Client,
 			column("Container-Runtime", "string", 1),
 		},
 	}
-	for i := range nodes.Items {
-		node := &nodes.Items[i]
+	for i := range nodes {
+		node := &nodes[i]
 		if name != "" && node.Name != name {
 			continue
 		}

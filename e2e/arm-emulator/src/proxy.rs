@@ -39,6 +39,12 @@ const MAX_HEAD: usize = 16 * 1024;
 /// How long the proxy waits for a route's target to accept.
 const DIAL_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a connection to an emulated address with nothing behind it waits for a server.
+const UNROUTED_WAIT: Duration = Duration::from_secs(30);
+
+/// How often such a connection looks for its server.
+const ROUTE_POLL: Duration = Duration::from_millis(50);
+
 /// A tunnel to `host:port` the proxy joins to a listener at `target`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Route {
@@ -182,10 +188,18 @@ async fn tunnel(
     let (host, port) = target
         .rsplit_once(':')
         .map_or((target, None), |(host, port)| (host, port.parse::<u16>().ok()));
-    let route_to = port.and_then(|port| lock(&emulator.routes).get(host, port));
     let azure = AZURE_HOSTS.iter().any(|azure| azure.eq_ignore_ascii_case(host));
-    if let (Some(to), false) = (route_to, azure) {
-        return forward(stream, emulator, host, to).await;
+    if let (Some(port), false) = (port, azure) {
+        if let Some(to) = route(emulator, host, port).await {
+            return forward(stream, emulator, host, to).await;
+        }
+        if emulator.resolves(host) {
+            let message = format!(
+                "nothing answered at {host}:{port} within {} s: it is an emulated address, but no server listens behind it.",
+                UNROUTED_WAIT.as_secs()
+            );
+            return refuse(&mut stream, "504 Gateway Timeout", &message).await;
+        }
     }
     if !azure {
         let message = format!(
@@ -198,6 +212,31 @@ async fn tunnel(
         .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
         .await?;
     crate::serve_https(stream, &acceptor, router).await
+}
+
+/// The route of `host:port`. An emulated address nothing listens behind yet (a load balancer
+/// whose backends have not come up) leaves a connection hanging rather than refusing it, as
+/// Azure drops the packets: the route is waited for, up to [`UNROUTED_WAIT`], so a client whose
+/// server comes up meanwhile connects, as it would on Azure.
+async fn route(emulator: &Emulator, host: &str, port: u16) -> Option<SocketAddr> {
+    let started = tokio::time::Instant::now();
+    let mut resolved = false;
+    loop {
+        if let Some(to) = lock(&emulator.routes).get(host, port) {
+            return Some(to);
+        }
+        // Whether the host is emulated at all is asked once: it costs a scan of the state.
+        if !resolved {
+            if !emulator.resolves(host) {
+                return None;
+            }
+            resolved = true;
+        }
+        if started.elapsed() >= UNROUTED_WAIT {
+            return None;
+        }
+        tokio::time::sleep(ROUTE_POLL).await;
+    }
 }
 
 /// Joins a routed tunnel to its target, when the host is one the emulator holds and the target

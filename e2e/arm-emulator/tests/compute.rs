@@ -522,6 +522,173 @@ async fn instance_views_report_provisioning_and_power() {
     assert_eq!(missing.body["error"]["code"], "ResourceNotFound");
 }
 
+/// The power state a machine's instance view and its boot report: (code, display status, boot).
+async fn power_of(emulator: &Emulator, vm: &str) -> (String, String, String) {
+    let view = send(emulator, "GET", &format!("{vm}/instanceView"), None).await;
+    assert_eq!(view.status, StatusCode::OK, "{}", view.body);
+    let status = &view.body["statuses"][1];
+    let boots = emulator.boots();
+    let boot = boots["machines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|machine| {
+            machine["id"]
+                .as_str()
+                .is_some_and(|id| id.eq_ignore_ascii_case(vm))
+        })
+        .map(|machine| machine["powerState"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_default();
+    (
+        status["code"].as_str().unwrap_or_default().to_owned(),
+        status["displayStatus"].as_str().unwrap_or_default().to_owned(),
+        boot,
+    )
+}
+
+/// Every way a machine is read; none shows the hidden power state.
+async fn assert_power_state_hidden(emulator: &Emulator, vm: &str) {
+    for path in [
+        vm.to_owned(),
+        format!("{vm}?$expand=instanceView&{COMPUTE}"),
+        compute("virtualMachines"),
+        format!("{SUB}/providers/Microsoft.Compute/virtualMachines"),
+    ] {
+        let read = send(emulator, "GET", &path, None).await;
+        assert_eq!(read.status, StatusCode::OK, "{path}: {}", read.body);
+        let text = read.body.to_string();
+        assert!(!text.contains("\"powerState\""), "{path}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn power_actions_run_as_operations_and_end_in_their_power_state() {
+    let emulator = with_network(Config {
+        latencies: [(
+            "Microsoft.Compute/virtualMachines".to_owned(),
+            Duration::from_secs(30),
+        )]
+        .into(),
+        ..Config::default()
+    })
+    .await;
+    let vm = compute("virtualMachines/node");
+    let created = send(&emulator, "PUT", &vm, Some(vm_body("Standard_D2s_v3", "nic0"))).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    assert_eq!(
+        power_of(&emulator, &vm).await,
+        ("PowerState/running".into(), "VM running".into(), "running".into())
+    );
+    // Start after deallocate returns the machine to running.
+    for (action, in_flight, end) in [
+        ("powerOff?skipShutdown=true", "stopping", "stopped"),
+        ("start", "starting", "running"),
+        ("deallocate?hibernate=false", "deallocating", "deallocated"),
+        ("start", "starting", "running"),
+        ("powerOff", "stopping", "stopped"),
+        ("restart", "starting", "running"),
+    ] {
+        let acted = send(&emulator, "POST", &format!("{vm}/{action}"), None).await;
+        assert_eq!(acted.status, StatusCode::ACCEPTED, "{action}: {}", acted.body);
+        let status_url = acted.header("azure-asyncoperation");
+        assert!(
+            status_url.contains("/providers/Microsoft.Compute/locations/westus2/operations/"),
+            "{action}: {status_url}"
+        );
+        let result_url = acted.header("location");
+        assert!(
+            result_url.contains("/providers/Microsoft.Compute/locations/westus2/operationResults/"),
+            "{action}: {result_url}"
+        );
+        let running = send(&emulator, "GET", &local(status_url), None).await;
+        assert_eq!(running.body["status"], "InProgress", "{action}");
+        let read = send(&emulator, "GET", &vm, None).await;
+        assert_eq!(
+            read.body["properties"]["provisioningState"], "Updating",
+            "{action}"
+        );
+        let (code, _, boot) = power_of(&emulator, &vm).await;
+        assert_eq!(code, format!("PowerState/{in_flight}"), "{action}");
+        assert_eq!(boot, in_flight, "{action}");
+
+        emulator.advance_clock(Duration::from_secs(31));
+        let done = send(&emulator, "GET", &local(status_url), None).await;
+        assert_eq!(done.body["status"], "Succeeded", "{action}");
+        let read = send(&emulator, "GET", &vm, None).await;
+        assert_eq!(
+            read.body["properties"]["provisioningState"], "Succeeded",
+            "{action}"
+        );
+        let (code, display, boot) = power_of(&emulator, &vm).await;
+        assert_eq!(code, format!("PowerState/{end}"), "{action}");
+        assert_eq!(display, format!("VM {end}"), "{action}");
+        assert_eq!(boot, end, "{action}");
+        assert_power_state_hidden(&emulator, &vm).await;
+    }
+}
+
+#[tokio::test]
+async fn a_deallocated_machine_keeps_its_interface_disk_and_power_state_across_writes() {
+    let emulator = with_network(Config::default()).await;
+    let vm = compute("virtualMachines/node");
+    send(&emulator, "PUT", &vm, Some(vm_body("Standard_D2s_v3", "nic0"))).await;
+    let acted = send(&emulator, "POST", &format!("{vm}/deallocate"), None).await;
+    assert_eq!(acted.status, StatusCode::ACCEPTED, "{}", acted.body);
+    let read = send(&emulator, "GET", &vm, None).await;
+    let nic = send(&emulator, "GET", &net("networkInterfaces/nic0"), None).await;
+    assert_eq!(nic.body["properties"]["virtualMachine"]["id"], read.body["id"]);
+    let disk = os_disk_of(&emulator, &vm).await;
+    assert_eq!(disk["properties"]["diskState"], "Attached");
+    // Neither a replacement nor a patch starts it, whatever it says about power.
+    let mut replaced = vm_body("Standard_D4s_v3", "nic0");
+    replaced["properties"]["powerState"] = json!("running");
+    let written = send(&emulator, "PUT", &vm, Some(replaced)).await;
+    assert_eq!(written.status, StatusCode::OK, "{}", written.body);
+    let patched = send(
+        &emulator,
+        "PATCH",
+        &vm,
+        Some(json!({"tags": {"a": "b"}, "properties": {"powerState": "running"}})),
+    )
+    .await;
+    assert_eq!(patched.status, StatusCode::OK, "{}", patched.body);
+    assert_eq!(
+        power_of(&emulator, &vm).await,
+        (
+            "PowerState/deallocated".into(),
+            "VM deallocated".into(),
+            "deallocated".into()
+        )
+    );
+    assert_power_state_hidden(&emulator, &vm).await;
+}
+
+#[tokio::test]
+async fn power_actions_need_the_machine_and_boolean_flags() {
+    let emulator = with_network(Config::default()).await;
+    for action in ["powerOff", "deallocate", "start", "restart"] {
+        let missing = send(
+            &emulator,
+            "POST",
+            &compute(&format!("virtualMachines/none/{action}")),
+            None,
+        )
+        .await;
+        assert_eq!(missing.status, StatusCode::NOT_FOUND, "{action}");
+        assert_eq!(missing.body["error"]["code"], "ResourceNotFound", "{action}");
+    }
+    let vm = compute("virtualMachines/node");
+    send(&emulator, "PUT", &vm, Some(vm_body("Standard_D2s_v3", "nic0"))).await;
+    for action in ["powerOff?skipShutdown=soon", "deallocate?hibernate=1"] {
+        let refused = send(&emulator, "POST", &format!("{vm}/{action}"), None).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{action}");
+        assert_eq!(refused.body["error"]["code"], "InvalidParameter", "{action}");
+    }
+    let (code, _, _) = power_of(&emulator, &vm).await;
+    assert_eq!(code, "PowerState/running");
+}
+
 #[tokio::test]
 async fn extensions_live_under_their_machine_and_keep_protected_settings_to_themselves() {
     let emulator = with_network(Config::default()).await;

@@ -99,6 +99,35 @@ async fn connect(proxy: &RunningProxy, target: &str) -> (String, TcpStream) {
     (String::from_utf8(head).unwrap(), stream)
 }
 
+/// Sends `CONNECT target` and checks that no answer comes for a while: the proxy holds a
+/// connection to an emulated address nothing listens behind. Returns the stream, still waiting.
+async fn held(proxy: &RunningProxy, target: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(proxy.address).await.unwrap();
+    stream
+        .write_all(format!("CONNECT {target} HTTP/1.1\r\nhost: {target}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut byte = [0_u8; 1];
+    let answered = tokio::time::timeout(Duration::from_millis(300), stream.peek(&mut byte)).await;
+    assert!(answered.is_err(), "the proxy answered at once for {target}");
+    stream
+}
+
+/// The head of the proxy's answer on a stream [`held`] left waiting.
+async fn answer(stream: &mut TcpStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0_u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut byte))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(read, 1, "the proxy closed early");
+        head.push(byte[0]);
+    }
+    String::from_utf8(head).unwrap()
+}
+
 /// A refusal: the status line and the message.
 async fn refusal(proxy: &RunningProxy, target: &str) -> (String, String) {
     let (head, mut stream) = connect(proxy, target).await;
@@ -153,9 +182,16 @@ async fn a_routed_host_of_an_emulated_address_reaches_its_listener() {
             {"host": FQDN, "port": 6443, "target": echo.to_string(), "resolves": true},
         ])
     );
-    // Another port of the host has no route.
-    let (status, _) = refusal(&proxy, &format!("{FQDN}:443")).await;
-    assert_eq!(status, "HTTP/1.1 403 Forbidden");
+    // Another port of the host has no route yet: the connection waits, as one to a load
+    // balancer with no backend up does, and goes through once a server comes up behind it.
+    let mut waiting = held(&proxy, &format!("{FQDN}:443")).await;
+    emulator.add_route(FQDN, 443, echo);
+    assert!(
+        answer(&mut waiting).await.starts_with("HTTP/1.1 200"),
+        "the held connection is joined once its route exists"
+    );
+    assert_eq!(echoes(&mut waiting, "late").await, "late");
+    assert!(emulator.remove_route(FQDN, 443));
 
     // Replacing a route answers 200; removing it leaves the host unrouted.
     let replaced = send(
@@ -182,8 +218,12 @@ async fn a_routed_host_of_an_emulated_address_reaches_its_listener() {
     )
     .await;
     assert_eq!(again.status, StatusCode::NOT_FOUND);
-    let (status, _) = refusal(&proxy, &format!("{FQDN}:6443")).await;
-    assert_eq!(status, "HTTP/1.1 403 Forbidden");
+    drop(held(&proxy, &format!("{FQDN}:6443")).await);
+    let (status, _) = refusal(&proxy, "nowhere.example.com:6443").await;
+    assert_eq!(
+        status, "HTTP/1.1 403 Forbidden",
+        "a host the emulator does not hold"
+    );
     assert!(emulator.remove_route(&address, 6443));
     assert!(emulator.routes().is_empty());
 }

@@ -490,6 +490,44 @@ async fn flexible_sets_are_made_of_virtual_machines_with_their_interfaces_and_di
 }
 
 #[tokio::test]
+async fn a_flexible_sets_power_actions_show_on_its_machines_but_not_in_their_bodies() {
+    let emulator = with_network(Config::default()).await;
+    let created = send(
+        &emulator,
+        "PUT",
+        &set("flex"),
+        Some(body("Flexible", 2, &[], "Manual")),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let acted = send(&emulator, "POST", &set("flex/powerOff"), None).await;
+    assert_eq!(acted.status, StatusCode::ACCEPTED, "{}", acted.body);
+    let machines = format!("{RG}/providers/Microsoft.Compute/virtualMachines");
+    let listed = send(&emulator, "GET", &machines, None).await;
+    let listed = listed.body["value"].as_array().cloned().unwrap_or_default();
+    assert_eq!(listed.len(), 2);
+    for machine in &listed {
+        let id = machine["id"].as_str().unwrap_or_default();
+        for path in [
+            id.to_owned(),
+            format!("{id}?$expand=instanceView"),
+            machines.clone(),
+        ] {
+            let read = send(&emulator, "GET", &path, None).await;
+            assert_eq!(read.status, StatusCode::OK, "{path}: {}", read.body);
+            let text = read.body.to_string();
+            assert!(!text.contains("\"powerState\""), "{path}: {text}");
+        }
+        let view = send(&emulator, "GET", &format!("{id}/instanceView"), None).await;
+        assert_eq!(
+            view.body["statuses"][1]["code"], "PowerState/stopped",
+            "{}",
+            view.body
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_machine_in_a_full_zone_is_accepted_and_fails() {
     let emulator = with_network(Config {
         capacity: vec![CapacityLimit {

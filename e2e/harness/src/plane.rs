@@ -431,6 +431,14 @@ impl Drop for Plane {
             drop(process);
         }
         if self.owns_dir {
+            // To read what happened after a test: its processes' logs, kept where asked.
+            if let Some(keep) = std::env::var_os("CAPZ_KEEP_LOGS") {
+                let kept = PathBuf::from(keep).join(self.dir.file_name().unwrap_or_default());
+                if std::fs::create_dir_all(&kept).is_ok() {
+                    let _ = std::fs::rename(self.dir.join("logs"), kept.join("logs"));
+                    eprintln!("harness: the plane's logs are kept in {}", kept.display());
+                }
+            }
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }

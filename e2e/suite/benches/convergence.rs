@@ -9,6 +9,11 @@
 //! `just bench-e2e --machines 100 --sync-period 20` (defaults: 20 machines, 20 s). With
 //! `--timeline`, every ARM call up to AzureCluster Ready is listed with the time it arrived and was
 //! answered (since the apply) and the controller that made it, to see where that time goes.
+//!
+//! `just bench-e2e --available` measures instead how long the default flavor (one control plane,
+//! two workers, its add-ons installed by ClusterResourceSets) takes from the apply to the Cluster
+//! `Available`, its machines booting in the workload cluster simulator, on an emulator that
+//! answers at once (no latency, `Retry-After: 0`).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
@@ -25,6 +30,7 @@ struct Options {
     machines: u32,
     sync_period: u64,
     timeline: bool,
+    available: bool,
 }
 
 fn options() -> Result<Options, String> {
@@ -32,6 +38,7 @@ fn options() -> Result<Options, String> {
         machines: 20,
         sync_period: 20,
         timeline: false,
+        available: false,
     };
     let mut args = std::env::args().skip(1).filter(|arg| arg != "--bench");
     while let Some(arg) = args.next() {
@@ -44,9 +51,10 @@ fn options() -> Result<Options, String> {
                 options.sync_period = value()?.parse().map_err(|err| format!("--sync-period: {err}"))?;
             }
             "--timeline" => options.timeline = true,
+            "--available" => options.available = true,
             other => {
                 return Err(format!(
-                    "unexpected argument {other}; use --machines N --sync-period SECONDS [--timeline]"
+                    "unexpected argument {other}; use --machines N --sync-period SECONDS [--timeline], or --available"
                 ));
             }
         }
@@ -234,6 +242,62 @@ async fn bench(options: &Options) -> TestResult {
     .await?
 }
 
+/// Apply to Available for the default flavor, with each step's time after the apply.
+async fn available() -> TestResult {
+    let environment = Environment::start(Config {
+        retry_after_seconds: 0,
+        ..Config::default()
+    })
+    .await?;
+    let client = environment.client.clone();
+    capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
+        let applied_at = environment
+            .create_cluster(CLUSTER, &namespace, 1, 2, true)
+            .await?;
+        environment
+            .available(CLUSTER, &namespace, Duration::from_mins(5), applied_at)
+            .await?;
+        let took = applied_at.elapsed();
+        let clusters = environment.infrastructure("AzureCluster", &namespace).await?;
+        let ready_at = |object: &kube::api::DynamicObject, type_: &str| {
+            object.data["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|condition| condition["type"] == type_)
+                .and_then(|condition| condition["lastTransitionTime"].as_str().map(str::to_owned))
+                .unwrap_or_default()
+        };
+        let azure_cluster = clusters.get(CLUSTER).await?;
+        println!(
+            "\ndefault flavor (1 control plane, 2 workers), emulator with no latency and Retry-After: 0"
+        );
+        println!(
+            "apply -> Cluster Available              {:>8.2} s",
+            took.as_secs_f64()
+        );
+        println!(
+            "AzureCluster Ready at                   {}",
+            ready_at(&azure_cluster, "Ready")
+        );
+        for machine in environment
+            .cluster_api("Machine", &namespace)
+            .await?
+            .list(&Default::default())
+            .await?
+            .items
+        {
+            println!(
+                "{:<40} Ready at {}",
+                kube::ResourceExt::name_any(&machine),
+                ready_at(&machine, "Ready")
+            );
+        }
+        Ok(())
+    })
+    .await?
+}
+
 fn main() -> std::process::ExitCode {
     let options = match options() {
         Ok(options) => options,
@@ -249,7 +313,12 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(bench(&options)) {
+    let outcome = if options.available {
+        runtime.block_on(available())
+    } else {
+        runtime.block_on(bench(&options))
+    };
+    match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("convergence: {err}");

@@ -12,17 +12,21 @@
 //!   cluster is quiet for the soak (`CAPZ_E2E_SOAK_SECONDS`, 60 by default): no Machine replaced,
 //!   no capz-rs object written.
 //! - A worker VM deleted out of band loses its Node (the cloud controller manager deletes it), and
-//!   a MachineHealthCheck replaces the machine with one that joins.
+//!   a MachineHealthCheck replaces the machine with one that joins; a worker VM powered off has
+//!   its Node go `Unknown`, and `Ready` again once started.
+//! - An AKS cluster made through ARM answers kubectl, through the emulator's proxy, with the
+//!   kubeconfig `listClusterAdminCredential` returns: its pools' instances are its Nodes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use arm_emulator::Config;
+use base64::Engine as _;
 use capz_e2e::{Environment, TestResult, condition, wait_list};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::ResourceExt;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
-use serde_json::json;
+use serde_json::{Value, json};
 
 const CONVERGE: Duration = Duration::from_mins(4);
 const ROLLOUT: Duration = Duration::from_mins(8);
@@ -37,7 +41,7 @@ async fn clusters_live_through_upgrades_rollouts_and_remediation() -> TestResult
     })
     .await?;
     let client = environment.client.clone();
-    let (upgrade, no_cni, rollout, remediation) = tokio::join!(
+    let (upgrade, no_cni, rollout, remediation, managed) = tokio::join!(
         capz_harness::with_temp_namespace(&client, async |namespace| {
             control_plane_upgrade(&environment, &namespace).await
         }),
@@ -50,6 +54,7 @@ async fn clusters_live_through_upgrades_rollouts_and_remediation() -> TestResult
         capz_harness::with_temp_namespace(&client, async |namespace| {
             remediation_of_a_lost_vm(&environment, &namespace).await
         }),
+        an_aks_cluster_answers_its_kubeconfig(&environment),
     );
     for (case, outcome) in [
         ("control-plane upgrade", upgrade),
@@ -59,6 +64,128 @@ async fn clusters_live_through_upgrades_rollouts_and_remediation() -> TestResult
     ] {
         outcome?.map_err(|error| format!("{case}: {error}"))?;
     }
+    managed.map_err(|error| format!("AKS: {error}"))?;
+    Ok(())
+}
+
+/// A managed cluster with a system pool of one and a user pool of two, made through ARM: the
+/// admin kubeconfig it lists, used by kubectl through the emulator's proxy, lists three Ready
+/// nodes, one per scale-set instance, each with its instance as provider ID.
+async fn an_aks_cluster_answers_its_kubeconfig(environment: &Environment) -> TestResult {
+    const GROUP: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/aks-e2e";
+    const CLUSTER: &str = "/providers/Microsoft.ContainerService/managedClusters/aks";
+    const API: &str = "api-version=2025-08-01";
+    let (status, answer) = environment
+        .arm_json(
+            "PUT",
+            &format!("{GROUP}?api-version=2021-04-01"),
+            Some(json!({"location": "westeurope"})),
+        )
+        .await?;
+    assert!(status < 300, "{status} {answer}");
+    let (status, answer) = environment
+        .arm_json(
+            "PUT",
+            &format!("{GROUP}{CLUSTER}?{API}"),
+            Some(json!({
+                "location": "westeurope",
+                "identity": {"type": "SystemAssigned"},
+                "properties": {
+                    "kubernetesVersion": "1.33.5",
+                    "dnsPrefix": "aks-e2e",
+                    "agentPoolProfiles": [
+                        {"name": "sys", "count": 1, "mode": "System", "vmSize": "Standard_D2s_v3"},
+                        {"name": "user", "count": 2, "mode": "User", "vmSize": "Standard_D2s_v3"},
+                    ],
+                },
+            })),
+        )
+        .await?;
+    assert!(status < 300, "{status} {answer}");
+    let started = Instant::now();
+    loop {
+        let (_, cluster) = environment
+            .arm_json("GET", &format!("{GROUP}{CLUSTER}?{API}"), None)
+            .await?;
+        if cluster["properties"]["provisioningState"] == "Succeeded" {
+            break;
+        }
+        if started.elapsed() > CONVERGE {
+            return Err(format!("the managed cluster did not provision: {cluster}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let (status, credentials) = environment
+        .arm_json(
+            "POST",
+            &format!("{GROUP}{CLUSTER}/listClusterAdminCredential?{API}"),
+            None,
+        )
+        .await?;
+    assert_eq!(status, 200, "{credentials}");
+    let kubeconfig = base64::engine::general_purpose::STANDARD.decode(
+        credentials["kubeconfigs"][0]["value"]
+            .as_str()
+            .ok_or("no kubeconfig")?,
+    )?;
+    let file = capz_e2e::scratch("aks-kubeconfig")?.join("kubeconfig");
+    std::fs::write(&file, kubeconfig)?;
+    let kubectl = capz_harness::KubeBinaries::locate()?.binary("kubectl");
+    let proxy = format!("http://{}", environment.proxy.address);
+    let nodes = loop {
+        let mut command = std::process::Command::new(&kubectl);
+        command
+            .args([
+                "--kubeconfig",
+                &file.display().to_string(),
+                "get",
+                "nodes",
+                "-o",
+                "json",
+            ])
+            .env("HTTPS_PROXY", &proxy);
+        let output = tokio::task::spawn_blocking(move || command.output()).await??;
+        if output.status.success() {
+            let nodes: Value = serde_json::from_slice(&output.stdout)?;
+            if nodes["items"].as_array().is_some_and(|items| items.len() == 3) {
+                break nodes;
+            }
+        }
+        if started.elapsed() > CONVERGE {
+            return Err(format!(
+                "kubectl did not list the cluster's three nodes: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    let instances: BTreeSet<String> = environment.azure.emulator.boots()["managedClusters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|cluster| cluster["nodes"].as_array().cloned().unwrap_or_default())
+        .filter_map(|node| node["id"].as_str().map(|id| format!("azure://{id}")))
+        .collect();
+    let provider_ids: BTreeSet<String> = nodes["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|node| node["spec"]["providerID"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(provider_ids, instances, "one node per pool instance");
+    for node in nodes["items"].as_array().into_iter().flatten() {
+        let ready = node["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|condition| condition["type"] == "Ready" && condition["status"] == "True");
+        assert!(ready, "AKS nodes are Ready: {node}");
+    }
+    eprintln!(
+        "e2e: kubectl lists the AKS cluster's three nodes through its admin kubeconfig {:.1} s after the create",
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
@@ -149,8 +276,9 @@ async fn control_plane_upgrade(environment: &Environment, namespace: &str) -> Te
         .flat_map(|id| vm_resources(environment, id))
         .collect();
     let kcps = control_planes(environment, namespace).await?;
+    let kcp_name = format!("{NAME}-control-plane");
     kcps.patch(
-        NAME,
+        &kcp_name,
         &PatchParams::default(),
         &Patch::Merge(json!({"spec": {"version": UPGRADE_TO}})),
     )
@@ -163,12 +291,17 @@ async fn control_plane_upgrade(environment: &Environment, namespace: &str) -> Te
             .list(&ListParams::default().labels(CONTROL_PLANE))
             .await?
             .items;
-        let kcp = kcps.get(NAME).await?;
+        let kcp = kcps.get(&kcp_name).await?;
         most = most.max(current.len());
+        // By the machines, or by the KubeadmControlPlane's own count at its last reconcile (which
+        // its conditions come from).
         let replacing = current.len() != 3
             || current
                 .iter()
-                .any(|machine| machine.metadata.deletion_timestamp.is_some() || !is_true(machine, "Ready"));
+                .any(|machine| machine.metadata.deletion_timestamp.is_some() || !is_true(machine, "Ready"))
+            || ["replicas", "readyReplicas", "upToDateReplicas"]
+                .iter()
+                .any(|count| kcp.data["status"][count] != 3);
         for type_ in ["EtcdClusterHealthy", "ControlPlaneComponentsHealthy"] {
             if !replacing && !is_true(&kcp, type_) {
                 unhealthy_while_steady.push(format!("{type_}: {:?}", condition(&kcp, type_)));
@@ -595,5 +728,60 @@ spec:
             })
     };
     assert!(nodes.iter().all(ready), "every node Ready");
+    a_stopped_vm_leaves_its_node_unknown(environment, namespace, NAME, WORKERS).await
+}
+
+/// A worker VM powered off: its Node's `Ready` goes `Unknown` (the kubelet stops posting), and is
+/// `True` again once the VM is started.
+async fn a_stopped_vm_leaves_its_node_unknown(
+    environment: &Environment,
+    namespace: &str,
+    cluster: &str,
+    workers: &str,
+) -> TestResult {
+    let vm = provider_ids(environment, namespace, workers)
+        .await?
+        .first()
+        .ok_or("a worker has a VM")?
+        .trim_start_matches("azure://")
+        .to_owned();
+    let node = environment
+        .azure_resource(&vm)
+        .and_then(|vm| {
+            vm["properties"]["osProfile"]["computerName"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .ok_or("the VM has a computer name")?;
+    let nodes = Api::<Node>::all(environment.workload_client(cluster, namespace).await?);
+    let ready_status = async || -> TestResult<String> {
+        let node = nodes.get(&node).await?;
+        Ok(node
+            .status
+            .and_then(|status| status.conditions)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|condition| condition.type_ == "Ready")
+            .map(|condition| condition.status)
+            .unwrap_or_default())
+    };
+    for (action, wanted) in [("powerOff", "Unknown"), ("start", "True")] {
+        let status = environment
+            .arm("POST", &format!("{vm}/{action}?api-version=2024-07-01"))
+            .await?;
+        assert_eq!(status, 202, "{action} {vm}");
+        let started = Instant::now();
+        loop {
+            let ready = ready_status().await?;
+            if ready == wanted {
+                break;
+            }
+            if started.elapsed() > Duration::from_secs(30) {
+                return Err(format!("after {action}, node {node} is Ready={ready}, not {wanted}").into());
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+    eprintln!("e2e: a stopped VM's node went Unknown, and Ready again once started");
     Ok(())
 }

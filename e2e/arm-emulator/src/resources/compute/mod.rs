@@ -346,8 +346,8 @@ pub(crate) fn uniform_instances(state: &State, set_id: &str) -> Vec<Value> {
         .collect()
 }
 
-/// A booting machine's power state as its instance view reports it (`running`, `stopped`,
-/// `starting`, `stopping`).
+/// A booting machine's power state as its instance view reports it (`running`, `starting`,
+/// `stopping`, `stopped`, `deallocating`, `deallocated`).
 pub(super) fn power_state(machine: &Value) -> &'static str {
     virtual_machines::power_state(&machine["properties"]).0
 }

@@ -1259,14 +1259,7 @@ fn named_instances(act: &Act<'_>, all_by_default: bool) -> Result<Vec<(String, V
 /// shutdown, which the emulator does not wait for anyway): the instances go when the operation
 /// ends, and the capacity shrinks.
 fn delete_instances(act: &mut Act<'_>) -> Result<Acted, ArmError> {
-    if let Some(force) = act.query("forceDeletion")
-        && !matches!(force.to_ascii_lowercase().as_str(), "true" | "false")
-    {
-        return Err(ArmError::invalid_parameter(
-            "forceDeletion",
-            "'forceDeletion' is true or false.",
-        ));
-    }
+    virtual_machines::check_flag(act, "forceDeletion")?;
     let doomed = named_instances(act, false)?;
     let removed = doomed.len() as u64;
     for (_, mut body) in doomed {

@@ -2,7 +2,9 @@
 //! and an image that exists; it creates its OS disk (and its empty data disks) as managed disks
 //! attached to it, and when deleted takes along or releases its disks and interfaces as their
 //! `deleteOption`s say. Regional vCPU quotas apply per VM family. Custom data and the admin
-//! password are kept but never answered.
+//! password are kept but never answered. The power actions (`powerOff`, `deallocate`, `start`,
+//! `restart`) show their transition while their operation runs and the power state it leads to
+//! once it ends.
 
 use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
@@ -14,7 +16,8 @@ use super::{API_VERSIONS, COMPUTE, MACHINE_NAMES, availability_sets, document, n
 use crate::config::DEFAULT_TENANT;
 use crate::error::ArmError;
 use crate::resources::{
-    self, Catalogue, Expansion, Hooks, Lookup, Lro, NO_HOOKS, Prepare, ResourceType, fields,
+    self, Act, Acted, Action, Catalogue, Expansion, Hooks, Lookup, Lro, NO_HOOKS, Prepare, ResourceType,
+    fields,
 };
 use crate::state::State;
 
@@ -41,6 +44,24 @@ pub(crate) static VIRTUAL_MACHINE: ResourceType = ResourceType {
         "storageProfile.osDisk.managedDisk.id",
     ],
     naming: &MACHINE_NAMES,
+    actions: &[
+        Action {
+            name: "powerOff",
+            run: |act| power(act, Some("skipShutdown"), "stopping"),
+        },
+        Action {
+            name: "deallocate",
+            run: |act| power(act, Some("hibernate"), "deallocating"),
+        },
+        Action {
+            name: "start",
+            run: |act| power(act, None, "starting"),
+        },
+        Action {
+            name: "restart",
+            run: |act| power(act, None, "starting"),
+        },
+    ],
     hooks: Hooks {
         secrets: &[
             "osProfile.customData",
@@ -48,8 +69,10 @@ pub(crate) static VIRTUAL_MACHINE: ResourceType = ResourceType {
             "userData",
             scale_sets::RUNS,
             scale_sets::FAILS,
+            scale_sets::POWER,
             scale_sets::LEAVING,
         ],
+        on_settled: Some(settle_power),
         on_deleted: Some(release),
         expand: Some(Expansion::instance_view(instance_view)),
         ..NO_HOOKS
@@ -134,6 +157,7 @@ fn prepare_machine(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     let os = storage(prepare, size, &zones)?;
     os_profile(prepare, os)?;
     identity(prepare)?;
+    keep_power(prepare)?;
     prepare.keep("vmId", || json!(uuid::Uuid::new_v4().to_string()))?;
     prepare.keep("timeCreated", || json!(now()))
 }
@@ -1126,19 +1150,104 @@ fn release(state: &mut State, machine: &Value) {
     }
 }
 
+/// The power states a machine reports, with their display statuses.
+const POWER_STATES: &[(&str, &str)] = &[
+    ("running", "VM running"),
+    ("starting", "VM starting"),
+    ("stopping", "VM stopping"),
+    ("stopped", "VM stopped"),
+    ("deallocating", "VM deallocating"),
+    ("deallocated", "VM deallocated"),
+];
+
+/// Where a power transition in flight ends.
+const TRANSITIONS: &[(&str, &str)] = &[
+    ("starting", "running"),
+    ("stopping", "stopped"),
+    ("deallocating", "deallocated"),
+];
+
 /// The power state a machine (or scale set instance) reports, from its provisioning state and
-/// whether it was powered off: `running`, `stopped`, `starting` or `stopping`, and its display
-/// status.
+/// the hidden power state its power actions keep: one of [`POWER_STATES`], and its display
+/// status. A machine being created is starting, a failed one stopped; a running one being
+/// deleted is stopping.
 pub(super) fn power_state(properties: &Value) -> (&'static str, &'static str) {
     let provisioning = properties["provisioningState"].as_str().unwrap_or("Succeeded");
-    let stopped = properties.get(scale_sets::POWER).and_then(Value::as_str) == Some("stopped");
-    match provisioning {
-        "Succeeded" | "Updating" if stopped => ("stopped", "VM stopped"),
-        "Creating" => ("starting", "VM starting"),
-        "Deleting" => ("stopping", "VM stopping"),
-        "Failed" => ("stopped", "VM stopped"),
-        _ => ("running", "VM running"),
+    let power = properties
+        .get(scale_sets::POWER)
+        .and_then(Value::as_str)
+        .unwrap_or("running");
+    let shown = match (provisioning, power) {
+        ("Creating", _) => "starting",
+        ("Failed", _) => "stopped",
+        ("Deleting", "running") => "stopping",
+        (_, power) => power,
+    };
+    POWER_STATES
+        .iter()
+        .find(|(state, _)| *state == shown)
+        .copied()
+        .unwrap_or(POWER_STATES[0])
+}
+
+/// `powerOff`, `deallocate`, `start` and `restart`: the machine shows `Updating` and the
+/// transition `in_flight` until the operation ends (see [`settle_power`]). `flag` names the
+/// boolean query parameter the action accepts (`skipShutdown`, `hibernate`), which changes
+/// nothing here: shutdown takes no time, and hibernation is not modelled. A deallocated machine
+/// keeps its interfaces and disks; its dynamic public addresses are not released.
+fn power(act: &mut Act<'_>, flag: Option<&str>, in_flight: &str) -> Result<Acted, ArmError> {
+    if let Some(flag) = flag {
+        check_flag(act, flag)?;
     }
+    act.doc["properties"]["provisioningState"] = json!("Updating");
+    act.doc["properties"][scale_sets::POWER] = json!(in_flight);
+    Ok(Acted::Started)
+}
+
+/// A boolean query parameter of an action must be `true` or `false` when given.
+pub(super) fn check_flag(act: &Act<'_>, name: &str) -> Result<(), ArmError> {
+    match act.query(name) {
+        Some(value) if !matches!(value.to_ascii_lowercase().as_str(), "true" | "false") => Err(
+            ArmError::invalid_parameter(name, format!("'{name}' is true or false.")),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// When an operation on the machine ends, a power transition in flight reaches its end.
+fn settle_power(state: &mut State, key: &str, _succeeded: bool) {
+    let Some(stored) = state.resources.get_mut(key) else {
+        return;
+    };
+    // Most machines were never powered by an action: spare them a parse.
+    if stored.body_mentioning(scale_sets::POWER).is_none() {
+        return;
+    }
+    stored.update(|body| {
+        let pointer = format!("/properties/{}", scale_sets::POWER);
+        if let Some(power) = body.pointer_mut(&pointer)
+            && let Some((_, end)) = TRANSITIONS
+                .iter()
+                .find(|(in_flight, _)| power.as_str() == Some(in_flight))
+        {
+            *power = json!(end);
+        }
+    });
+}
+
+/// A write neither starts nor stops the machine: the hidden power state is the stored one,
+/// never the request's.
+fn keep_power(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
+    let kept = prepare
+        .existing
+        .and_then(|existing| existing.get("properties")?.get(scale_sets::POWER))
+        .cloned();
+    let properties = prepare.properties()?;
+    match kept {
+        Some(power) => properties.insert(scale_sets::POWER.to_owned(), power),
+        None => properties.remove(scale_sets::POWER),
+    };
+    Ok(())
 }
 
 /// What the machine reports about itself: provisioning and power state, its disks, and the
