@@ -67,6 +67,8 @@ async fn main() -> TestResult {
             operation_latency: Duration::ZERO,
             retry_after_seconds: 0,
             request_log_size: 100,
+            // What is measured is the simulation, not Azure's throttling of 2,000 writes.
+            rate_limits: arm_emulator::throttle::RateLimits::unlimited(),
             ..Config::default()
         },
         &tls,
