@@ -283,7 +283,7 @@ async fn available() -> TestResult {
         for machine in environment
             .cluster_api("Machine", &namespace)
             .await?
-            .list(&Default::default())
+            .list(&kube::api::ListParams::default())
             .await?
             .items
         {

@@ -60,24 +60,7 @@ struct Cluster {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> TestResult {
     let options = options()?;
-    let tls = arm_emulator::tls::Tls::generate(&[])?;
-    let azure = arm_emulator::start_tls(
-        ([127, 0, 0, 1], 0).into(),
-        Config {
-            operation_latency: Duration::ZERO,
-            retry_after_seconds: 0,
-            request_log_size: 100,
-            // What is measured is the simulation, not Azure's throttling of 2,000 writes.
-            rate_limits: arm_emulator::throttle::RateLimits::unlimited(),
-            ..Config::default()
-        },
-        &tls,
-    )
-    .await?;
-    let emulator = &azure.emulator;
-    let scratch = capz_e2e::scratch("workloads")?;
-    let ca_file = scratch.join("emulator-ca.pem");
-    std::fs::write(&ca_file, &tls.ca_pem)?;
+    let (azure, ca_file, scratch) = start_emulator().await?;
     let mut simulator = std::process::Command::new(capz_harness::workload::simulator_binary()?)
         .args([
             format!("--emulator={}", azure.base_url()),
@@ -92,7 +75,66 @@ async fn main() -> TestResult {
     std::io::BufReader::new(simulator.stdout.take().ok_or("no standard output")?)
         .read_line(&mut status_url)?;
     let status_address: std::net::SocketAddr = status_url.trim().trim_start_matches("http://").parse()?;
+    let started = Instant::now();
+    create_clusters(&azure.emulator, &options, started).await?;
+    let machines = options.clusters * options.nodes;
+    wait_joined(status_address, machines, started).await?;
+    let took = started.elapsed();
+    let simulator_peak = peak_rss(simulator.id())?;
+    let emulator_peak = peak_rss(std::process::id())?;
+    let _ = simulator.kill();
+    let _ = simulator.wait();
+    println!(
+        "{} clusters x {} nodes ({machines} machines): every node registered {:.1} s after the first create",
+        options.clusters,
+        options.nodes,
+        took.as_secs_f64()
+    );
+    let total = mib(simulator_peak + emulator_peak);
+    println!(
+        "peak RSS: simulator {:.0} MiB, emulator (this process) {:.0} MiB, total {total:.0} MiB ({:.2} MiB per cluster)",
+        mib(simulator_peak),
+        mib(emulator_peak),
+        total / f64::from(u32::try_from(options.clusters)?.max(1))
+    );
+    let _ = std::fs::remove_dir_all(scratch);
+    Ok(())
+}
 
+#[expect(clippy::cast_precision_loss, reason = "resident sets far below 2^52 KiB")]
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// The emulator, answering at once and never throttling (what is measured is the simulation, not
+/// Azure's limits on 2,000 writes), with its CA in a file; and a scratch directory.
+async fn start_emulator() -> TestResult<(arm_emulator::Running, std::path::PathBuf, std::path::PathBuf)> {
+    let tls = arm_emulator::tls::Tls::generate(&[])?;
+    let azure = arm_emulator::start_tls(
+        ([127, 0, 0, 1], 0).into(),
+        Config {
+            operation_latency: Duration::ZERO,
+            retry_after_seconds: 0,
+            request_log_size: 100,
+            rate_limits: arm_emulator::throttle::RateLimits::unlimited(),
+            ..Config::default()
+        },
+        &tls,
+    )
+    .await?;
+    let scratch = capz_e2e::scratch("workloads")?;
+    let ca_file = scratch.join("emulator-ca.pem");
+    std::fs::write(&ca_file, &tls.ca_pem)?;
+    Ok((azure, ca_file, scratch))
+}
+
+/// The clusters' control-plane VMs, then (once each API server answers) the workers' bootstrap
+/// token and VMs.
+async fn create_clusters(
+    emulator: &arm_emulator::Emulator,
+    options: &Options,
+    started: Instant,
+) -> TestResult {
     let put = async |path: String, body: Value| -> TestResult {
         let (status, answer) = arm_request(emulator, "PUT", &path, Some(body)).await?;
         if status >= 300 {
@@ -113,7 +155,6 @@ async fn main() -> TestResult {
         }}),
     )
     .await?;
-    let started = Instant::now();
     let mut clusters = Vec::new();
     for index in 0..options.clusters {
         let name = format!("wl{index}");
@@ -142,7 +183,11 @@ async fn main() -> TestResult {
             machine(&put, cluster, &format!("worker-{worker}"), &join_data(cluster)).await?;
         }
     }
-    let machines = options.clusters * options.nodes;
+    Ok(())
+}
+
+/// Waits until the simulator has every one of `machines` joined.
+async fn wait_joined(status_address: std::net::SocketAddr, machines: usize, started: Instant) -> TestResult {
     loop {
         let (_, body) = capz_harness::http_get(status_address, "/status").await?;
         let status: Value = serde_json::from_str(&body)?;
@@ -154,34 +199,13 @@ async fn main() -> TestResult {
             .filter(|machine| machine["joined"] == true)
             .count();
         if joined == machines {
-            break;
+            return Ok(());
         }
         if started.elapsed() > Duration::from_mins(10) {
             return Err(format!("{joined} of {machines} machines joined in 10 minutes").into());
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    let took = started.elapsed();
-    let simulator_peak = peak_rss(simulator.id())?;
-    let emulator_peak = peak_rss(std::process::id())?;
-    let _ = simulator.kill();
-    let _ = simulator.wait();
-    let mib = |kib: u64| kib as f64 / 1024.0;
-    println!(
-        "{} clusters x {} nodes ({machines} machines): every node registered {:.1} s after the first create",
-        options.clusters,
-        options.nodes,
-        took.as_secs_f64()
-    );
-    println!(
-        "peak RSS: simulator {:.0} MiB, emulator (this process) {:.0} MiB, total {:.0} MiB ({:.2} MiB per cluster)",
-        mib(simulator_peak),
-        mib(emulator_peak),
-        mib(simulator_peak + emulator_peak),
-        mib(simulator_peak + emulator_peak) / options.clusters as f64
-    );
-    let _ = std::fs::remove_dir_all(scratch);
-    Ok(())
 }
 
 /// A NIC and a VM `<cluster>-<role>` with `custom_data` (cloud-config text).

@@ -72,37 +72,67 @@ async fn clusters_live_through_upgrades_rollouts_and_remediation() -> TestResult
 /// admin kubeconfig it lists, used by kubectl through the emulator's proxy, lists three Ready
 /// nodes, one per scale-set instance, each with its instance as provider ID.
 async fn an_aks_cluster_answers_its_kubeconfig(environment: &Environment) -> TestResult {
+    let started = Instant::now();
+    let kubeconfig = managed_cluster_kubeconfig(environment, started).await?;
+    let nodes = kubectl_nodes(environment, &kubeconfig, 3, started).await?;
+    let instances: BTreeSet<String> = environment.azure.emulator.boots()["managedClusters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|cluster| cluster["nodes"].as_array().cloned().unwrap_or_default())
+        .filter_map(|node| node["id"].as_str().map(|id| format!("azure://{id}")))
+        .collect();
+    let provider_ids: BTreeSet<String> = nodes
+        .iter()
+        .filter_map(|node| node["spec"]["providerID"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(provider_ids, instances, "one node per pool instance");
+    for node in &nodes {
+        let ready = node["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|condition| condition["type"] == "Ready" && condition["status"] == "True");
+        assert!(ready, "AKS nodes are Ready: {node}");
+    }
+    eprintln!(
+        "e2e: kubectl lists the AKS cluster's three nodes through its admin kubeconfig {:.1} s after the create",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Creates a managed cluster through ARM (pools of one and two) and writes the admin kubeconfig
+/// it lists once provisioned to a file; returns the file.
+async fn managed_cluster_kubeconfig(
+    environment: &Environment,
+    started: Instant,
+) -> TestResult<std::path::PathBuf> {
     const GROUP: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/aks-e2e";
     const CLUSTER: &str = "/providers/Microsoft.ContainerService/managedClusters/aks";
     const API: &str = "api-version=2025-08-01";
-    let (status, answer) = environment
-        .arm_json(
-            "PUT",
-            &format!("{GROUP}?api-version=2021-04-01"),
-            Some(json!({"location": "westeurope"})),
-        )
-        .await?;
-    assert!(status < 300, "{status} {answer}");
-    let (status, answer) = environment
-        .arm_json(
-            "PUT",
-            &format!("{GROUP}{CLUSTER}?{API}"),
-            Some(json!({
-                "location": "westeurope",
-                "identity": {"type": "SystemAssigned"},
-                "properties": {
-                    "kubernetesVersion": "1.33.5",
-                    "dnsPrefix": "aks-e2e",
-                    "agentPoolProfiles": [
-                        {"name": "sys", "count": 1, "mode": "System", "vmSize": "Standard_D2s_v3"},
-                        {"name": "user", "count": 2, "mode": "User", "vmSize": "Standard_D2s_v3"},
-                    ],
-                },
-            })),
-        )
-        .await?;
-    assert!(status < 300, "{status} {answer}");
-    let started = Instant::now();
+    let cluster_body = json!({
+        "location": "westeurope",
+        "identity": {"type": "SystemAssigned"},
+        "properties": {
+            "kubernetesVersion": "1.33.5",
+            "dnsPrefix": "aks-e2e",
+            "agentPoolProfiles": [
+                {"name": "sys", "count": 1, "mode": "System", "vmSize": "Standard_D2s_v3"},
+                {"name": "user", "count": 2, "mode": "User", "vmSize": "Standard_D2s_v3"},
+            ],
+        },
+    });
+    for (path, body) in [
+        (
+            format!("{GROUP}?api-version=2021-04-01"),
+            json!({"location": "westeurope"}),
+        ),
+        (format!("{GROUP}{CLUSTER}?{API}"), cluster_body),
+    ] {
+        let (status, answer) = environment.arm_json("PUT", &path, Some(body)).await?;
+        assert!(status < 300, "PUT {path}: {status} {answer}");
+    }
     loop {
         let (_, cluster) = environment
             .arm_json("GET", &format!("{GROUP}{CLUSTER}?{API}"), None)
@@ -130,14 +160,25 @@ async fn an_aks_cluster_answers_its_kubeconfig(environment: &Environment) -> Tes
     )?;
     let file = capz_e2e::scratch("aks-kubeconfig")?.join("kubeconfig");
     std::fs::write(&file, kubeconfig)?;
+    Ok(file)
+}
+
+/// `kubectl get nodes` with `kubeconfig`, through the emulator's proxy as a user's shell would,
+/// until it lists `count` nodes.
+async fn kubectl_nodes(
+    environment: &Environment,
+    kubeconfig: &std::path::Path,
+    count: usize,
+    started: Instant,
+) -> TestResult<Vec<Value>> {
     let kubectl = capz_harness::KubeBinaries::locate()?.binary("kubectl");
     let proxy = format!("http://{}", environment.proxy.address);
-    let nodes = loop {
+    loop {
         let mut command = std::process::Command::new(&kubectl);
         command
             .args([
                 "--kubeconfig",
-                &file.display().to_string(),
+                &kubeconfig.display().to_string(),
                 "get",
                 "nodes",
                 "-o",
@@ -147,46 +188,19 @@ async fn an_aks_cluster_answers_its_kubeconfig(environment: &Environment) -> Tes
         let output = tokio::task::spawn_blocking(move || command.output()).await??;
         if output.status.success() {
             let nodes: Value = serde_json::from_slice(&output.stdout)?;
-            if nodes["items"].as_array().is_some_and(|items| items.len() == 3) {
-                break nodes;
+            if let Some(items) = nodes["items"].as_array().filter(|items| items.len() == count) {
+                return Ok(items.clone());
             }
         }
         if started.elapsed() > CONVERGE {
             return Err(format!(
-                "kubectl did not list the cluster's three nodes: {}",
+                "kubectl did not list {count} nodes: {}",
                 String::from_utf8_lossy(&output.stderr)
             )
             .into());
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
-    };
-    let instances: BTreeSet<String> = environment.azure.emulator.boots()["managedClusters"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|cluster| cluster["nodes"].as_array().cloned().unwrap_or_default())
-        .filter_map(|node| node["id"].as_str().map(|id| format!("azure://{id}")))
-        .collect();
-    let provider_ids: BTreeSet<String> = nodes["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|node| node["spec"]["providerID"].as_str().map(str::to_owned))
-        .collect();
-    assert_eq!(provider_ids, instances, "one node per pool instance");
-    for node in nodes["items"].as_array().into_iter().flatten() {
-        let ready = node["status"]["conditions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|condition| condition["type"] == "Ready" && condition["status"] == "True");
-        assert!(ready, "AKS nodes are Ready: {node}");
     }
-    eprintln!(
-        "e2e: kubectl lists the AKS cluster's three nodes through its admin kubeconfig {:.1} s after the create",
-        started.elapsed().as_secs_f64()
-    );
-    Ok(())
 }
 
 /// The KubeadmControlPlanes of `namespace`.
@@ -349,7 +363,16 @@ async fn control_plane_upgrade(environment: &Environment, namespace: &str) -> Te
             "{id} of an old control-plane machine is deleted"
         );
     }
-    let workload = environment.workload_client(NAME, namespace).await?;
+    one_member_per_upgraded_node(environment, namespace, NAME).await
+}
+
+/// After the upgrade, three nodes at the new version and one etcd member per node.
+async fn one_member_per_upgraded_node(
+    environment: &Environment,
+    namespace: &str,
+    cluster: &str,
+) -> TestResult {
+    let workload = environment.workload_client(cluster, namespace).await?;
     let nodes: BTreeMap<String, String> = Api::<Node>::all(workload.clone())
         .list(&ListParams::default())
         .await?
@@ -419,23 +442,7 @@ async fn without_a_cni(environment: &Environment, namespace: &str) -> TestResult
         },
     )
     .await?;
-    let broken_vm = provider_ids(environment, namespace, BROKEN).await?;
-    let broken_vm = broken_vm.first().ok_or("the broken machine has a VM")?;
-    let refusal = environment.workload_status().await?["unjoined"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|machine| {
-            machine["id"]
-                .as_str()
-                .is_some_and(|id| broken_vm.trim_start_matches("azure://").eq_ignore_ascii_case(id))
-        })
-        .and_then(|machine| machine["failed"].as_str().map(str::to_owned))
-        .ok_or_else(|| format!("the simulator lists {broken_vm} as a machine that never joins"))?;
-    assert!(
-        refusal.contains("/run/kubeadm/kubeadm-join-config.yaml"),
-        "the simulator says why: {refusal}"
-    );
+    never_joins(environment, namespace, BROKEN).await?;
     // Long enough for Cluster API to have read the nodes' conditions.
     tokio::time::sleep(Duration::from_secs(5)).await;
     let cluster = environment
@@ -447,13 +454,6 @@ async fn without_a_cni(environment: &Environment, namespace: &str) -> TestResult
         !is_true(&cluster, "Available"),
         "a cluster without a CNI is not Available: {}",
         capz_e2e::summary(&cluster)
-    );
-    let broken = machines.list(&ListParams::default().labels(BROKEN)).await?.items;
-    assert_eq!(broken.len(), 1);
-    assert!(
-        broken[0].data["status"]["nodeRef"].is_null() && !is_true(&broken[0], "NodeReady"),
-        "Cluster API sees no node for the broken machine: {}",
-        capz_e2e::summary(&broken[0])
     );
     let describe = environment
         .clusterctl
@@ -471,6 +471,51 @@ async fn without_a_cni(environment: &Environment, namespace: &str) -> TestResult
     assert!(
         describe.contains("cni plugin not initialized"),
         "clusterctl describe says why the nodes are not ready:\n{describe}"
+    );
+    Ok(())
+}
+
+/// The machine of `selector`, whose bootstrap data kubeadm would not take, has its VM and never a
+/// node: the simulator says why, and Cluster API sees no node for it.
+async fn never_joins(environment: &Environment, namespace: &str, selector: &str) -> TestResult {
+    let azure_machines = environment.infrastructure("AzureMachine", namespace).await?;
+    wait_list(
+        &azure_machines,
+        selector,
+        "the broken machine's VM",
+        CONVERGE,
+        |all| all.len() == 1 && all.iter().all(capz_e2e::machine_ready),
+    )
+    .await?;
+    let broken_vm = provider_ids(environment, namespace, selector).await?;
+    let broken_vm = broken_vm.first().ok_or("the broken machine has a VM")?;
+    let refusal = environment.workload_status().await?["unjoined"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|machine| {
+            machine["id"]
+                .as_str()
+                .is_some_and(|id| broken_vm.trim_start_matches("azure://").eq_ignore_ascii_case(id))
+        })
+        .and_then(|machine| machine["failed"].as_str().map(str::to_owned))
+        .ok_or_else(|| format!("the simulator lists {broken_vm} as a machine that never joins"))?;
+    assert!(
+        refusal.contains("/run/kubeadm/kubeadm-join-config.yaml"),
+        "the simulator says why: {refusal}"
+    );
+    // Long enough for Cluster API to have looked for its node.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let machines = environment.cluster_api("Machine", namespace).await?;
+    let broken = machines
+        .list(&ListParams::default().labels(selector))
+        .await?
+        .items;
+    assert_eq!(broken.len(), 1);
+    assert!(
+        broken[0].data["status"]["nodeRef"].is_null() && !is_true(&broken[0], "NodeReady"),
+        "Cluster API sees no node for the broken machine: {}",
+        capz_e2e::summary(&broken[0])
     );
     Ok(())
 }
@@ -552,7 +597,18 @@ async fn rollout_then_soak(environment: &Environment, namespace: &str) -> TestRe
             "{id}"
         );
     }
-    let workload = environment.workload_client(NAME, namespace).await?;
+    coredns_runs_on_nodes_that_exist(environment, namespace, NAME).await?;
+    soak(environment, namespace).await
+}
+
+/// CoreDNS keeps its two replicas, each on a node that exists (drain moved them off the old
+/// ones).
+async fn coredns_runs_on_nodes_that_exist(
+    environment: &Environment,
+    namespace: &str,
+    cluster: &str,
+) -> TestResult {
+    let workload = environment.workload_client(cluster, namespace).await?;
     let nodes: BTreeSet<String> = Api::<Node>::all(workload.clone())
         .list(&ListParams::default())
         .await?
@@ -577,7 +633,7 @@ async fn rollout_then_soak(environment: &Environment, namespace: &str) -> TestRe
             pod.name_any()
         );
     }
-    soak(environment, namespace).await
+    Ok(())
 }
 
 /// Left alone, a converged cluster is quiet: over the soak no Machine is replaced and no object

@@ -127,28 +127,8 @@ pub(crate) fn demo(state: &State, dir: &Path, name: &str) -> Result<(), String> 
         file.display()
     );
 
-    let addons_file: PathBuf = dir.join(format!("{name}-addons.yaml"));
-    std::fs::write(&addons_file, addons(name, true))
-        .map_err(|err| format!("cannot write {}: {err}", addons_file.display()))?;
-    let addons_arg = addons_file.display().to_string();
-    run(
-        &format!("kubectl apply -f {addons_arg}    # a cloud controller manager and a CNI"),
-        &mut tools.kubectl(&["apply", "-f", &addons_arg]),
-        None,
-    )?;
-    let file_arg = file.display().to_string();
-    run(
-        &format!("kubectl apply -f {file_arg}"),
-        &mut tools.kubectl(&["apply", "-f", &file_arg]),
-        None,
-    )?;
+    apply_with_add_ons(&tools, dir, name, &file)?;
     let cluster = format!("cluster/{name}");
-    let addons_label = format!("{ADDONS_LABEL}={name}");
-    run(
-        &format!("kubectl label {cluster} {addons_label}"),
-        &mut tools.kubectl(&["label", &cluster, &addons_label, "--overwrite"]),
-        None,
-    )?;
     let azure_cluster = format!("azurecluster/{name}");
     run(
         &format!("kubectl wait {azure_cluster} --for=jsonpath='{{.status.ready}}'=true --timeout=3m"),
@@ -189,6 +169,47 @@ pub(crate) fn demo(state: &State, dir: &Path, name: &str) -> Result<(), String> 
         &mut tools.clusterctl(&["describe", "cluster", name, "--namespace", NAMESPACE]),
         None,
     )?;
+    show_workload_nodes(&tools, dir, name)?;
+    println!(
+        "\nCluster {name} converged in {:.1} s: it is Available, its control plane and both workers Ready.\n\
+         Its API server answers at its endpoint through the emulator's proxy ({}).\n\
+         Delete it with `kubectl delete cluster {name}`; `just down` stops the sandbox.",
+        started.elapsed().as_secs_f64(),
+        tools.state.proxy
+    );
+    Ok(())
+}
+
+/// Applies the add-ons (the ClusterResourceSets and their ConfigMaps), then the cluster's
+/// manifest `file`, and labels the Cluster for the add-ons.
+fn apply_with_add_ons(tools: &Tools<'_>, dir: &Path, name: &str, file: &Path) -> Result<(), String> {
+    let addons_file: PathBuf = dir.join(format!("{name}-addons.yaml"));
+    std::fs::write(&addons_file, addons(name, true))
+        .map_err(|err| format!("cannot write {}: {err}", addons_file.display()))?;
+    let addons_arg = addons_file.display().to_string();
+    run(
+        &format!("kubectl apply -f {addons_arg}    # a cloud controller manager and a CNI"),
+        &mut tools.kubectl(&["apply", "-f", &addons_arg]),
+        None,
+    )?;
+    let file_arg = file.display().to_string();
+    run(
+        &format!("kubectl apply -f {file_arg}"),
+        &mut tools.kubectl(&["apply", "-f", &file_arg]),
+        None,
+    )?;
+    let cluster = format!("cluster/{name}");
+    let addons_label = format!("{ADDONS_LABEL}={name}");
+    run(
+        &format!("kubectl label {cluster} {addons_label}"),
+        &mut tools.kubectl(&["label", &cluster, &addons_label, "--overwrite"]),
+        None,
+    )
+}
+
+/// The workload cluster's nodes, read as a user reads them: `clusterctl get kubeconfig` into a
+/// file, then kubectl with it through the emulator's proxy.
+fn show_workload_nodes(tools: &Tools<'_>, dir: &Path, name: &str) -> Result<(), String> {
     let kubeconfig = dir.join(format!("{name}.kubeconfig"));
     let workload_config = output(
         "clusterctl get kubeconfig",
@@ -208,13 +229,6 @@ pub(crate) fn demo(state: &State, dir: &Path, name: &str) -> Result<(), String> 
             .env("HTTPS_PROXY", &tools.state.proxy),
         None,
     )?;
-    println!(
-        "\nCluster {name} converged in {:.1} s: it is Available, its control plane and both workers Ready.\n\
-         Its API server answers at its endpoint through the emulator's proxy ({}).\n\
-         Delete it with `kubectl delete cluster {name}`; `just down` stops the sandbox.",
-        started.elapsed().as_secs_f64(),
-        tools.state.proxy
-    );
     Ok(())
 }
 
