@@ -61,6 +61,19 @@ async fn with_network(config: Config) -> Emulator {
     emulator
 }
 
+/// [`with_network`], where virtual machine operations take 30 s: long enough to see them run.
+async fn with_slow_machines() -> Emulator {
+    with_network(Config {
+        latencies: [(
+            "Microsoft.Compute/virtualMachines".to_owned(),
+            Duration::from_secs(30),
+        )]
+        .into(),
+        ..Config::default()
+    })
+    .await
+}
+
 async fn put_nic(emulator: &Emulator, name: &str, location: &str, accelerated: bool) -> Reply {
     let subnet = format!("{}/subnets/nodes", net("virtualNetworks/vnet"));
     send(
@@ -124,15 +137,7 @@ fn assert_no_secrets(body: &Value) {
 
 #[tokio::test]
 async fn a_machine_is_created_with_its_os_disk_and_holds_its_interface() {
-    let emulator = with_network(Config {
-        latencies: [(
-            "Microsoft.Compute/virtualMachines".to_owned(),
-            Duration::from_secs(30),
-        )]
-        .into(),
-        ..Config::default()
-    })
-    .await;
+    let emulator = with_slow_machines().await;
     let vm = compute("virtualMachines/node0");
     let created = send(&emulator, "PUT", &vm, Some(vm_body("Standard_D2s_v3", "nic0"))).await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
@@ -563,15 +568,7 @@ async fn assert_power_state_hidden(emulator: &Emulator, vm: &str) {
 
 #[tokio::test]
 async fn power_actions_run_as_operations_and_end_in_their_power_state() {
-    let emulator = with_network(Config {
-        latencies: [(
-            "Microsoft.Compute/virtualMachines".to_owned(),
-            Duration::from_secs(30),
-        )]
-        .into(),
-        ..Config::default()
-    })
-    .await;
+    let emulator = with_slow_machines().await;
     let vm = compute("virtualMachines/node");
     let created = send(&emulator, "PUT", &vm, Some(vm_body("Standard_D2s_v3", "nic0"))).await;
     assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);

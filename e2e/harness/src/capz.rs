@@ -62,6 +62,38 @@ pub fn addons(cluster: &str, cni: bool) -> String {
         .join("\n---\n")
         .replace("CLUSTER_NAME", cluster)
 }
+
+/// The objects the ClusterResourceSets of [`addons`] put into the workload cluster `cluster`
+/// (what their ConfigMaps carry), for installing the same add-ons straight into it, as a user
+/// does with kubectl.
+///
+/// # Errors
+/// When they do not parse.
+pub fn addon_objects(cluster: &str) -> Result<Vec<DynamicObject>> {
+    let parse = |yaml: &str| {
+        serde_saphyr::from_multiple::<DynamicObject>(yaml).map_err(|err| Error::Manifest {
+            path: "the add-ons".into(),
+            message: err.to_string(),
+        })
+    };
+    let mut objects = Vec::new();
+    for document in parse(&addons(cluster, true))? {
+        if document
+            .types
+            .as_ref()
+            .is_some_and(|types| types.kind == "ConfigMap")
+        {
+            for manifest in document.data["data"]
+                .as_object()
+                .into_iter()
+                .flat_map(|data| data.values())
+            {
+                objects.extend(parse(manifest.as_str().unwrap_or_default())?);
+            }
+        }
+    }
+    Ok(objects)
+}
 /// A valid OpenSSH public key (ed25519), base64-encoded as the flavors take it.
 pub const SSH_PUBLIC_KEY_B64: &str =
     "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSURkdmJteDVJR0VnZEdWemRBPT0gdGVzdA==";
@@ -550,5 +582,42 @@ async fn wait_admitted(client: &Client) -> Result<()> {
             Err(err) if started.elapsed() > ADMISSION_TIMEOUT => return Err(err.into()),
             Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_add_ons_carry_a_cloud_controller_manager_and_a_cni_for_their_cluster() {
+        let objects = addon_objects("demo").unwrap();
+        let kinds: Vec<(String, String)> = objects
+            .iter()
+            .map(|object| {
+                let kind = object
+                    .types
+                    .as_ref()
+                    .map(|types| types.kind.clone())
+                    .unwrap_or_default();
+                (kind, object.metadata.name.clone().unwrap_or_default())
+            })
+            .collect();
+        assert!(
+            kinds.contains(&("Deployment".into(), "cloud-controller-manager".into())),
+            "{kinds:?}"
+        );
+        assert!(
+            kinds.contains(&("DaemonSet".into(), "kube-flannel-ds".into())),
+            "{kinds:?}"
+        );
+        let text = serde_json::to_string(&objects).unwrap();
+        assert!(
+            text.contains("--cluster-name=demo") && !text.contains("CLUSTER_NAME"),
+            "{text}"
+        );
+        // Without the CNI, only the cloud provider's set is left.
+        let without = addons("demo", false);
+        assert!(!without.contains("kube-flannel-ds") && without.contains("cloud-controller-manager"));
     }
 }

@@ -756,6 +756,42 @@ pub fn document<'a>(objects: &'a mut [DynamicObject], kind: &str) -> TestResult<
         .ok_or_else(|| format!("the manifest has no {kind}").into())
 }
 
+/// A Node's `Ready` condition, if it has one.
+#[must_use]
+pub fn node_ready(
+    node: &k8s_openapi::api::core::v1::Node,
+) -> Option<k8s_openapi::api::core::v1::NodeCondition> {
+    node.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|condition| condition.type_ == "Ready")
+        .cloned()
+}
+
+/// Creates `objects` (each in its own namespace, if it names one) as `kubectl create` would, where
+/// server-side apply is not served (the simulated workload clusters' API servers).
+///
+/// # Errors
+/// When the API server refuses one.
+pub async fn create_all(client: &Client, objects: &[DynamicObject]) -> TestResult {
+    for object in objects {
+        let types = object
+            .types
+            .as_ref()
+            .ok_or("an object without apiVersion and kind")?;
+        let gvk = kube::api::GroupVersionKind::try_from(types)?;
+        let resource = kube::api::ApiResource::from_gvk(&gvk);
+        let api: Api<DynamicObject> = match object.metadata.namespace.as_deref() {
+            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+            None => Api::all_with(client.clone(), &resource),
+        };
+        api.create(&PostParams::default(), object).await?;
+    }
+    Ok(())
+}
+
 /// Sends an ARM request to `emulator` in process, signed in as its default principal; returns
 /// the status and the JSON answer (`null` when there is none).
 ///

@@ -13,11 +13,10 @@ use std::time::{Duration, Instant, SystemTime};
 use arm_emulator::Config;
 use arm_emulator::config::{DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION};
 use capz_e2e::{Environment, TestResult};
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::api::events::v1::Event;
 use kube::ResourceExt as _;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, ListParams};
 
 const CONVERGE: Duration = Duration::from_mins(3);
 const CLUSTER: &str = "flavor";
@@ -161,12 +160,7 @@ async fn the_workload_cluster_comes_up(
             Some(capz_e2e::KUBERNETES_VERSION),
             "{name}"
         );
-        let ready = status
-            .conditions
-            .unwrap_or_default()
-            .into_iter()
-            .find(|condition| condition.type_ == "Ready")
-            .ok_or_else(|| format!("{name} has no Ready condition"))?;
+        let ready = capz_e2e::node_ready(node).ok_or_else(|| format!("{name} has no Ready condition"))?;
         assert_eq!(ready.status, "False", "{name}: {ready:?}");
         assert!(
             ready
@@ -188,7 +182,8 @@ async fn the_workload_cluster_comes_up(
             "{name} waits for its cloud provider"
         );
     }
-    install_add_ons(&workload).await?;
+    // The add-ons the flavor's ClusterResourceSets would install, created by hand.
+    capz_e2e::create_all(&workload, &capz_harness::capz::addon_objects(CLUSTER)?).await?;
     let clusters = environment.cluster_api("Cluster", namespace).await?;
     capz_e2e::wait_list(&clusters, "", "the Cluster Available", CONVERGE, |all| {
         all.iter().all(|cluster| {
@@ -220,47 +215,6 @@ async fn the_workload_cluster_comes_up(
         node_ids, provider_ids,
         "each Node carries its machine's provider ID"
     );
-    Ok(())
-}
-
-/// A cloud controller manager and a CNI, as far as the cluster can tell: Azure's cloud controller
-/// manager's Deployment and a DaemonSet that installs network configuration on its hosts.
-async fn install_add_ons(workload: &kube::Client) -> TestResult {
-    let ccm: Deployment = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "cloud-controller-manager", "namespace": "kube-system"},
-        "spec": {
-            "selector": {"matchLabels": {"component": "cloud-controller-manager"}},
-            "template": {
-                "metadata": {"labels": {"component": "cloud-controller-manager"}},
-                "spec": {"containers": [{
-                    "name": "cloud-controller-manager",
-                    "image": "mcr.microsoft.com/oss/kubernetes/azure-cloud-controller-manager:v1.33.0",
-                    "command": ["cloud-controller-manager", "--cloud-provider=azure"],
-                }]},
-            },
-        },
-    }))?;
-    let cni: DaemonSet = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "kube-flannel-ds", "namespace": "kube-system"},
-        "spec": {
-            "selector": {"matchLabels": {"app": "flannel"}},
-            "template": {
-                "metadata": {"labels": {"app": "flannel"}},
-                "spec": {
-                    "hostNetwork": true,
-                    "containers": [{"name": "kube-flannel", "image": "ghcr.io/flannel-io/flannel:v0.27.0"}],
-                    "volumes": [{"name": "cni", "hostPath": {"path": "/etc/cni/net.d"}}],
-                },
-            },
-        },
-    }))?;
-    let params = PostParams::default();
-    Api::<Deployment>::namespaced(workload.clone(), "kube-system")
-        .create(&params, &ccm)
-        .await?;
-    Api::<DaemonSet>::namespaced(workload.clone(), "kube-system")
-        .create(&params, &cni)
-        .await?;
     Ok(())
 }
 

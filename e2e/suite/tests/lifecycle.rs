@@ -773,17 +773,12 @@ spec:
         .await?
         .items;
     assert_eq!(nodes.len(), 3, "the control plane and two workers");
-    let ready = |node: &Node| {
-        node.status
-            .as_ref()
-            .and_then(|status| status.conditions.as_ref())
-            .is_some_and(|conditions| {
-                conditions
-                    .iter()
-                    .any(|condition| condition.type_ == "Ready" && condition.status == "True")
-            })
-    };
-    assert!(nodes.iter().all(ready), "every node Ready");
+    assert!(
+        nodes
+            .iter()
+            .all(|node| capz_e2e::node_ready(node).is_some_and(|ready| ready.status == "True")),
+        "every node Ready"
+    );
     a_stopped_vm_leaves_its_node_unknown(environment, namespace, NAME, WORKERS).await
 }
 
@@ -812,13 +807,8 @@ async fn a_stopped_vm_leaves_its_node_unknown(
     let nodes = Api::<Node>::all(environment.workload_client(cluster, namespace).await?);
     let ready_status = async || -> TestResult<String> {
         let node = nodes.get(&node).await?;
-        Ok(node
-            .status
-            .and_then(|status| status.conditions)
-            .unwrap_or_default()
-            .into_iter()
-            .find(|condition| condition.type_ == "Ready")
-            .map(|condition| condition.status)
+        Ok(capz_e2e::node_ready(&node)
+            .map(|ready| ready.status)
             .unwrap_or_default())
     };
     for (action, wanted) in [("powerOff", "Unknown"), ("start", "True")] {
