@@ -27,6 +27,7 @@ use capz_kit::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use capz_kit::kube::ResourceExt as _;
 use capz_kit::kube::api::{Api, ObjectMeta, Patch, PatchParams};
 use capz_kit::kube::runtime::controller::Action;
+use capz_kit::policy;
 use capz_kit::scope::ClusterScope;
 use tokio::time::Instant;
 
@@ -35,8 +36,6 @@ use crate::plan::{
     CONTROL_PLANE_KEY, CloudProviderConfig, HostIdentity, InvalidSpec, LEGACY_KEY, WORKER_NODE_KEY,
 };
 
-/// The pause after a failure retrying cannot fix: a wrong secret, a refused namespace.
-const TERMINAL_PAUSE: Duration = Duration::from_mins(10);
 const FIRST_RETRY: Duration = Duration::from_secs(5);
 const LONGEST_RETRY: Duration = Duration::from_mins(5);
 /// The value of the Secret's cluster label.
@@ -78,12 +77,13 @@ pub(crate) async fn check(
             let failures = remembered
                 .filter(|failure| failure.generation == generation)
                 .map_or(1, |failure| failure.failures.saturating_add(1));
+            // A failure retrying alone cannot fix (a wrong secret, a missing federated
+            // credential) is looked at again as the kit's policy does: ever less often, so a
+            // fix made in Azure is noticed without asking Entra ID again and again.
             let wait = if error.is_terminal() {
-                TERMINAL_PAUSE
+                policy::doubling(policy::TERMINAL_FIRST, failures, policy::TERMINAL_LONGEST)
             } else {
-                FIRST_RETRY
-                    .saturating_mul(2_u32.saturating_pow(failures.saturating_sub(1).min(16)))
-                    .min(LONGEST_RETRY)
+                policy::doubling(FIRST_RETRY, failures, LONGEST_RETRY)
             };
             let severity = if error.is_terminal() {
                 ConditionSeverity::Error

@@ -8,6 +8,7 @@
 //! binaries this workspace builds run as processes, and the output says so.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
@@ -26,6 +27,44 @@ use tower::ServiceExt as _;
 /// What the tests return: any error, with its message.
 pub type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
+/// The id of the user-assigned identity [`Environment::workload_identity_through_arm`] makes.
+#[must_use]
+pub fn workload_identity() -> String {
+    format!(
+        "/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/identities/providers/Microsoft.ManagedIdentity/userAssignedIdentities/capz"
+    )
+}
+
+/// An emulator that enforces RBAC, where the default principal owns the subscription (so it can
+/// make identities and grant them roles, as the user setting up a management cluster does), and
+/// which trusts the service-account issuers of `planes` (their CAs among `issuerCas`) as the
+/// sandbox's emulator trusts its plane's. Federations are only what ARM makes.
+#[must_use]
+pub fn rbac_trusting(planes: &[&Plane]) -> Config {
+    let subscription = format!("/subscriptions/{DEFAULT_SUBSCRIPTION}");
+    let owner = format!(
+        "{subscription}/providers/Microsoft.Authorization/roleDefinitions/8e3af657-a8ff-443c-a75c-2fe8c4bcb635"
+    );
+    Config {
+        retry_after_seconds: 1,
+        rbac: true,
+        issuer_cas: planes
+            .iter()
+            .filter_map(|plane| std::fs::read_to_string(plane.ca_file()).ok())
+            .collect(),
+        resources: vec![arm_emulator::config::SeedResource {
+            id: format!(
+                "{subscription}/providers/Microsoft.Authorization/roleAssignments/3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+            ),
+            body: json!({"properties": {
+                "roleDefinitionId": owner,
+                "principalId": arm_emulator::config::derived_object_id(DEFAULT_CLIENT_ID),
+            }}),
+        }],
+        ..Config::default()
+    }
+}
+
 /// The API group of capz-rs's kinds.
 pub const INFRASTRUCTURE: &str = "infrastructure.cluster.x-k8s.io";
 pub use capz_harness::capz::{IDENTITY_SECRET, KUBERNETES_VERSION, SSH_PUBLIC_KEY_B64};
@@ -40,15 +79,43 @@ enum Source<'a> {
     Release(&'a Path, &'a str),
 }
 
-/// A management cluster with Cluster API and capz-rs, and the emulated Azure they work on.
+/// The emulated Azure: ARM, its instance metadata endpoint and its proxy, the CA of their
+/// certificates and, once one runs, the status URL of the simulator booting its machines.
+#[derive(Clone)]
+struct Azure {
+    arm: Arc<Running>,
+    imds: Arc<RunningImds>,
+    proxy: Arc<RunningProxy>,
+    ca_pem: String,
+    workloads: Option<String>,
+}
+
+impl Azure {
+    async fn start(config: Config) -> TestResult<Self> {
+        let tls = arm_emulator::tls::Tls::generate(&[])?;
+        let arm = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config, &tls).await?;
+        let imds = arm_emulator::start_imds(([127, 0, 0, 1], 0).into(), &arm.emulator).await?;
+        let proxy = arm_emulator::proxy::start_proxy(([127, 0, 0, 1], 0).into(), &arm.emulator, &tls).await?;
+        Ok(Self {
+            arm: Arc::new(arm),
+            imds: Arc::new(imds),
+            proxy: Arc::new(proxy),
+            ca_pem: tls.ca_pem,
+            workloads: None,
+        })
+    }
+}
+
+/// A management cluster with Cluster API and capz-rs, and the emulated Azure they work on (which
+/// two management clusters share in [`Environment::start_pair`]).
 pub struct Environment {
     pub plane: Plane,
     pub clusterctl: Clusterctl,
-    pub azure: Running,
+    pub azure: Arc<Running>,
     /// The emulator's instance metadata endpoint, where managed identities get tokens.
-    pub imds: RunningImds,
+    pub imds: Arc<RunningImds>,
     /// The emulator's HTTPS proxy, which routes workload clusters' endpoints to their API servers.
-    pub proxy: RunningProxy,
+    pub proxy: Arc<RunningProxy>,
     /// The status endpoint of the workload cluster simulator (`GET {workloads}/status`).
     pub workloads: String,
     pub capz: Capz,
@@ -109,23 +176,48 @@ impl Environment {
         Self::install(|_| config, &[], &[], Source::Release(repository, version)).await
     }
 
+    /// Two management clusters, each with its own service-account issuer, Cluster API and
+    /// capz-rs installed from this clone, working on one emulated Azure (whose configuration
+    /// `config` makes from both planes) where one simulator boots their machines: the source and
+    /// the target of a `clusterctl move`.
+    ///
+    /// # Errors
+    /// As [`Environment::start`].
+    pub async fn start_pair(config: impl FnOnce(&Plane, &Plane) -> Config) -> TestResult<(Self, Self)> {
+        let (first, second) = tokio::try_join!(Plane::start(), Plane::start())?;
+        let azure = Azure::start(config(&first, &second)).await?;
+        let first = Self::install_on(first, azure.clone(), &[], &[], Source::Clone).await?;
+        let azure = Azure {
+            workloads: Some(first.workloads.clone()),
+            ..azure
+        };
+        let second = Self::install_on(second, azure, &[], &[], Source::Clone).await?;
+        Ok((first, second))
+    }
+
     async fn install(
         config: impl FnOnce(&Plane) -> Config,
         variables: &[(&str, &str)],
         capz_args: &[(&str, &str)],
         source: Source<'_>,
     ) -> TestResult<Self> {
+        let plane = Plane::start().await?;
+        let azure = Azure::start(config(&plane)).await?;
+        Self::install_on(plane, azure, variables, capz_args, source).await
+    }
+
+    async fn install_on(
+        mut plane: Plane,
+        azure: Azure,
+        variables: &[(&str, &str)],
+        capz_args: &[(&str, &str)],
+        source: Source<'_>,
+    ) -> TestResult<Self> {
         let started = Instant::now();
-        let mut plane = Plane::start().await?;
-        let tls = arm_emulator::tls::Tls::generate(&[])?;
-        let azure = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config(&plane), &tls).await?;
-        let imds = arm_emulator::start_imds(([127, 0, 0, 1], 0).into(), &azure.emulator).await?;
-        let proxy =
-            arm_emulator::proxy::start_proxy(([127, 0, 0, 1], 0).into(), &azure.emulator, &tls).await?;
         let ca_file = plane.dir().join("azure-ca.pem");
-        std::fs::write(&ca_file, &tls.ca_pem)?;
+        std::fs::write(&ca_file, &azure.ca_pem)?;
         // Cluster API reaches workload clusters as it would on Azure, at their endpoints.
-        plane.reach_workload_clusters_through(&format!("http://{}", proxy.address));
+        plane.reach_workload_clusters_through(&format!("http://{}", azure.proxy.address));
         let mut clusterctl = plane.start_cluster_api().await?;
         match source {
             Source::Clone => {}
@@ -135,13 +227,18 @@ impl Environment {
                 load_release_images(&plane, repository, version)?;
             }
         }
-        let workloads = plane
-            .start_workload_simulator(&azure.base_url(), &ca_file, Duration::from_millis(200))
-            .await?;
+        let workloads = match azure.workloads {
+            Some(workloads) => workloads,
+            None => {
+                plane
+                    .start_workload_simulator(&azure.arm.base_url(), &ca_file, Duration::from_millis(200))
+                    .await?
+            }
+        };
         let endpoint = AzureEndpoint {
-            url: azure.base_url(),
+            url: azure.arm.base_url(),
             ca_file,
-            imds_url: Some(format!("http://{}", imds.address)),
+            imds_url: Some(format!("http://{}", azure.imds.address)),
         };
         let capz = plane
             .start_capz_with(&clusterctl, &endpoint, variables, capz_args)
@@ -157,9 +254,9 @@ impl Environment {
         Ok(Self {
             plane,
             clusterctl,
-            azure,
-            imds,
-            proxy,
+            azure: azure.arm,
+            imds: azure.imds,
+            proxy: azure.proxy,
             workloads,
             capz,
             client,
@@ -237,6 +334,23 @@ impl Environment {
         workers: u32,
         cni: bool,
     ) -> TestResult<Instant> {
+        self.create_cluster_with(name, namespace, (control_planes, workers), cni, |_| Ok(()))
+            .await
+    }
+
+    /// [`Environment::create_cluster`] of `(control planes, workers)` machines, with the generated
+    /// objects changed by `edit` before they are applied (as a user edits the manifest).
+    ///
+    /// # Errors
+    /// When clusterctl fails, `edit` does, or the API server refuses an object.
+    pub async fn create_cluster_with(
+        &self,
+        name: &str,
+        namespace: &str,
+        (control_planes, workers): (u32, u32),
+        cni: bool,
+        edit: impl FnOnce(&mut [DynamicObject]) -> TestResult,
+    ) -> TestResult<Instant> {
         self.create_identity_secret(namespace).await?;
         capz_harness::apply_yaml(&self.client, namespace, &capz_harness::capz::addons(name, cni)).await?;
         let mut objects = manifest(&self.generate(name, namespace, workers).await?)?;
@@ -244,6 +358,7 @@ impl Environment {
         document(&mut objects, "Cluster")?
             .labels_mut()
             .insert(capz_harness::capz::ADDONS_LABEL.to_owned(), name.to_owned());
+        edit(&mut objects)?;
         let applied_at = Instant::now();
         self.apply(namespace, &objects).await?;
         Ok(applied_at)
@@ -412,6 +527,71 @@ impl Environment {
         body: Option<serde_json::Value>,
     ) -> TestResult<(u16, serde_json::Value)> {
         arm_request(&self.azure.emulator, method, path_and_query, body).await
+    }
+
+    /// CAPZ's workload identity setup done through ARM as the default principal, as its book
+    /// does it with `az`: a user-assigned identity `capz` in the group `identities`, a federated
+    /// credential trusting this plane's issuer for `capz-manager` tokens (see
+    /// [`Environment::federate_through_arm`]) and Contributor on the subscription for the
+    /// identity. Returns the identity's client id.
+    ///
+    /// # Errors
+    /// When ARM refuses a step.
+    pub async fn workload_identity_through_arm(&self) -> TestResult<String> {
+        let subscription = format!("/subscriptions/{DEFAULT_SUBSCRIPTION}");
+        let contributor = format!(
+            "{subscription}/providers/Microsoft.Authorization/roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c"
+        );
+        let group = format!("{subscription}/resourceGroups/identities");
+        let identity = format!("{}?api-version=2023-01-31", workload_identity());
+        for path in [format!("{group}?api-version=2021-04-01"), identity.clone()] {
+            self.arm_put(&path, json!({"location": "westeurope"})).await?;
+        }
+        let (_, made) = self.arm_json("GET", &identity, None).await?;
+        let property = |name: &str| {
+            made["properties"][name]
+                .as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("the identity has no {name}: {made}"))
+        };
+        let (client_id, principal_id) = (property("clientId")?, property("principalId")?);
+        self.federate_through_arm("capz").await?;
+        self.arm_put(
+            &format!("{subscription}/providers/Microsoft.Authorization/roleAssignments/7b83888d-03fb-55bb-8209-aec4e36328a8?api-version=2022-04-01"),
+            json!({"properties": {"roleDefinitionId": contributor, "principalId": principal_id}}),
+        )
+        .await?;
+        Ok(client_id)
+    }
+
+    /// Adds the federated credential `name` to [`Environment::workload_identity_through_arm`]'s
+    /// identity, trusting this plane's service-account issuer for `capz-manager` tokens: what a
+    /// user adds for each management cluster whose controllers sign in as that identity.
+    ///
+    /// # Errors
+    /// When ARM refuses it.
+    pub async fn federate_through_arm(&self, name: &str) -> TestResult {
+        self.arm_put(
+            &format!(
+                "{}/federatedIdentityCredentials/{name}?api-version=2023-01-31",
+                workload_identity()
+            ),
+            json!({"properties": {
+                "issuer": self.plane.url(),
+                "subject": "system:serviceaccount:capz-system:capz-manager",
+                "audiences": [capz_harness::AZURE_AUDIENCE],
+            }}),
+        )
+        .await
+    }
+
+    async fn arm_put(&self, path_and_query: &str, body: Value) -> TestResult {
+        let (status, answer) = self.arm_json("PUT", path_and_query, Some(body)).await?;
+        if status == 200 || status == 201 {
+            Ok(())
+        } else {
+            Err(format!("PUT {path_and_query}: {status} {answer}").into())
+        }
     }
 
     /// The ids of the resources [`Environment::created_in_azure`] lists whose type is `type_`

@@ -13,7 +13,7 @@ use arm_emulator::config::{
     DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT, FederatedCredential,
     ManagedIdentity, Principal,
 };
-use capz_e2e::{Environment, TestResult, cluster_manifest, condition, wait_list};
+use capz_e2e::{Environment, TestResult, cluster_manifest, condition, rbac_trusting, wait_list};
 use capz_harness::Plane;
 use kube::api::DynamicObject;
 
@@ -184,25 +184,8 @@ async fn every_identity_type_signs_in_under_the_controllers_own_service_accounts
 /// only through what ARM made.
 #[tokio::test]
 async fn an_identity_made_through_arm_signs_the_controllers_in() -> TestResult {
-    let subscription = format!("/subscriptions/{DEFAULT_SUBSCRIPTION}");
-    let owner = format!(
-        "{subscription}/providers/Microsoft.Authorization/roleDefinitions/8e3af657-a8ff-443c-a75c-2fe8c4bcb635"
-    );
-    let environment = Environment::start_with(|plane| Config {
-        retry_after_seconds: 1,
-        rbac: true,
-        issuer_cas: std::fs::read_to_string(plane.ca_file()).into_iter().collect(),
-        resources: vec![arm_emulator::config::SeedResource {
-            id: format!("{subscription}/providers/Microsoft.Authorization/roleAssignments/3f2504e0-4f89-11d3-9a0c-0305e82c3301"),
-            body: serde_json::json!({"properties": {
-                "roleDefinitionId": owner,
-                "principalId": arm_emulator::config::derived_object_id(DEFAULT_CLIENT_ID),
-            }}),
-        }],
-        ..Config::default()
-    })
-    .await?;
-    let client_id = workload_identity_through_arm(&environment).await?;
+    let environment = Environment::start_with(|plane| rbac_trusting(&[plane])).await?;
+    let client_id = environment.workload_identity_through_arm().await?;
     let client = environment.client.clone();
     capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
         let spec = format!("type: WorkloadIdentity\n  clientID: {client_id}");
@@ -237,10 +220,7 @@ async fn an_identity_made_through_arm_signs_the_controllers_in() -> TestResult {
         .await?;
         // The identity made the cluster's group: nothing else could sign in for it.
         let created = environment.created_in_azure();
-        let made_group = format!(
-            "{}/resourcegroups/arm-identity",
-            subscription.to_ascii_lowercase()
-        );
+        let made_group = format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/resourcegroups/arm-identity");
         assert!(
             created.contains(&made_group),
             "no resource group arm-identity: {created:?}"
@@ -248,66 +228,4 @@ async fn an_identity_made_through_arm_signs_the_controllers_in() -> TestResult {
         Ok(())
     })
     .await?
-}
-
-/// CAPZ's workload identity setup, through ARM as the default principal: the identity, its
-/// federated credential for `capz-manager` tokens of the plane's issuer, and Contributor on the
-/// subscription for it; returns the identity's client id.
-async fn workload_identity_through_arm(environment: &Environment) -> TestResult<String> {
-    let subscription = format!("/subscriptions/{DEFAULT_SUBSCRIPTION}");
-    let contributor = format!(
-        "{subscription}/providers/Microsoft.Authorization/roleDefinitions/b24988ac-6180-42a0-ab88-20f7382dd24c"
-    );
-    let group = format!("{subscription}/resourceGroups/identities");
-    let identity = format!("{group}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/capz");
-    let steps = [
-        (
-            format!("{group}?api-version=2021-04-01"),
-            serde_json::json!({"location": "westeurope"}),
-        ),
-        (
-            format!("{identity}?api-version=2023-01-31"),
-            serde_json::json!({"location": "westeurope"}),
-        ),
-    ];
-    for (path, body) in steps {
-        let (status, answer) = environment.arm_json("PUT", &path, Some(body)).await?;
-        assert!(status == 200 || status == 201, "{path}: {status} {answer}");
-    }
-    let (_, made) = environment
-        .arm_json("GET", &format!("{identity}?api-version=2023-01-31"), None)
-        .await?;
-    let client_id = made["properties"]["clientId"]
-        .as_str()
-        .ok_or("no clientId")?
-        .to_owned();
-    let principal_id = made["properties"]["principalId"]
-        .as_str()
-        .ok_or("no principalId")?
-        .to_owned();
-    let credential = serde_json::json!({"properties": {
-        "issuer": environment.plane.url(),
-        "subject": "system:serviceaccount:capz-system:capz-manager",
-        "audiences": [capz_harness::AZURE_AUDIENCE],
-    }});
-    let (status, answer) = environment
-        .arm_json(
-            "PUT",
-            &format!("{identity}/federatedIdentityCredentials/capz?api-version=2023-01-31"),
-            Some(credential),
-        )
-        .await?;
-    assert_eq!(status, 201, "{answer}");
-    let assignment =
-        serde_json::json!({"properties": {"roleDefinitionId": contributor, "principalId": principal_id}});
-    let (status, answer) = environment
-        .arm_json(
-            "PUT",
-            &format!("{subscription}/providers/Microsoft.Authorization/roleAssignments/7b83888d-03fb-55bb-8209-aec4e36328a8?api-version=2022-04-01"),
-            Some(assignment),
-        )
-        .await?;
-    assert_eq!(status, 201, "{answer}");
-
-    Ok(client_id)
 }

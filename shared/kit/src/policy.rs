@@ -4,9 +4,10 @@
 //! - invalid input: nothing to do until the object changes (a watch event brings it back);
 //! - transient: again after an exponential backoff per object, reset by a success;
 //! - throttled: again once Azure's `Retry-After` has passed, not before;
-//! - terminal: the condition says why; again only after a long pause, so an outside fix (a role
-//!   assignment, a quota increase) is noticed without a retry storm. An exceeded quota is
-//!   terminal whatever ARM's status (409) says.
+//! - terminal: the condition says why; again after a pause that starts at a minute and doubles up
+//!   to ten, so an outside fix (a role assignment, a federated credential, a quota increase) is
+//!   noticed within minutes of being made without a retry storm while nobody fixes anything. An
+//!   exceeded quota is terminal whatever ARM's status (409) says.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -160,9 +161,25 @@ pub struct Backoff<Key> {
     pub initial: Duration,
     /// The longest wait between transient retries.
     pub max: Duration,
-    /// The wait after a terminal error.
+    /// The wait after a first terminal error; it doubles with each one after.
+    pub terminal_initial: Duration,
+    /// The longest wait after terminal errors.
     pub terminal: Duration,
     failures: Mutex<HashMap<Key, u32>>,
+}
+
+/// The first retry after a terminal error.
+pub const TERMINAL_FIRST: Duration = Duration::from_mins(1);
+/// The longest wait between retries after terminal errors.
+pub const TERMINAL_LONGEST: Duration = Duration::from_mins(10);
+
+/// The wait before retrying after the `failures`-th failure in a row: `first`, doubled for each
+/// failure before it, at most `limit`.
+#[must_use]
+pub fn doubling(first: Duration, failures: u32, limit: Duration) -> Duration {
+    first
+        .saturating_mul(2_u32.saturating_pow(failures.saturating_sub(1).min(16)))
+        .min(limit)
 }
 
 impl<Key: Eq + Hash> Default for Backoff<Key> {
@@ -170,18 +187,21 @@ impl<Key: Eq + Hash> Default for Backoff<Key> {
         Self::new(
             Duration::from_secs(1),
             Duration::from_mins(5),
-            Duration::from_mins(10),
+            TERMINAL_FIRST,
+            TERMINAL_LONGEST,
         )
     }
 }
 
 impl<Key: Eq + Hash> Backoff<Key> {
-    /// A policy with these timings.
+    /// A policy with these timings: transient errors wait from `initial` up to `max`, terminal
+    /// ones from `terminal_initial` up to `terminal`.
     #[must_use]
-    pub fn new(initial: Duration, max: Duration, terminal: Duration) -> Self {
+    pub fn new(initial: Duration, max: Duration, terminal_initial: Duration, terminal: Duration) -> Self {
         Self {
             initial,
             max,
+            terminal_initial,
             terminal,
             failures: Mutex::new(HashMap::new()),
         }
@@ -191,25 +211,26 @@ impl<Key: Eq + Hash> Backoff<Key> {
     pub fn on_error(&self, key: Key, error: &impl Classify) -> Action {
         match error.category() {
             Category::InvalidInput => Action::await_change(),
-            Category::Terminal => Action::requeue(self.terminal),
+            Category::Terminal => Action::requeue(self.doubled(key, self.terminal_initial, self.terminal)),
             // A throttled call never reached Azure's work; it does not count as a failure.
             Category::Throttled => Action::requeue(error.retry_after().unwrap_or(self.initial)),
-            Category::Transient => {
-                let failures = {
-                    let mut failures = self
-                        .failures
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    let count = failures.entry(key).or_insert(0);
-                    *count = count.saturating_add(1);
-                    *count
-                };
-                let doubled = self
-                    .initial
-                    .saturating_mul(2_u32.saturating_pow(failures.saturating_sub(1).min(16)));
-                Action::requeue(doubled.min(self.max))
-            }
+            Category::Transient => Action::requeue(self.doubled(key, self.initial, self.max)),
         }
+    }
+
+    /// Counts one more failure of `key` and returns its wait: `first` doubled per earlier
+    /// failure, at most `limit`.
+    fn doubled(&self, key: Key, first: Duration, limit: Duration) -> Duration {
+        let failures = {
+            let mut failures = self
+                .failures
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let count = failures.entry(key).or_insert(0);
+            *count = count.saturating_add(1);
+            *count
+        };
+        doubling(first, failures, limit)
     }
 
     /// Forgets the failures of `key`: after a reconcile that succeeded, and after one that failed
@@ -252,7 +273,7 @@ mod tests {
         );
         assert_eq!(
             backoff.on_error("a", &TestError(Category::Terminal, None)),
-            Action::requeue(Duration::from_mins(10))
+            Action::requeue(Duration::from_mins(1))
         );
         assert_eq!(
             backoff.on_error("a", &TestError(Category::Throttled, Some(Duration::from_secs(7)))),
@@ -329,6 +350,7 @@ mod tests {
             Duration::from_secs(1),
             Duration::from_secs(10),
             Duration::from_mins(1),
+            Duration::from_mins(10),
         );
         let transient = TestError(Category::Transient, None);
         let waits: Vec<Action> = (0..6).map(|_| backoff.on_error("a", &transient)).collect();
@@ -346,6 +368,24 @@ mod tests {
         assert_eq!(
             backoff.on_error("a", &transient),
             Action::requeue(Duration::from_secs(1))
+        );
+    }
+
+    #[test]
+    fn terminal_errors_are_retried_ever_less_often_up_to_the_limit() {
+        let backoff = Backoff::<&str>::default();
+        let terminal = TestError(Category::Terminal, None);
+        let waits: Vec<Action> = (0..6).map(|_| backoff.on_error("a", &terminal)).collect();
+        let expected: Vec<Action> = [1, 2, 4, 8, 10, 10]
+            .into_iter()
+            .map(|minutes| Action::requeue(Duration::from_mins(minutes)))
+            .collect();
+        assert_eq!(waits, expected);
+        // A reconcile that moved the object on starts the schedule again.
+        backoff.reset(&"a");
+        assert_eq!(
+            backoff.on_error("a", &terminal),
+            Action::requeue(Duration::from_mins(1))
         );
     }
 }

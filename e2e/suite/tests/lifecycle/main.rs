@@ -16,6 +16,8 @@
 //!   its Node go `Unknown`, and `Ready` again once started.
 //! - An AKS cluster made through ARM answers kubectl, through the emulator's proxy, with the
 //!   kubeconfig `listClusterAdminCredential` returns: its pools' instances are its Nodes.
+//! - `clusterctl move` hands a cluster to a second management cluster ([`moving`], a test of its
+//!   own with its own two planes, run beside the others).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -27,6 +29,8 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::ResourceExt;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
+
+mod moving;
 
 const CONVERGE: Duration = Duration::from_mins(4);
 const ROLLOUT: Duration = Duration::from_mins(8);
