@@ -19,7 +19,7 @@ use capz_resources::disk::{self, Disk};
 use capz_resources::inbound_nat_rule::gets_rule;
 use capz_resources::network_interface::{self, Attachments, NetworkInterface};
 use capz_resources::role_assignment::{self, RoleAssignment};
-use capz_resources::virtual_machine::{self, MachineSpecError, Placement, VirtualMachine};
+use capz_resources::virtual_machine::{self, MachineSpecError, Placement, VirtualMachine, invalid};
 use capz_resources::vm_extension::{self, VmExtension};
 use capz_rules::{Context, Entropy, Features, Operation, Rules as _};
 
@@ -147,12 +147,8 @@ pub(crate) struct RoleSpec {
 impl RoleSpec {
     /// The assignment, for `principal` once the machine's identity has one.
     pub(crate) fn assignment(&self, principal: Option<String>) -> Result<RoleAssignment, MachineSpecError> {
-        RoleAssignment::new(&self.scope, &self.name, &self.definition, principal).map_err(|err| {
-            MachineSpecError::Invalid {
-                field: "spec.systemAssignedIdentityRole",
-                message: err.to_string(),
-            }
-        })
+        RoleAssignment::new(&self.scope, &self.name, &self.definition, principal)
+            .map_err(|err| invalid("spec.systemAssignedIdentityRole", err.to_string()))
     }
 }
 
@@ -171,13 +167,6 @@ pub(crate) struct Plan {
     pub(crate) role: Option<RoleSpec>,
     pub(crate) extensions: Vec<VmExtension>,
     pub(crate) placement: Placement,
-}
-
-fn invalid(field: &'static str, message: impl Into<String>) -> MachineSpecError {
-    MachineSpecError::Invalid {
-        field,
-        message: message.into(),
-    }
 }
 
 impl Plan {

@@ -16,8 +16,11 @@ use capz_azure::models::compute::{
     DiffDiskPlacement, DiffDiskSettings, Disk, DiskCreateOption, DiskProperties, DiskState, EvictionPolicy,
     HardwareProfile, IdentityType, ImageReference, LinuxConfiguration, ManagedDiskParameters,
     ManagedServiceIdentity, NetworkInterfaceReference, NetworkInterfaceReferenceProperties, NetworkProfile,
-    OsDisk, OsProfile, Priority, SecurityProfile, SshConfiguration, SshPublicKey, StorageAccountType,
-    StorageProfile, VirtualMachine, VirtualMachineProperties,
+    OrchestrationMode, OsDisk, OsProfile, Priority, ScaleSetInstance, ScaleSetIpConfiguration,
+    ScaleSetIpConfigurationProperties, ScaleSetNetworkInterface, ScaleSetNetworkInterfaceProperties,
+    ScaleSetNetworkProfile, ScaleSetOsProfile, ScaleSetProperties, ScaleSetSku, ScaleSetVmProfile,
+    SecurityProfile, SshConfiguration, SshPublicKey, StorageAccountType, StorageProfile, UpgradeMode,
+    UpgradePolicy, VirtualMachine, VirtualMachineProperties, VirtualMachineScaleSet,
 };
 use capz_azure::models::network::{
     AddressSpace, BackendAddressPool, FrontendIpConfiguration, FrontendIpConfigurationProperties,
@@ -1160,4 +1163,155 @@ async fn role_assignments(client: &ArmClient, parts: &MachineParts, machine: &Vi
     listed.sort_by(|a, b| a.name.cmp(&b.name));
     assert_eq!(listed, created);
     Ok(())
+}
+
+/// A Uniform scale set from its model: its instances listed under it, a larger capacity adding
+/// instances on the current model, a new model (under the `Manual` upgrade policy) leaving the
+/// existing instances on the old one until they are replaced.
+#[tokio::test]
+async fn a_scale_set_and_its_instances() -> TestResult {
+    let azure = start(Config::default()).await?;
+    let client = azure.client()?;
+    let group = group(&client, "pool").await?;
+    network(
+        &client,
+        &group,
+        vec![subnet("node-subnet", "10.0.1.0/24", SubnetProperties::default())],
+    )
+    .await?;
+    let subnet_id = network_id(&group, "virtualNetworks", "vnet")?.child("subnets", "node-subnet")?;
+    let set_id = compute_id(&group, "virtualMachineScaleSets", "pool")?;
+    let mut set = scale_set(&subnet_id, 2);
+    let read = create(&client, &set_id, &set).await?;
+    let properties = read.properties.clone().ok_or("no properties")?;
+    assert!(succeeded(properties.provisioning_state.as_ref()));
+    assert_eq!(properties.orchestration_mode, Some(OrchestrationMode::Uniform));
+    assert_eq!(read.sku.as_ref().and_then(|sku| sku.capacity), Some(2));
+    let instances = scale_set_instances(&client, &set_id).await?;
+    assert_eq!(instances.len(), 2, "{instances:?}");
+
+    if let Some(sku) = set.sku.as_mut() {
+        sku.capacity = Some(3);
+    }
+    create(&client, &set_id, &set).await?;
+    let instances = scale_set_instances(&client, &set_id).await?;
+    assert_eq!(instances.len(), 3);
+    assert!(
+        instances
+            .iter()
+            .all(|instance| latest_model(instance) == Some(true))
+    );
+
+    let os = set
+        .properties
+        .as_mut()
+        .and_then(|properties| properties.virtual_machine_profile.as_mut())
+        .and_then(|profile| profile.os_profile.as_mut())
+        .ok_or("no OS profile")?;
+    os.custom_data = Some(Secret::new("I2Nsb3VkLWNvbmZpZwojIG5ldwo=".to_owned()));
+    create(&client, &set_id, &set).await?;
+    let instances = scale_set_instances(&client, &set_id).await?;
+    assert!(
+        instances
+            .iter()
+            .all(|instance| latest_model(instance) == Some(false)),
+        "a Manual set leaves its instances on the old model: {instances:?}"
+    );
+    let names: Vec<Option<String>> = instances
+        .iter()
+        .map(|instance| {
+            instance
+                .properties
+                .as_ref()
+                .and_then(|properties| properties.os_profile.as_ref())
+                .and_then(|profile| profile.computer_name.clone())
+        })
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|name| name.as_deref().is_some_and(|name| name.starts_with("pool"))),
+        "{names:?}"
+    );
+    Ok(())
+}
+
+fn scale_set(subnet: &ResourceId, capacity: u64) -> VirtualMachineScaleSet {
+    let interface = ScaleSetNetworkInterface {
+        name: "pool-nic".to_owned(),
+        properties: Some(ScaleSetNetworkInterfaceProperties {
+            primary: Some(true),
+            ip_configurations: Some(vec![ScaleSetIpConfiguration {
+                name: "ipconfig1".to_owned(),
+                properties: Some(ScaleSetIpConfigurationProperties {
+                    subnet: Some(SubResource::from(subnet.clone())),
+                    primary: Some(true),
+                    ..ScaleSetIpConfigurationProperties::default()
+                }),
+            }]),
+            ..ScaleSetNetworkInterfaceProperties::default()
+        }),
+    };
+    let profile = linux_profile("pool");
+    VirtualMachineScaleSet {
+        location: here().ok().flatten(),
+        tags: Some(owned()),
+        sku: Some(ScaleSetSku {
+            name: Some("Standard_D2s_v3".to_owned()),
+            tier: None,
+            capacity: Some(capacity),
+        }),
+        properties: Some(ScaleSetProperties {
+            orchestration_mode: Some(OrchestrationMode::Uniform),
+            upgrade_policy: Some(UpgradePolicy {
+                mode: Some(UpgradeMode::Manual),
+            }),
+            overprovision: Some(false),
+            virtual_machine_profile: Some(ScaleSetVmProfile {
+                os_profile: Some(ScaleSetOsProfile {
+                    computer_name_prefix: Some("pool".to_owned()),
+                    admin_username: profile.admin_username,
+                    custom_data: profile.custom_data,
+                    linux_configuration: profile.linux_configuration,
+                    ..ScaleSetOsProfile::default()
+                }),
+                storage_profile: Some(StorageProfile {
+                    image_reference: Some(ImageReference {
+                        community_gallery_image_id: Some(COMMUNITY_IMAGE.to_owned()),
+                        ..ImageReference::default()
+                    }),
+                    os_disk: Some(OsDisk {
+                        create_option: Some(DiskCreateOption::FromImage),
+                        disk_size_gb: Some(30),
+                        ..OsDisk::default()
+                    }),
+                    data_disks: None,
+                }),
+                network_profile: Some(ScaleSetNetworkProfile {
+                    network_interface_configurations: Some(vec![interface]),
+                    network_api_version: None,
+                }),
+                ..ScaleSetVmProfile::default()
+            }),
+            ..ScaleSetProperties::default()
+        }),
+        ..VirtualMachineScaleSet::default()
+    }
+}
+
+async fn scale_set_instances(client: &ArmClient, set: &ResourceId) -> TestResult<Vec<ScaleSetInstance>> {
+    Ok(client
+        .list(
+            set,
+            ScaleSetInstance::RESOURCE_TYPE,
+            &ScaleSetInstance::API_VERSION,
+        )
+        .await?)
+}
+
+fn latest_model(instance: &ScaleSetInstance) -> Option<bool> {
+    instance
+        .properties
+        .as_ref()
+        .and_then(|properties| properties.latest_model_applied)
 }

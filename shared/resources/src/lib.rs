@@ -23,6 +23,7 @@ pub mod public_ip;
 pub mod resource_group;
 pub mod role_assignment;
 pub mod route_table;
+pub mod scale_set;
 pub mod security_group;
 pub mod subnet;
 pub mod virtual_machine;

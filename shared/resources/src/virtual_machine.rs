@@ -8,25 +8,12 @@
 //! of is fixed at creation, and custom data cannot change).
 
 mod image;
+pub(crate) mod profile;
 
-use std::collections::HashMap;
-
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use capz_api::AzureMachineSpec;
-use capz_api::common::compute::{
-    BootDiagnosticsStorageAccountType, CachingType as SpecCaching, DataDisk as SpecDataDisk, Diagnostics,
-    ManagedDiskParameters as SpecManagedDisk, SecurityProfile as SpecSecurity,
-    SecurityType as SpecSecurityType, SpotEvictionPolicy, VmIdentity,
-};
 use capz_azure::models::compute::{
-    AssignedIdentity, BillingProfile, BootDiagnostics, CachingType, DataDisk, DiagnosticsProfile,
-    DiffDiskOption, DiffDiskPlacement, DiffDiskSettings, DiskCreateOption, EvictionPolicy, HardwareProfile,
-    IdentityType, LinuxConfiguration, ManagedDiskParameters, ManagedServiceIdentity,
-    NetworkInterfaceReference, NetworkInterfaceReferenceProperties, NetworkProfile, OperatingSystemType,
-    OsDisk, OsProfile, Priority, SecurityProfile, SecurityType, SshConfiguration, SshPublicKey,
-    StorageAccountType, StorageProfile, UefiSettings, VirtualMachine as Model, VirtualMachineProperties,
-    WindowsConfiguration,
+    HardwareProfile, NetworkInterfaceReference, NetworkInterfaceReferenceProperties, NetworkProfile,
+    VirtualMachine as Model, VirtualMachineProperties,
 };
 use capz_azure::models::{Secret, SubResource};
 use capz_azure::{IdError, ResourceId};
@@ -40,8 +27,8 @@ pub use image::{
     DEFAULT_WINDOWS_SERVER, ImageError, REFERENCE_GALLERY, REFERENCE_LINUX_IMAGE, ReferenceOs, ResolvedImage,
     resolve as resolve_image,
 };
-
-use crate::disk::{data_disk_name, os_disk_name};
+pub(crate) use profile::{Paths, Spot};
+use profile::{diagnostics_profile, identity, os_profile, security_profile, spot, storage_profile};
 
 /// The admin user of every machine.
 pub const ADMIN_USER: &str = "capi";
@@ -52,7 +39,7 @@ const WINDOWS_NAME_LIMIT: usize = 15;
 /// Whether the spec's machine runs Windows.
 #[must_use]
 pub fn is_windows(spec: &AzureMachineSpec) -> bool {
-    spec.vm.os_disk.os_type.eq_ignore_ascii_case("Windows")
+    profile::windows(&spec.vm)
 }
 
 /// The name of the VM of the AzureMachine `machine`: its own name, except that a Windows machine
@@ -79,7 +66,7 @@ pub enum MachineSpecError {
     #[error("{field}: Invalid value: {message}")]
     Invalid {
         /// The field path.
-        field: &'static str,
+        field: String,
         /// What is wrong and how to fix it.
         message: String,
     },
@@ -104,9 +91,10 @@ impl Classify for MachineSpecError {
     }
 }
 
-fn invalid(field: &'static str, message: impl Into<String>) -> MachineSpecError {
+/// The error for `field` holding what Azure cannot take, and why.
+pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> MachineSpecError {
     MachineSpecError::Invalid {
-        field,
+        field: field.into(),
         message: message.into(),
     }
 }
@@ -158,23 +146,39 @@ impl VirtualMachine {
         let id = scope
             .id_of::<Model>(name)
             .map_err(|err| invalid("metadata.name", err.to_string()))?;
+        let paths = Paths::MACHINE;
+        let allow_extensions = !spec.disable_extension_operations.unwrap_or(false);
+        let Spot {
+            priority,
+            eviction_policy,
+            billing_profile,
+        } = spot(&spec.vm, paths)?;
         let properties = VirtualMachineProperties {
             hardware_profile: Some(HardwareProfile {
                 vm_size: Some(spec.vm.vm_size.clone()),
             }),
-            storage_profile: Some(storage_profile(name, spec, &inputs.image)?),
-            os_profile: Some(os_profile(name, spec, inputs.custom_data)?),
+            storage_profile: Some(storage_profile(Some(name), &spec.vm, &inputs.image, paths)?),
+            os_profile: Some(os_profile(
+                name,
+                &spec.vm,
+                inputs.custom_data,
+                allow_extensions,
+                paths,
+            )?),
             network_profile: Some(network_profile(&inputs.network_interfaces)),
             availability_set: inputs.placement.availability_set.map(SubResource::from),
             security_profile: spec.vm.security_profile.as_ref().map(security_profile),
             diagnostics_profile: spec.vm.diagnostics.as_ref().and_then(diagnostics_profile),
-            ..spot(spec)?
+            priority,
+            eviction_policy,
+            billing_profile,
+            ..VirtualMachineProperties::default()
         };
         let body = Model {
             location: Some(scope.location.clone()),
             tags: Some(inputs.tags),
             zones: inputs.placement.zone.map(|zone| vec![zone]),
-            identity: identity(spec)?,
+            identity: identity(&spec.identities)?,
             plan: inputs.image.plan,
             properties: Some(properties),
             ..Model::default()
@@ -243,188 +247,6 @@ impl AzureResource for VirtualMachine {
     }
 }
 
-fn storage_type(name: &str) -> StorageAccountType {
-    serde_json::from_value(serde_json::Value::String(name.to_owned()))
-        .unwrap_or_else(|_| StorageAccountType::Other(name.to_owned()))
-}
-
-fn caching(caching: SpecCaching) -> CachingType {
-    match caching {
-        SpecCaching::None => CachingType::None,
-        SpecCaching::ReadOnly => CachingType::ReadOnly,
-        SpecCaching::ReadWrite => CachingType::ReadWrite,
-    }
-}
-
-fn managed_disk(disk: Option<&SpecManagedDisk>) -> Result<Option<ManagedDiskParameters>, MachineSpecError> {
-    let Some(disk) = disk else {
-        return Ok(None);
-    };
-    let encryption = match disk
-        .disk_encryption_set
-        .as_ref()
-        .and_then(|set| set.id.as_deref())
-    {
-        Some(id) => Some(SubResource::from(id.parse::<ResourceId>().map_err(|err| {
-            invalid(
-                "spec.*.managedDisk.diskEncryptionSet.id",
-                format!("{id:?}: {err}"),
-            )
-        })?)),
-        None => None,
-    };
-    Ok(Some(ManagedDiskParameters {
-        id: None,
-        storage_account_type: disk.storage_account_type.as_deref().map(storage_type),
-        disk_encryption_set: encryption,
-    }))
-}
-
-fn size_gb(size: Option<i32>, field: &'static str) -> Result<Option<u32>, MachineSpecError> {
-    size.map(|size| u32::try_from(size).map_err(|_| invalid(field, format!("{size}: must be positive"))))
-        .transpose()
-}
-
-fn storage_profile(
-    name: &str,
-    spec: &AzureMachineSpec,
-    image: &ResolvedImage,
-) -> Result<StorageProfile, MachineSpecError> {
-    let disk = &spec.vm.os_disk;
-    let ephemeral = disk.diff_disk_settings.as_ref().map(|settings| DiffDiskSettings {
-        option: Some(DiffDiskOption::Local),
-        placement: settings.placement.map(|placement| match placement {
-            capz_api::common::compute::DiffDiskPlacement::CacheDisk => DiffDiskPlacement::CacheDisk,
-            capz_api::common::compute::DiffDiskPlacement::NvmeDisk => DiffDiskPlacement::NvmeDisk,
-            capz_api::common::compute::DiffDiskPlacement::ResourceDisk => DiffDiskPlacement::ResourceDisk,
-        }),
-    });
-    let os_disk = OsDisk {
-        name: Some(os_disk_name(name)),
-        os_type: Some(if is_windows(spec) {
-            OperatingSystemType::Windows
-        } else {
-            OperatingSystemType::Linux
-        }),
-        create_option: Some(DiskCreateOption::FromImage),
-        caching: disk.caching_type.map(caching),
-        disk_size_gb: size_gb(disk.disk_size_gb, "spec.osDisk.diskSizeGB")?,
-        managed_disk: managed_disk(disk.managed_disk.as_ref())?,
-        diff_disk_settings: ephemeral,
-        delete_option: None,
-    };
-    let data_disks = spec
-        .vm
-        .data_disks
-        .iter()
-        .flatten()
-        .map(|disk| data_disk(name, disk))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(StorageProfile {
-        image_reference: Some(image.reference.clone()),
-        os_disk: Some(os_disk),
-        data_disks: (!data_disks.is_empty()).then_some(data_disks),
-    })
-}
-
-fn data_disk(machine: &str, disk: &SpecDataDisk) -> Result<DataDisk, MachineSpecError> {
-    let lun = disk
-        .lun
-        .map(|lun| {
-            u32::try_from(lun).map_err(|_| invalid("spec.dataDisks[].lun", format!("{lun}: must be 0 to 63")))
-        })
-        .transpose()?;
-    Ok(DataDisk {
-        lun,
-        name: Some(data_disk_name(machine, &disk.name_suffix)),
-        create_option: Some(DiskCreateOption::Empty),
-        caching: disk.caching_type.map(caching),
-        disk_size_gb: size_gb(Some(disk.disk_size_gb), "spec.dataDisks[].diskSizeGB")?,
-        managed_disk: managed_disk(disk.managed_disk.as_ref())?,
-        delete_option: None,
-    })
-}
-
-/// The OpenSSH line of the spec's base64-encoded key.
-fn ssh_key(spec: &AzureMachineSpec) -> Result<String, MachineSpecError> {
-    let encoded = spec
-        .vm
-        .ssh_public_key
-        .as_deref()
-        .filter(|key| !key.is_empty())
-        .ok_or_else(|| {
-            invalid(
-                "spec.sshPublicKey",
-                "empty: set a base64-encoded OpenSSH public key (the admission webhook generates one)",
-            )
-        })?;
-    let bytes = STANDARD.decode(encoded.trim()).map_err(|_| {
-        invalid(
-            "spec.sshPublicKey",
-            "not base64: encode the public key line with base64 -w0",
-        )
-    })?;
-    let line = String::from_utf8(bytes).map_err(|_| {
-        invalid(
-            "spec.sshPublicKey",
-            "does not decode to an OpenSSH public key line",
-        )
-    })?;
-    Ok(line.trim().to_owned())
-}
-
-fn os_profile(
-    name: &str,
-    spec: &AzureMachineSpec,
-    custom_data: Secret,
-) -> Result<OsProfile, MachineSpecError> {
-    let profile = OsProfile {
-        computer_name: Some(name.to_owned()),
-        admin_username: Some(ADMIN_USER.to_owned()),
-        custom_data: Some(custom_data),
-        allow_extension_operations: Some(!spec.disable_extension_operations.unwrap_or(false)),
-        ..OsProfile::default()
-    };
-    if is_windows(spec) {
-        // Azure wants a password for a Windows admin; cloudbase-init replaces it at first boot,
-        // and access is by the SSH key, so this one is never kept.
-        return Ok(OsProfile {
-            admin_password: Some(random_password().ok_or(MachineSpecError::NoRandomness)?),
-            windows_configuration: Some(WindowsConfiguration {
-                enable_automatic_updates: Some(false),
-                provision_vm_agent: None,
-            }),
-            ..profile
-        });
-    }
-    Ok(OsProfile {
-        linux_configuration: Some(LinuxConfiguration {
-            disable_password_authentication: Some(true),
-            ssh: Some(SshConfiguration {
-                public_keys: Some(vec![SshPublicKey {
-                    path: Some(format!("/home/{ADMIN_USER}/.ssh/authorized_keys")),
-                    key_data: Some(ssh_key(spec)?),
-                }]),
-            }),
-            provision_vm_agent: None,
-        }),
-        ..profile
-    })
-}
-
-/// A password Azure's complexity rules accept (upper and lower case, a digit and a symbol),
-/// 64 characters long, from the system's secure random source.
-fn random_password() -> Option<Secret> {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    let mut bytes = [0_u8; 60];
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes).ok()?;
-    let random: String = bytes
-        .iter()
-        .map(|byte| char::from(ALPHABET[usize::from(*byte) % ALPHABET.len()]))
-        .collect();
-    Some(Secret::new(format!("Aa1!{random}")))
-}
-
 fn network_profile(interfaces: &[ResourceId]) -> NetworkProfile {
     NetworkProfile {
         network_interfaces: Some(
@@ -443,118 +265,13 @@ fn network_profile(interfaces: &[ResourceId]) -> NetworkProfile {
     }
 }
 
-fn identity(spec: &AzureMachineSpec) -> Result<Option<ManagedServiceIdentity>, MachineSpecError> {
-    match spec.identities.identity.unwrap_or_default() {
-        VmIdentity::None => Ok(None),
-        VmIdentity::SystemAssigned => Ok(Some(ManagedServiceIdentity {
-            identity_type: Some(IdentityType::SystemAssigned),
-            ..ManagedServiceIdentity::default()
-        })),
-        VmIdentity::UserAssigned => {
-            let identities = spec
-                .identities
-                .user_assigned_identities
-                .iter()
-                .flatten()
-                .map(|identity| {
-                    let id = identity.provider_id.trim_start_matches("azure://");
-                    id.parse::<ResourceId>()
-                        .map(|id| (id, AssignedIdentity::default()))
-                        .map_err(|err| {
-                            invalid(
-                                "spec.userAssignedIdentities[].providerID",
-                                format!("{id:?}: {err}"),
-                            )
-                        })
-                })
-                .collect::<Result<HashMap<_, _>, _>>()?;
-            if identities.is_empty() {
-                return Err(invalid(
-                    "spec.userAssignedIdentities",
-                    "empty: identity UserAssigned needs at least one identity",
-                ));
-            }
-            Ok(Some(ManagedServiceIdentity {
-                identity_type: Some(IdentityType::UserAssigned),
-                user_assigned_identities: Some(identities),
-                ..ManagedServiceIdentity::default()
-            }))
-        }
-    }
-}
-
-/// The spot settings, as the rest of the properties to fill.
-fn spot(spec: &AzureMachineSpec) -> Result<VirtualMachineProperties, MachineSpecError> {
-    let Some(spot) = spec.vm.spot_vm_options.as_ref() else {
-        return Ok(VirtualMachineProperties::default());
-    };
-    let max_price = spot
-        .max_price
-        .as_ref()
-        .map(|price| {
-            price.to_string().parse::<f64>().map_err(|_| {
-                invalid(
-                    "spec.spotVMOptions.maxPrice",
-                    format!("{price}: a price in US dollars such as 0.05, or -1"),
-                )
-            })
-        })
-        .transpose()?;
-    Ok(VirtualMachineProperties {
-        priority: Some(Priority::Spot),
-        eviction_policy: Some(match spot.eviction_policy {
-            Some(SpotEvictionPolicy::Delete) => EvictionPolicy::Delete,
-            Some(SpotEvictionPolicy::Deallocate) | None => EvictionPolicy::Deallocate,
-        }),
-        billing_profile: max_price.map(|price| BillingProfile {
-            max_price: Some(price),
-        }),
-        ..VirtualMachineProperties::default()
-    })
-}
-
-fn security_profile(security: &SpecSecurity) -> SecurityProfile {
-    SecurityProfile {
-        security_type: security.security_type.map(|kind| match kind {
-            SpecSecurityType::TrustedLaunch => SecurityType::TrustedLaunch,
-            SpecSecurityType::ConfidentialVM => SecurityType::ConfidentialVm,
-        }),
-        uefi_settings: security.uefi_settings.as_ref().map(|uefi| UefiSettings {
-            secure_boot_enabled: uefi.secure_boot_enabled,
-            v_tpm_enabled: uefi.v_tpm_enabled,
-        }),
-        encryption_at_host: security.encryption_at_host,
-    }
-}
-
-fn diagnostics_profile(diagnostics: &Diagnostics) -> Option<DiagnosticsProfile> {
-    let boot = diagnostics.boot.as_ref()?;
-    let boot_diagnostics = match boot.storage_account_type {
-        BootDiagnosticsStorageAccountType::Managed => BootDiagnostics {
-            enabled: Some(true),
-            storage_uri: None,
-        },
-        BootDiagnosticsStorageAccountType::UserManaged => BootDiagnostics {
-            enabled: Some(true),
-            storage_uri: boot
-                .user_managed
-                .as_ref()
-                .map(|user| user.storage_account_uri.clone()),
-        },
-        BootDiagnosticsStorageAccountType::Disabled => BootDiagnostics {
-            enabled: Some(false),
-            storage_uri: None,
-        },
-    };
-    Some(DiagnosticsProfile {
-        boot_diagnostics: Some(boot_diagnostics),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use capz_kit::tags::Role;
     use capz_rules::Features;
+
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
 
     use super::*;
 

@@ -1,0 +1,556 @@
+//! Virtual machine scale sets (`Microsoft.Compute/virtualMachineScaleSets`) of AzureMachinePools:
+//! the instance model made from the pool's template (the same VM profile an AzureMachine has:
+//! size, image, disks, admin user `capi` with the SSH key, bootstrap data as custom data, spot,
+//! security and diagnostics), one interface in the pool's subnet, the zones, identities and the
+//! number of instances.
+//!
+//! Azure never answers a set's custom data or passwords, so a changed model cannot be seen by
+//! reading the set. The set carries a hash of the model it was last written with in a tag
+//! ([`MODEL_HASH_TAG`]): a set is written again only when that hash or the capacity differs, or
+//! a tag of ours is missing. Tags and extensions that others add to the set (Azure Policy does)
+//! are kept on every write and never count as a difference.
+
+use capz_api::AzureMachinePoolSpec;
+use capz_api::azuremachinepool::OrchestrationMode as SpecMode;
+use capz_azure::models::SubResource;
+use capz_azure::models::compute::{
+    OrchestrationMode, ScaleSetExtension, ScaleSetIpConfiguration, ScaleSetIpConfigurationProperties,
+    ScaleSetNetworkInterface, ScaleSetNetworkInterfaceProperties, ScaleSetNetworkProfile, ScaleSetOsProfile,
+    ScaleSetProperties, ScaleSetSku, ScaleSetVmProfile, UpgradeMode, UpgradePolicy,
+    VirtualMachineScaleSet as Model,
+};
+use capz_azure::{IdError, ResourceId};
+use capz_kit::resource::{AzureResource, Ownership};
+use capz_kit::scope::ClusterScope;
+use capz_kit::tags::Tags;
+
+use crate::virtual_machine::profile::{
+    diagnostics_profile, identity, os_profile, security_profile, spot, storage_profile, windows,
+};
+use crate::virtual_machine::{MachineSpecError, Paths, ResolvedImage, Spot, invalid, provider_id};
+
+/// The tag holding the hash of the model a set was last written with.
+pub const MODEL_HASH_TAG: &str = "sigs.k8s.io_cluster-api-provider-azure_spec-version-hash";
+
+/// The network api-version a Flexible set makes its instances' interfaces with (Azure requires
+/// one for Flexible sets).
+const FLEXIBLE_NETWORK_API_VERSION: &str = "2020-11-01";
+
+/// The longest computer name prefix Windows takes (Azure adds six characters to it).
+const WINDOWS_PREFIX_LIMIT: usize = 9;
+
+/// What a set is built from besides its pool's spec.
+#[derive(Debug, Clone)]
+pub struct ScaleSetInputs {
+    /// The instances' image.
+    pub image: ResolvedImage,
+    /// The bootstrap data every new instance runs, base64 encoded.
+    pub custom_data: capz_azure::models::Secret,
+    /// The subnet the instances' interfaces are in.
+    pub subnet: ResourceId,
+    /// The load balancer backend pools the instances join.
+    pub backend_pools: Vec<ResourceId>,
+    /// The zones the instances are spread over (the MachinePool's failure domains).
+    pub zones: Vec<String>,
+    /// How many instances the set keeps.
+    pub capacity: u64,
+    /// The set's tags.
+    pub tags: Tags,
+}
+
+/// A scale set as its AzureMachinePool wants it.
+#[derive(Debug, Clone)]
+pub struct ScaleSet {
+    id: ResourceId,
+    cluster: String,
+    /// `None` for a set known only by name, to read or delete.
+    body: Option<Model>,
+}
+
+impl ScaleSet {
+    /// The set `name` in the cluster's resource group, built from its pool's (defaulted) `spec`.
+    ///
+    /// # Errors
+    /// When the spec holds what Azure cannot take.
+    pub fn new(
+        scope: &ClusterScope,
+        name: &str,
+        spec: &AzureMachinePoolSpec,
+        inputs: ScaleSetInputs,
+    ) -> Result<Self, MachineSpecError> {
+        let id = scope
+            .id_of::<Model>(name)
+            .map_err(|err| invalid("metadata.name", err.to_string()))?;
+        let paths = Paths::POOL;
+        let vm = &spec.template.vm;
+        let flexible = spec.orchestration_mode == Some(SpecMode::Flexible);
+        let os = os_profile(
+            &computer_name_prefix(name, windows(vm)),
+            vm,
+            inputs.custom_data,
+            true,
+            paths,
+        )?;
+        let Spot {
+            priority,
+            eviction_policy,
+            billing_profile,
+        } = spot(vm, paths)?;
+        let profile = ScaleSetVmProfile {
+            os_profile: Some(ScaleSetOsProfile {
+                computer_name_prefix: os.computer_name,
+                admin_username: os.admin_username,
+                admin_password: os.admin_password,
+                custom_data: os.custom_data,
+                linux_configuration: os.linux_configuration,
+                windows_configuration: os.windows_configuration,
+                allow_extension_operations: os.allow_extension_operations,
+            }),
+            storage_profile: Some(storage_profile(None, vm, &inputs.image, paths)?),
+            network_profile: Some(network_profile(
+                name,
+                vm.accelerated_networking,
+                &inputs.subnet,
+                &inputs.backend_pools,
+                flexible,
+            )),
+            extension_profile: None,
+            security_profile: vm.security_profile.as_ref().map(security_profile),
+            diagnostics_profile: vm.diagnostics.as_ref().and_then(diagnostics_profile),
+            priority,
+            eviction_policy,
+            billing_profile,
+        };
+        let fault_domains = spec
+            .platform_fault_domain_count
+            .map(|count| {
+                u32::try_from(count).map_err(|_| {
+                    invalid(
+                        "spec.platformFaultDomainCount",
+                        format!("{count}: must be positive"),
+                    )
+                })
+            })
+            .transpose()?;
+        let properties = ScaleSetProperties {
+            orchestration_mode: Some(if flexible {
+                OrchestrationMode::Flexible
+            } else {
+                OrchestrationMode::Uniform
+            }),
+            // capz-rs replaces instances itself, in the pool's own batches, after draining them.
+            upgrade_policy: (!flexible).then_some(UpgradePolicy {
+                mode: Some(UpgradeMode::Manual),
+            }),
+            virtual_machine_profile: Some(profile),
+            overprovision: (!flexible).then_some(false),
+            single_placement_group: Some(false),
+            platform_fault_domain_count: fault_domains.or(flexible.then_some(1)),
+            ..ScaleSetProperties::default()
+        };
+        let mut body = Model {
+            location: Some(scope.location.clone()),
+            zones: (!inputs.zones.is_empty()).then_some(inputs.zones),
+            sku: Some(ScaleSetSku {
+                name: Some(vm.vm_size.clone()),
+                tier: None,
+                capacity: Some(inputs.capacity),
+            }),
+            identity: identity(&spec.identities)?,
+            plan: inputs.image.plan,
+            properties: Some(properties),
+            ..Model::default()
+        };
+        let mut tags = inputs.tags;
+        tags.insert(MODEL_HASH_TAG.to_owned(), model_hash(&body));
+        body.tags = Some(tags);
+        Ok(Self {
+            id,
+            cluster: scope.name.clone(),
+            body: Some(body),
+        })
+    }
+
+    /// The set `name` in the cluster's resource group, known only by name: it can be read and
+    /// deleted, never created.
+    ///
+    /// # Errors
+    /// When `name` is not a valid resource name.
+    pub fn named(scope: &ClusterScope, name: &str) -> Result<Self, IdError> {
+        Ok(Self {
+            id: scope.id_of::<Model>(name)?,
+            cluster: scope.name.clone(),
+            body: None,
+        })
+    }
+
+    /// The pool's `providerID`: `azure://` and the set's id, its resource group in lower case.
+    #[must_use]
+    pub fn provider_id(&self) -> String {
+        provider_id(&self.id)
+    }
+}
+
+impl AzureResource for ScaleSet {
+    type Model = Model;
+    const SERVICE: &'static str = "scaleset";
+
+    fn id(&self) -> &ResourceId {
+        &self.id
+    }
+
+    fn ownership(&self) -> Ownership {
+        Ownership::Tagged {
+            cluster: self.cluster.clone(),
+        }
+    }
+
+    fn desired(&self, existing: Option<&Model>) -> Option<Model> {
+        let wanted = self.body.as_ref()?;
+        let Some(existing) = existing else {
+            return Some(wanted.clone());
+        };
+        let capacity = |set: &Model| set.sku.as_ref().and_then(|sku| sku.capacity);
+        let existing_tags = existing.tags.clone().unwrap_or_default();
+        let tags_missing = wanted
+            .tags
+            .iter()
+            .flatten()
+            .any(|(key, value)| existing_tags.get(key) != Some(value));
+        if capacity(existing) == capacity(wanted) && !tags_missing {
+            return None;
+        }
+        Some(keeping_what_others_added(wanted, existing))
+    }
+}
+
+/// `wanted`, with the tags and extensions others added to `existing` kept: a write must not
+/// take away what Azure Policy (or an operator) put on the set.
+fn keeping_what_others_added(wanted: &Model, existing: &Model) -> Model {
+    let mut body = wanted.clone();
+    let mut tags: Tags = existing.tags.clone().unwrap_or_default();
+    tags.extend(wanted.tags.clone().unwrap_or_default());
+    body.tags = Some(tags);
+    let foreign: Vec<ScaleSetExtension> = existing
+        .properties
+        .as_ref()
+        .and_then(|properties| properties.virtual_machine_profile.as_ref())
+        .and_then(|profile| profile.extension_profile.as_ref())
+        .and_then(|profile| profile.extensions.clone())
+        .unwrap_or_default();
+    if let Some(profile) = body
+        .properties
+        .as_mut()
+        .and_then(|properties| properties.virtual_machine_profile.as_mut())
+    {
+        let ours: Vec<ScaleSetExtension> = profile
+            .extension_profile
+            .as_ref()
+            .and_then(|profile| profile.extensions.clone())
+            .unwrap_or_default();
+        let kept = foreign.into_iter().filter(|extension| {
+            !ours
+                .iter()
+                .any(|own| own.name.eq_ignore_ascii_case(&extension.name))
+        });
+        let extensions: Vec<ScaleSetExtension> = ours.iter().cloned().chain(kept).collect();
+        if !extensions.is_empty() {
+            profile.extension_profile = Some(capz_azure::models::compute::ScaleSetExtensionProfile {
+                extensions: Some(extensions),
+            });
+        }
+    }
+    body
+}
+
+/// A hash of what the set's instances are made from: the instance model (custom data
+/// included, the throw-away Windows password not, as it is new at every build) and the size.
+fn model_hash(body: &Model) -> String {
+    let mut profile = body
+        .properties
+        .as_ref()
+        .and_then(|properties| properties.virtual_machine_profile.clone());
+    if let Some(os) = profile.as_mut().and_then(|profile| profile.os_profile.as_mut()) {
+        os.admin_password = None;
+    }
+    let size = body.sku.as_ref().and_then(|sku| sku.name.clone());
+    let text = serde_json::to_string(&(profile, size, &body.plan)).unwrap_or_default();
+    let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+    digest.as_ref()[..16]
+        .iter()
+        .fold(String::with_capacity(32), |mut hex, byte| {
+            use std::fmt::Write as _;
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+/// The computer name prefix of the pool `name`: its name; for Windows, whose names take 15
+/// characters of which Azure's suffix is six, a name longer than 9 becomes `win` and its last
+/// five characters, as CAPZ names them.
+fn computer_name_prefix(name: &str, windows: bool) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    if !windows || chars.len() <= WINDOWS_PREFIX_LIMIT {
+        return name.to_owned();
+    }
+    let tail: String = chars[chars.len() - 5..].iter().collect();
+    format!("win{tail}")
+}
+
+fn network_profile(
+    name: &str,
+    accelerated: Option<bool>,
+    subnet: &ResourceId,
+    backend_pools: &[ResourceId],
+    flexible: bool,
+) -> ScaleSetNetworkProfile {
+    let ip_configuration = ScaleSetIpConfiguration {
+        name: "ipConfig0".to_owned(),
+        properties: Some(ScaleSetIpConfigurationProperties {
+            subnet: Some(SubResource::from(subnet.clone())),
+            primary: Some(true),
+            private_ip_address_version: Some("IPv4".to_owned()),
+            load_balancer_backend_address_pools: (!backend_pools.is_empty())
+                .then(|| backend_pools.iter().cloned().map(SubResource::from).collect()),
+        }),
+    };
+    ScaleSetNetworkProfile {
+        network_interface_configurations: Some(vec![ScaleSetNetworkInterface {
+            name: format!("{name}-nic-0"),
+            properties: Some(ScaleSetNetworkInterfaceProperties {
+                primary: Some(true),
+                enable_accelerated_networking: accelerated,
+                enable_ip_forwarding: None,
+                ip_configurations: Some(vec![ip_configuration]),
+            }),
+        }]),
+        network_api_version: flexible.then(|| FLEXIBLE_NETWORK_API_VERSION.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::STANDARD;
+    use capz_azure::models::Secret;
+    use capz_azure::models::compute::ScaleSetExtensionProfile;
+    use capz_kit::tags::Role;
+    use capz_rules::Features;
+    use serde_json::json;
+
+    use super::*;
+    use crate::virtual_machine::{ReferenceOs, resolve_image};
+
+    const KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDdvbmx5IGEgdGVzdA== test";
+
+    fn scope() -> ClusterScope {
+        let cluster = serde_json::from_value(json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureCluster",
+            "metadata": {"name": "c1", "namespace": "default"},
+            "spec": {"location": "westeurope", "subscriptionID": "00000000-0000-0000-0000-000000000001", "resourceGroup": "My-RG"},
+        }))
+        .unwrap();
+        ClusterScope::new(&cluster, Features::default(), None).unwrap()
+    }
+
+    fn spec(template: &serde_json::Value, pool: &serde_json::Value) -> AzureMachinePoolSpec {
+        let mut vm = json!({
+            "vmSize": "Standard_D2s_v3",
+            "osDisk": {"osType": "Linux", "diskSizeGB": 30, "managedDisk": {"storageAccountType": "Premium_LRS"}},
+            "sshPublicKey": STANDARD.encode(KEY),
+        });
+        if let (Some(vm), Some(extra)) = (vm.as_object_mut(), template.as_object()) {
+            vm.extend(extra.clone());
+        }
+        let mut value = json!({"location": "westeurope", "template": vm});
+        if let (Some(value), Some(extra)) = (value.as_object_mut(), pool.as_object()) {
+            value.extend(extra.clone());
+        }
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn inputs(scope: &ClusterScope, capacity: u64, custom_data: &str) -> ScaleSetInputs {
+        ScaleSetInputs {
+            image: resolve_image(None, Some("v1.33.1"), ReferenceOs::Linux).unwrap(),
+            custom_data: Secret::new(STANDARD.encode(custom_data)),
+            subnet: scope
+                .id_of::<capz_azure::models::network::VirtualNetwork>("c1-vnet")
+                .unwrap()
+                .child("subnets", "node-subnet")
+                .unwrap(),
+            backend_pools: Vec::new(),
+            zones: vec!["1".to_owned(), "3".to_owned()],
+            capacity,
+            tags: scope.owned_tags(Role::Node),
+        }
+    }
+
+    fn set(spec: &AzureMachinePoolSpec, capacity: u64, custom_data: &str) -> ScaleSet {
+        let scope = scope();
+        ScaleSet::new(&scope, "pool0", spec, inputs(&scope, capacity, custom_data)).unwrap()
+    }
+
+    fn body(set: &ScaleSet) -> Model {
+        set.desired(None).expect("a new set is written")
+    }
+
+    #[test]
+    fn a_uniform_set_carries_the_template_and_is_upgraded_by_capz_rs() {
+        let pool = set(
+            &spec(&json!({"acceleratedNetworking": true}), &json!({})),
+            3,
+            "#cloud-config\n",
+        );
+        let model = body(&pool);
+        let wire = serde_json::to_value(&model).unwrap();
+        assert_eq!(wire["sku"], json!({"name": "Standard_D2s_v3", "capacity": 3}));
+        assert_eq!(wire["zones"], json!(["1", "3"]));
+        let properties = &wire["properties"];
+        assert_eq!(properties["orchestrationMode"], "Uniform");
+        assert_eq!(properties["upgradePolicy"], json!({"mode": "Manual"}));
+        assert_eq!(properties["overprovision"], false);
+        let profile = &properties["virtualMachineProfile"];
+        assert_eq!(profile["osProfile"]["computerNamePrefix"], "pool0");
+        assert_eq!(profile["osProfile"]["adminUsername"], "capi");
+        assert_eq!(
+            profile["osProfile"]["linuxConfiguration"]["ssh"]["publicKeys"][0]["keyData"],
+            KEY
+        );
+        assert!(
+            profile["storageProfile"]["osDisk"].get("name").is_none(),
+            "each instance names its own disk"
+        );
+        let nic = &profile["networkProfile"]["networkInterfaceConfigurations"][0];
+        assert_eq!(nic["properties"]["enableAcceleratedNetworking"], true);
+        assert!(
+            nic["properties"]["ipConfigurations"][0]["properties"]["subnet"]["id"]
+                .as_str()
+                .unwrap()
+                .ends_with("/virtualNetworks/c1-vnet/subnets/node-subnet")
+        );
+        assert!(
+            model
+                .tags
+                .as_ref()
+                .is_some_and(|tags| tags.contains_key(MODEL_HASH_TAG)),
+            "the set records the model it was written with"
+        );
+        assert!(
+            !format!("{model:?}").contains(&STANDARD.encode("#cloud-config\n")),
+            "the bootstrap data never shows in logs"
+        );
+        assert!(pool.provider_id().starts_with("azure:///subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/my-rg/providers/Microsoft.Compute/virtualMachineScaleSets/pool0"));
+    }
+
+    #[test]
+    fn a_flexible_set_has_no_upgrade_policy_and_one_fault_domain() {
+        let model = body(&set(
+            &spec(&json!({}), &json!({"orchestrationMode": "Flexible"})),
+            1,
+            "#cloud-config\n",
+        ));
+        let wire = serde_json::to_value(&model).unwrap();
+        let properties = &wire["properties"];
+        assert_eq!(properties["orchestrationMode"], "Flexible");
+        assert!(properties.get("upgradePolicy").is_none());
+        assert!(properties.get("overprovision").is_none());
+        assert_eq!(properties["platformFaultDomainCount"], 1);
+        assert_eq!(
+            properties["virtualMachineProfile"]["networkProfile"]["networkApiVersion"],
+            FLEXIBLE_NETWORK_API_VERSION
+        );
+    }
+
+    #[test]
+    fn a_set_is_written_again_only_for_a_new_model_a_new_capacity_or_a_lost_tag() {
+        let spec = spec(&json!({}), &json!({}));
+        let written = body(&set(&spec, 2, "#cloud-config\n"));
+        // Azure answers neither the custom data nor what was not sent; others add a tag and an
+        // extension.
+        let mut existing = written.clone();
+        if let Some(os) = existing
+            .properties
+            .as_mut()
+            .and_then(|properties| properties.virtual_machine_profile.as_mut())
+            .and_then(|profile| profile.os_profile.as_mut())
+        {
+            os.custom_data = None;
+        }
+        existing
+            .tags
+            .get_or_insert_default()
+            .insert("CostCenter".to_owned(), "1234".to_owned());
+        if let Some(profile) = existing
+            .properties
+            .as_mut()
+            .and_then(|properties| properties.virtual_machine_profile.as_mut())
+        {
+            profile.extension_profile = Some(ScaleSetExtensionProfile {
+                extensions: Some(vec![ScaleSetExtension {
+                    name: "AzurePolicyforLinux".to_owned(),
+                    properties: None,
+                }]),
+            });
+        }
+        assert_eq!(
+            set(&spec, 2, "#cloud-config\n").desired(Some(&existing)),
+            None,
+            "the same model and capacity: nothing to write, whatever others added"
+        );
+
+        let scaled = set(&spec, 4, "#cloud-config\n")
+            .desired(Some(&existing))
+            .expect("a new capacity is written");
+        assert_eq!(scaled.sku.and_then(|sku| sku.capacity), Some(4));
+        assert_eq!(
+            scaled
+                .tags
+                .as_ref()
+                .and_then(|tags| tags.get("CostCenter"))
+                .map(String::as_str),
+            Some("1234"),
+            "a tag others added is kept"
+        );
+        let extensions = scaled
+            .properties
+            .and_then(|properties| properties.virtual_machine_profile)
+            .and_then(|profile| profile.extension_profile)
+            .and_then(|profile| profile.extensions)
+            .unwrap_or_default();
+        assert!(
+            extensions
+                .iter()
+                .any(|extension| extension.name == "AzurePolicyforLinux"),
+            "an extension others added is kept: {extensions:?}"
+        );
+
+        let upgraded = set(&spec, 2, "#cloud-config\n# v1.33.2\n")
+            .desired(Some(&existing))
+            .expect("new bootstrap data is a new model");
+        assert_ne!(
+            upgraded.tags.as_ref().and_then(|tags| tags.get(MODEL_HASH_TAG)),
+            existing.tags.as_ref().and_then(|tags| tags.get(MODEL_HASH_TAG))
+        );
+    }
+
+    #[test]
+    fn windows_pools_with_long_names_get_a_short_prefix() {
+        assert_eq!(computer_name_prefix("pool0", true), "pool0");
+        assert_eq!(computer_name_prefix("windows-pool-1", true), "winool-1");
+        assert_eq!(computer_name_prefix("windows-pool-1", false), "windows-pool-1");
+    }
+
+    #[test]
+    fn a_bad_template_field_is_named_under_the_template() {
+        let scope = scope();
+        let spec = spec(&json!({"sshPublicKey": "not base64!"}), &json!({}));
+        let error = ScaleSet::new(&scope, "pool0", &spec, inputs(&scope, 1, "#cloud-config\n")).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("spec.template.sshPublicKey: Invalid value"),
+            "{error}"
+        );
+    }
+}
