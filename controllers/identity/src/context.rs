@@ -6,7 +6,9 @@ use std::sync::Mutex;
 
 use capz_kit::api::common::compute::VmIdentityProfile;
 use capz_kit::api::controllers::Family;
-use capz_kit::api::{AzureCluster, AzureMachine, AzureMachineTemplate, AzureManagedControlPlane};
+use capz_kit::api::{
+    AzureCluster, AzureMachine, AzureMachinePool, AzureMachineTemplate, AzureManagedControlPlane,
+};
 use capz_kit::conditions::Observation;
 use capz_kit::controller::ControllerId;
 use capz_kit::identity::Identities;
@@ -77,6 +79,12 @@ pub(crate) trait MachineSource:
 impl MachineSource for AzureMachineTemplate {
     fn identities(&self) -> &VmIdentityProfile {
         &self.spec.template.spec.identities
+    }
+}
+
+impl MachineSource for AzureMachinePool {
+    fn identities(&self) -> &VmIdentityProfile {
+        &self.spec.identities
     }
 }
 

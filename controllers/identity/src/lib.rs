@@ -4,15 +4,17 @@
 //!   token and reports it as `Ready`; keeps the finalizer `identity.infrastructure.cluster.x-k8s.io`
 //!   on it while an AzureCluster or AzureManagedControlPlane refers to it, so that it cannot vanish
 //!   under a cluster that still needs it to delete its resources.
-//! - **azure.json Secrets**: writes `<name>-azure-json` for every AzureMachineTemplate and every
-//!   AzureMachine not cloned from a template — the Azure cloud provider's configuration of the
-//!   workload cluster's machines, which kubeadm's bootstrap reads (see [`plan`]).
+//! - **azure.json Secrets**: writes `<name>-azure-json` for every AzureMachineTemplate, every
+//!   AzureMachinePool and every AzureMachine not cloned from a template — the Azure cloud
+//!   provider's configuration of the workload cluster's machines, which kubeadm's bootstrap reads
+//!   (see [`plan`]).
 //!
 //! ```text
 //!   AzureClusterIdentity ── users from the caches of AzureClusters and managed control planes
 //!     │ used: finalizer held; unused: released, a deletion goes on       (cleanup)
 //!     ▼ sign in, a failure remembered per generation ─▶ Ready            (apply, status)
-//!   AzureMachineTemplate / AzureMachine ── its Cluster's AzureCluster, not paused  (reconcile)
+//!   AzureMachineTemplate / AzureMachinePool / AzureMachine ── its Cluster's AzureCluster,
+//!     │                                                         not paused  (reconcile)
 //!     ▼ plan::CloudProviderConfig ─▶ Secret <name>-azure-json, when it differs   (plan, apply)
 //! ```
 
@@ -29,7 +31,9 @@ use std::sync::{Arc, Mutex};
 
 use capz_kit::api::azureclusteridentity::AzureClusterIdentity;
 use capz_kit::api::capi::Cluster;
-use capz_kit::api::{AzureCluster, AzureMachine, AzureMachineTemplate, AzureManagedControlPlane};
+use capz_kit::api::{
+    AzureCluster, AzureMachine, AzureMachinePool, AzureMachineTemplate, AzureManagedControlPlane,
+};
 use capz_kit::cluster::{cluster_name, is_paused};
 use capz_kit::filter::{Seen, everything_but_status};
 use capz_kit::identity::{Identities, IdentitySettings};
@@ -44,7 +48,7 @@ use crate::context::{MachineSource, State};
 use crate::reconcile::{reference_key, references_changed};
 
 /// Runs the identity controller until the runner's shutdown: the AzureClusterIdentity checks and
-/// the azure.json Secrets of AzureMachineTemplates and AzureMachines.
+/// the azure.json Secrets of AzureMachineTemplates, AzureMachinePools and AzureMachines.
 ///
 /// # Errors
 /// When the identity settings (the custom cloud) cannot be resolved.
@@ -84,6 +88,7 @@ pub async fn run(ctx: Context, settings: IdentitySettings) -> Result<(), BoxErro
     futures_util::join!(
         ctx.run(identities, reconcile::identity, state.clone()),
         machines::<AzureMachineTemplate>(&ctx, state.clone()),
+        machines::<AzureMachinePool>(&ctx, state.clone()),
         machines::<AzureMachine>(&ctx, state),
     );
     Ok(())

@@ -262,10 +262,10 @@ spec:
 
 fn template(kind: &str, name: &str, annotations: &str) -> String {
     let spec = "{vmSize: Standard_D2s_v3, osDisk: {osType: Linux, diskSizeGB: 128}}";
-    let spec = if kind == "AzureMachineTemplate" {
-        format!("{{template: {{spec: {spec}}}}}")
-    } else {
-        spec.to_owned()
+    let spec = match kind {
+        "AzureMachineTemplate" => format!("{{template: {{spec: {spec}}}}}"),
+        "AzureMachinePool" => format!("{{location: westeurope, template: {spec}}}"),
+        _ => spec.to_owned(),
     };
     format!(
         r"
@@ -314,6 +314,7 @@ async fn machines_get_the_cloud_provider_configuration_of_their_cluster() -> Tes
         setup.apply(&template("AzureMachineTemplate", "mine", "")).await?;
         setup.apply(&template("AzureMachineTemplate", "md-0", "")).await?;
         setup.apply(&template("AzureMachine", "standalone", "")).await?;
+        setup.apply(&template("AzureMachinePool", "mp-0", "")).await?;
         setup
             .apply(&template(
                 "AzureMachine",
@@ -353,6 +354,16 @@ async fn machines_get_the_cloud_provider_configuration_of_their_cluster() -> Tes
             .collect();
         assert_eq!(owners, [("AzureMachineTemplate", "md-0")]);
         written(setup, "standalone-azure-json", "the standalone machine's Secret", |_| true).await?;
+        let pool = written(setup, "mp-0-azure-json", "the machine pool's Secret", |file| {
+            file["vmType"] == "vmss"
+        })
+        .await?;
+        let owners: Vec<_> = pool
+            .owner_references()
+            .iter()
+            .map(|owner| (owner.kind.as_str(), owner.name.as_str()))
+            .collect();
+        assert_eq!(owners, [("AzureMachinePool", "mp-0")]);
 
         // Neither the clone of a template nor the user's Secret is written.
         let secrets = setup.api::<Secret>();
