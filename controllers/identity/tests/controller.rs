@@ -280,6 +280,15 @@ spec: {spec}
     )
 }
 
+/// The kinds and names of `secret`'s owners.
+fn owners(secret: &Secret) -> Vec<(&str, &str)> {
+    secret
+        .owner_references()
+        .iter()
+        .map(|owner| (owner.kind.as_str(), owner.name.as_str()))
+        .collect()
+}
+
 fn file(secret: &Secret, key: &str) -> TestResult<Value> {
     let data = secret
         .data
@@ -347,23 +356,13 @@ async fn machines_get_the_cloud_provider_configuration_of_their_cluster() -> Tes
         }
         assert_eq!(config["useManagedIdentityExtension"], json!(false));
         assert_eq!(secret.labels().get("c1").map(String::as_str), Some("owned"));
-        let owners: Vec<_> = secret
-            .owner_references()
-            .iter()
-            .map(|owner| (owner.kind.as_str(), owner.name.as_str()))
-            .collect();
-        assert_eq!(owners, [("AzureMachineTemplate", "md-0")]);
+        assert_eq!(owners(&secret), [("AzureMachineTemplate", "md-0")]);
         written(setup, "standalone-azure-json", "the standalone machine's Secret", |_| true).await?;
         let pool = written(setup, "mp-0-azure-json", "the machine pool's Secret", |file| {
             file["vmType"] == "vmss"
         })
         .await?;
-        let owners: Vec<_> = pool
-            .owner_references()
-            .iter()
-            .map(|owner| (owner.kind.as_str(), owner.name.as_str()))
-            .collect();
-        assert_eq!(owners, [("AzureMachinePool", "mp-0")]);
+        assert_eq!(owners(&pool), [("AzureMachinePool", "mp-0")]);
 
         // Neither the clone of a template nor the user's Secret is written.
         let secrets = setup.api::<Secret>();
