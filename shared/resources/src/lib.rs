@@ -14,6 +14,7 @@
 
 pub mod availability_set;
 pub mod disk;
+pub mod image;
 pub mod inbound_nat_rule;
 pub mod load_balancer;
 pub mod location;

@@ -7,7 +7,6 @@
 //! A machine is written once: like CAPZ, an existing machine is never updated (what it is made
 //! of is fixed at creation, and custom data cannot change).
 
-mod image;
 pub(crate) mod profile;
 
 use capz_api::AzureMachineSpec;
@@ -17,21 +16,17 @@ use capz_azure::models::compute::{
 };
 use capz_azure::models::{Secret, SubResource};
 use capz_azure::{IdError, ResourceId};
-use capz_kit::conditions::Reason;
-use capz_kit::policy::{Category, Classify};
 use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::scope::ClusterScope;
 use capz_kit::tags::Tags;
 
-pub use image::{
+pub use crate::image::{
     DEFAULT_WINDOWS_SERVER, ImageError, REFERENCE_GALLERY, REFERENCE_LINUX_IMAGE, ReferenceOs, ResolvedImage,
     resolve as resolve_image,
 };
+pub use profile::{ADMIN_USER, MachineSpecError, invalid};
 pub(crate) use profile::{Paths, Spot};
 use profile::{diagnostics_profile, identity, os_profile, security_profile, spot, storage_profile};
-
-/// The admin user of every machine.
-pub const ADMIN_USER: &str = "capi";
 
 /// The longest computer name Windows takes.
 const WINDOWS_NAME_LIMIT: usize = 15;
@@ -54,49 +49,6 @@ pub fn vm_name(machine: &str, windows: bool) -> String {
     let head: String = chars[..9].iter().collect();
     let tail: String = chars[chars.len() - 5..].iter().collect();
     format!("{}-{tail}", head.trim_end_matches('-'))
-}
-
-/// Why a machine's body cannot be made from its spec.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum MachineSpecError {
-    /// The image cannot be named.
-    #[error(transparent)]
-    Image(#[from] ImageError),
-    /// A field holds what Azure cannot take.
-    #[error("{field}: Invalid value: {message}")]
-    Invalid {
-        /// The field path.
-        field: String,
-        /// What is wrong and how to fix it.
-        message: String,
-    },
-    /// The system's secure random source failed, so no admin password could be made.
-    #[error("no admin password could be made: the system's random source failed")]
-    NoRandomness,
-}
-
-impl Classify for MachineSpecError {
-    fn category(&self) -> Category {
-        match self {
-            Self::NoRandomness => Category::Transient,
-            Self::Image(_) | Self::Invalid { .. } => Category::InvalidInput,
-        }
-    }
-
-    fn reason(&self) -> Reason {
-        match self {
-            Self::NoRandomness => Reason::RANDOM_SOURCE_FAILED,
-            Self::Image(_) | Self::Invalid { .. } => Reason::INVALID_CONFIGURATION,
-        }
-    }
-}
-
-/// The error for `field` holding what Azure cannot take, and why.
-pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> MachineSpecError {
-    MachineSpecError::Invalid {
-        field: field.into(),
-        message: message.into(),
-    }
 }
 
 /// Where a machine is placed.
@@ -272,6 +224,8 @@ mod tests {
 
     use base64::Engine as _;
     use base64::engine::general_purpose::STANDARD;
+    use capz_kit::conditions::Reason;
+    use capz_kit::policy::Classify as _;
 
     use super::*;
 

@@ -20,9 +20,57 @@ use capz_azure::models::compute::{
     StorageProfile, UefiSettings, WindowsConfiguration,
 };
 use capz_azure::models::{Secret, SubResource};
+use capz_kit::conditions::Reason;
+use capz_kit::policy::{Category, Classify};
 
-use super::{ADMIN_USER, MachineSpecError, ResolvedImage, invalid};
 use crate::disk::{data_disk_name, os_disk_name};
+use crate::image::{ImageError, ResolvedImage};
+
+/// The admin user of every machine.
+pub const ADMIN_USER: &str = "capi";
+
+/// Why a machine's body cannot be made from its spec.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MachineSpecError {
+    /// The image cannot be named.
+    #[error(transparent)]
+    Image(#[from] ImageError),
+    /// A field holds what Azure cannot take.
+    #[error("{field}: Invalid value: {message}")]
+    Invalid {
+        /// The field path.
+        field: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// The system's secure random source failed, so no admin password could be made.
+    #[error("no admin password could be made: the system's random source failed")]
+    NoRandomness,
+}
+
+impl Classify for MachineSpecError {
+    fn category(&self) -> Category {
+        match self {
+            Self::NoRandomness => Category::Transient,
+            Self::Image(_) | Self::Invalid { .. } => Category::InvalidInput,
+        }
+    }
+
+    fn reason(&self) -> Reason {
+        match self {
+            Self::NoRandomness => Reason::RANDOM_SOURCE_FAILED,
+            Self::Image(_) | Self::Invalid { .. } => Reason::INVALID_CONFIGURATION,
+        }
+    }
+}
+
+/// The error for `field` holding what Azure cannot take, and why.
+pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> MachineSpecError {
+    MachineSpecError::Invalid {
+        field: field.into(),
+        message: message.into(),
+    }
+}
 
 /// Where the VM profile's fields are in the object, for error messages.
 #[derive(Debug, Clone, Copy)]

@@ -1,5 +1,6 @@
-//! The image a machine boots: the one its spec names, or CAPZ's reference image for the Machine's
-//! Kubernetes version and operating system (Ubuntu, or Windows Server with containerd).
+//! The image a machine, or a scale set's instance, boots: the one its spec names, or CAPZ's
+//! reference image for the Kubernetes version and operating system (Ubuntu, or Windows Server
+//! with containerd).
 //!
 //! CAPZ's reference images live in its community gallery, one version per Kubernetes release.
 //! Releases it first published in the (now frozen) Azure Marketplace offer keep their Marketplace
