@@ -483,33 +483,72 @@ fn fresh_dir() -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// Ports nobody listens on now. They are released before use, so another process could take one
-/// in between; the API server then fails to start and says so.
+/// Ports nobody listens on now, below the kernel's ephemeral range: ports in that range are also
+/// the local ends of outgoing connections, which could take one between this check and the
+/// process that is to listen on it. A port is handed out once per test process, so planes started
+/// side by side never get the same one. Another process could still take one in between; the
+/// process that was to listen on it then fails to start and says so.
 ///
 /// # Errors
-/// When no loopback port can be bound.
+/// When no such port can be bound.
 pub fn free_ports(count: usize) -> Result<Vec<u16>> {
-    let listeners = (0..count)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").map_err(Error::io("bind", "127.0.0.1:0")))
-        .collect::<Result<Vec<_>>>()?;
-    listeners
-        .iter()
-        .map(|listener| {
-            listener
-                .local_addr()
-                .map(|addr| addr.port())
-                .map_err(Error::io("read the address of", "a listener"))
-        })
-        .collect()
+    use std::sync::{Mutex, PoisonError};
+    static HANDED_OUT: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    let (low, high) = below_ephemeral_range();
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut ports = Vec::with_capacity(count);
+    let mut candidate = low + random_u16()? % (high - low);
+    for _ in low..high {
+        if ports.len() == count {
+            break;
+        }
+        candidate = if candidate + 1 >= high { low } else { candidate + 1 };
+        if handed_out.contains(&candidate) {
+            continue;
+        }
+        // Some processes listen on every interface: the port must be free on all of them.
+        if std::net::TcpListener::bind(("0.0.0.0", candidate)).is_ok() {
+            handed_out.push(candidate);
+            ports.push(candidate);
+        }
+    }
+    if ports.len() < count {
+        return Err(Error::io("bind", "a port below the ephemeral range")(
+            std::io::Error::new(
+                std::io::ErrorKind::AddrInUse,
+                format!("fewer than {count} free ports between {low} and {high}"),
+            ),
+        ));
+    }
+    Ok(ports)
+}
+
+/// The ports to hand out: from 15000 up to where the kernel's ephemeral range starts.
+fn below_ephemeral_range() -> (u16, u16) {
+    const LOW: u16 = 15_000;
+    let start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    (LOW, start.max(LOW + 1_000))
+}
+
+fn random_u16() -> Result<u16> {
+    Ok(u16::from_le_bytes(random_bytes()?))
+}
+
+fn random_bytes<const N: usize>() -> Result<[u8; N]> {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0_u8; N];
+    ring::rand::SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|_| Error::Certificate(rcgen::Error::RingUnspecified))?;
+    Ok(bytes)
 }
 
 /// 32 random bytes, hex-encoded.
 fn random_token() -> Result<String> {
-    use ring::rand::SecureRandom;
-    let mut bytes = [0_u8; 32];
-    ring::rand::SystemRandom::new()
-        .fill(&mut bytes)
-        .map_err(|_| Error::Certificate(rcgen::Error::RingUnspecified))?;
+    let bytes: [u8; 32] = random_bytes()?;
     Ok(bytes.iter().fold(String::with_capacity(64), |mut hex, byte| {
         use std::fmt::Write as _;
         let _ = write!(hex, "{byte:02x}");
