@@ -234,9 +234,16 @@ impl Runtime {
         let spec = spec(&config, &rootfs, name, &program, binds);
         let file = bundle.join("config.json");
         std::fs::write(&file, spec.to_string()).map_err(Error::io("write", &file))?;
+        // runc names the container's cgroup after its id, and cgroups are machine-wide: planes
+        // run side by side in one test process, so the id names the plane's directory too (which
+        // names the process).
+        let plane = dir
+            .file_name()
+            .map(|plane| plane.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let container = Container {
             runc_root: dir.join("runc"),
-            id: format!("{name}-{}", std::process::id()),
+            id: format!("{name}-{plane}"),
         };
         Ok(Launch {
             program: PathBuf::from("runc"),
