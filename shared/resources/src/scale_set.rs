@@ -14,10 +14,10 @@ use capz_api::AzureMachinePoolSpec;
 use capz_api::azuremachinepool::OrchestrationMode as SpecMode;
 use capz_azure::models::SubResource;
 use capz_azure::models::compute::{
-    OrchestrationMode, ScaleSetExtension, ScaleSetIpConfiguration, ScaleSetIpConfigurationProperties,
-    ScaleSetNetworkInterface, ScaleSetNetworkInterfaceProperties, ScaleSetNetworkProfile, ScaleSetOsProfile,
-    ScaleSetProperties, ScaleSetSku, ScaleSetVmProfile, UpgradeMode, UpgradePolicy,
-    VirtualMachineScaleSet as Model,
+    OrchestrationMode, ScaleSetExtension, ScaleSetExtensionProfile, ScaleSetIpConfiguration,
+    ScaleSetIpConfigurationProperties, ScaleSetNetworkInterface, ScaleSetNetworkInterfaceProperties,
+    ScaleSetNetworkProfile, ScaleSetOsProfile, ScaleSetProperties, ScaleSetSku, ScaleSetVmProfile,
+    UpgradeMode, UpgradePolicy, VirtualMachineScaleSet as Model,
 };
 use capz_azure::{IdError, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
@@ -211,12 +211,11 @@ impl AzureResource for ScaleSet {
             return Some(wanted.clone());
         };
         let capacity = |set: &Model| set.sku.as_ref().and_then(|sku| sku.capacity);
-        let existing_tags = existing.tags.clone().unwrap_or_default();
         let tags_missing = wanted
             .tags
             .iter()
             .flatten()
-            .any(|(key, value)| existing_tags.get(key) != Some(value));
+            .any(|(key, value)| existing.tags.as_ref().and_then(|tags| tags.get(key)) != Some(value));
         if capacity(existing) == capacity(wanted) && !tags_missing {
             return None;
         }
@@ -255,7 +254,7 @@ fn keeping_what_others_added(wanted: &Model, existing: &Model) -> Model {
         });
         let extensions: Vec<ScaleSetExtension> = ours.iter().cloned().chain(kept).collect();
         if !extensions.is_empty() {
-            profile.extension_profile = Some(capz_azure::models::compute::ScaleSetExtensionProfile {
+            profile.extension_profile = Some(ScaleSetExtensionProfile {
                 extensions: Some(extensions),
             });
         }
@@ -333,7 +332,6 @@ mod tests {
     use base64::Engine as _;
     use base64::engine::general_purpose::STANDARD;
     use capz_azure::models::Secret;
-    use capz_azure::models::compute::ScaleSetExtensionProfile;
     use capz_kit::tags::Role;
     use capz_rules::Features;
     use serde_json::json;
