@@ -4,10 +4,8 @@
 
 use std::time::Duration;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use capz_api::common::MachineAddress;
-use capz_api::common::conditions::{ConditionSeverity, ConditionType, Conditions};
+use capz_api::common::conditions::{ConditionSeverity, ConditionType};
 use capz_api::controllers::Family;
 use capz_api::{AzureCluster, AzureMachine, AzureMachineSpec};
 use capz_azure::models::ArmModel as _;
@@ -15,7 +13,9 @@ use capz_azure::models::compute::VirtualMachine as VmModel;
 use capz_azure::models::{ProvisioningState, Secret};
 use capz_azure::{ArmClient, Category as ArmCategory};
 use capz_kit::apply::apply_spec;
-use capz_kit::cluster::is_externally_managed;
+use capz_kit::azure_cluster::{Wait, dependencies};
+use capz_kit::bootstrap;
+use capz_kit::cluster::build_gate;
 use capz_kit::conditions::{Observation, Reason};
 use capz_kit::error::{Error, Failure};
 use capz_kit::filter::Reported as _;
@@ -29,9 +29,8 @@ use capz_kit::resource::{self, AzureResource, Progress, ResourceError};
 use capz_kit::scope::ClusterScope;
 use capz_resources::network_interface::private_addresses;
 use capz_resources::virtual_machine::{
-    MachineInputs, MachineSpecError, ReferenceOs, VirtualMachine, is_windows, provider_id, resolve_image,
+    MachineInputs, MachineSpecError, ReferenceOs, VirtualMachine, provider_id, resolve_image,
 };
-use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use serde::Serialize;
 
 use crate::context::{Found, ID, State};
@@ -40,11 +39,6 @@ use crate::status::{self, Fields};
 
 /// How soon a machine that is not running yet is looked at again.
 const NOT_RUNNING: Duration = Duration::from_secs(15);
-
-/// The annotation naming a Windows machine's container runtime (CAPZ's).
-const RUNTIME_ANNOTATION: &str = "runtime";
-/// The annotation naming a Windows machine's Windows Server release (CAPZ's).
-const WINDOWS_SERVER_ANNOTATION: &str = "windowsServerVersion";
 
 /// The spec field compute writes.
 #[derive(Debug, Serialize)]
@@ -56,10 +50,6 @@ struct OwnedSpec<'a> {
 /// Why a machine stopped short of being built, for a person to act on.
 #[derive(Debug, thiserror::Error)]
 enum Stopped {
-    /// The Machine's bootstrap data cannot be read; the Secret is not watched, so a retry with
-    /// backoff looks again.
-    #[error("{0}")]
-    Bootstrap(String),
     /// The machine existed and is gone: it is not made again.
     #[error(
         "VM {0} was deleted outside of Cluster API; it is not recreated: delete the Machine to replace it"
@@ -72,15 +62,11 @@ enum Stopped {
 
 impl Classify for Stopped {
     fn category(&self) -> Category {
-        match self {
-            Self::Bootstrap(_) => Category::Transient,
-            Self::Gone(_) | Self::Extension { .. } => Category::Terminal,
-        }
+        Category::Terminal
     }
 
     fn reason(&self) -> Reason {
         match self {
-            Self::Bootstrap(_) => Reason::WAITING_FOR_BOOTSTRAP_DATA,
             Self::Gone(_) => Reason::VM_NOT_FOUND,
             Self::Extension { .. } => Reason::BOOTSTRAP_FAILED,
         }
@@ -89,83 +75,13 @@ impl Classify for Stopped {
 
 /// Why the machine cannot be built yet, if it cannot.
 fn gate(found: &Found) -> Option<(Reason, String)> {
-    if !found.cluster.infrastructure_provisioned() {
-        return Some((
-            Reason::WAITING_FOR_CLUSTER_INFRASTRUCTURE,
-            format!(
-                "waiting for Cluster {} to have its infrastructure provisioned",
-                found.cluster.name_any()
-            ),
-        ));
-    }
-    if found.machine.bootstrap_data_secret_name().is_none() {
-        return Some((
-            Reason::WAITING_FOR_BOOTSTRAP_DATA,
-            format!(
-                "waiting for Machine {} to have spec.bootstrap.dataSecretName",
-                found.machine.name_any()
-            ),
-        ));
-    }
-    if found.azure_cluster.is_none() {
-        return Some((
-            Reason::WAITING_FOR_DEPENDENCY,
-            format!(
-                "waiting for the AzureCluster that Cluster {} names in spec.infrastructureRef",
-                found.cluster.name_any()
-            ),
-        ));
-    }
-    None
-}
-
-/// What a machine waits for: a sentence for people, and the families whose controllers write
-/// the conditions it waits on.
-pub(crate) struct Wait {
-    pub(crate) message: String,
-    pub(crate) on: Vec<Family>,
-}
-
-/// Why the machine waits for peers' work: the subnets and the load balancers its interface joins.
-/// An externally managed AzureCluster has no such conditions: Cluster API's gate is all there is.
-/// Once the AzureCluster has been Ready (`status.ready` stays true) they exist: a peer's later
-/// check that failed (a throttled read, say) turns its condition False for a while, and must not
-/// hold machines back, as CAPZ's machines only wait for the cluster's infrastructure once.
-pub(crate) fn dependencies(
-    scope: &ClusterScope,
-    azure_cluster: &AzureCluster,
-    control_plane: bool,
-) -> Option<Wait> {
-    let was_ready = azure_cluster.status.as_ref().and_then(|status| status.ready) == Some(true);
-    if was_ready || is_externally_managed(azure_cluster) {
-        return None;
-    }
-    let holds = |conditions: Option<&Conditions>, type_: &ConditionType| {
-        conditions.is_some_and(|conditions| conditions.is_true(type_))
-    };
-    let cluster_conditions = azure_cluster.conditions();
-    let network = scope.spec.network_spec.as_ref();
-    let joins_pool = if control_plane {
-        network.is_some_and(|network| {
-            network.api_server_lb.is_some() || network.control_plane_outbound_lb.is_some()
-        })
-    } else {
-        network.is_some_and(|network| network.node_outbound_lb.is_some())
-    };
-    let mut waiting = Vec::new();
-    let mut on = Vec::new();
-    if !holds(cluster_conditions, &ConditionType::SUBNETS_READY) {
-        waiting.push("SubnetsReady on the AzureCluster");
-        on.push(Family::Network);
-    }
-    if joins_pool && !holds(cluster_conditions, &ConditionType::LOAD_BALANCERS_READY) {
-        waiting.push("LoadBalancersReady on the AzureCluster");
-        on.push(Family::LoadBalancer);
-    }
-    (!waiting.is_empty()).then(|| Wait {
-        message: format!("waiting for {}", waiting.join(", ")),
-        on,
-    })
+    let missing_bootstrap = found.machine.bootstrap_data_secret_name().is_none().then(|| {
+        format!(
+            "Machine {} to have spec.bootstrap.dataSecretName",
+            found.machine.name_any()
+        )
+    });
+    build_gate(&found.cluster, missing_bootstrap, found.azure_cluster.is_some())
 }
 
 /// Why a machine that gets an SSH inbound NAT rule waits for it: its interface is then created
@@ -411,15 +327,7 @@ impl Run<'_> {
     /// The machine with everything it is created from: image, bootstrap data, interfaces.
     async fn buildable_vm(&self, inputs: &Inputs) -> Result<VirtualMachine, Failure> {
         let (plan, spec) = (&inputs.plan, &inputs.spec);
-        let annotations = self.machine.annotations();
-        let os = if is_windows(spec) {
-            ReferenceOs::Windows {
-                runtime: annotations.get(RUNTIME_ANNOTATION).map(String::as_str),
-                server: annotations.get(WINDOWS_SERVER_ANNOTATION).map(String::as_str),
-            }
-        } else {
-            ReferenceOs::Linux
-        };
+        let os = ReferenceOs::of(&spec.vm, self.machine.annotations());
         let image = resolve_image(
             spec.vm.image.as_ref(),
             self.found.machine.spec.version.as_deref(),
@@ -450,19 +358,7 @@ impl Run<'_> {
             .bootstrap_data_secret_name()
             .unwrap_or_default();
         let namespace = self.machine.namespace().unwrap_or_default();
-        let secret = Api::<KubeSecret>::namespaced(self.state.client.clone(), &namespace)
-            .get_opt(name)
-            .await
-            .map_err(Error::from)?
-            .ok_or_else(|| Stopped::Bootstrap(format!("the bootstrap data Secret {name} does not exist")))?;
-        let value = secret
-            .data
-            .as_ref()
-            .and_then(|data| data.get("value"))
-            .ok_or_else(|| {
-                Stopped::Bootstrap(format!("the bootstrap data Secret {name} has no key value"))
-            })?;
-        Ok(Secret::new(STANDARD.encode(&value.0)))
+        Ok(bootstrap::custom_data(&self.state.client, &namespace, name).await?)
     }
 
     /// A machine gone after it existed is a failure for a person: it is not made again.

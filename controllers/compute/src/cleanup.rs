@@ -5,7 +5,7 @@
 use capz_api::AzureMachine;
 use capz_api::common::conditions::ConditionType;
 use capz_azure::{ArmClient, Category as ArmCategory};
-use capz_kit::error::Error;
+use capz_kit::error::{Error, Orphaned};
 use capz_kit::filter::Reported as _;
 use capz_kit::identity::ClusterIdentityRef;
 use capz_kit::kube::Api;
@@ -15,7 +15,7 @@ use capz_kit::progress::{Direction, Outcome, Steps, each};
 use capz_kit::resource::{self, ResourceError};
 use capz_kit::scope::ClusterScope;
 
-use crate::context::{Found, ID, Orphaned, State};
+use crate::context::{Found, ID, State};
 use crate::plan::{self, DELETION, Plan, SERVICES, Unit};
 use crate::status::{Fields, publish};
 

@@ -3,10 +3,8 @@
 use capz_api::AzureCluster;
 use capz_api::capi::{Cluster, Machine};
 use capz_api::controllers::Family;
-use capz_kit::conditions::Reason;
 use capz_kit::controller::ControllerId;
 use capz_kit::identity::Identities;
-use capz_kit::policy::{Category, Classify};
 use capz_kit::presence::Presence;
 use capz_rules::Features;
 
@@ -28,19 +26,4 @@ pub(crate) struct Found {
     pub(crate) machine: Machine,
     pub(crate) cluster: Cluster,
     pub(crate) azure_cluster: Option<AzureCluster>,
-}
-
-/// The objects a deletion needs are gone: the machine's Azure resources cannot be found.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct Orphaned(pub(crate) String);
-
-impl Classify for Orphaned {
-    fn category(&self) -> Category {
-        Category::Terminal
-    }
-
-    fn reason(&self) -> Reason {
-        Reason::WAITING_FOR_DEPENDENCY
-    }
 }

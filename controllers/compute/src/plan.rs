@@ -3,22 +3,19 @@
 //! that create them ([`ORDER`]) and delete them ([`DELETION`]).
 
 use capz_api::capi::Machine;
-use capz_api::common::compute::VmIdentity;
 use capz_api::common::conditions::ConditionType;
-use capz_api::common::network::SubnetRole;
 use capz_api::{AzureCluster, AzureMachine, AzureMachineSpec};
-use capz_azure::ResourceId;
 use capz_kit::cluster::is_control_plane;
 use capz_kit::kube::ResourceExt as _;
 use capz_kit::progress::Step;
 use capz_kit::resource::AzureResource as _;
 use capz_kit::scope::ClusterScope;
-use capz_kit::tags::{self, Role, Tags};
+use capz_kit::tags::{Role, Tags};
 use capz_resources::availability_set::{self, AvailabilitySet};
 use capz_resources::disk::{self, Disk};
 use capz_resources::inbound_nat_rule::gets_rule;
-use capz_resources::network_interface::{self, Attachments, NetworkInterface};
-use capz_resources::role_assignment::{self, RoleAssignment};
+use capz_resources::network_interface::{self, Attachments, NetworkInterface, backend_pool, subnet_for_role};
+use capz_resources::role_assignment::{IdentityRole, RoleAssignment};
 use capz_resources::virtual_machine::{self, MachineSpecError, Placement, VirtualMachine, invalid};
 use capz_resources::vm_extension::{self, VmExtension};
 use capz_rules::{Context, Entropy, Features, Operation, Rules as _};
@@ -136,22 +133,6 @@ pub(crate) fn defaulted(
     defaulted.spec
 }
 
-/// The role assignment a machine with a system-assigned identity gets.
-#[derive(Debug, Clone)]
-pub(crate) struct RoleSpec {
-    scope: String,
-    name: String,
-    definition: String,
-}
-
-impl RoleSpec {
-    /// The assignment, for `principal` once the machine's identity has one.
-    pub(crate) fn assignment(&self, principal: Option<String>) -> Result<RoleAssignment, MachineSpecError> {
-        RoleAssignment::new(&self.scope, &self.name, &self.definition, principal)
-            .map_err(|err| invalid("spec.systemAssignedIdentityRole", err.to_string()))
-    }
-}
-
 /// Everything of one machine but its VM body, which needs the bootstrap data and image.
 pub(crate) struct Plan {
     /// The VM's name, from which its interfaces and disks are named.
@@ -164,7 +145,7 @@ pub(crate) struct Plan {
     pub(crate) interfaces: Vec<NetworkInterface>,
     pub(crate) vm: VirtualMachine,
     pub(crate) disks: Vec<Disk>,
-    pub(crate) role: Option<RoleSpec>,
+    pub(crate) role: Option<IdentityRole>,
     pub(crate) extensions: Vec<VmExtension>,
     pub(crate) placement: Placement,
 }
@@ -196,12 +177,18 @@ impl Plan {
         } else {
             Role::Node
         };
-        let tags = machine_tags(scope, spec, role);
+        let tags = scope.machine_tags(role, spec.additional_tags.as_ref());
         let placement = placement(scope, azure_cluster, azure_machine, machine, spec)?;
         let availability_set = placement
             .availability_set
             .as_ref()
-            .map(|set| AvailabilitySet::new(scope, &set.name(), &additional_tags(scope, spec)))
+            .map(|set| {
+                AvailabilitySet::new(
+                    scope,
+                    &set.name(),
+                    &scope.machine_additional_tags(spec.additional_tags.as_ref()),
+                )
+            })
             .transpose()
             .map_err(|err| invalid("metadata.labels", err.to_string()))?;
         // The SSH NAT rule is the loadbalancer controller's to create; the interface refers to it
@@ -227,7 +214,7 @@ impl Plan {
             .map(|disk_name| Disk::new(scope, &disk_name))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|err| invalid("spec.dataDisks[].nameSuffix", err.to_string()))?;
-        let role = role_spec(spec, &vm);
+        let role = IdentityRole::of(&spec.identities, capz_kit::resource::AzureResource::id(&vm));
         let extensions = vm_extension::for_machine(
             capz_kit::resource::AzureResource::id(&vm),
             &scope.location,
@@ -264,21 +251,6 @@ fn vm_name(azure_machine: &AzureMachine, spec: &AzureMachineSpec) -> String {
         || virtual_machine::vm_name(&azure_machine.name_any(), virtual_machine::is_windows(spec)),
         str::to_owned,
     )
-}
-
-/// The spec's `additionalTags` of the cluster and the machine, and the cloud provider's tag.
-fn additional_tags(scope: &ClusterScope, spec: &AzureMachineSpec) -> Tags {
-    let mut additional = scope.spec.class.additional_tags.clone().unwrap_or_default();
-    additional.extend(spec.additional_tags.clone().unwrap_or_default());
-    additional.insert(
-        format!("kubernetes.io_cluster_{}", scope.name),
-        tags::OWNED.to_owned(),
-    );
-    additional
-}
-
-fn machine_tags(scope: &ClusterScope, spec: &AzureMachineSpec, role: Role) -> Tags {
-    tags::owned(&scope.name, role, Some(&additional_tags(scope, spec)))
 }
 
 /// A zone when the Machine (or, deprecated, the AzureMachine) names a failure domain; else an
@@ -334,40 +306,6 @@ fn placement(
     })
 }
 
-/// The subnet of an interface: the one it names, else the cluster's only subnet of the
-/// machine's role (a `cluster` subnet serves both roles).
-fn subnet_name(
-    scope: &ClusterScope,
-    named: Option<&str>,
-    control_plane: bool,
-) -> Result<String, MachineSpecError> {
-    if let Some(name) = named.filter(|name| !name.is_empty()) {
-        return Ok(name.to_owned());
-    }
-    let wanted = if control_plane {
-        SubnetRole::ControlPlane
-    } else {
-        SubnetRole::Node
-    };
-    let candidates: Vec<&str> = scope
-        .subnets()
-        .iter()
-        .filter(|subnet| subnet.class.role == wanted || subnet.class.role == SubnetRole::Cluster)
-        .map(|subnet| subnet.class.name.as_str())
-        .collect();
-    match candidates.as_slice() {
-        [only] => Ok((*only).to_owned()),
-        [] => Err(invalid(
-            "spec.networkInterfaces[].subnetName",
-            "the AzureCluster has no subnet for this machine's role; name one",
-        )),
-        _ => Err(invalid(
-            "spec.networkInterfaces[].subnetName",
-            "the AzureCluster has several subnets for this machine's role; name one",
-        )),
-    }
-}
-
 /// The load balancer pools and NAT rules the primary interface joins: the API server load
 /// balancer's pool (and the control-plane outbound one) for the control plane, with its SSH NAT
 /// rule once `nat_rule` says it exists; the node outbound pool for other machines.
@@ -378,20 +316,7 @@ fn attachments(
     nat_rule: bool,
 ) -> Result<Attachments, MachineSpecError> {
     let network = scope.spec.network_spec.as_ref();
-    let pool = |lb: Option<&capz_api::common::network::LoadBalancerSpec>| -> Result<Option<(ResourceId, ResourceId)>, MachineSpecError> {
-        let Some(lb) = lb else { return Ok(None) };
-        let (Some(lb_name), Some(pool_name)) = (
-            lb.name.as_deref(),
-            lb.backend_pool.as_ref().and_then(|pool| pool.name.as_deref()),
-        ) else {
-            return Ok(None);
-        };
-        let lb_id = scope
-            .id_of::<capz_azure::models::network::LoadBalancer>(lb_name)
-            .and_then(|id| id.child("backendAddressPools", pool_name).map(|pool| (id, pool)))
-            .map_err(|err| invalid("spec.networkSpec.*LB", err.to_string()))?;
-        Ok(Some(lb_id))
-    };
+    let pool = |lb| backend_pool(scope, lb);
     let mut attachments = Attachments::default();
     if control_plane {
         let api = network.and_then(|network| network.api_server_lb.as_ref());
@@ -435,7 +360,7 @@ fn interfaces(
         .enumerate()
         .map(
             |(index, interface): (usize, &capz_api::common::compute::NetworkInterface)| {
-                let subnet = subnet_name(scope, interface.subnet_name.as_deref(), control_plane)?;
+                let subnet = subnet_for_role(scope, interface.subnet_name.as_deref(), control_plane)?;
                 let subnet_id = scope
                     .subnet_id(&subnet)
                     .map_err(|err| invalid("spec.networkInterfaces[].subnetName", err.to_string()))?;
@@ -456,33 +381,4 @@ fn interfaces(
             },
         )
         .collect()
-}
-
-fn role_spec(spec: &AzureMachineSpec, vm: &VirtualMachine) -> Option<RoleSpec> {
-    if spec.identities.identity.unwrap_or_default() != VmIdentity::SystemAssigned {
-        return None;
-    }
-    let role = spec
-        .identities
-        .system_assigned_identity_role
-        .clone()
-        .unwrap_or_default();
-    let subscription = format!("/subscriptions/{}", vm_subscription(vm));
-    Some(RoleSpec {
-        scope: role
-            .scope
-            .filter(|scope| !scope.is_empty())
-            .unwrap_or(subscription),
-        name: role
-            .name
-            .filter(|name| !name.is_empty())
-            .unwrap_or_else(|| role_assignment::derived_name(capz_kit::resource::AzureResource::id(vm))),
-        definition: role.definition_id.unwrap_or_default(),
-    })
-}
-
-fn vm_subscription(vm: &VirtualMachine) -> String {
-    capz_kit::resource::AzureResource::id(vm)
-        .subscription()
-        .to_string()
 }

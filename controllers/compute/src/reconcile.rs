@@ -3,16 +3,15 @@
 
 use std::sync::Arc;
 
-use capz_api::capi::Cluster;
-use capz_api::{AzureCluster, AzureMachine};
-use capz_kit::cluster::{is_paused, owner_cluster, owner_machine};
-use capz_kit::error::Error;
+use capz_api::AzureMachine;
+use capz_kit::cluster::{azure_cluster_of, is_paused, owner_cluster, owner_machine};
+use capz_kit::error::{Error, Orphaned};
 use capz_kit::finalizer::finalized;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::finalizer::Event;
 use capz_kit::kube::{Api, ResourceExt as _};
 
-use crate::context::{Found, ID, Orphaned, State};
+use crate::context::{Found, ID, State};
 use crate::{apply, cleanup};
 
 /// The reconcile of one AzureMachine.
@@ -43,7 +42,7 @@ async fn reconcile_machine(machine: Arc<AzureMachine>, state: &State) -> Result<
         return Ok(Action::await_change());
     };
     let namespace = machine.namespace().unwrap_or_default();
-    let azure_cluster = azure_cluster_of(state, &cluster, &namespace).await?;
+    let azure_cluster = azure_cluster_of(client, &cluster, &namespace).await?;
     let found = Found {
         machine: owner,
         cluster,
@@ -55,21 +54,4 @@ async fn reconcile_machine(machine: Arc<AzureMachine>, state: &State) -> Result<
         Event::Cleanup(machine) => Box::pin(cleanup::cleanup(state, &api, &machine, &found)).await,
     })
     .await
-}
-
-/// The AzureCluster the Cluster names as its infrastructure.
-async fn azure_cluster_of(
-    state: &State,
-    cluster: &Cluster,
-    namespace: &str,
-) -> Result<Option<AzureCluster>, Error> {
-    let Some(reference) = cluster.spec.infrastructure_ref.as_ref() else {
-        return Ok(None);
-    };
-    if reference.kind != "AzureCluster" {
-        return Ok(None);
-    }
-    Ok(Api::<AzureCluster>::namespaced(state.client.clone(), namespace)
-        .get_opt(&reference.name)
-        .await?)
 }

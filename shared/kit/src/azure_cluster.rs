@@ -10,9 +10,14 @@ use kube::runtime::controller::Action;
 use kube::runtime::finalizer::Event;
 use kube::{Client, Resource, ResourceExt as _};
 
+use capz_api::common::conditions::{ConditionType, Conditions};
+use capz_api::controllers::Family;
+
 use crate::cluster::{is_externally_managed, is_paused, linked_cluster};
 use crate::error::Error;
+use crate::filter::Reported as _;
 use crate::finalizer::finalized;
+use crate::scope::ClusterScope;
 use capz_api::capi::Cluster;
 
 /// Whether a cluster-level controller reconciles an infrastructure cluster (an AzureCluster).
@@ -73,4 +78,52 @@ pub async fn reconcile<S>(
         Event::Cleanup(object) => cleanup(state, &api, &object, port).await,
     })
     .await
+}
+/// What a machine waits for: a sentence for people, and the families whose controllers write
+/// the conditions it waits on.
+#[derive(Debug)]
+pub struct Wait {
+    /// What it waits for.
+    pub message: String,
+    /// The controllers that would end the wait.
+    pub on: Vec<Family>,
+}
+
+/// Why the machine waits for peers' work: the subnets and the load balancers its interface joins.
+/// An externally managed AzureCluster has no such conditions: Cluster API's gate is all there is.
+/// Once the AzureCluster has been Ready (`status.ready` stays true) they exist: a peer's later
+/// check that failed (a throttled read, say) turns its condition False for a while, and must not
+/// hold machines back, as CAPZ's machines only wait for the cluster's infrastructure once.
+#[must_use]
+pub fn dependencies(scope: &ClusterScope, azure_cluster: &AzureCluster, control_plane: bool) -> Option<Wait> {
+    let was_ready = azure_cluster.status.as_ref().and_then(|status| status.ready) == Some(true);
+    if was_ready || is_externally_managed(azure_cluster) {
+        return None;
+    }
+    let holds = |conditions: Option<&Conditions>, type_: &ConditionType| {
+        conditions.is_some_and(|conditions| conditions.is_true(type_))
+    };
+    let cluster_conditions = azure_cluster.conditions();
+    let network = scope.spec.network_spec.as_ref();
+    let joins_pool = if control_plane {
+        network.is_some_and(|network| {
+            network.api_server_lb.is_some() || network.control_plane_outbound_lb.is_some()
+        })
+    } else {
+        network.is_some_and(|network| network.node_outbound_lb.is_some())
+    };
+    let mut waiting = Vec::new();
+    let mut on = Vec::new();
+    if !holds(cluster_conditions, &ConditionType::SUBNETS_READY) {
+        waiting.push("SubnetsReady on the AzureCluster");
+        on.push(Family::Network);
+    }
+    if joins_pool && !holds(cluster_conditions, &ConditionType::LOAD_BALANCERS_READY) {
+        waiting.push("LoadBalancersReady on the AzureCluster");
+        on.push(Family::LoadBalancer);
+    }
+    (!waiting.is_empty()).then(|| Wait {
+        message: format!("waiting for {}", waiting.join(", ")),
+        on,
+    })
 }

@@ -100,6 +100,60 @@ pub async fn owner_cluster(client: &Client, object: &impl Resource) -> kube::Res
     }
 }
 
+/// Why a machine or pool of `cluster` cannot be built yet: the Cluster's infrastructure is not
+/// provisioned, its owner has no bootstrap data (`missing_bootstrap` says whose field, `None` once
+/// it has it), or the AzureCluster the Cluster names does not exist (`has_azure_cluster`).
+#[must_use]
+pub fn build_gate(
+    cluster: &Cluster,
+    missing_bootstrap: Option<String>,
+    has_azure_cluster: bool,
+) -> Option<(crate::conditions::Reason, String)> {
+    use crate::conditions::Reason;
+    if !cluster.infrastructure_provisioned() {
+        return Some((
+            Reason::WAITING_FOR_CLUSTER_INFRASTRUCTURE,
+            format!(
+                "waiting for Cluster {} to have its infrastructure provisioned",
+                cluster.name_any()
+            ),
+        ));
+    }
+    if let Some(field) = missing_bootstrap {
+        return Some((Reason::WAITING_FOR_BOOTSTRAP_DATA, format!("waiting for {field}")));
+    }
+    (!has_azure_cluster).then(|| {
+        (
+            Reason::WAITING_FOR_DEPENDENCY,
+            format!(
+                "waiting for the AzureCluster that Cluster {} names in spec.infrastructureRef",
+                cluster.name_any()
+            ),
+        )
+    })
+}
+
+/// The AzureCluster `cluster` names as its infrastructure (`None` for another kind, or while it
+/// does not exist).
+///
+/// # Errors
+/// When the API server cannot be read.
+pub async fn azure_cluster_of(
+    client: &Client,
+    cluster: &Cluster,
+    namespace: &str,
+) -> kube::Result<Option<capz_api::AzureCluster>> {
+    let Some(reference) = cluster.spec.infrastructure_ref.as_ref() else {
+        return Ok(None);
+    };
+    if reference.kind != "AzureCluster" {
+        return Ok(None);
+    }
+    kube::Api::<capz_api::AzureCluster>::namespaced(client.clone(), namespace)
+        .get_opt(&reference.name)
+        .await
+}
+
 /// The Machine owning `object` (an AzureMachine), `None` until Cluster API has set the owner
 /// reference.
 ///

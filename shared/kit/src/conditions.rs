@@ -113,6 +113,22 @@ reasons! {
     BOOTSTRAP_FAILED = "BootstrapFailed";
     /// A value that must be random could not be made.
     RANDOM_SOURCE_FAILED = "RandomSourceFailed";
+    /// CAPZ's reason while a scale set is being created.
+    SCALE_SET_CREATING = "ScaleSetCreating";
+    /// CAPZ's reason while a scale set is being deleted.
+    SCALE_SET_DELETING = "ScaleSetDeleting";
+    /// CAPZ's reason when Azure left a scale set Failed (capacity, quota, size).
+    SCALE_SET_PROVISION_FAILED = "ScaleSetProvisionFailed";
+    /// CAPZ's reason while a scale set has fewer instances than its pool's replicas.
+    SCALE_SET_SCALING_UP = "ScaleSetScalingUp";
+    /// CAPZ's reason while a scale set has more instances than its pool's replicas.
+    SCALE_SET_SCALING_DOWN = "ScaleSetScalingDown";
+    /// CAPZ's reason while instances of a scale set run an older model.
+    SCALE_SET_MODEL_OUT_OF_DATE = "ScaleSetModelOutOfDate";
+    /// Cluster API's reason while a machine's Node has not registered.
+    NODE_PROVISIONING = "NodeProvisioning";
+    /// Cluster API's reason when a machine's Node reports a condition that fails.
+    NODE_CONDITIONS_FAILED = "NodeConditionsFailed";
 }
 
 impl Reason {

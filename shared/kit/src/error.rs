@@ -94,3 +94,19 @@ impl Classify for Error {
         }
     }
 }
+
+/// The objects a deletion needs are gone (a machine's Cluster or AzureCluster): its Azure
+/// resources cannot be found. It waits for a person, without a retry storm.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Orphaned(pub String);
+
+impl crate::policy::Classify for Orphaned {
+    fn category(&self) -> crate::policy::Category {
+        crate::policy::Category::Terminal
+    }
+
+    fn reason(&self) -> crate::conditions::Reason {
+        crate::conditions::Reason::WAITING_FOR_DEPENDENCY
+    }
+}

@@ -26,6 +26,7 @@
 
 pub mod apply;
 pub mod azure_cluster;
+pub mod bootstrap;
 pub mod cli;
 pub mod cluster;
 pub mod conditions;
@@ -54,6 +55,7 @@ pub mod status;
 pub mod tags;
 pub mod telemetry;
 pub mod watch;
+pub mod workload;
 
 pub use capz_api as api;
 pub use capz_azure as azure;

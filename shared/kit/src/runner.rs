@@ -600,17 +600,20 @@ async fn heartbeat(mut elector: LeaderElector, stop: CancellationToken) -> Resul
 }
 
 /// A client from the kubeconfig file `kubeconfig` (`--kubeconfig`), else from what kube infers
-/// (KUBECONFIG, ~/.kube/config, the Pod's service account).
+/// (KUBECONFIG, ~/.kube/config, the Pod's service account), through the environment's HTTPS proxy
+/// unless `NO_PROXY` names the API server.
 ///
 /// # Errors
 /// When the kubeconfig cannot be read or names no usable cluster.
 pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<Client, RunError> {
-    let config = match kubeconfig {
+    let mut config = match kubeconfig {
         Some(path) => {
             Config::from_custom_kubeconfig(Kubeconfig::read_from(path)?, &KubeConfigOptions::default())
                 .await?
         }
         None => Config::infer().await.map_err(kube::Error::InferConfig)?,
     };
+    // The proxy as Go's clients choose it (kube's own choice matches NO_PROXY against the proxy).
+    config.proxy_url = crate::workload::proxy_for(&config.cluster_url, &crate::workload::Environment::read());
     Ok(Client::try_from(config)?)
 }

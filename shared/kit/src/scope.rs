@@ -188,6 +188,25 @@ impl ClusterScope {
     pub fn owned_tags(&self, role: Role) -> Tags {
         tags::owned(&self.name, role, self.spec.class.additional_tags.as_ref())
     }
+
+    /// The `additionalTags` of a machine's resources: the cluster's, then the machine's own
+    /// (`own`), and the cloud provider's tag marking them the cluster's.
+    #[must_use]
+    pub fn machine_additional_tags(&self, own: Option<&Tags>) -> Tags {
+        let mut additional = self.spec.class.additional_tags.clone().unwrap_or_default();
+        additional.extend(own.cloned().unwrap_or_default());
+        additional.insert(
+            format!("kubernetes.io_cluster_{}", self.name),
+            tags::OWNED.to_owned(),
+        );
+        additional
+    }
+
+    /// The tags of a machine (a VM or a scale set) in `role`, with its `additionalTags` `own`.
+    #[must_use]
+    pub fn machine_tags(&self, role: Role, own: Option<&Tags>) -> Tags {
+        tags::owned(&self.name, role, Some(&self.machine_additional_tags(own)))
+    }
 }
 
 #[cfg(test)]

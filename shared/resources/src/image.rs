@@ -6,7 +6,9 @@
 //! Releases it first published in the (now frozen) Azure Marketplace offer keep their Marketplace
 //! image, so that upgrading the provider does not roll machines of those releases.
 
-use capz_api::common::compute::{AzureComputeGalleryImage, AzureMarketplaceImage, Image, ImagePlan};
+use capz_api::common::compute::{
+    AzureComputeGalleryImage, AzureMarketplaceImage, Image, ImagePlan, VmProfile,
+};
 use capz_azure::ResourceId;
 use capz_azure::models::compute::{ImageReference, Plan};
 
@@ -133,6 +135,32 @@ pub enum ReferenceOs<'a> {
         /// The Windows Server release, `windows-<year>`.
         server: Option<&'a str>,
     },
+}
+
+/// The annotation naming a Windows machine's container runtime (CAPZ's).
+pub const RUNTIME_ANNOTATION: &str = "runtime";
+/// The annotation naming a Windows machine's Windows Server release (CAPZ's).
+pub const WINDOWS_SERVER_ANNOTATION: &str = "windowsServerVersion";
+
+impl<'a> ReferenceOs<'a> {
+    /// The operating system of a machine (an AzureMachine or AzureMachinePool) with the VM profile
+    /// `vm` and the `annotations` of its object.
+    #[must_use]
+    pub fn of(vm: &VmProfile, annotations: &'a std::collections::BTreeMap<String, String>) -> Self {
+        if windows(vm) {
+            Self::Windows {
+                runtime: annotations.get(RUNTIME_ANNOTATION).map(String::as_str),
+                server: annotations.get(WINDOWS_SERVER_ANNOTATION).map(String::as_str),
+            }
+        } else {
+            Self::Linux
+        }
+    }
+}
+
+/// Whether the machine of `vm` runs Windows.
+pub(crate) fn windows(vm: &VmProfile) -> bool {
+    vm.os_disk.os_type.eq_ignore_ascii_case("Windows")
 }
 
 /// A machine's image: the reference, and the purchase plan the image needs, if any.

@@ -2,6 +2,8 @@
 //! AzureMachine's `spec.networkInterfaces`, in its subnet, with dynamic private addresses, and for
 //! the primary interface the load balancer backend pools and inbound NAT rules the machine joins.
 
+use capz_api::common::network::{LoadBalancerSpec, SubnetRole};
+use capz_azure::models::network::LoadBalancer as LoadBalancerModel;
 use capz_azure::models::network::{
     IpAllocationMethod, IpConfiguration, IpConfigurationProperties, NetworkInterface as Model,
     NetworkInterfaceDnsSettings, NetworkInterfaceProperties,
@@ -11,6 +13,8 @@ use capz_azure::{IdError, Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::scope::ClusterScope;
 use capz_kit::tags::Tags;
+
+use crate::virtual_machine::{MachineSpecError, invalid};
 
 /// The name of a machine's `index`th interface out of `count`: `<vm>-nic` when it has one,
 /// `<vm>-nic-<index>` when it has several.
@@ -244,6 +248,65 @@ pub fn private_addresses(model: &Model) -> Vec<String> {
         .into_iter()
         .filter_map(|properties| properties.private_ip_address.clone())
         .collect()
+}
+
+/// The subnet of a machine's interface: the one it names, else the cluster's only subnet of the
+/// machine's role (a `cluster` subnet serves both roles).
+///
+/// # Errors
+/// When the cluster has none or several subnets of the role and the machine names none.
+pub fn subnet_for_role(
+    scope: &ClusterScope,
+    named: Option<&str>,
+    control_plane: bool,
+) -> Result<String, MachineSpecError> {
+    if let Some(name) = named.filter(|name| !name.is_empty()) {
+        return Ok(name.to_owned());
+    }
+    let wanted = if control_plane {
+        SubnetRole::ControlPlane
+    } else {
+        SubnetRole::Node
+    };
+    let candidates: Vec<&str> = scope
+        .subnets()
+        .iter()
+        .filter(|subnet| subnet.class.role == wanted || subnet.class.role == SubnetRole::Cluster)
+        .map(|subnet| subnet.class.name.as_str())
+        .collect();
+    match candidates.as_slice() {
+        [only] => Ok((*only).to_owned()),
+        [] => Err(invalid(
+            "spec.networkInterfaces[].subnetName",
+            "the AzureCluster has no subnet for this machine's role; name one",
+        )),
+        _ => Err(invalid(
+            "spec.networkInterfaces[].subnetName",
+            "the AzureCluster has several subnets for this machine's role; name one",
+        )),
+    }
+}
+
+/// The load balancer `lb` of the cluster and its backend pool, once both are named.
+///
+/// # Errors
+/// When the names make no valid resource id.
+pub fn backend_pool(
+    scope: &ClusterScope,
+    lb: Option<&LoadBalancerSpec>,
+) -> Result<Option<(ResourceId, ResourceId)>, MachineSpecError> {
+    let Some(lb) = lb else { return Ok(None) };
+    let (Some(lb_name), Some(pool_name)) = (
+        lb.name.as_deref(),
+        lb.backend_pool.as_ref().and_then(|pool| pool.name.as_deref()),
+    ) else {
+        return Ok(None);
+    };
+    scope
+        .id_of::<LoadBalancerModel>(lb_name)
+        .and_then(|id| id.child("backendAddressPools", pool_name).map(|pool| (id, pool)))
+        .map(Some)
+        .map_err(|err| invalid("spec.networkSpec.*LB", err.to_string()))
 }
 
 #[cfg(test)]

@@ -6,9 +6,12 @@
 //! machine's identity as principal: assignments are immutable, so one found under that name is
 //! left as it is.
 
+use capz_api::common::compute::{VmIdentity, VmIdentityProfile};
 use capz_azure::models::{PrincipalType, RoleAssignment as Model, RoleAssignmentProperties, id_of};
 use capz_azure::{IdError, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
+
+use crate::virtual_machine::{MachineSpecError, invalid};
 
 /// A name for the assignment of a machine whose spec names none (it was created without the
 /// admission webhook): a UUID derived from the machine's VM id, so every reconcile (and every
@@ -20,6 +23,52 @@ pub fn derived_name(vm: &ResourceId) -> String {
     let mut bytes = [0_u8; 16];
     bytes.copy_from_slice(&digest.as_ref()[..16]);
     uuid::Builder::from_sha1_bytes(bytes).into_uuid().to_string()
+}
+
+/// The role assignment a machine (a VM or a scale set) with a system-assigned identity gets:
+/// `spec.systemAssignedIdentityRole`, by default at the machine's subscription, named after the
+/// machine when the spec names none.
+#[derive(Debug, Clone)]
+pub struct IdentityRole {
+    scope: String,
+    name: String,
+    definition: String,
+}
+
+impl IdentityRole {
+    /// The role of the machine at `machine` with `identities`; `None` unless its identity is
+    /// system-assigned.
+    #[must_use]
+    pub fn of(identities: &VmIdentityProfile, machine: &ResourceId) -> Option<Self> {
+        if identities.identity.unwrap_or_default() != VmIdentity::SystemAssigned {
+            return None;
+        }
+        let role = identities
+            .system_assigned_identity_role
+            .clone()
+            .unwrap_or_default();
+        let subscription = format!("/subscriptions/{}", machine.subscription());
+        Some(Self {
+            scope: role
+                .scope
+                .filter(|scope| !scope.is_empty())
+                .unwrap_or(subscription),
+            name: role
+                .name
+                .filter(|name| !name.is_empty())
+                .unwrap_or_else(|| derived_name(machine)),
+            definition: role.definition_id.unwrap_or_default(),
+        })
+    }
+
+    /// The assignment, for `principal` once the machine's identity has one.
+    ///
+    /// # Errors
+    /// When the spec's scope or name make no valid id.
+    pub fn assignment(&self, principal: Option<String>) -> Result<RoleAssignment, MachineSpecError> {
+        RoleAssignment::new(&self.scope, &self.name, &self.definition, principal)
+            .map_err(|err| invalid("spec.systemAssignedIdentityRole", err.to_string()))
+    }
 }
 
 /// The role assignment of a machine's system-assigned identity.

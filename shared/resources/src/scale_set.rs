@@ -14,10 +14,10 @@ use capz_api::AzureMachinePoolSpec;
 use capz_api::azuremachinepool::OrchestrationMode as SpecMode;
 use capz_azure::models::SubResource;
 use capz_azure::models::compute::{
-    OrchestrationMode, ScaleSetExtension, ScaleSetExtensionProfile, ScaleSetIpConfiguration,
-    ScaleSetIpConfigurationProperties, ScaleSetNetworkInterface, ScaleSetNetworkInterfaceProperties,
-    ScaleSetNetworkProfile, ScaleSetOsProfile, ScaleSetProperties, ScaleSetSku, ScaleSetVmProfile,
-    UpgradeMode, UpgradePolicy, VirtualMachineScaleSet as Model,
+    OrchestrationMode, ScaleSetExtension, ScaleSetExtensionProfile, ScaleSetInstance,
+    ScaleSetIpConfiguration, ScaleSetIpConfigurationProperties, ScaleSetNetworkInterface,
+    ScaleSetNetworkInterfaceProperties, ScaleSetNetworkProfile, ScaleSetOsProfile, ScaleSetProperties,
+    ScaleSetSku, ScaleSetVmProfile, UpgradeMode, UpgradePolicy, VirtualMachineScaleSet as Model,
 };
 use capz_azure::{IdError, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
@@ -162,7 +162,7 @@ impl ScaleSet {
             ..Model::default()
         };
         let mut tags = inputs.tags;
-        tags.insert(MODEL_HASH_TAG.to_owned(), model_hash(&body));
+        tags.insert(MODEL_HASH_TAG.to_owned(), hash_of_model(&body));
         body.tags = Some(tags);
         Ok(Self {
             id,
@@ -189,6 +189,54 @@ impl ScaleSet {
     pub fn provider_id(&self) -> String {
         provider_id(&self.id)
     }
+
+    /// The hash of the model this set is built with (`None` for a set known only by name).
+    #[must_use]
+    pub fn model_hash(&self) -> Option<&str> {
+        self.body.as_ref().and_then(written_hash)
+    }
+}
+
+/// The hash of the model `set` was last written with, from its tag.
+#[must_use]
+pub fn written_hash(set: &Model) -> Option<&str> {
+    set.tags
+        .as_ref()
+        .and_then(|tags| tags.get(MODEL_HASH_TAG))
+        .map(String::as_str)
+}
+
+/// One instance of a set, known by its id, to delete: a Uniform set's
+/// `virtualMachineScaleSets/{set}/virtualMachines/{instance}` or a Flexible set's virtual machine.
+/// It is the pool's because its set is; it is never written.
+#[derive(Debug, Clone)]
+pub struct ScaleSetMember {
+    id: ResourceId,
+}
+
+impl ScaleSetMember {
+    /// The instance at `id`.
+    #[must_use]
+    pub fn new(id: ResourceId) -> Self {
+        Self { id }
+    }
+}
+
+impl AzureResource for ScaleSetMember {
+    type Model = ScaleSetInstance;
+    const SERVICE: &'static str = "scalesetvm";
+
+    fn id(&self) -> &ResourceId {
+        &self.id
+    }
+
+    fn ownership(&self) -> Ownership {
+        Ownership::OwnedParent
+    }
+
+    fn desired(&self, _existing: Option<&ScaleSetInstance>) -> Option<ScaleSetInstance> {
+        None
+    }
 }
 
 impl AzureResource for ScaleSet {
@@ -210,16 +258,22 @@ impl AzureResource for ScaleSet {
         let Some(existing) = existing else {
             return Some(wanted.clone());
         };
-        let capacity = |set: &Model| set.sku.as_ref().and_then(|sku| sku.capacity);
+        let capacity = |set: &Model| set.sku.as_ref().and_then(|sku| sku.capacity).unwrap_or(0);
         let tags_missing = wanted
             .tags
             .iter()
             .flatten()
             .any(|(key, value)| existing.tags.as_ref().and_then(|tags| tags.get(key)) != Some(value));
-        if capacity(existing) == capacity(wanted) && !tags_missing {
+        if capacity(existing) >= capacity(wanted) && !tags_missing {
             return None;
         }
-        Some(keeping_what_others_added(wanted, existing))
+        let mut body = keeping_what_others_added(wanted, existing);
+        // A write never lowers the capacity: Azure would pick the instances to remove by its own
+        // policy; the pool removes the ones it chose itself, each instance on its own.
+        if let Some(sku) = body.sku.as_mut() {
+            sku.capacity = Some(capacity(existing).max(capacity(wanted)));
+        }
+        Some(body)
     }
 }
 
@@ -264,7 +318,7 @@ fn keeping_what_others_added(wanted: &Model, existing: &Model) -> Model {
 
 /// A hash of what the set's instances are made from: the instance model (custom data
 /// included, the throw-away Windows password not, as it is new at every build) and the size.
-fn model_hash(body: &Model) -> String {
+fn hash_of_model(body: &Model) -> String {
     let mut profile = body
         .properties
         .as_ref()

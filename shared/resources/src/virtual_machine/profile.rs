@@ -24,6 +24,7 @@ use capz_kit::conditions::Reason;
 use capz_kit::policy::{Category, Classify};
 
 use crate::disk::{data_disk_name, os_disk_name};
+pub(crate) use crate::image::windows;
 use crate::image::{ImageError, ResolvedImage};
 
 /// The admin user of every machine.
@@ -84,11 +85,6 @@ impl Paths {
     pub(crate) const MACHINE: Self = Self { vm: "spec" };
     /// An AzureMachinePool's.
     pub(crate) const POOL: Self = Self { vm: "spec.template" };
-}
-
-/// Whether the profile's machine runs Windows.
-pub(crate) fn windows(vm: &VmProfile) -> bool {
-    vm.os_disk.os_type.eq_ignore_ascii_case("Windows")
 }
 
 fn storage_type(name: &str) -> StorageAccountType {

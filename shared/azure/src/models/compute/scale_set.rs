@@ -379,6 +379,9 @@ pub struct ScaleSetInstanceProperties {
     /// When the instance was created, RFC 3339.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_created: Option<String>,
+    /// The set a Flexible set's virtual machine belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub virtual_machine_scale_set: Option<SubResource>,
 }
 
 /// The part of an instance's OS profile that tells it apart: its host name.
