@@ -54,7 +54,8 @@ pub struct Args {
     pub cert_dir: PathBuf,
 
     /// CAPZ's feature gates, as `Gate=true,Other=false` (the value given to CAPZ's manager
-    /// works unchanged); those that change admission are APIServerILB and EdgeZone.
+    /// works unchanged); those that change admission are APIServerILB, EdgeZone and MachinePool
+    /// (on unless turned off).
     #[arg(long, value_name = "GATES", default_value = "", value_parser = parse_features)]
     pub feature_gates: Features,
 

@@ -7,7 +7,8 @@ pub enum Lookup {
     /// Nothing: the object alone says everything.
     Nothing,
     /// The subscription of the AzureCluster the object's Cluster points at
-    /// ([`crate::lookup::cluster_subscription_id`]), for machines' default role scope.
+    /// ([`crate::lookup::cluster_subscription_id`]), for the default role scope of machines and
+    /// machine pools.
     ClusterSubscription,
 }
 

@@ -1,13 +1,18 @@
-//! What defaulting needs from the API server: the subscription of the AzureCluster a machine
-//! belongs to, the default scope of its system-assigned identity's role, as CAPZ finds it.
+//! What defaulting needs from the API server: the subscription of the AzureCluster a machine or
+//! machine pool belongs to, the default scope of its system-assigned identity's role.
 //!
-//! The path is the machine's label `cluster.x-k8s.io/cluster-name` → the Cluster of that name in
-//! the machine's namespace (read as `cluster.x-k8s.io/v1beta2`, the version Cluster API stores) →
+//! The path is the object's label `cluster.x-k8s.io/cluster-name` → the Cluster of that name in
+//! the object's namespace (read as `cluster.x-k8s.io/v1beta2`, the version Cluster API stores) →
 //! its `spec.infrastructureRef` when it names an AzureCluster → that AzureCluster's
 //! `spec.subscriptionID`. A missing piece anywhere (no label, no Cluster yet, another
 //! infrastructure kind, no subscription set) means no subscription, not an error: the rules then
 //! leave what depends on it to the controllers. Failing reads (the API server unreachable, access
 //! denied) are errors, so that a default is never computed from a guess.
+//!
+//! CAPZ finds a machine's cluster the same way; for a machine pool it looks for the MachinePool
+//! whose infrastructure reference names the pool (reading MachinePools in every namespace), and
+//! refuses the pool while there is none. capz-rs follows the label for both, so the server needs
+//! to read only Clusters and AzureClusters.
 
 use std::collections::BTreeMap;
 

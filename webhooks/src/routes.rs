@@ -193,7 +193,7 @@ pub fn all() -> Routes {
         .kind::<capz_api::AzureClusterTemplate>(Lookup::Nothing)
         .kind::<capz_api::AzureMachine>(Lookup::ClusterSubscription)
         .kind::<capz_api::AzureMachineTemplate>(Lookup::Nothing)
-        .kind::<capz_api::AzureMachinePool>(Lookup::Nothing)
+        .kind::<capz_api::AzureMachinePool>(Lookup::ClusterSubscription)
         .kind::<capz_api::AzureMachinePoolMachine>(Lookup::Nothing)
         .kind::<capz_api::AzureManagedControlPlane>(Lookup::Nothing)
         .kind::<capz_api::AzureManagedControlPlaneTemplate>(Lookup::Nothing)

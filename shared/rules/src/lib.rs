@@ -19,17 +19,22 @@
 //!     azureclusteridentity   AzureClusterIdentity: what each identity type needs
 //!     azurecluster   AzureCluster and AzureClusterTemplate: the network, load balancers, bastion
 //!     azuremachine   AzureMachine and AzureMachineTemplate: VM spec defaults, checks, immutability
-//!   unreconciled  the kinds no controller of this release reconciles: a warning on create
+//!     azuremachinepool   AzureMachinePool and AzureMachinePoolMachine: a scale set's template
+//!                    (the machine's VM profile rules), identities, strategy; the MachinePool gate
+//!   unreconciled  the kinds whose controller may not be released yet: a warning on create
 //! ```
 //!
 //! Values that must be random (an SSH key, a role-assignment name) are generated only when an
-//! object is created for real ([`Context::may_generate`]): never on a dry run or an update.
+//! object is created for real ([`Context::may_generate`]): never on a dry run or an update. The
+//! exception is a machine pool, whose key and identity may change: as CAPZ does, it gets them
+//! whenever they are missing, on a real create or update (still never on a dry run).
 
 #![deny(missing_docs)]
 
 pub mod azurecluster;
 mod azureclusteridentity;
 pub mod azuremachine;
+pub mod azuremachinepool;
 mod checks;
 pub mod cidr;
 pub mod decode;
@@ -40,6 +45,8 @@ pub mod meta;
 pub mod names;
 mod ssh;
 pub mod support;
+#[cfg(test)]
+mod testing;
 pub mod unreconciled;
 
 use capz_api::capi::TOPOLOGY_DRY_RUN_ANNOTATION;

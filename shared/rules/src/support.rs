@@ -32,17 +32,20 @@ pub enum Kind {
     AzureMachine,
     /// `AzureMachineTemplate`: the AzureMachine fields under `spec.template.spec`.
     AzureMachineTemplate,
+    /// `AzureMachinePool`: the scale set, its instances' VM profile under `spec.template`.
+    AzureMachinePool,
     /// `AzureClusterIdentity`.
     AzureClusterIdentity,
 }
 
 impl Kind {
     /// Every kind, in the order the docs list them.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::AzureCluster,
         Self::AzureClusterTemplate,
         Self::AzureMachine,
         Self::AzureMachineTemplate,
+        Self::AzureMachinePool,
         Self::AzureClusterIdentity,
     ];
 
@@ -60,6 +63,7 @@ impl Kind {
             Self::AzureClusterTemplate => "AzureClusterTemplate",
             Self::AzureMachine => "AzureMachine",
             Self::AzureMachineTemplate => "AzureMachineTemplate",
+            Self::AzureMachinePool => "AzureMachinePool",
             Self::AzureClusterIdentity => "AzureClusterIdentity",
         }
     }
@@ -88,6 +92,7 @@ impl Kind {
     pub fn entries(self) -> &'static [Entry] {
         match self.fields_of() {
             Self::AzureMachine => &MACHINE,
+            Self::AzureMachinePool => &POOL,
             Self::AzureClusterIdentity => &IDENTITY,
             _ => &CLUSTER,
         }
@@ -289,7 +294,8 @@ pub fn markdown() -> String {
          - Where the table names a condition, the controller reports the field there: False, \
          severity `Warning`, reason `NotSupported`, the message naming each field. On an \
          AzureMachine these conditions do not count in `Ready`: the VM is built without the field. \
-         On an AzureCluster they count in `Ready`.\n\
+         On an AzureCluster they count in `Ready`. AzureMachinePool's not-yet fields are reported \
+         by the warning only.\n\
          - Clusters using an AzureClusterIdentity whose type capz-rs cannot sign in with report \
          `UnsupportedIdentityType`.\n\n\
          A field is *set* when it is present and not null, an empty list or an empty object; \
@@ -302,17 +308,23 @@ pub fn markdown() -> String {
     let _ = write!(
         out,
         "\n## Kinds not reconciled yet\n\n\
-         These kinds are served, validated by their CRD schema and stored, but no controller of this \
-         release acts on them; creating one is answered with a warning saying so.\n\n\
+         These kinds are served and stored, but no controller of this release acts on them; creating \
+         one is answered with a warning saying so. The webhooks default and validate them as described \
+         in webhooks.md; a kind without rules of its own there is checked by its CRD schema only.\n\n\
          | Kind | Reconciled by |\n|---|---|\n"
     );
-    for (kind, family) in crate::unreconciled::KINDS {
+    for (kind, family) in crate::unreconciled::unreleased() {
         let _ = writeln!(
             out,
             "| {kind} | the {family} controller (`capz-{family}`), not released yet |"
         );
     }
-    for kind in [Kind::AzureCluster, Kind::AzureMachine, Kind::AzureClusterIdentity] {
+    for kind in [
+        Kind::AzureCluster,
+        Kind::AzureMachine,
+        Kind::AzureMachinePool,
+        Kind::AzureClusterIdentity,
+    ] {
         let templates = match kind {
             Kind::AzureCluster => " (and AzureClusterTemplate)",
             Kind::AzureMachine => " (and AzureMachineTemplate)",
@@ -552,6 +564,74 @@ static MACHINE: LazyLock<Vec<Entry>> = LazyLock::new(|| {
     entries
 });
 
+static POOL: LazyLock<Vec<Entry>> = LazyLock::new(|| {
+    // The template's fields are listed one by one: some of them are not acted on yet.
+    let mut entries: Vec<Entry> = [
+        "location",
+        "additionalTags",
+        "providerID",
+        "providerIDList",
+        "identity",
+        "userAssignedIdentities",
+        "systemAssignedIdentityRole",
+        "roleAssignmentName",
+        "strategy",
+        "orchestrationMode",
+        "platformFaultDomainCount",
+        "template.vmSize",
+        "template.image",
+        "template.osDisk",
+        "template.dataDisks",
+        "template.sshPublicKey",
+        "template.subnetName",
+        "template.networkInterfaces",
+        "template.acceleratedNetworking",
+        "template.securityProfile",
+        "template.diagnostics",
+        "template.spotVMOptions",
+        "template.vmExtensions",
+    ]
+    .iter()
+    .map(|field| acted(field))
+    .collect();
+    entries.extend([
+        only(
+            "zoneBalance",
+            When::Is(Value::Bool(true)),
+            "the scale set is created without strict zone balance",
+            None,
+        ),
+        not_yet(
+            "template.terminateNotificationTimeout",
+            "the scale set gives no notice before it deletes an instance",
+            None,
+        ),
+        only(
+            "template.disableVMBootstrapExtension",
+            When::Is(Value::Bool(false)),
+            "the instances get no extension reporting bootstrap success",
+            None,
+        ),
+        only(
+            "template.additionalCapabilities.ultraSSDEnabled",
+            When::Is(Value::Bool(true)),
+            "the instances are created without Ultra SSD support",
+            None,
+        ),
+        not_yet(
+            "template.osDisk.managedDisk.securityProfile",
+            "the instances are created without disk security settings",
+            None,
+        ),
+        not_yet(
+            "template.dataDisks[].managedDisk.securityProfile",
+            "the instances are created without disk security settings",
+            None,
+        ),
+    ]);
+    entries
+});
+
 const CREDENTIALS_FILE: &str = "capz-rs cannot sign in with a credentials file yet; use WorkloadIdentity \
                                 or UserAssignedMSI";
 
@@ -633,6 +713,24 @@ mod tests {
             "spec.failureDomains[1].attributes"
         );
         assert!(not_yet_set(Kind::AzureMachine, &json!({"spec": null})).is_empty());
+
+        let pool = json!({"spec": {"zoneBalance": true, "template": {
+            "terminateNotificationTimeout": 10,
+            "disableVMBootstrapExtension": true,
+            "dataDisks": [{"nameSuffix": "a"}, {"nameSuffix": "b", "managedDisk": {"securityProfile": {"securityEncryptionType": "VMGuestStateOnly"}}}],
+        }}});
+        let found: Vec<String> = not_yet_set(Kind::AzureMachinePool, &pool)
+            .into_iter()
+            .map(|unacted| unacted.path)
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "spec.zoneBalance",
+                "spec.template.terminateNotificationTimeout",
+                "spec.template.dataDisks[1].managedDisk.securityProfile"
+            ]
+        );
     }
 
     #[test]
@@ -660,7 +758,7 @@ mod tests {
         for kind in Kind::ALL {
             assert_eq!(Kind::named(kind.name()), Some(kind));
         }
-        assert_eq!(Kind::named("AzureMachinePool"), None);
+        assert_eq!(Kind::named("AzureMachinePoolMachine"), None);
         assert_eq!(
             reason(Kind::AzureMachine, "capacityReservationGroupID"),
             Some("the VM is created outside any capacity reservation")

@@ -116,7 +116,12 @@ fn every_spec_field_has_an_entry_and_every_entry_a_field() -> Result<(), String>
 
 #[test]
 fn entries_are_unique_and_a_deeper_one_says_something_else() {
-    for kind in [Kind::AzureCluster, Kind::AzureMachine, Kind::AzureClusterIdentity] {
+    for kind in [
+        Kind::AzureCluster,
+        Kind::AzureMachine,
+        Kind::AzureMachinePool,
+        Kind::AzureClusterIdentity,
+    ] {
         let entries = kind.entries();
         for (index, entry) in entries.iter().enumerate() {
             assert!(

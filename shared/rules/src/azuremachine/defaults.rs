@@ -6,37 +6,38 @@ use std::collections::BTreeSet;
 use capz_api::AzureMachineSpec;
 use capz_api::common::compute::{
     BootDiagnostics, BootDiagnosticsStorageAccountType, CachingType, Diagnostics, NetworkInterface,
-    SpotEvictionPolicy, VmIdentity, VmIdentityProfile,
+    SpotEvictionPolicy, VmIdentity, VmIdentityProfile, VmProfile,
 };
 
 use super::values::{CONTRIBUTOR_ROLE_ID, identity_of, is_ultra_ssd, list, text};
 use crate::Context;
 use crate::field::{FieldError, FieldPath};
 
-/// A new SSH key for a machine created without one.
-/// `at` is the path of the spec: `spec`, or `spec.template.spec` in a template (whose machines
-/// then share the key, as CAPZ has it).
-pub(super) fn default_ssh_key(
-    spec: &mut AzureMachineSpec,
+/// A new SSH key for a VM profile without one, when `generate` (see [`Context::may_generate`]).
+/// `at` is the path of the profile: `spec`, `spec.template.spec` in a template (whose machines
+/// then share the key, as CAPZ has it), or a pool's `spec.template`.
+pub(crate) fn default_ssh_key(
+    vm: &mut VmProfile,
     ctx: &Context<'_>,
+    generate: bool,
     at: &FieldPath,
 ) -> Result<(), FieldError> {
-    if text(spec.vm.ssh_public_key.as_ref()).is_none() && ctx.may_generate() {
+    if text(vm.ssh_public_key.as_ref()).is_none() && generate {
         let key = ctx.entropy.ssh_public_key().map_err(|err| {
             FieldError::required(
                 at.child("sshPublicKey"),
                 format!("no key was given and none could be generated ({err}); set a base64-encoded OpenSSH public key"),
             )
         })?;
-        spec.vm.ssh_public_key = Some(key);
+        vm.ssh_public_key = Some(key);
     }
     Ok(())
 }
 
 /// Each data disk without a LUN gets the lowest free one; host caching defaults to ReadWrite, or
 /// None for Ultra SSDs, which support no caching.
-pub(super) fn default_data_disks(spec: &mut AzureMachineSpec) {
-    let Some(disks) = spec.vm.data_disks.as_mut() else {
+pub(super) fn default_data_disks(vm: &mut VmProfile) {
+    let Some(disks) = vm.data_disks.as_mut() else {
         return;
     };
     let mut taken: BTreeSet<i32> = disks.iter().filter_map(|disk| disk.lun).collect();
@@ -59,9 +60,9 @@ pub(super) fn default_data_disks(spec: &mut AzureMachineSpec) {
     }
 }
 
-/// The role assignment of a system-assigned identity: a generated name (or the deprecated
-/// `roleAssignmentName`), and Contributor on the cluster's subscription.
-pub(super) fn default_identity_role(identities: &mut VmIdentityProfile, ctx: &Context<'_>) {
+/// The role assignment of a system-assigned identity: a name, generated when `generate` (or the
+/// deprecated `roleAssignmentName`), and Contributor on the cluster's subscription.
+pub(crate) fn default_identity_role(identities: &mut VmIdentityProfile, ctx: &Context<'_>, generate: bool) {
     let deprecated_name = text(identities.role_assignment_name.as_ref()).is_some();
     let role_name = identities
         .system_assigned_identity_role
@@ -79,7 +80,7 @@ pub(super) fn default_identity_role(identities: &mut VmIdentityProfile, ctx: &Co
         .get_or_insert_with(Default::default);
     if deprecated_name {
         role.name = identities.role_assignment_name.take();
-    } else if text(role.name.as_ref()).is_none() && ctx.may_generate() {
+    } else if text(role.name.as_ref()).is_none() && generate {
         role.name = Some(ctx.entropy.uuid());
     }
     if let Some(subscription) = text(ctx.cluster_subscription_id.as_ref()) {
@@ -95,9 +96,9 @@ pub(super) fn default_identity_role(identities: &mut VmIdentityProfile, ctx: &Co
 }
 
 /// Spot VMs are deallocated on eviction, except with an ephemeral OS disk, which cannot be kept.
-pub(super) fn default_spot_eviction_policy(spec: &mut AzureMachineSpec) {
-    let ephemeral = spec.vm.os_disk.diff_disk_settings.is_some();
-    if let Some(spot) = spec.vm.spot_vm_options.as_mut() {
+pub(crate) fn default_spot_eviction_policy(vm: &mut VmProfile) {
+    let ephemeral = vm.os_disk.diff_disk_settings.is_some();
+    if let Some(spot) = vm.spot_vm_options.as_mut() {
         spot.eviction_policy.get_or_insert(if ephemeral {
             SpotEvictionPolicy::Delete
         } else {
@@ -107,8 +108,8 @@ pub(super) fn default_spot_eviction_policy(spec: &mut AzureMachineSpec) {
 }
 
 /// Boot diagnostics go to Azure-managed storage unless told otherwise.
-pub(super) fn default_diagnostics(spec: &mut AzureMachineSpec) {
-    let diagnostics = spec.vm.diagnostics.get_or_insert_with(Diagnostics::default);
+pub(crate) fn default_diagnostics(vm: &mut VmProfile) {
+    let diagnostics = vm.diagnostics.get_or_insert_with(Diagnostics::default);
     diagnostics.boot.get_or_insert(BootDiagnostics {
         storage_account_type: BootDiagnosticsStorageAccountType::Managed,
         user_managed: None,
@@ -117,8 +118,7 @@ pub(super) fn default_diagnostics(spec: &mut AzureMachineSpec) {
 
 /// Moves the deprecated `subnetName` / `acceleratedNetworking` into a single interface when none
 /// is listed, and gives every interface one private IP by default.
-pub(super) fn default_network_interfaces(spec: &mut AzureMachineSpec) {
-    let vm = &mut spec.vm;
+pub(crate) fn default_network_interfaces(vm: &mut VmProfile) {
     let interfaces_given = list(vm.network_interfaces.as_ref()).is_some();
     let deprecated_given = text(vm.subnet_name.as_ref()).is_some() || vm.accelerated_networking.is_some();
     if interfaces_given && deprecated_given {
@@ -141,8 +141,8 @@ pub(super) fn default_network_interfaces(spec: &mut AzureMachineSpec) {
 
 /// What CAPZ defaults in a template: nothing random, nothing that depends on the cluster.
 pub(super) fn default_template_spec(spec: &mut AzureMachineSpec) {
-    default_data_disks(spec);
-    default_network_interfaces(spec);
+    default_data_disks(&mut spec.vm);
+    default_network_interfaces(&mut spec.vm);
 }
 
 // ---------------------------------------------------------------------------------------------

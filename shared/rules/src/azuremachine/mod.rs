@@ -21,12 +21,27 @@
 //!   defaults    what is filled in
 //!   validation  what is refused on create
 //!   update      what may not change
+//!   profile     the defaults and checks of a VM profile that AzureMachinePool reuses
 //! ```
 
 mod defaults;
 mod update;
 mod validation;
 mod values;
+
+/// The defaults and checks of a VM profile, shared with AzureMachinePool, whose `spec.template`
+/// is the same profile (with the identities directly under `spec`).
+pub(crate) mod profile {
+    pub(crate) use super::defaults::{
+        default_diagnostics, default_identity_role, default_network_interfaces, default_spot_eviction_policy,
+        default_ssh_key,
+    };
+    pub(crate) use super::validation::{
+        check_deprecated_subnet, check_diagnostics, check_identity_role, check_image, check_key_present,
+        check_os_disk, check_role_name, check_ssh_key, check_user_assigned_identities,
+    };
+    pub(crate) use super::values::{list, text};
+}
 
 use capz_api::{AzureMachine, AzureMachineTemplate};
 use kube::ResourceExt as _;
@@ -44,12 +59,12 @@ use values::{UPDATING_TEMPLATES, text};
 impl Rules for AzureMachine {
     fn default(&mut self, ctx: &Context<'_>) -> Result<(), FieldError> {
         let spec = &mut self.spec;
-        default_ssh_key(spec, ctx, &FieldPath::root("spec"))?;
-        default_data_disks(spec);
-        default_identity_role(&mut spec.identities, ctx);
-        default_spot_eviction_policy(spec);
-        default_diagnostics(spec);
-        default_network_interfaces(spec);
+        default_ssh_key(&mut spec.vm, ctx, ctx.may_generate(), &FieldPath::root("spec"))?;
+        default_data_disks(&mut spec.vm);
+        default_identity_role(&mut spec.identities, ctx, ctx.may_generate());
+        default_spot_eviction_policy(&mut spec.vm);
+        default_diagnostics(&mut spec.vm);
+        default_network_interfaces(&mut spec.vm);
         Ok(())
     }
 
@@ -89,7 +104,7 @@ fn check_cluster_label(machine: &AzureMachine, verdict: &mut Verdict) {
 impl Rules for AzureMachineTemplate {
     fn default(&mut self, ctx: &Context<'_>) -> Result<(), FieldError> {
         let at = FieldPath::root("spec").child("template").child("spec");
-        default_ssh_key(&mut self.spec.template.spec, ctx, &at)?;
+        default_ssh_key(&mut self.spec.template.spec.vm, ctx, ctx.may_generate(), &at)?;
         default_template_spec(&mut self.spec.template.spec);
         Ok(())
     }
@@ -178,8 +193,6 @@ fn without_empty_values(spec: &capz_api::AzureMachineSpec) -> serde_json::Value 
 
 #[cfg(test)]
 mod tests {
-    use base64::Engine as _;
-    use base64::engine::general_purpose::STANDARD;
     use serde_json::{Value, json};
 
     use capz_api::AzureMachineSpec;
@@ -188,87 +201,11 @@ mod tests {
     };
 
     use super::*;
-    use crate::{Entropy, Features, Operation};
-
-    const SUBSCRIPTION: &str = "0a1b2c3d-0000-4000-8000-000000000001";
-    const GENERATED_NAME: &str = "5c0a3f1e-8d2b-4c6a-9e7f-1b2c3d4e5f60";
-    const GUID: &str = "9f8e7d6c-5b4a-4321-8fed-cba987654321";
-
-    /// A fixed Ed25519 key line (all-7 key bytes), base64-encoded as the spec stores it.
-    fn test_key(fill: u8) -> String {
-        let mut blob = Vec::new();
-        for part in [b"ssh-ed25519".as_slice(), &[fill; 32]] {
-            blob.extend_from_slice(&u32::try_from(part.len()).unwrap_or(u32::MAX).to_be_bytes());
-            blob.extend_from_slice(part);
-        }
-        STANDARD.encode(format!("ssh-ed25519 {} test@capz-rs", STANDARD.encode(blob)))
-    }
-
-    /// Deterministic randomness.
-    struct TestEntropy;
-
-    impl Entropy for TestEntropy {
-        fn ssh_public_key(&self) -> Result<String, String> {
-            Ok(test_key(7))
-        }
-
-        fn uuid(&self) -> String {
-            GENERATED_NAME.to_owned()
-        }
-    }
-
-    /// A random source that fails.
-    struct BrokenEntropy;
-
-    impl Entropy for BrokenEntropy {
-        fn ssh_public_key(&self) -> Result<String, String> {
-            Err("no entropy".to_owned())
-        }
-
-        fn uuid(&self) -> String {
-            GENERATED_NAME.to_owned()
-        }
-    }
-
-    fn context(operation: Operation, dry_run: bool, subscription: Option<&str>) -> Context<'static> {
-        Context {
-            operation,
-            dry_run,
-            features: Features::default(),
-            entropy: &TestEntropy,
-            cluster_subscription_id: subscription.map(str::to_owned),
-        }
-    }
-
-    /// A real create of a machine whose cluster is known.
-    fn create() -> Context<'static> {
-        context(Operation::Create, false, Some(SUBSCRIPTION))
-    }
-
-    /// A dry-run create: nothing random is generated, so the checks of generated values rest.
-    fn dry_run() -> Context<'static> {
-        context(Operation::Create, true, Some(SUBSCRIPTION))
-    }
-
-    fn update() -> Context<'static> {
-        context(Operation::Update, false, Some(SUBSCRIPTION))
-    }
-
-    /// `patch` merged into `base` as a JSON merge patch: null removes a field.
-    fn merge(base: &mut Value, patch: &Value) {
-        match (base, patch) {
-            (Value::Object(base), Value::Object(patch)) => {
-                for (key, value) in patch {
-                    if value.is_null() {
-                        base.remove(key);
-                    } else {
-                        merge(base.entry(key.clone()).or_insert(Value::Null), value);
-                    }
-                }
-            }
-            (base, patch) => *base = patch.clone(),
-        }
-    }
+    use crate::Operation;
+    use crate::testing::{
+        BrokenEntropy, Case, GENERATED_NAME, GUID, IDENTITY_INVALID, SUBSCRIPTION, context, create, dry_run,
+        failures, merge, mismatch, rejected, test_key, update,
+    };
 
     /// A minimal valid spec with `patch` (JSON text) merged in.
     fn spec(patch: &str) -> Result<Value, String> {
@@ -298,63 +235,6 @@ mod tests {
             "spec": { "template": { "spec": spec(patch)? } },
         });
         serde_json::from_value(object).map_err(|err| format!("patch {patch}: {err}"))
-    }
-
-    /// One rejected manifest: the patch applied to a valid spec, the path of the one error it
-    /// causes (relative to the spec) and words its message must hold.
-    struct Case {
-        rule: &'static str,
-        patch: &'static str,
-        path: &'static str,
-        message: &'static str,
-    }
-
-    /// Why `verdict` is not exactly one error at `path` holding `message`, if it is not.
-    fn mismatch(verdict: &Verdict, path: &str, message: &str) -> Option<String> {
-        match verdict.errors.as_slice() {
-            [only] if only.path.as_str() == path && only.to_string().contains(message) => None,
-            errors => {
-                let found: Vec<String> = errors.iter().map(ToString::to_string).collect();
-                Some(format!(
-                    "expected one error at {path} saying {message:?}, got {found:?}"
-                ))
-            }
-        }
-    }
-
-    /// The cases that `verdict_of` does not decide as they expect, with `base` the spec's path.
-    fn failures(
-        cases: &[Case],
-        base: &str,
-        verdict_of: impl Fn(&str) -> Result<Verdict, String>,
-    ) -> Vec<String> {
-        cases
-            .iter()
-            .filter_map(|case| {
-                let path = if case.path.is_empty() {
-                    base.to_owned()
-                } else {
-                    format!("{base}.{}", case.path)
-                };
-                let problem = match verdict_of(case.patch) {
-                    Ok(verdict) => mismatch(&verdict, &path, case.message)?,
-                    Err(err) => err,
-                };
-                Some(format!("{} ({base}): {problem}", case.rule))
-            })
-            .collect()
-    }
-
-    /// The valid manifests that `verdict_of` rejects.
-    fn rejected(cases: &[(&str, &str)], verdict_of: impl Fn(&str) -> Result<Verdict, String>) -> Vec<String> {
-        cases
-            .iter()
-            .filter_map(|(rule, patch)| match verdict_of(patch) {
-                Ok(verdict) if verdict.allowed() => None,
-                Ok(verdict) => Some(format!("{rule}: {}", verdict.message("AzureMachine", "g", "m"))),
-                Err(err) => Some(format!("{rule}: {err}")),
-            })
-            .collect()
     }
 
     const CONFIDENTIAL_DISK: &str = r#"{"osDisk": {"managedDisk": {"storageAccountType": "Premium_LRS",
@@ -629,42 +509,6 @@ mod tests {
             message: "ssh-dss",
         },
         Case {
-            rule: "41 user-assigned identities without that identity",
-            patch: r#"{"userAssignedIdentities": [{"providerID": "/subscriptions/s"}]}"#,
-            path: "userAssignedIdentities",
-            message: "set that identity or remove the list",
-        },
-        Case {
-            rule: "41 identity UserAssigned without identities",
-            patch: r#"{"identity": "UserAssigned"}"#,
-            path: "userAssignedIdentities",
-            message: "at least one entry",
-        },
-        Case {
-            rule: "41 identity that is no resource ID",
-            patch: r#"{"identity": "UserAssigned", "userAssignedIdentities": [{"providerID": "my-identity"}]}"#,
-            path: "userAssignedIdentities[0].providerID",
-            message: "must start with",
-        },
-        Case {
-            rule: "42 role without system-assigned identity",
-            patch: r#"{"systemAssignedIdentityRole": {"scope": "/subscriptions/s/", "definitionID": "/d"}}"#,
-            path: "systemAssignedIdentityRole",
-            message: "set identity SystemAssigned",
-        },
-        Case {
-            rule: "42 role without definition",
-            patch: r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"scope": "/subscriptions/s/"}}"#,
-            path: "systemAssignedIdentityRole.definitionID",
-            message: "role definition's resource ID",
-        },
-        Case {
-            rule: "42 role without scope",
-            patch: r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"definitionID": "/d"}}"#,
-            path: "systemAssignedIdentityRole.scope",
-            message: "scope of the role assignment",
-        },
-        Case {
             rule: "43 confidential disk without security profile",
             patch: CONFIDENTIAL_DISK,
             path: "securityProfile",
@@ -791,10 +635,15 @@ mod tests {
     #[test]
     fn both_kinds_reject_each_invalid_spec_at_its_path() {
         let ctx = dry_run();
-        let mut problems = failures(INVALID, "spec", |patch| Ok(machine(patch)?.validate_create(&ctx)));
-        problems.extend(failures(INVALID, "spec.template.spec", |patch| {
-            Ok(template(patch)?.validate_create(&ctx))
-        }));
+        let mut problems = Vec::new();
+        for cases in [INVALID, IDENTITY_INVALID] {
+            problems.extend(failures(cases, "spec", |patch| {
+                Ok(machine(patch)?.validate_create(&ctx))
+            }));
+            problems.extend(failures(cases, "spec.template.spec", |patch| {
+                Ok(template(patch)?.validate_create(&ctx))
+            }));
+        }
         assert!(
             problems.is_empty(),
             "{} mismatches:\n{}",

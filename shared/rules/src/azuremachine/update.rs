@@ -130,9 +130,9 @@ pub(super) fn check_network_interfaces_update(
     if comparable(old.vm.network_interfaces.as_ref()) == new_interfaces {
         return None;
     }
-    let mut migrated = old.clone();
+    let mut migrated = old.vm.clone();
     default_network_interfaces(&mut migrated);
-    let mut old_interfaces = comparable(migrated.vm.network_interfaces.as_ref());
+    let mut old_interfaces = comparable(migrated.network_interfaces.as_ref());
     if let (Some(first_old), Some(first_new)) = (old_interfaces.first_mut(), new_interfaces.first())
         && first_old.subnet_name.is_none()
     {

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use capz_api::AzureMachineSpec;
 use capz_api::common::compute::{
     BootDiagnosticsStorageAccountType, CachingType, DataDisk, Diagnostics, Image, ManagedDiskParameters,
-    OsDisk, SecurityEncryptionType, SecurityType, VmIdentity, VmIdentityProfile,
+    OsDisk, SecurityEncryptionType, SecurityType, VmIdentity, VmIdentityProfile, VmProfile,
 };
 
 use super::values::{
@@ -21,17 +21,13 @@ pub(super) fn check_spec(spec: &AzureMachineSpec, base: &FieldPath, verdict: &mu
     check_image(spec.vm.image.as_ref(), &base.child("image"), verdict);
     check_os_disk(&spec.vm.os_disk, &base.child("osDisk"), verdict);
     check_confidential_vm(spec, base, verdict);
-    if let Some(key) = text(spec.vm.ssh_public_key.as_ref())
-        && let Err(reason) = ssh::check_encoded(key)
-    {
-        verdict.reject(FieldError::invalid(base.child("sshPublicKey"), key, reason));
-    }
+    check_ssh_key(&spec.vm, base, verdict);
     check_user_assigned_identities(&spec.identities, &base.child("userAssignedIdentities"), verdict);
     if let Some(disks) = spec.vm.data_disks.as_ref() {
         check_data_disks(disks, &base.child("dataDisks"), verdict);
     }
     check_diagnostics(spec.vm.diagnostics.as_ref(), &base.child("diagnostics"), verdict);
-    check_network_interfaces(spec, base, verdict);
+    check_network_interfaces(&spec.vm, base, verdict);
     check_identity_role(&spec.identities, base, verdict);
     check_placement_ids(spec, base, verdict);
     let extensions = list(spec.vm.vm_extensions.as_ref()).is_some();
@@ -43,9 +39,18 @@ pub(super) fn check_spec(spec: &AzureMachineSpec, base: &FieldPath, verdict: &mu
     }
 }
 
+/// A key that is set is a usable OpenSSH public key (`base` is the VM profile's path).
+pub(crate) fn check_ssh_key(vm: &VmProfile, base: &FieldPath, verdict: &mut Verdict) {
+    if let Some(key) = text(vm.ssh_public_key.as_ref())
+        && let Err(reason) = ssh::check_encoded(key)
+    {
+        verdict.reject(FieldError::invalid(base.child("sshPublicKey"), key, reason));
+    }
+}
+
 /// Exactly one image source, each with what it needs. No image at all is fine: the controller
 /// picks a reference image for the Kubernetes version.
-pub(super) fn check_image(image: Option<&Image>, path: &FieldPath, verdict: &mut Verdict) {
+pub(crate) fn check_image(image: Option<&Image>, path: &FieldPath, verdict: &mut Verdict) {
     let Some(image) = image else { return };
     let sources = [
         ("id", image.id.is_some()),
@@ -122,7 +127,7 @@ pub(super) fn require_all(path: &FieldPath, fields: &[(&str, &String)], what: &s
     }
 }
 
-pub(super) fn check_os_disk(disk: &OsDisk, path: &FieldPath, verdict: &mut Verdict) {
+pub(crate) fn check_os_disk(disk: &OsDisk, path: &FieldPath, verdict: &mut Verdict) {
     if disk.os_type.is_empty() {
         verdict.reject(FieldError::required(path.child("osType"), "set Linux or Windows"));
     }
@@ -252,7 +257,7 @@ pub(super) fn check_data_disks(disks: &[DataDisk], path: &FieldPath, verdict: &m
 }
 
 /// User-assigned identities go with identity UserAssigned, both ways, and are resource IDs.
-pub(super) fn check_user_assigned_identities(
+pub(crate) fn check_user_assigned_identities(
     identities: &VmIdentityProfile,
     path: &FieldPath,
     verdict: &mut Verdict,
@@ -286,7 +291,7 @@ pub(super) fn check_user_assigned_identities(
 }
 
 /// A system-assigned identity's role assignment: named once, complete, and only with that identity.
-pub(super) fn check_identity_role(identities: &VmIdentityProfile, base: &FieldPath, verdict: &mut Verdict) {
+pub(crate) fn check_identity_role(identities: &VmIdentityProfile, base: &FieldPath, verdict: &mut Verdict) {
     let path = base.child("systemAssignedIdentityRole");
     let Some(role) = &identities.system_assigned_identity_role else {
         return;
@@ -310,30 +315,25 @@ pub(super) fn check_identity_role(identities: &VmIdentityProfile, base: &FieldPa
     if text(role.definition_id.as_ref()).is_none() {
         verdict.reject(FieldError::required(
             path.child("definitionID"),
-            "set the role definition's resource ID, such as /subscriptions/<subscription>/providers/Microsoft.Authorization/roleDefinitions/<role>; AzureMachines of a known cluster get Contributor by default",
+            "set the role definition's resource ID, such as /subscriptions/<subscription>/providers/Microsoft.Authorization/roleDefinitions/<role>; AzureMachines and AzureMachinePools of a known cluster get Contributor by default",
         ));
     }
     if text(role.scope.as_ref()).is_none() {
         verdict.reject(FieldError::required(
             path.child("scope"),
-            "set the scope of the role assignment, such as /subscriptions/<subscription>/; AzureMachines of a known cluster get their cluster's subscription by default",
+            "set the scope of the role assignment, such as /subscriptions/<subscription>/; AzureMachines and AzureMachinePools of a known cluster get their cluster's subscription by default",
         ));
     }
 }
 
 /// The deprecated single-interface fields are not mixed with `networkInterfaces`; each interface
 /// has at least one private IP.
-pub(super) fn check_network_interfaces(spec: &AzureMachineSpec, base: &FieldPath, verdict: &mut Verdict) {
-    let Some(interfaces) = list(spec.vm.network_interfaces.as_ref()) else {
+pub(super) fn check_network_interfaces(vm: &VmProfile, base: &FieldPath, verdict: &mut Verdict) {
+    let Some(interfaces) = list(vm.network_interfaces.as_ref()) else {
         return;
     };
-    if text(spec.vm.subnet_name.as_ref()).is_some() {
-        verdict.reject(FieldError::forbidden(
-            base.child("subnetName"),
-            "deprecated and not allowed with networkInterfaces; set networkInterfaces[0].subnetName instead",
-        ));
-    }
-    if spec.vm.accelerated_networking.is_some() {
+    check_deprecated_subnet(vm, base, verdict);
+    if vm.accelerated_networking.is_some() {
         verdict.reject(FieldError::forbidden(
             base.child("acceleratedNetworking"),
             "deprecated and not allowed with networkInterfaces; set networkInterfaces[].acceleratedNetworking instead",
@@ -349,6 +349,16 @@ pub(super) fn check_network_interfaces(spec: &AzureMachineSpec, base: &FieldPath
                 "an interface has at least 1 private IP configuration; leave it out for 1",
             ));
         }
+    }
+}
+
+/// The deprecated `subnetName` is not set beside `networkInterfaces`.
+pub(crate) fn check_deprecated_subnet(vm: &VmProfile, base: &FieldPath, verdict: &mut Verdict) {
+    if list(vm.network_interfaces.as_ref()).is_some() && text(vm.subnet_name.as_ref()).is_some() {
+        verdict.reject(FieldError::forbidden(
+            base.child("subnetName"),
+            "deprecated and not allowed with networkInterfaces; set networkInterfaces[0].subnetName instead",
+        ));
     }
 }
 
@@ -448,7 +458,7 @@ pub(super) fn check_confidential_vm(spec: &AzureMachineSpec, base: &FieldPath, v
 }
 
 /// A user-managed storage account for boot diagnostics is given exactly with `UserManaged`.
-pub(super) fn check_diagnostics(diagnostics: Option<&Diagnostics>, path: &FieldPath, verdict: &mut Verdict) {
+pub(crate) fn check_diagnostics(diagnostics: Option<&Diagnostics>, path: &FieldPath, verdict: &mut Verdict) {
     let Some(boot) = diagnostics.and_then(|d| d.boot.as_ref()) else {
         return;
     };
@@ -487,18 +497,33 @@ pub(super) fn check_diagnostics(diagnostics: Option<&Diagnostics>, path: &FieldP
 /// generated only when the machine is created for real.
 pub(super) fn check_machine_create(spec: &AzureMachineSpec, ctx: &Context<'_>, verdict: &mut Verdict) {
     let base = FieldPath::root("spec");
-    if text(spec.vm.ssh_public_key.as_ref()).is_none() && ctx.may_generate() {
+    check_key_present(&spec.vm, &base, ctx.may_generate(), verdict);
+    check_role_name(&spec.identities, &base, ctx.may_generate(), verdict);
+}
+
+/// A generated key is there when `needed` (a real create, once defaulting had its chance).
+pub(crate) fn check_key_present(vm: &VmProfile, base: &FieldPath, needed: bool, verdict: &mut Verdict) {
+    if needed && text(vm.ssh_public_key.as_ref()).is_none() {
         verdict.reject(FieldError::required(
             base.child("sshPublicKey"),
             "set a base64-encoded OpenSSH public key, or leave it to defaulting to generate one",
         ));
     }
-    if identity_of(&spec.identities) != VmIdentity::SystemAssigned {
+}
+
+/// The role assignment of a system-assigned identity is named by a GUID, which must be there
+/// when `needed` (once defaulting could generate it).
+pub(crate) fn check_role_name(
+    identities: &VmIdentityProfile,
+    base: &FieldPath,
+    needed: bool,
+    verdict: &mut Verdict,
+) {
+    if identity_of(identities) != VmIdentity::SystemAssigned {
         return;
     }
     let path = base.child("systemAssignedIdentityRole").child("name");
-    let name = spec
-        .identities
+    let name = identities
         .system_assigned_identity_role
         .as_ref()
         .and_then(|role| text(role.name.as_ref()));
@@ -508,7 +533,7 @@ pub(super) fn check_machine_create(spec: &AzureMachineSpec, ctx: &Context<'_>, v
             name,
             "must be a GUID such as 6f1c2a43-5b1e-4d8e-9a0b-3c2d1e0f4a5b; leave it out to have one generated",
         )),
-        None if ctx.may_generate() => verdict.reject(FieldError::required(
+        None if needed => verdict.reject(FieldError::required(
             path,
             "the role assignment needs a GUID name; leave it to defaulting to generate one, or set one",
         )),

@@ -31,26 +31,26 @@ pub(super) const UPDATING_TEMPLATES: &str =
 
 /// A text field's value when it is set to something; CAPZ's Go types do not tell an empty string
 /// from an absent one.
-pub(super) fn text(value: Option<&String>) -> Option<&String> {
+pub(crate) fn text(value: Option<&String>) -> Option<&String> {
     value.filter(|v| !v.is_empty())
 }
 
 /// A list field's value when it has elements.
-pub(super) fn list<T>(value: Option<&Vec<T>>) -> Option<&Vec<T>> {
+pub(crate) fn list<T>(value: Option<&Vec<T>>) -> Option<&Vec<T>> {
     value.filter(|v| !v.is_empty())
 }
 
 /// A flag that CAPZ keeps as a plain bool: false and absent are the same.
-pub(super) fn flag(value: Option<bool>) -> Option<bool> {
+pub(crate) fn flag(value: Option<bool>) -> Option<bool> {
     value.filter(|on| *on)
 }
 
 /// The identity type; the schema defaults an absent one to `None`.
-pub(super) fn identity_of(identities: &VmIdentityProfile) -> VmIdentity {
+pub(crate) fn identity_of(identities: &VmIdentityProfile) -> VmIdentity {
     identities.identity.unwrap_or_default()
 }
 
-pub(super) fn is_ultra_ssd(managed_disk: Option<&ManagedDiskParameters>) -> bool {
+pub(crate) fn is_ultra_ssd(managed_disk: Option<&ManagedDiskParameters>) -> bool {
     managed_disk.and_then(|disk| disk.storage_account_type.as_deref()) == Some(ULTRA_SSD)
 }
 
