@@ -5,87 +5,25 @@
 use std::time::Duration;
 
 use arm_emulator::Config;
-use arm_emulator::config::{
-    DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT, SeedResource,
-};
 use arm_emulator::faults::Fault;
 use capz_harness::{EmulatedAzure, InProcessController};
+use capz_kit::api::AzureMachine;
 use capz_kit::api::common::conditions::{Condition, ConditionStatus, ConditionType, Conditions};
 use capz_kit::api::controllers::Family;
-use capz_kit::api::{AzureCluster, AzureMachine};
-use capz_kit::apply::{FieldManager, apply_status};
 use capz_kit::azure::models::ArmModel as _;
 use capz_kit::azure::models::compute::{Disk, VirtualMachine, VirtualMachineExtension};
 use capz_kit::azure::models::network::{LoadBalancer, NetworkInterface, VirtualNetwork};
 use capz_kit::azure::{Outcome, PollOutcome, ResourceId};
-use capz_kit::conditions::{Observation, observe};
 use capz_kit::identity::IdentitySettings;
 use capz_kit::kube::api::{Api, DeleteParams, Patch, PatchParams};
 use capz_kit::kube::{Client, ResourceExt as _};
-use k8s_openapi::jiff::Timestamp;
-use serde::Serialize;
 use serde_json::{Value, json};
 
 use capz_harness::TestResult;
+use capz_harness::fixtures::{CLUSTER, cluster_objects, compute, network, report, seeds};
 
-const CLUSTER: &str = "c1";
-const LOCATION: &str = "westeurope";
 const WAIT: Duration = Duration::from_mins(1);
-const PEERS: FieldManager = FieldManager::new("test-peers");
 const SSH_KEY: &str = "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSURkdmJteDVJR0VnZEdWemRBPT0gdGVzdA==";
-
-fn group() -> String {
-    format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/{CLUSTER}")
-}
-
-fn network(path: &str) -> String {
-    format!("{}/providers/Microsoft.Network/{path}", group())
-}
-
-fn compute(path: &str) -> String {
-    format!("{}/providers/Microsoft.Compute/{path}", group())
-}
-
-/// The cluster's network as network and loadbalancer would have built it: the group, the
-/// virtual network with both subnets, and the public API server load balancer with its pool and
-/// the SSH NAT rule of `cp-0`.
-fn seeds() -> Vec<SeedResource> {
-    let lb = network("loadBalancers/c1-public-lb");
-    let frontend = format!("{lb}/frontendIPConfigurations/c1-public-lb-frontEnd");
-    let seed = |id: String, body: Value| SeedResource { id, body };
-    vec![
-        seed(
-            group(),
-            json!({"location": LOCATION, "tags": {"sigs.k8s.io_cluster-api-provider-azure_cluster_c1": "owned"}}),
-        ),
-        seed(
-            network("virtualNetworks/c1-vnet"),
-            json!({"location": LOCATION, "properties": {
-                "addressSpace": {"addressPrefixes": ["10.0.0.0/8"]},
-                "subnets": [
-                    {"name": "c1-controlplane-subnet", "properties": {"addressPrefix": "10.0.0.0/16"}},
-                    {"name": "c1-node-subnet", "properties": {"addressPrefix": "10.1.0.0/16"}},
-                ],
-            }}),
-        ),
-        seed(
-            network("publicIPAddresses/pip-c1-apiserver"),
-            json!({"location": LOCATION, "sku": {"name": "Standard"},
-                "properties": {"publicIPAllocationMethod": "Static"}}),
-        ),
-        seed(
-            lb.clone(),
-            json!({"location": LOCATION, "sku": {"name": "Standard"}, "properties": {
-                "frontendIPConfigurations": [{"name": "c1-public-lb-frontEnd", "properties": {
-                    "publicIPAddress": {"id": network("publicIPAddresses/pip-c1-apiserver")}}}],
-                "backendAddressPools": [{"name": "c1-public-lb-backendPool"}],
-                "inboundNatRules": [{"name": "cp-0", "properties": {
-                    "frontendIPConfiguration": {"id": frontend},
-                    "protocol": "Tcp", "frontendPort": 22, "backendPort": 22}}],
-            }}),
-        ),
-    ]
-}
 
 /// The emulator over HTTPS, a client of the test's own, and its CA in a file.
 /// The emulator seeded with the cluster's group and network.
@@ -132,88 +70,6 @@ fn controller(
         flags,
         move |ctx| capz_compute::run(ctx, settings),
     )?)
-}
-
-/// The objects Cluster API and the user would have: identity, Cluster (infrastructure
-/// provisioned), AzureCluster.
-async fn cluster_objects(client: &Client, namespace: &str) -> TestResult {
-    capz_harness::apply_yaml(
-        client,
-        namespace,
-        &format!(
-            r"
-apiVersion: v1
-kind: Secret
-metadata: {{name: sp}}
-stringData: {{clientSecret: {DEFAULT_CLIENT_SECRET}}}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: AzureClusterIdentity
-metadata: {{name: emulator}}
-spec:
-  type: ServicePrincipal
-  tenantID: {DEFAULT_TENANT}
-  clientID: {DEFAULT_CLIENT_ID}
-  clientSecret: {{name: sp, namespace: {namespace}}}
-  allowedNamespaces: {{}}
----
-apiVersion: cluster.x-k8s.io/v1beta2
-kind: Cluster
-metadata: {{name: {CLUSTER}}}
-spec:
-  infrastructureRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureCluster, name: {CLUSTER}}}
----
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: AzureCluster
-metadata:
-  name: {CLUSTER}
-  labels: {{cluster.x-k8s.io/cluster-name: {CLUSTER}}}
-spec:
-  location: {LOCATION}
-  subscriptionID: {DEFAULT_SUBSCRIPTION}
-  identityRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: AzureClusterIdentity, name: emulator, namespace: {namespace}}}
-"
-        ),
-    )
-    .await?;
-    let clusters = Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace);
-    clusters
-        .patch_status(
-            CLUSTER,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"initialization": {"infrastructureProvisioned": true}}})),
-        )
-        .await?;
-    let azure_clusters = Api::<AzureCluster>::namespaced(client.clone(), namespace);
-    let azure_cluster = azure_clusters.get(CLUSTER).await?;
-    report(
-        &azure_clusters,
-        &azure_cluster,
-        &[ConditionType::SUBNETS_READY, ConditionType::LOAD_BALANCERS_READY],
-    )
-    .await?;
-    Ok(())
-}
-
-#[derive(Debug, Serialize)]
-struct PeerStatus {
-    conditions: Vec<Condition>,
-}
-
-/// Applies `holding` as conditions of the test's own field manager, as peers would.
-async fn report<K>(api: &Api<K>, object: &K, holding: &[ConditionType]) -> TestResult
-where
-    K: capz_kit::kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    let status = PeerStatus {
-        conditions: observe(
-            None,
-            holding.iter().cloned().map(Observation::holds),
-            Timestamp::now(),
-        ),
-    };
-    apply_status(api, &PEERS, object, &status).await?;
-    Ok(())
 }
 
 /// The spec of a Linux AzureMachine, as YAML flow-mapping entries.

@@ -2,12 +2,12 @@
 //! then the role assignment of its identity.
 //!
 //! One pass reads the set, lists its instances once (never one read per instance), lists the
-//! pool's AzureMachinePoolMachines and Machines and the workload cluster's Nodes, and then:
-//! makes an AzureMachinePoolMachine for each new instance (recording the model it was made
-//! with), decides with [`plan::decide`] which instances stay, which go and how many the set
-//! holds, writes the set only when its model or capacity must change, removes the instances
-//! that go through their Machines (Cluster API cordons and drains each Node first), and reports
-//! the MachinePool contract: the sorted `providerIDList`, replicas, readiness, instances.
+//! pool's AzureMachinePoolMachines and Machines and the workload cluster's Nodes, and then: makes
+//! an AzureMachinePoolMachine for each new instance (recording the model it was made with),
+//! decides with [`plan::decide`] which instances go and how many the set adds, writes the set
+//! only when its model changes or instances are to be added, removes the instances that go
+//! through their Machines (Cluster API cordons and drains each Node first), and reports the
+//! MachinePool contract: the sorted `providerIDList`, replicas, readiness, instances.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -227,9 +227,30 @@ impl Run<'_> {
             Err(failure) => return Outcome::Failed(failure),
         };
         let wanted_hash = wanted.model_hash().unwrap_or_default().to_owned();
-        let members: Vec<Member> = seen.iter().map(|seen| member(seen, &wanted_hash)).collect();
+        // Members whose instance is gone are removed on their own; the rollout weighs the rest.
+        seen.sort_by_key(|entry| entry.instance.id.is_none());
+        let present = seen.iter().filter(|entry| entry.instance.id.is_some()).count();
+        let members: Vec<Member> = seen[..present]
+            .iter()
+            .map(|seen| member(seen, &wanted_hash))
+            .collect();
         let decision = plan::decide(&plan.rollout, &members);
-        let set = match self.buildable(scope, plan, decision.capacity).await {
+        if decision.add > 0 || !decision.remove.is_empty() {
+            let removing: Vec<&str> = decision
+                .remove
+                .iter()
+                .map(|&index| members[index].name.as_str())
+                .collect();
+            tracing::info!(
+                pool = plan.name,
+                replicas = plan.rollout.desired,
+                add = decision.add,
+                ?removing,
+                ?members,
+                "changing the pool's instances"
+            );
+        }
+        let set = match self.buildable(scope, plan, decision.add).await {
             Ok(set) => set,
             Err(failure) => return Outcome::Failed(failure),
         };
@@ -248,8 +269,8 @@ impl Run<'_> {
             .as_ref()
             .and_then(|set| set.identity.as_ref())
             .and_then(|identity| identity.principal_id.clone());
-        self.report(&seen, &members, current.as_ref(), plan, &decision);
-        if let Err(error) = self.publish_members(&seen, &members).await {
+        self.report(&seen[..present], &members, current.as_ref(), plan, &decision);
+        if let Err(error) = self.publish_members(&seen[..present], &members).await {
             outcome.fail(Error::from(error));
         }
         if let Err(error) = self.record_provider_ids(api, &set, &seen).await {
@@ -411,8 +432,8 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The set as the pool wants it, holding `capacity` instances (a write never lowers it).
-    async fn buildable(&self, scope: &ClusterScope, plan: &Plan, capacity: u32) -> Result<ScaleSet, Failure> {
+    /// The set as the pool wants it, making `add` more instances.
+    async fn buildable(&self, scope: &ClusterScope, plan: &Plan, add: u32) -> Result<ScaleSet, Failure> {
         let spec = &self.pool.spec;
         let version = self.found.pool.spec.template.spec.version.as_deref();
         let os = ReferenceOs::of(&spec.template.vm, self.pool.annotations());
@@ -436,7 +457,7 @@ impl Run<'_> {
             subnet: plan.subnet.clone(),
             backend_pools: plan.backend_pools.clone(),
             zones: plan.zones.clone(),
-            capacity: u64::from(capacity),
+            add: u64::from(add),
             tags: plan.tags.clone(),
         };
         Ok(ScaleSet::new(scope, &plan.name, spec, inputs)?)
@@ -489,7 +510,7 @@ impl Run<'_> {
         let state = set
             .and_then(|set| set.properties.as_ref())
             .and_then(|properties| properties.provisioning_state.clone());
-        let present = seen.iter().filter(|entry| entry.instance.id.is_some()).count();
+        let present = seen.len();
         let staying = members.iter().filter(|member| !member.leaving).count();
         let outdated = members
             .iter()
@@ -501,7 +522,6 @@ impl Run<'_> {
         self.fields.instances = Some(
             seen.iter()
                 .zip(members)
-                .filter(|(entry, _)| entry.instance.id.is_some())
                 .map(|(entry, member)| AzureMachinePoolInstanceStatus {
                     version: node_version(entry.node.as_ref()),
                     provisioning_state: instance_state(&entry.instance),
@@ -584,7 +604,7 @@ impl Run<'_> {
             let Some(object) = entry.member.as_ref() else {
                 continue;
             };
-            if object.metadata.deletion_timestamp.is_some() || entry.instance.id.is_none() {
+            if object.metadata.deletion_timestamp.is_some() {
                 continue;
             }
             let fields = MemberFields {
@@ -758,12 +778,16 @@ fn leaving(seen: &Seen) -> bool {
             .member
             .as_ref()
             .is_some_and(|member| deleted(&member.metadata))
-        || seen
-            .instance
-            .properties
-            .as_ref()
-            .and_then(|properties| properties.provisioning_state.as_ref())
-            == Some(&ProvisioningState::Deleting)
+        || deleting(&seen.instance)
+}
+
+/// Whether Azure is deleting the instance.
+fn deleting(instance: &ScaleSetInstance) -> bool {
+    instance
+        .properties
+        .as_ref()
+        .and_then(|properties| properties.provisioning_state.as_ref())
+        == Some(&ProvisioningState::Deleting)
 }
 
 /// The name suffix of an instance's AzureMachinePoolMachine: a Uniform instance's id, a Flexible

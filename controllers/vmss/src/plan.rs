@@ -197,9 +197,8 @@ pub(crate) struct Member {
 /// What a pass does about the pool's instances.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Decision {
-    /// How many instances the set holds: those that stay, and those on their way out, which
-    /// Azure still counts until they are deleted.
-    pub(crate) capacity: u32,
+    /// How many new instances the set is to make beyond those it has.
+    pub(crate) add: u32,
     /// The members to remove now (indices into the members given).
     pub(crate) remove: Vec<usize>,
     /// Why instances wait to be replaced or removed, when some do.
@@ -210,14 +209,13 @@ pub(crate) struct Decision {
 /// instances on an old model are replaced, up to `maxSurge` new ones above the replicas; an
 /// instance goes only while at least `replicas - maxUnavailable` others stay available, except
 /// instances that are not available anyway, which go first. Of the same kind, those whose Machine
-/// asks to go first, then those the delete policy names. Instances on their way out are counted
-/// by Azure until they are deleted, and by nothing else.
+/// asks to go first, then those the delete policy names. Instances on their way out count for
+/// nothing; `members` holds only instances the set has.
 pub(crate) fn decide(rollout: &Rollout, members: &[Member]) -> Decision {
     let desired = rollout.desired;
     let count = |keep: &dyn Fn(&Member) -> bool| {
         u32::try_from(members.iter().filter(|member| keep(member)).count()).unwrap_or(u32::MAX)
     };
-    let leaving = count(&|member| member.leaving);
     let old = count(&|member| !member.leaving && member.outdated);
     let current = count(&|member| !member.leaving && !member.outdated);
     let min_available = desired.saturating_sub(rollout.max_unavailable);
@@ -273,7 +271,7 @@ pub(crate) fn decide(rollout: &Rollout, members: &[Member]) -> Decision {
         )
     });
     Decision {
-        capacity: staying.max(current + old - removing) + leaving + removing,
+        add: staying.saturating_sub(current + old - removing),
         remove,
         waiting,
     }
@@ -342,15 +340,8 @@ mod tests {
     fn a_steady_pool_keeps_its_instances() {
         let pool = members(&[("a", true, false), ("b", true, false), ("c", true, false)]);
         let decision = decide(&rollout(3, 1, 0), &pool);
-        assert_eq!(
-            decision,
-            Decision {
-                capacity: 3,
-                remove: vec![],
-                waiting: None
-            }
-        );
-        assert_eq!(decide(&rollout(5, 1, 0), &pool).capacity, 5);
+        assert_eq!(decision, Decision::default());
+        assert_eq!(decide(&rollout(5, 1, 0), &pool).add, 2);
     }
 
     #[test]
@@ -371,8 +362,7 @@ mod tests {
             ..rollout(1, 1, 0)
         };
         assert_eq!(removed(&decide(&newest, &pool), &pool), ["d", "c", "b"]);
-        // Removed instances are still counted by Azure until they are deleted.
-        assert_eq!(decide(&rollout(2, 1, 0), &pool).capacity, 4);
+        assert_eq!(decide(&rollout(2, 1, 0), &pool).add, 0);
     }
 
     #[test]
@@ -387,7 +377,7 @@ mod tests {
         let mut pool = members(&[("a", true, true), ("b", true, true), ("c", true, true)]);
         let policy = rollout(3, 1, 0);
         let first = decide(&policy, &pool);
-        assert_eq!((first.capacity, first.remove.len()), (4, 0));
+        assert_eq!((first.add, first.remove.len()), (1, 0));
         assert!(first.waiting.is_some());
         // The new instance is not ready yet: nothing goes.
         pool.push(Member {
@@ -396,22 +386,16 @@ mod tests {
             ..Member::default()
         });
         let waiting = decide(&policy, &pool);
-        assert_eq!((waiting.capacity, waiting.remove.len()), (4, 0));
+        assert_eq!((waiting.add, waiting.remove.len()), (0, 0));
         // Once it is, the oldest goes, and while it drains the next new instance comes: four
-        // instances stay, the one leaving is Azure's until it is deleted.
+        // instances stay.
         pool[3].ready = true;
         let next = decide(&policy, &pool);
         assert_eq!(removed(&next, &pool), ["a"]);
-        assert_eq!(next.capacity, 5);
+        assert_eq!(next.add, 1);
         pool[0].leaving = true;
-        assert_eq!(
-            decide(&policy, &pool),
-            Decision {
-                capacity: 5,
-                remove: vec![],
-                waiting: decide(&policy, &pool).waiting
-            }
-        );
+        let draining = decide(&policy, &pool);
+        assert_eq!((draining.add, draining.remove.len()), (1, 0));
     }
 
     #[test]
@@ -420,20 +404,20 @@ mod tests {
         let policy = rollout(3, 0, 1);
         let first = decide(&policy, &pool);
         assert_eq!(removed(&first, &pool), ["a"]);
-        // A new instance replaces it at once; Azure holds a until it is deleted.
-        assert_eq!(first.capacity, 4);
+        // A new instance replaces it at once.
+        assert_eq!(first.add, 1);
         pool[0].leaving = true;
         // Nothing else goes until the new one is available.
         let second = decide(&policy, &pool);
-        assert_eq!((second.capacity, second.remove.len()), (4, 0));
+        assert_eq!((second.add, second.remove.len()), (1, 0));
         assert!(second.waiting.is_some());
     }
 
     #[test]
-    fn never_more_unavailable_than_allowed() {
+    fn never_more_unavailable_than_allowed() -> Result<(), std::num::TryFromIntError> {
         for (surge, unavailable) in [(1, 0), (0, 1), (1, 1), (2, 2)] {
             let policy = rollout(5, surge, unavailable);
-            let mut pool = members(&[
+            let pool = members(&[
                 ("a", true, true),
                 ("b", true, true),
                 ("c", true, true),
@@ -450,11 +434,13 @@ mod tests {
                 ready_left >= 5 - unavailable as usize,
                 "{surge}/{unavailable}: {decision:?}"
             );
-            for &index in &decision.remove {
-                pool[index].leaving = true;
-            }
-            assert!(decide(&policy, &pool).capacity <= 5 + surge + unavailable);
+            let staying = 5 - u32::try_from(decision.remove.len())?;
+            assert!(
+                staying + decision.add <= 5 + surge,
+                "{surge}/{unavailable}: {decision:?}"
+            );
         }
+        Ok(())
     }
 
     #[test]

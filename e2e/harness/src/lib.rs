@@ -25,6 +25,7 @@ pub mod controller;
 mod controller_manager;
 pub mod crds;
 mod error;
+pub mod fixtures;
 mod kit;
 mod pki;
 mod plane;

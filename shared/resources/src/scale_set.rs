@@ -6,7 +6,8 @@
 //!
 //! Azure never answers a set's custom data or passwords, so a changed model cannot be seen by
 //! reading the set. The set carries a hash of the model it was last written with in a tag
-//! ([`MODEL_HASH_TAG`]): a set is written again only when that hash or the capacity differs, or
+//! ([`MODEL_HASH_TAG`]): a set is written again only when that hash differs, instances are to be
+//! added, or
 //! a tag of ours is missing. Tags and extensions that others add to the set (Azure Policy does)
 //! are kept on every write and never count as a difference.
 
@@ -52,8 +53,11 @@ pub struct ScaleSetInputs {
     pub backend_pools: Vec<ResourceId>,
     /// The zones the instances are spread over (the MachinePool's failure domains).
     pub zones: Vec<String>,
-    /// How many instances the set keeps.
-    pub capacity: u64,
+    /// How many instances the set makes beyond those it holds when it is written (for a set that
+    /// does not exist yet, all of them). Instances are added this way and removed one by one,
+    /// never by a lower capacity, so a write never counts from a number that deletions in flight
+    /// may have changed since it was read.
+    pub add: u64,
     /// The set's tags.
     pub tags: Tags,
 }
@@ -154,7 +158,7 @@ impl ScaleSet {
             sku: Some(ScaleSetSku {
                 name: Some(vm.vm_size.clone()),
                 tier: None,
-                capacity: Some(inputs.capacity),
+                capacity: Some(inputs.add),
             }),
             identity: identity(&spec.identities)?,
             plan: inputs.image.plan,
@@ -264,14 +268,13 @@ impl AzureResource for ScaleSet {
             .iter()
             .flatten()
             .any(|(key, value)| existing.tags.as_ref().and_then(|tags| tags.get(key)) != Some(value));
-        if capacity(existing) >= capacity(wanted) && !tags_missing {
+        let add = capacity(wanted);
+        if add == 0 && !tags_missing {
             return None;
         }
         let mut body = keeping_what_others_added(wanted, existing);
-        // A write never lowers the capacity: Azure would pick the instances to remove by its own
-        // policy; the pool removes the ones it chose itself, each instance on its own.
         if let Some(sku) = body.sku.as_mut() {
-            sku.capacity = Some(capacity(existing).max(capacity(wanted)));
+            sku.capacity = Some(capacity(existing).saturating_add(add));
         }
         Some(body)
     }
@@ -422,7 +425,7 @@ mod tests {
         serde_json::from_value(value).unwrap()
     }
 
-    fn inputs(scope: &ClusterScope, capacity: u64, custom_data: &str) -> ScaleSetInputs {
+    fn inputs(scope: &ClusterScope, add: u64, custom_data: &str) -> ScaleSetInputs {
         ScaleSetInputs {
             image: resolve_image(None, Some("v1.33.1"), ReferenceOs::Linux).unwrap(),
             custom_data: Secret::new(STANDARD.encode(custom_data)),
@@ -433,14 +436,14 @@ mod tests {
                 .unwrap(),
             backend_pools: Vec::new(),
             zones: vec!["1".to_owned(), "3".to_owned()],
-            capacity,
+            add,
             tags: scope.owned_tags(Role::Node),
         }
     }
 
-    fn set(spec: &AzureMachinePoolSpec, capacity: u64, custom_data: &str) -> ScaleSet {
+    fn set(spec: &AzureMachinePoolSpec, add: u64, custom_data: &str) -> ScaleSet {
         let scope = scope();
-        ScaleSet::new(&scope, "pool0", spec, inputs(&scope, capacity, custom_data)).unwrap()
+        ScaleSet::new(&scope, "pool0", spec, inputs(&scope, add, custom_data)).unwrap()
     }
 
     fn body(set: &ScaleSet) -> Model {
@@ -515,7 +518,7 @@ mod tests {
     }
 
     #[test]
-    fn a_set_is_written_again_only_for_a_new_model_a_new_capacity_or_a_lost_tag() {
+    fn a_set_is_written_again_only_for_a_new_model_new_instances_or_a_lost_tag() {
         let spec = spec(&json!({}), &json!({}));
         let written = body(&set(&spec, 2, "#cloud-config\n"));
         // Azure answers neither the custom data nor what was not sent; others add a tag and an
@@ -546,14 +549,14 @@ mod tests {
             });
         }
         assert_eq!(
-            set(&spec, 2, "#cloud-config\n").desired(Some(&existing)),
+            set(&spec, 0, "#cloud-config\n").desired(Some(&existing)),
             None,
-            "the same model and capacity: nothing to write, whatever others added"
+            "the same model and no instance to add: nothing to write, whatever others added"
         );
 
-        let scaled = set(&spec, 4, "#cloud-config\n")
+        let scaled = set(&spec, 2, "#cloud-config\n")
             .desired(Some(&existing))
-            .expect("a new capacity is written");
+            .expect("two more instances are written");
         assert_eq!(scaled.sku.and_then(|sku| sku.capacity), Some(4));
         assert_eq!(
             scaled
@@ -577,9 +580,14 @@ mod tests {
             "an extension others added is kept: {extensions:?}"
         );
 
-        let upgraded = set(&spec, 2, "#cloud-config\n# v1.33.2\n")
+        let upgraded = set(&spec, 0, "#cloud-config\n# v1.33.2\n")
             .desired(Some(&existing))
             .expect("new bootstrap data is a new model");
+        assert_eq!(
+            upgraded.sku.as_ref().and_then(|sku| sku.capacity),
+            Some(2),
+            "a new model alone keeps the capacity"
+        );
         assert_ne!(
             upgraded.tags.as_ref().and_then(|tags| tags.get(MODEL_HASH_TAG)),
             existing.tags.as_ref().and_then(|tags| tags.get(MODEL_HASH_TAG))
