@@ -35,7 +35,7 @@ use capz_kit::operations::Operations;
 use capz_kit::progress::{Direction, Outcome, Steps, waiting_on};
 use capz_kit::resource::{self, AzureResource as _, ResourceError};
 use capz_kit::scope::ClusterScope;
-use capz_resources::scale_set::{ScaleSet, ScaleSetInputs, written_hash};
+use capz_resources::scale_set::{ScaleSet, ScaleSetInputs, written_model};
 use capz_resources::virtual_machine::{MachineSpecError, ReferenceOs, provider_id, resolve_image};
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -216,7 +216,7 @@ impl Run<'_> {
         };
         let built_with = existing
             .as_ref()
-            .and_then(written_hash)
+            .and_then(written_model)
             .unwrap_or_default()
             .to_owned();
         if let Err(error) = self.adopt_new_instances(&mut seen, plan, &built_with).await {

@@ -275,7 +275,8 @@ async fn uniform(client: &Client, namespace: &str, azure: &EmulatedAzure) -> Tes
         .tags
         .as_ref()
         .and_then(|tags| tags.get(MODEL_TAG))
-        .cloned()
+        .and_then(|hashes| hashes.split_once('-'))
+        .map(|(model, _)| model.to_owned())
         .ok_or("the set has no model hash")?;
     for member in members(client, namespace, "pool").await? {
         assert_eq!(

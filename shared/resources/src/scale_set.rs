@@ -5,11 +5,13 @@
 //! number of instances.
 //!
 //! Azure never answers a set's custom data or passwords, so a changed model cannot be seen by
-//! reading the set. The set carries a hash of the model it was last written with in a tag
-//! ([`MODEL_HASH_TAG`]): a set is written again only when that hash differs, instances are to be
-//! added, or
-//! a tag of ours is missing. Tags and extensions that others add to the set (Azure Policy does)
-//! are kept on every write and never count as a difference.
+//! reading the set. The set carries in a tag ([`MODEL_HASH_TAG`]) two hashes of what it was last
+//! written with, `<model>-<data>`: the instances' model (image, size, disks, everything but the
+//! bootstrap data), and the bootstrap data. A set is written again only when either differs,
+//! instances are to be added, or a tag of ours is missing. Only a new model makes the pool replace
+//! its instances: new bootstrap data alone (Cluster API rotates a pool's join token) reaches the
+//! instances made from then on. Tags and extensions that others add to the set (Azure Policy
+//! does) are kept on every write and never count as a difference.
 
 use capz_api::AzureMachinePoolSpec;
 use capz_api::azuremachinepool::OrchestrationMode as SpecMode;
@@ -166,7 +168,7 @@ impl ScaleSet {
             ..Model::default()
         };
         let mut tags = inputs.tags;
-        tags.insert(MODEL_HASH_TAG.to_owned(), hash_of_model(&body));
+        tags.insert(MODEL_HASH_TAG.to_owned(), hashes(&body));
         body.tags = Some(tags);
         Ok(Self {
             id,
@@ -194,20 +196,21 @@ impl ScaleSet {
         provider_id(&self.id)
     }
 
-    /// The hash of the model this set is built with (`None` for a set known only by name).
+    /// The hash of the instances' model this set is built with (`None` for a set known only by
+    /// name): instances made from another model are replaced.
     #[must_use]
     pub fn model_hash(&self) -> Option<&str> {
-        self.body.as_ref().and_then(written_hash)
+        self.body.as_ref().and_then(written_model)
     }
 }
 
-/// The hash of the model `set` was last written with, from its tag.
+/// The hash of the instances' model `set` was last written with, from its tag.
 #[must_use]
-pub fn written_hash(set: &Model) -> Option<&str> {
+pub fn written_model(set: &Model) -> Option<&str> {
     set.tags
         .as_ref()
         .and_then(|tags| tags.get(MODEL_HASH_TAG))
-        .map(String::as_str)
+        .map(|hashes| hashes.split_once('-').map_or(hashes.as_str(), |(model, _)| model))
 }
 
 /// One instance of a set, known by its id, to delete: a Uniform set's
@@ -319,18 +322,27 @@ fn keeping_what_others_added(wanted: &Model, existing: &Model) -> Model {
     body
 }
 
-/// A hash of what the set's instances are made from: the instance model (custom data
-/// included, the throw-away Windows password not, as it is new at every build) and the size.
-fn hash_of_model(body: &Model) -> String {
+/// The tag value of what the set's instances are made from: the hash of the instance model
+/// without the bootstrap data (and without the throw-away Windows password, new at every build),
+/// the size and the plan; then the hash of the bootstrap data.
+fn hashes(body: &Model) -> String {
     let mut profile = body
         .properties
         .as_ref()
         .and_then(|properties| properties.virtual_machine_profile.clone());
-    if let Some(os) = profile.as_mut().and_then(|profile| profile.os_profile.as_mut()) {
+    let os = profile.as_mut().and_then(|profile| profile.os_profile.as_mut());
+    let data = os.and_then(|os| {
         os.admin_password = None;
-    }
+        os.custom_data.take()
+    });
     let size = body.sku.as_ref().and_then(|sku| sku.name.clone());
-    let text = serde_json::to_string(&(profile, size, &body.plan)).unwrap_or_default();
+    let model = serde_json::to_string(&(profile, size, &body.plan)).unwrap_or_default();
+    let data = serde_json::to_string(&data).unwrap_or_default();
+    format!("{}-{}", short_hash(&model), short_hash(&data))
+}
+
+/// The first 16 bytes of the SHA-256 of `text`, in hex.
+fn short_hash(text: &str) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
     digest.as_ref()[..16]
         .iter()
@@ -519,8 +531,8 @@ mod tests {
 
     #[test]
     fn a_set_is_written_again_only_for_a_new_model_new_instances_or_a_lost_tag() {
-        let spec = spec(&json!({}), &json!({}));
-        let written = body(&set(&spec, 2, "#cloud-config\n"));
+        let pool = spec(&json!({}), &json!({}));
+        let written = body(&set(&pool, 2, "#cloud-config\n"));
         // Azure answers neither the custom data nor what was not sent; others add a tag and an
         // extension.
         let mut existing = written.clone();
@@ -549,12 +561,12 @@ mod tests {
             });
         }
         assert_eq!(
-            set(&spec, 0, "#cloud-config\n").desired(Some(&existing)),
+            set(&pool, 0, "#cloud-config\n").desired(Some(&existing)),
             None,
             "the same model and no instance to add: nothing to write, whatever others added"
         );
 
-        let scaled = set(&spec, 2, "#cloud-config\n")
+        let scaled = set(&pool, 2, "#cloud-config\n")
             .desired(Some(&existing))
             .expect("two more instances are written");
         assert_eq!(scaled.sku.and_then(|sku| sku.capacity), Some(4));
@@ -580,17 +592,29 @@ mod tests {
             "an extension others added is kept: {extensions:?}"
         );
 
-        let upgraded = set(&spec, 0, "#cloud-config\n# v1.33.2\n")
+        let rejoin = set(&pool, 0, "#cloud-config\n# a new token\n");
+        let written = rejoin
             .desired(Some(&existing))
-            .expect("new bootstrap data is a new model");
+            .expect("new bootstrap data is written");
         assert_eq!(
-            upgraded.sku.as_ref().and_then(|sku| sku.capacity),
+            written.sku.as_ref().and_then(|sku| sku.capacity),
             Some(2),
-            "a new model alone keeps the capacity"
+            "new bootstrap data alone keeps the capacity"
         );
         assert_ne!(
-            upgraded.tags.as_ref().and_then(|tags| tags.get(MODEL_HASH_TAG)),
+            written.tags.as_ref().and_then(|tags| tags.get(MODEL_HASH_TAG)),
             existing.tags.as_ref().and_then(|tags| tags.get(MODEL_HASH_TAG))
+        );
+        assert_eq!(
+            rejoin.model_hash(),
+            written_model(&existing),
+            "new bootstrap data alone is not a new model: no instance is replaced for it"
+        );
+        let bigger = spec(&json!({"vmSize": "Standard_D4s_v3"}), &json!({}));
+        assert_ne!(
+            set(&bigger, 0, "#cloud-config\n").model_hash(),
+            written_model(&existing),
+            "a new size is a new model"
         );
     }
 
