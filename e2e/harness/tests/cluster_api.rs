@@ -131,7 +131,7 @@ async fn cluster_api_installed_by_clusterctl_reconciles_v1beta1_manifests() {
         clusterctl_reads_the_cluster(&clusterctl, &namespace)
             .await
             .unwrap();
-        the_default_flavor_is_generated_and_applied(&client, &clusterctl, &namespace)
+        the_flavors_are_generated_and_applied(&client, &clusterctl, &namespace)
             .await
             .unwrap();
         namespace
@@ -153,14 +153,144 @@ async fn cluster_api_installed_by_clusterctl_reconciles_v1beta1_manifests() {
 
 type Outcome = Result<(), Box<dyn std::error::Error>>;
 
-/// capz-rs's default flavor, from the provider repository clusterctl reads, with the variables
-/// the book tells users to set: every object it holds is accepted by the API server (our CRDs'
-/// schemas, Cluster API's webhooks).
-async fn the_default_flavor_is_generated_and_applied(
+/// capz-rs's flavors, from the provider repository clusterctl reads, with the variables the book
+/// tells users to set: every object each holds is accepted by the API server (our CRDs' schemas,
+/// Cluster API's webhooks), with the names the identity controller's `azure.json` Secrets take.
+async fn the_flavors_are_generated_and_applied(
     client: &kube::Client,
     clusterctl: &Clusterctl,
     namespace: &str,
 ) -> Outcome {
+    let applied = a_flavor_is_generated_and_applied(client, clusterctl, namespace, None, "flavored").await?;
+    assert_eq!(
+        applied,
+        [
+            ("Cluster", "flavored"),
+            ("AzureCluster", "flavored"),
+            ("KubeadmControlPlane", "flavored-control-plane"),
+            ("AzureMachineTemplate", "flavored-control-plane"),
+            ("MachineDeployment", "flavored-md-0"),
+            ("AzureMachineTemplate", "flavored-md-0"),
+            ("KubeadmConfigTemplate", "flavored-md-0"),
+            ("AzureClusterIdentity", "cluster-identity"),
+        ]
+        .map(|(kind, name)| (kind.to_owned(), name.to_owned()))
+    );
+
+    // The machinepool flavors: the default flavor's cluster with its workers in MachinePools.
+    let pool = |cluster: &str, pool: &str| {
+        [
+            ("MachinePool", format!("{cluster}-{pool}")),
+            ("AzureMachinePool", format!("{cluster}-{pool}")),
+            ("KubeadmConfig", format!("{cluster}-{pool}")),
+        ]
+    };
+    let cluster = |name: &str| {
+        [
+            ("Cluster", name.to_owned()),
+            ("AzureCluster", name.to_owned()),
+            ("KubeadmControlPlane", format!("{name}-control-plane")),
+            ("AzureMachineTemplate", format!("{name}-control-plane")),
+        ]
+    };
+    let identity = [("AzureClusterIdentity", "cluster-identity".to_owned())];
+    let owned = |objects: Vec<(&str, String)>| -> Vec<(String, String)> {
+        objects
+            .into_iter()
+            .map(|(kind, name)| (kind.to_owned(), name))
+            .collect()
+    };
+    let applied =
+        a_flavor_is_generated_and_applied(client, clusterctl, namespace, Some("machinepool"), "pooled")
+            .await?;
+    assert_eq!(
+        applied,
+        owned([cluster("pooled").as_slice(), &pool("pooled", "mp-0"), &identity].concat())
+    );
+    let applied = a_flavor_is_generated_and_applied(
+        client,
+        clusterctl,
+        namespace,
+        Some("machinepool-windows"),
+        "mixed",
+    )
+    .await?;
+    assert_eq!(
+        applied,
+        owned(
+            [
+                cluster("mixed").as_slice(),
+                &pool("mixed", "mp-0"),
+                &identity,
+                &pool("mixed", "mp-win"),
+            ]
+            .concat()
+        )
+    );
+
+    the_pools_hold_what_capz_rs_reads(client, namespace).await
+}
+
+/// What capz-rs reads of the flavors' pools: the scale sets' OS, rollout strategy and the Windows
+/// pool's runtime, and the `azure.json` Secret each KubeadmConfig waits for.
+async fn the_pools_hold_what_capz_rs_reads(client: &kube::Client, namespace: &str) -> Outcome {
+    let pools = capz_harness::resource(
+        client,
+        "infrastructure.cluster.x-k8s.io",
+        "v1beta1",
+        "AzureMachinePool",
+    )
+    .await?;
+    let pools: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &pools);
+    let linux = pools.get("mixed-mp-0").await?;
+    assert_eq!(linux.data["spec"]["template"]["osDisk"]["osType"], "Linux");
+    assert_eq!(linux.data["spec"]["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+    assert_eq!(
+        linux.data["spec"]["strategy"]["rollingUpdate"]["deletePolicy"],
+        "Oldest"
+    );
+    let windows = pools.get("mixed-mp-win").await?;
+    assert_eq!(windows.data["spec"]["template"]["osDisk"]["osType"], "Windows");
+    assert_eq!(
+        windows.annotations().get("runtime").map(String::as_str),
+        Some("containerd")
+    );
+    let configs =
+        capz_harness::resource(client, "bootstrap.cluster.x-k8s.io", "v1beta1", "KubeadmConfig").await?;
+    let configs: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &configs);
+    for (config, secret, path) in [
+        (
+            "pooled-mp-0",
+            "pooled-mp-0-azure-json",
+            "/etc/kubernetes/azure.json",
+        ),
+        (
+            "mixed-mp-0",
+            "mixed-mp-0-azure-json",
+            "/etc/kubernetes/azure.json",
+        ),
+        ("mixed-mp-win", "mixed-mp-win-azure-json", "c:/k/azure.json"),
+    ] {
+        let file = &configs.get(config).await?.data["spec"]["files"][0];
+        assert_eq!(file["contentFrom"]["secret"]["name"], secret, "{config}");
+        assert_eq!(
+            file["contentFrom"]["secret"]["key"], "worker-node-azure.json",
+            "{config}"
+        );
+        assert_eq!(file["path"], path, "{config}");
+    }
+    Ok(())
+}
+
+/// `clusterctl generate cluster NAME` of `flavor` (the default one when `None`), applied into
+/// `namespace`; returns the kind and name of every object, in the flavor's order.
+async fn a_flavor_is_generated_and_applied(
+    client: &kube::Client,
+    clusterctl: &Clusterctl,
+    namespace: &str,
+    flavor: Option<&str>,
+    name: &str,
+) -> Result<Vec<(String, String)>, Box<dyn std::error::Error>> {
     let provider = format!(
         "{}:{}",
         capz_harness::clusterctl::PROVIDER,
@@ -176,47 +306,43 @@ async fn the_default_flavor_is_generated_and_applied(
         ("CLUSTER_IDENTITY_NAME", "cluster-identity"),
         ("AZURE_CLUSTER_IDENTITY_SECRET_NAME", "cluster-identity-secret"),
         ("AZURE_CLUSTER_IDENTITY_SECRET_NAMESPACE", namespace),
+        // Only the Windows pool's user reads it; the other flavors leave it unused.
+        (
+            "AZURE_SSH_PUBLIC_KEY",
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDdvbmx5IGEgdGVzdA== test",
+        ),
     ];
-    let generated = clusterctl
-        .run_with_env(
-            &[
-                "generate",
-                "cluster",
-                "flavored",
-                "--infrastructure",
-                &provider,
-                "--kubernetes-version",
-                "v1.33.0",
-                "--target-namespace",
-                namespace,
-            ],
-            &variables,
-        )
-        .await?
-        .stdout;
+    let mut args = vec![
+        "generate",
+        "cluster",
+        name,
+        "--infrastructure",
+        &provider,
+        "--kubernetes-version",
+        "v1.33.0",
+        "--target-namespace",
+        namespace,
+    ];
+    if let Some(flavor) = flavor {
+        args.extend(["--flavor", flavor]);
+    }
+    let generated = clusterctl.run_with_env(&args, &variables).await?.stdout;
     assert!(
-        generated.contains("name: flavored-control-plane-azure-json"),
+        generated.contains(&format!("name: {name}-control-plane-azure-json")),
         "{generated}"
     );
     let applied = capz_harness::apply_yaml(client, namespace, &generated).await?;
-    let kinds: Vec<&str> = applied
+    Ok(applied
         .iter()
-        .filter_map(|object| object.types.as_ref().map(|types| types.kind.as_str()))
-        .collect();
-    assert_eq!(
-        kinds,
-        [
-            "Cluster",
-            "AzureCluster",
-            "KubeadmControlPlane",
-            "AzureMachineTemplate",
-            "MachineDeployment",
-            "AzureMachineTemplate",
-            "KubeadmConfigTemplate",
-            "AzureClusterIdentity"
-        ]
-    );
-    Ok(())
+        .map(|object| {
+            let kind = object
+                .types
+                .as_ref()
+                .map(|types| types.kind.clone())
+                .unwrap_or_default();
+            (kind, object.name_any())
+        })
+        .collect())
 }
 
 async fn the_inventory_lists_the_providers(client: &kube::Client, clusterctl: &Clusterctl) -> Outcome {

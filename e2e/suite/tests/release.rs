@@ -344,6 +344,8 @@ fn the_release_holds_what_clusterctl_and_users_need(release: &Path) -> TestResul
         "infrastructure-components.yaml",
         "metadata.yaml",
         "cluster-template.yaml",
+        "cluster-template-machinepool.yaml",
+        "cluster-template-machinepool-windows.yaml",
         "images/capz-compute.tar",
         "images/capz-webhooks.tar",
         "images/arm-emulator.tar",
