@@ -375,7 +375,7 @@ sandbox-smoke:
     done
     echo "sandbox-smoke: up, CRDs, owner reference, clusterctl describe, the inventory, the demo cluster (Available, its nodes read through its kubeconfig) and down all work"
 
-# Build, lint and test one controller (network, loadbalancer, compute, identity or webhooks) on
+# Build, lint and test one controller (network, loadbalancer, compute, vmss, identity or webhooks) on
 # its own, as each job of the CI matrix does: its crate's format, lints and tests (its integration
 # tests against a real API server among them), then its end-to-end case, for which clusterctl
 # installs only the controllers `e2e/suite/controllers.txt` lists for it, run from their images.
@@ -406,7 +406,7 @@ images *names: image-tools
     #!/usr/bin/env bash
     set -euo pipefail
     names=({{names}})
-    [ "${#names[@]}" != 0 ] || names=(capz-network capz-loadbalancer capz-compute capz-identity capz-webhooks arm-emulator)
+    [ "${#names[@]}" != 0 ] || names=(capz-network capz-loadbalancer capz-compute capz-vmss capz-identity capz-webhooks arm-emulator)
     cargo build --locked --release $(printf -- '--bin %s ' "${names[@]}")
     python3 images/build.py --bin-dir "$CARGO_TARGET_DIR/release" --cache "{{cache}}/debs" \
         --out "$CARGO_TARGET_DIR/images" {{names}}

@@ -269,7 +269,17 @@ impl Run<'_> {
             .as_ref()
             .and_then(|set| set.identity.as_ref())
             .and_then(|identity| identity.principal_id.clone());
-        self.report(&seen[..present], &members, current.as_ref(), plan, &decision);
+        // A write that failed this pass reports Azure's own error; a set left Failed before is
+        // reported as such.
+        let failed_now = matches!(outcome, Outcome::Failed(_));
+        let set_state = current.as_ref().filter(|_| !failed_now);
+        self.report(
+            &seen[..present],
+            &members,
+            (current.as_ref(), set_state),
+            plan,
+            &decision,
+        );
         if let Err(error) = self.publish_members(&seen[..present], &members).await {
             outcome.fail(Error::from(error));
         }
@@ -503,7 +513,7 @@ impl Run<'_> {
         &mut self,
         seen: &[Seen],
         members: &[Member],
-        set: Option<&SetModel>,
+        (set, reported): (Option<&SetModel>, Option<&SetModel>),
         plan: &Plan,
         decision: &plan::Decision,
     ) {
@@ -545,12 +555,23 @@ impl Run<'_> {
             }
         });
         let running = ConditionType::SCALE_SET_RUNNING;
-        match state {
+        let failed = seen
+            .iter()
+            .filter(|entry| instance_state(&entry.instance).as_deref() == Some("Failed"))
+            .count();
+        let reported_state = reported
+            .and_then(|set| set.properties.as_ref())
+            .and_then(|properties| properties.provisioning_state.clone());
+        match reported_state {
             Some(ProvisioningState::Failed) => self.overrides.push(Observation::fails(
                 running,
                 Reason::SCALE_SET_PROVISION_FAILED,
                 ConditionSeverity::Error,
-                "Azure left the scale set Failed; see its activity log",
+                format!(
+                    "Azure left the scale set Failed ({failed} of {} instances Failed); the error of its last \
+                     write is in its activity log",
+                    seen.len()
+                ),
             )),
             Some(ProvisioningState::Creating) => self.overrides.push(Observation::fails(
                 running,

@@ -49,9 +49,15 @@ fn controller(
     )?)
 }
 
-/// A MachinePool of `replicas` with its bootstrap Secret, and its AzureMachinePool `name` with
-/// `extra` spec entries (a flow mapping's).
-async fn pool(client: &Client, namespace: &str, name: &str, replicas: u32, extra: &str) -> TestResult {
+/// A MachinePool of `replicas` (spread over the zones `zones`) with its bootstrap Secret, and its
+/// AzureMachinePool `name` with `extra` spec entries (a flow mapping's).
+async fn pool(
+    client: &Client,
+    namespace: &str,
+    (name, replicas, zones): (&str, u32, &[&str]),
+    extra: &str,
+) -> TestResult {
+    let zones = serde_json::to_string(zones)?;
     let stored = capz_harness::apply_yaml(
         client,
         namespace,
@@ -70,6 +76,7 @@ metadata:
 spec:
   clusterName: {CLUSTER}
   replicas: {replicas}
+  failureDomains: {zones}
   template:
     spec:
       clusterName: {CLUSTER}
@@ -245,7 +252,7 @@ async fn a_uniform_pool_scales_ignores_foreign_tags_replaces_lost_instances_and_
 
 async fn uniform(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
     let set_id = compute("virtualMachineScaleSets/pool");
-    pool(client, namespace, "pool", 3, "").await?;
+    pool(client, namespace, ("pool", 3, &[]), "").await?;
     let built = settles_at(client, namespace, "pool", 3).await?;
     let status = built.status.as_ref().ok_or("no status")?;
     assert_eq!(status.ready, Some(true), "{status:?}");
@@ -433,7 +440,7 @@ async fn a_flexible_pool_mirrors_its_machines_and_removes_one_through_its_member
 }
 
 async fn flexible(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
-    pool(client, namespace, "flex", 2, "orchestrationMode: Flexible").await?;
+    pool(client, namespace, ("flex", 2, &[]), "orchestrationMode: Flexible").await?;
     let built = settles_at(client, namespace, "flex", 2).await?;
     let ids = built.spec.provider_id_list.clone().unwrap_or_default();
     assert!(
@@ -465,5 +472,68 @@ async fn flexible(client: &Client, namespace: &str, azure: &EmulatedAzure) -> Te
             .await?
             .is_none()
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_zone_out_of_room_makes_the_pool_not_ready_with_azures_reason_and_slows_its_retries() -> TestResult
+{
+    capz_harness::in_namespace(&[], async |plane, client, namespace| {
+        let azure = EmulatedAzure::start(Config {
+            resources: seeds(),
+            capacity: vec![arm_emulator::config::CapacityLimit {
+                location: "westeurope".to_owned(),
+                zone: Some("1".to_owned()),
+                size: Some("Standard_D2s_v3".to_owned()),
+                machines: 2,
+            }],
+            ..Config::default()
+        })
+        .await?;
+        cluster_objects(&client, &namespace).await?;
+        let controller = controller(plane, &namespace, azure.cloud_settings()?)?;
+        let result = Box::pin(zone_out_of_room(&client, &namespace, &azure)).await;
+        controller.stop().await?;
+        result
+    })
+    .await
+}
+
+async fn zone_out_of_room(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
+    pool(client, namespace, ("zonal", 2, &["1"]), "").await?;
+    let built = settles_at(client, namespace, "zonal", 2).await?;
+    assert!(holds(&built, &ConditionType::READY), "{:?}", built.status);
+    // A third instance does not fit in zone 1: the pool says so and is not Ready, so that an
+    // autoscaler sees the failure instead of a Ready pool that never grows.
+    scale(client, namespace, "zonal", 3).await?;
+    let pools = Api::<AzureMachinePool>::namespaced(client.clone(), namespace);
+    let failed = capz_harness::wait_for(&pools, "zonal", "not Ready, for lack of room", WAIT, |pool| {
+        pool.status.as_ref().is_some_and(|status| {
+            status.ready == Some(false)
+                && status
+                    .conditions
+                    .get(&ConditionType::READY)
+                    .and_then(|ready| ready.message.as_deref())
+                    .is_some_and(|message| message.contains("ZonalAllocationFailed"))
+        })
+    })
+    .await?;
+    let running = failed
+        .status
+        .as_ref()
+        .and_then(|status| status.conditions.get(&ConditionType::SCALE_SET_RUNNING).cloned())
+        .ok_or("no ScaleSetRunning")?;
+    assert_eq!(
+        running.status,
+        capz_kit::api::common::conditions::ConditionStatus::False
+    );
+    // The full zone is not written to again and again: the retries back off.
+    let set = compute("virtualMachineScaleSets/zonal");
+    let writes = |azure: &EmulatedAzure| azure.count("PUT", &set);
+    let before = writes(azure);
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let retried = writes(azure) - before;
+    assert!(retried <= 5, "{retried} writes of the full zone in 20 s");
+    eprintln!("vmss: {retried} writes of the full zone in the 20 s after the pool failed");
     Ok(())
 }

@@ -378,6 +378,9 @@ impl Plane {
             token,
         };
         pod.launch.env.extend(capz.azure.environment());
+        // As Cluster API's managers, capz-rs reaches workload clusters (the vmss controller reads
+        // their Nodes) through the management cluster's network.
+        pod.launch.env.extend(self.workload_proxy_env());
         for arg in container.args.iter().flatten() {
             let (flag, _) = arg.split_once('=').unwrap_or((arg, ""));
             let local = match flag {

@@ -7,6 +7,7 @@
 //! first) under runc, each with its own ServiceAccount's tokens; where runc cannot run, the
 //! binaries this workspace builds run as processes, and the output says so.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -284,6 +285,22 @@ impl Environment {
         workers: u32,
         overrides: &[(&str, &str)],
     ) -> TestResult<String> {
+        self.generate_flavor(None, name, namespace, workers, overrides)
+            .await
+    }
+
+    /// [`Environment::generate_with`] of the flavor `flavor` (`--flavor`; `None`: the default).
+    ///
+    /// # Errors
+    /// When clusterctl fails.
+    pub async fn generate_flavor(
+        &self,
+        flavor: Option<&str>,
+        name: &str,
+        namespace: &str,
+        workers: u32,
+        overrides: &[(&str, &str)],
+    ) -> TestResult<String> {
         let workers = workers.to_string();
         let defaults = capz_harness::capz::flavor_variables(name, namespace);
         let mut variables: Vec<(&str, &str)> = defaults
@@ -311,7 +328,10 @@ impl Environment {
                     "1",
                     "--worker-machine-count",
                     &workers,
-                ],
+                ]
+                .into_iter()
+                .chain(flavor.into_iter().flat_map(|flavor| ["--flavor", flavor]))
+                .collect::<Vec<_>>(),
                 &variables,
             )
             .await?;
@@ -347,13 +367,33 @@ impl Environment {
         &self,
         name: &str,
         namespace: &str,
+        machines: (u32, u32),
+        cni: bool,
+        edit: impl FnOnce(&mut [DynamicObject]) -> TestResult,
+    ) -> TestResult<Instant> {
+        self.create_cluster_of(None, name, namespace, machines, cni, edit)
+            .await
+    }
+
+    /// [`Environment::create_cluster_with`] of the flavor `flavor` (`None`: the default).
+    ///
+    /// # Errors
+    /// When clusterctl fails, `edit` does, or the API server refuses an object.
+    pub async fn create_cluster_of(
+        &self,
+        flavor: Option<&str>,
+        name: &str,
+        namespace: &str,
         (control_planes, workers): (u32, u32),
         cni: bool,
         edit: impl FnOnce(&mut [DynamicObject]) -> TestResult,
     ) -> TestResult<Instant> {
         self.create_identity_secret(namespace).await?;
         capz_harness::apply_yaml(&self.client, namespace, &capz_harness::capz::addons(name, cni)).await?;
-        let mut objects = manifest(&self.generate(name, namespace, workers).await?)?;
+        let generated = self
+            .generate_flavor(flavor, name, namespace, workers, &[])
+            .await?;
+        let mut objects = manifest(&generated)?;
         document(&mut objects, "KubeadmControlPlane")?.data["spec"]["replicas"] = json!(control_planes);
         document(&mut objects, "Cluster")?
             .labels_mut()
@@ -640,9 +680,10 @@ impl Environment {
             .collect()
     }
 
-    /// Deletes the Cluster `name` in `namespace`, waits until every AzureMachine and AzureCluster
-    /// there is gone (each controller released its finalizer), and checks that nothing capz-rs
-    /// created is left in Azure; returns how long the deletion took.
+    /// Deletes the Cluster `name` in `namespace`, waits until every AzureMachine, AzureMachinePool
+    /// (and its machines) and AzureCluster there is gone (each controller released its finalizer),
+    /// and checks that nothing capz-rs created for it is left in Azure (in its resource group, or
+    /// outside any group); returns how long the deletion took.
     ///
     /// # Errors
     /// When nothing was created before, the deletion is refused or does not finish within
@@ -661,15 +702,58 @@ impl Environment {
             .await?
             .delete(name, &DeleteParams::default())
             .await?;
-        for kind in ["AzureMachine", "AzureCluster"] {
+        for kind in [
+            "AzureMachine",
+            "AzureMachinePool",
+            "AzureMachinePoolMachine",
+            "AzureCluster",
+        ] {
             let api = self.infrastructure(kind, namespace).await?;
             wait_list(&api, "", &format!("every {kind} gone"), timeout, <[_]>::is_empty).await?;
         }
-        let left = self.created_in_azure();
+        // Clusters side by side on one emulator each have their own resource group; what is
+        // outside any group (role assignments at the subscription) is counted for every cluster.
+        let group = format!("/resourcegroups/{}", name.to_ascii_lowercase());
+        let left: Vec<String> = self
+            .created_in_azure()
+            .into_iter()
+            .filter(|id| {
+                let in_group = id.ends_with(&group) || id.contains(&format!("{group}/"));
+                in_group || !id.contains("/resourcegroups/")
+            })
+            .collect();
         if !left.is_empty() {
             return Err(format!("left in Azure after deleting {name}: {left:?}").into());
         }
         Ok(deleted_at.elapsed())
+    }
+
+    /// The resource version of every object of the infrastructure `kinds` in `namespace`, by
+    /// `<kind>/<name>`: two snapshots that differ tell something was written in between.
+    ///
+    /// # Errors
+    /// When a kind is not served or cannot be listed.
+    pub async fn resource_versions(
+        &self,
+        namespace: &str,
+        kinds: &[&str],
+    ) -> TestResult<BTreeMap<String, String>> {
+        let mut versions = BTreeMap::new();
+        for kind in kinds {
+            for object in self
+                .infrastructure(kind, namespace)
+                .await?
+                .list(&ListParams::default())
+                .await?
+                .items
+            {
+                versions.insert(
+                    format!("{kind}/{}", object.name_any()),
+                    object.resource_version().unwrap_or_default(),
+                );
+            }
+        }
+        Ok(versions)
     }
 
     /// The body of the resource `id` as the emulator holds it, `None` when there is none.

@@ -31,6 +31,15 @@ async fn with_only_what(
     controller: &str,
     check: impl AsyncFnOnce(&Environment, &str) -> TestResult,
 ) -> TestResult {
+    with_only_what_for(controller, (None, 0), check).await
+}
+
+/// [`with_only_what`] with a cluster of `flavor` (`None`: the default) and `workers` workers.
+async fn with_only_what_for(
+    controller: &str,
+    (flavor, workers): (Option<&str>, u32),
+    check: impl AsyncFnOnce(&Environment, &str) -> TestResult,
+) -> TestResult {
     let environment = Environment::start_with_controllers(
         Config {
             retry_after_seconds: 1,
@@ -48,7 +57,9 @@ async fn with_only_what(
     let client = environment.client.clone();
     capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
         environment.create_identity_secret(&namespace).await?;
-        let manifest = environment.generate(CLUSTER, &namespace, 0).await?;
+        let manifest = environment
+            .generate_flavor(flavor, CLUSTER, &namespace, workers, &[])
+            .await?;
         capz_harness::apply_yaml(&client, &namespace, &manifest).await?;
         check(&environment, &namespace).await
     })
@@ -133,6 +144,42 @@ mod compute {
             assert_eq!(created(environment, "microsoft.compute/virtualmachines"), 1);
             Ok(())
         })
+        .await
+    }
+}
+
+mod vmss {
+    use super::*;
+
+    /// With the controllers of the control plane, a pool of the `machinepool` flavor gets its scale
+    /// set with two instances, one AzureMachinePoolMachine each, and is Ready.
+    #[tokio::test]
+    async fn with_its_peers_builds_the_pool() -> TestResult {
+        with_only_what_for(
+            "vmss",
+            (Some("machinepool"), 2),
+            async |environment, namespace| {
+                let pools = environment.infrastructure("AzureMachinePool", namespace).await?;
+                wait_list(&pools, "", "the pool Ready with two instances", TIMEOUT, |all| {
+                    all.iter().any(|pool| {
+                        condition(pool, "Ready").is_some_and(|(status, _)| status == "True")
+                            && pool.data["spec"]["providerIDList"].as_array().map(Vec::len) == Some(2)
+                    })
+                })
+                .await?;
+                let members = environment
+                    .infrastructure("AzureMachinePoolMachine", namespace)
+                    .await?
+                    .list(&kube::api::ListParams::default())
+                    .await?;
+                assert_eq!(members.items.len(), 2);
+                assert_eq!(
+                    created(environment, "microsoft.compute/virtualmachinescalesets"),
+                    1
+                );
+                Ok(())
+            },
+        )
         .await
     }
 }

@@ -10,10 +10,11 @@ use capz_harness::container::Runtime;
 use serde_json::Value;
 
 /// Every image (named after the binary it runs) and the crate that binary is built from.
-const IMAGES: [(&str, &str); 6] = [
+const IMAGES: [(&str, &str); 7] = [
     ("capz-network", "controllers/network"),
     ("capz-loadbalancer", "controllers/loadbalancer"),
     ("capz-compute", "controllers/compute"),
+    ("capz-vmss", "controllers/vmss"),
     ("capz-identity", "controllers/identity"),
     ("capz-webhooks", "webhooks"),
     ("arm-emulator", "e2e/arm-emulator"),

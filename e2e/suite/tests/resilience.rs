@@ -6,6 +6,9 @@
 //!   AzureCluster becomes Ready only after that;
 //! - the compute controller killed while a VM create is in flight and started again: the new
 //!   process resumes the operation recorded in status instead of writing the VM again;
+//! - the vmss controller killed in the middle of a MachinePool's rolling upgrade and started
+//!   again: the new process finishes the rollout, and every old instance is deleted once and no
+//!   new one at all (nothing is replaced twice);
 //! - kube-apiserver stopped for 30 s while a VM create is in flight, then started again: the
 //!   controllers lose their leases and stop reconciling, but no process exits; they lead again
 //!   once the API server is back, and the cluster converges with no Azure resource written twice.
@@ -22,6 +25,8 @@ const CONVERGE: Duration = Duration::from_mins(3);
 const WORKERS: u32 = 1;
 /// Long enough that the compute controller can be killed while the create runs.
 const VM_LATENCY: Duration = Duration::from_secs(8);
+/// Long enough that the vmss controller can be killed while an old instance is being deleted.
+const INSTANCE_LATENCY: Duration = Duration::from_secs(6);
 /// A call that reached Azure this soon after a 429 was answered was sent before its caller could
 /// have read that answer (the loopback and the client's parsing take a few milliseconds).
 const IN_FLIGHT: Duration = Duration::from_millis(100);
@@ -35,7 +40,14 @@ const OUTAGE_LENGTH: Duration = Duration::from_secs(30);
 async fn controllers_survive_azure_faults_and_a_restart_mid_operation() -> TestResult {
     let mut environment = Environment::start(Config {
         retry_after_seconds: 1,
-        latencies: [("Microsoft.Compute/virtualMachines".to_owned(), VM_LATENCY)].into(),
+        latencies: [
+            ("Microsoft.Compute/virtualMachines".to_owned(), VM_LATENCY),
+            (
+                "Microsoft.Compute/virtualMachineScaleSets/virtualMachines".to_owned(),
+                INSTANCE_LATENCY,
+            ),
+        ]
+        .into(),
         // Both cases' calls, so that the checks see every one.
         request_log_size: 100_000,
         ..Config::default()
@@ -55,6 +67,10 @@ async fn controllers_survive_azure_faults_and_a_restart_mid_operation() -> TestR
         faulty, clean,
         "the faulty cluster's resources by type differ from those of the cluster built without faults"
     );
+    capz_harness::with_temp_namespace(&client, async |namespace| {
+        a_restart_mid_rollout_replaces_each_instance_once(&mut environment, &namespace).await
+    })
+    .await??;
     let outage = capz_harness::with_temp_namespace(&client, async |namespace| {
         an_api_server_outage_is_survived(&mut environment, &namespace).await
     })
@@ -244,6 +260,110 @@ async fn a_restart_resumes_the_vm_create(
     let inventory = inventory(environment, RESTARTED);
     one_vm_and_nic_per_machine(&inventory)?;
     Ok(types(&inventory))
+}
+
+/// A pool of three of the `machinepool` flavor moves to a new Kubernetes version; while its first
+/// old instance is being deleted, capz-vmss is killed and started again. The rollout ends with
+/// three new instances, each old one deleted once (the new process follows the deletion recorded
+/// in status instead of sending another), none of the new ones deleted.
+async fn a_restart_mid_rollout_replaces_each_instance_once(
+    environment: &mut Environment,
+    namespace: &str,
+) -> TestResult {
+    const POOLED: &str = "pooled";
+    let pool = format!("{POOLED}-mp-0");
+    let applied_at = environment
+        .create_cluster_of(Some("machinepool"), POOLED, namespace, (1, 3), true, |_| Ok(()))
+        .await?;
+    environment
+        .available(POOLED, namespace, CONVERGE, applied_at)
+        .await?;
+    let pools = environment.infrastructure("AzureMachinePool", namespace).await?;
+    let before = wait_list(&pools, "", "the pool with three instances", CONVERGE, |all| {
+        all.iter().any(|pool| on_latest_model(pool, 3))
+    })
+    .await?;
+    let old = provider_ids(&before[0]);
+    environment
+        .cluster_api("MachinePool", namespace)
+        .await?
+        .patch(
+            &pool,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(
+                serde_json::json!({"spec": {"template": {"spec": {"version": "v1.33.2"}}}}),
+            ),
+        )
+        .await?;
+    let members = environment
+        .infrastructure("AzureMachinePoolMachine", namespace)
+        .await?;
+    wait_list(&members, "", "an old instance on its way out", CONVERGE, |all| {
+        all.iter().any(|member| {
+            member.metadata.deletion_timestamp.is_some()
+                && old.contains(
+                    &member.data["spec"]["providerID"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                )
+        })
+    })
+    .await?;
+    environment.plane.kill("capz-vmss")?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    environment.plane.relaunch("capz-vmss")?;
+    eprintln!("e2e: capz-vmss killed mid-rollout and started again");
+    let after = wait_list(&pools, "", "three new instances", CONVERGE, |all| {
+        all.iter()
+            .any(|pool| on_latest_model(pool, 3) && provider_ids(pool).iter().all(|id| !old.contains(id)))
+    })
+    .await?;
+    let new = provider_ids(&after[0]);
+    let log = environment.azure.emulator.requests();
+    let deletes = |id: &str| {
+        count(&log, |request| {
+            request.method == "DELETE" && request.path.eq_ignore_ascii_case(id)
+        })
+    };
+    for id in &old {
+        assert_eq!(
+            deletes(id.trim_start_matches("azure://")),
+            1,
+            "DELETEs of old instance {id}"
+        );
+    }
+    for id in &new {
+        assert_eq!(
+            deletes(id.trim_start_matches("azure://")),
+            0,
+            "new instance {id} was deleted"
+        );
+    }
+    Ok(())
+}
+
+/// Whether an AzureMachinePool is ready with `count` instances, all on its latest model.
+fn on_latest_model(pool: &kube::api::DynamicObject, count: usize) -> bool {
+    pool.data["status"]["ready"] == true
+        && pool.data["status"]["instances"]
+            .as_array()
+            .is_some_and(|instances| {
+                instances.len() == count
+                    && instances
+                        .iter()
+                        .all(|instance| instance["latestModelApplied"] == true)
+            })
+}
+
+/// An AzureMachinePool's `spec.providerIDList`.
+fn provider_ids(pool: &kube::api::DynamicObject) -> Vec<String> {
+    pool.data["spec"]["providerIDList"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|id| id.as_str().map(str::to_owned))
+        .collect()
 }
 
 /// Stops kube-apiserver for [`OUTAGE_LENGTH`] while the control-plane VM is being created, then

@@ -94,7 +94,7 @@ impl Family {
     pub const fn released(self) -> bool {
         matches!(
             self,
-            Self::Network | Self::LoadBalancer | Self::Compute | Self::Identity
+            Self::Network | Self::LoadBalancer | Self::Compute | Self::Vmss | Self::Identity
         )
     }
 

@@ -16,6 +16,8 @@
 //!   its Node go `Unknown`, and `Ready` again once started.
 //! - An AKS cluster made through ARM answers kubectl, through the emulator's proxy, with the
 //!   kubeconfig `listClusterAdminCredential` returns: its pools' instances are its Nodes.
+//! - MachinePools of the `machinepool` flavor, Uniform and Flexible, converge, scale with each
+//!   delete policy and roll to a new version one Node at a time ([`pools`]).
 //! - `clusterctl move` hands a cluster to a second management cluster ([`moving`], a test of its
 //!   own with its own two planes, run beside the others).
 
@@ -31,6 +33,7 @@ use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 mod moving;
+mod pools;
 
 const CONVERGE: Duration = Duration::from_mins(4);
 const ROLLOUT: Duration = Duration::from_mins(8);
@@ -45,7 +48,7 @@ async fn clusters_live_through_upgrades_rollouts_and_remediation() -> TestResult
     })
     .await?;
     let client = environment.client.clone();
-    let (upgrade, no_cni, rollout, remediation, managed) = tokio::join!(
+    let (upgrade, no_cni, rollout, remediation, managed, uniform, flexible) = tokio::join!(
         capz_harness::with_temp_namespace(&client, async |namespace| {
             control_plane_upgrade(&environment, &namespace).await
         }),
@@ -59,12 +62,20 @@ async fn clusters_live_through_upgrades_rollouts_and_remediation() -> TestResult
             remediation_of_a_lost_vm(&environment, &namespace).await
         }),
         an_aks_cluster_answers_its_kubeconfig(&environment),
+        capz_harness::with_temp_namespace(&client, async |namespace| {
+            pools::machine_pool(&environment, &namespace, false).await
+        }),
+        capz_harness::with_temp_namespace(&client, async |namespace| {
+            pools::machine_pool(&environment, &namespace, true).await
+        }),
     );
     for (case, outcome) in [
         ("control-plane upgrade", upgrade),
         ("no CNI", no_cni),
         ("rollout and soak", rollout),
         ("remediation", remediation),
+        ("Uniform machine pool", uniform),
+        ("Flexible machine pool", flexible),
     ] {
         outcome?.map_err(|error| format!("{case}: {error}"))?;
     }
@@ -657,26 +668,17 @@ async fn soak(environment: &Environment, namespace: &str) -> TestResult {
             .iter()
             .map(|machine| machine.uid().unwrap_or_default())
             .collect();
-        let mut versions = BTreeMap::new();
-        for kind in [
-            "AzureCluster",
-            "AzureMachine",
-            "AzureMachineTemplate",
-            "AzureClusterIdentity",
-        ] {
-            for object in environment
-                .infrastructure(kind, namespace)
-                .await?
-                .list(&ListParams::default())
-                .await?
-                .items
-            {
-                versions.insert(
-                    format!("{kind}/{}", object.name_any()),
-                    object.resource_version().unwrap_or_default(),
-                );
-            }
-        }
+        let versions = environment
+            .resource_versions(
+                namespace,
+                &[
+                    "AzureCluster",
+                    "AzureMachine",
+                    "AzureMachineTemplate",
+                    "AzureClusterIdentity",
+                ],
+            )
+            .await?;
         Ok((machines, versions))
     };
     let before = snapshot().await?;
