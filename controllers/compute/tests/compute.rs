@@ -20,7 +20,9 @@ use capz_kit::kube::{Client, ResourceExt as _};
 use serde_json::{Value, json};
 
 use capz_harness::TestResult;
-use capz_harness::fixtures::{CLUSTER, cluster_objects, compute, network, report, seeds};
+use capz_harness::fixtures::{
+    CLUSTER, bootstrapped, cluster_objects, compute, machine_controller, network, report, seeds,
+};
 
 const WAIT: Duration = Duration::from_mins(1);
 const SSH_KEY: &str = "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSURkdmJteDVJR0VnZEdWemRBPT0gdGVzdA==";
@@ -58,16 +60,10 @@ fn controller(
     namespace: &str,
     settings: IdentitySettings,
 ) -> TestResult<InProcessController> {
-    let flags = [
-        "--health-probe-bind-address=0",
-        "--metrics-bind-address=0",
-        "--sync-period=2s",
-    ];
-    Ok(InProcessController::start(
+    Ok(machine_controller(
         capz_compute::ID,
         plane,
         namespace,
-        flags,
         move |ctx| capz_compute::run(ctx, settings),
     )?)
 }
@@ -93,16 +89,8 @@ async fn machine(
     } else {
         String::new()
     };
-    let machines = capz_harness::apply_yaml(
-        client,
-        namespace,
-        &format!(
-            r"
-apiVersion: v1
-kind: Secret
-metadata: {{name: {name}-bootstrap}}
-stringData: {{value: '#cloud-config'}}
----
+    let machine = format!(
+        r"
 apiVersion: cluster.x-k8s.io/v1beta2
 kind: Machine
 metadata:
@@ -115,18 +103,9 @@ spec:
   bootstrap: {{{data_secret}}}
   infrastructureRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureMachine, name: {name}}}
 "
-        ),
-    )
-    .await?;
-    let uid = machines
-        .iter()
-        .find(|object| object.types.as_ref().is_some_and(|types| types.kind == "Machine"))
-        .and_then(|object| object.metadata.uid.clone())
-        .ok_or("the Machine has no uid")?;
-    capz_harness::apply_yaml(
-        client,
-        namespace,
-        &format!(
+    );
+    bootstrapped(client, namespace, name, ("Machine", &machine), |uid| {
+        format!(
             r"
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: AzureMachine
@@ -136,8 +115,8 @@ metadata:
   ownerReferences: [{{apiVersion: cluster.x-k8s.io/v1beta2, kind: Machine, name: {name}, uid: {uid}}}]
 spec: {{{spec}, sshPublicKey: {SSH_KEY}}}
 "
-        ),
-    )
+        )
+    })
     .await?;
     Ok(())
 }

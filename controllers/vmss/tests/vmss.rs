@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use arm_emulator::Config;
-use capz_harness::fixtures::{CLUSTER, cluster_objects, compute, seeds};
+use capz_harness::fixtures::{CLUSTER, bootstrapped, cluster_objects, compute, machine_controller, seeds};
 use capz_harness::{EmulatedAzure, InProcessController, TestResult};
 use capz_kit::api::common::conditions::{ConditionType, Conditions};
 use capz_kit::api::{AzureMachinePool, AzureMachinePoolMachine};
@@ -35,18 +35,9 @@ fn controller(
     namespace: &str,
     settings: IdentitySettings,
 ) -> TestResult<InProcessController> {
-    let flags = [
-        "--health-probe-bind-address=0",
-        "--metrics-bind-address=0",
-        "--sync-period=2s",
-    ];
-    Ok(InProcessController::start(
-        capz_vmss::ID,
-        plane,
-        namespace,
-        flags,
-        move |ctx| capz_vmss::run(ctx, settings),
-    )?)
+    Ok(machine_controller(capz_vmss::ID, plane, namespace, move |ctx| {
+        capz_vmss::run(ctx, settings)
+    })?)
 }
 
 /// A MachinePool of `replicas` (spread over the zones `zones`) with its bootstrap Secret, and its
@@ -58,16 +49,8 @@ async fn pool(
     extra: &str,
 ) -> TestResult {
     let zones = serde_json::to_string(zones)?;
-    let stored = capz_harness::apply_yaml(
-        client,
-        namespace,
-        &format!(
-            r"
-apiVersion: v1
-kind: Secret
-metadata: {{name: {name}-bootstrap}}
-stringData: {{value: '#cloud-config'}}
----
+    let machine_pool = format!(
+        r"
 apiVersion: cluster.x-k8s.io/v1beta2
 kind: MachinePool
 metadata:
@@ -84,23 +67,9 @@ spec:
       bootstrap: {{dataSecretName: {name}-bootstrap}}
       infrastructureRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureMachinePool, name: {name}}}
 "
-        ),
-    )
-    .await?;
-    let uid = stored
-        .iter()
-        .find(|object| {
-            object
-                .types
-                .as_ref()
-                .is_some_and(|types| types.kind == "MachinePool")
-        })
-        .and_then(|object| object.metadata.uid.clone())
-        .ok_or("the MachinePool has no uid")?;
-    capz_harness::apply_yaml(
-        client,
-        namespace,
-        &format!(
+    );
+    bootstrapped(client, namespace, name, ("MachinePool", &machine_pool), |uid| {
+        format!(
             r"
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: AzureMachinePool
@@ -116,8 +85,8 @@ spec:
     sshPublicKey: {SSH_KEY}
   {extra}
 "
-        ),
-    )
+        )
+    })
     .await?;
     Ok(())
 }

@@ -15,7 +15,14 @@ use kube::api::{Api, Patch, PatchParams};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use std::future::Future;
+
+use capz_kit::controller::ControllerId;
+use capz_kit::runner::{BoxError, Context};
+
+use crate::controller::InProcessController;
 use crate::kit::TestResult;
+use crate::plane::Plane;
 
 /// The cluster's name.
 pub const CLUSTER: &str = "c1";
@@ -168,5 +175,59 @@ where
         ),
     };
     apply_status(api, &PEERS, object, &status).await?;
+    Ok(())
+}
+
+/// The controller `id`, run in-process on `namespace` by `build` as a machine controller's tests
+/// run it: no probe or metrics port, a resync every 2 s.
+///
+/// # Errors
+/// When it cannot be started.
+pub fn machine_controller<F, Fut>(
+    id: ControllerId,
+    plane: &Plane,
+    namespace: &str,
+    build: F,
+) -> crate::Result<InProcessController>
+where
+    F: FnOnce(Context) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<(), BoxError>> + Send + 'static,
+{
+    let flags = [
+        "--health-probe-bind-address=0",
+        "--metrics-bind-address=0",
+        "--sync-period=2s",
+    ];
+    InProcessController::start(id, plane, namespace, flags, build)
+}
+
+/// Applies the bootstrap data Secret `<name>-bootstrap` (key `value`, a cloud-config), the Cluster
+/// API object `owner` (YAML) of kind `kind` that names it, and then the infrastructure object
+/// `infrastructure` makes (YAML) from the owner's uid, for its owner reference.
+///
+/// # Errors
+/// When the API server refuses them.
+pub async fn bootstrapped(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    (kind, owner): (&str, &str),
+    infrastructure: impl FnOnce(&str) -> String,
+) -> TestResult {
+    let stored = crate::kit::apply_yaml(
+        client,
+        namespace,
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: {name}-bootstrap}}\n\
+             stringData: {{value: '#cloud-config'}}\n---\n{owner}"
+        ),
+    )
+    .await?;
+    let uid = stored
+        .iter()
+        .find(|object| object.types.as_ref().is_some_and(|types| types.kind == kind))
+        .and_then(|object| object.metadata.uid.clone())
+        .ok_or_else(|| format!("the {kind} has no uid"))?;
+    crate::kit::apply_yaml(client, namespace, &infrastructure(&uid)).await?;
     Ok(())
 }
