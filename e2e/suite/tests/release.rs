@@ -347,6 +347,7 @@ fn the_release_holds_what_clusterctl_and_users_need(release: &Path) -> TestResul
         "cluster-template-machinepool.yaml",
         "cluster-template-machinepool-windows.yaml",
         "images/capz-compute.tar",
+        "images/capz-vmss.tar",
         "images/capz-webhooks.tar",
         "images/arm-emulator.tar",
     ] {
