@@ -703,7 +703,7 @@ const LEASE_DURATION: Duration = Duration::from_secs(15);
 
 /// A private cluster (internal API server load balancer) needs the private DNS controller, which
 /// this release does not have: `Ready` names it within one lease period, instead of waiting
-/// silently. An AzureMachinePool, which no controller of this release reconciles, is admitted
+/// silently. An AzureManagedCluster, which no controller of this release reconciles, is admitted
 /// with a warning `kubectl` prints.
 async fn controllers_this_release_lacks(environment: &Environment, namespace: String) -> TestResult {
     const CLUSTER: &str = "private";
@@ -736,12 +736,12 @@ async fn controllers_this_release_lacks(environment: &Environment, namespace: St
         "{message}"
     );
 
-    let pool = format!(
-        "apiVersion: {INFRASTRUCTURE}/v1beta1\nkind: AzureMachinePool\nmetadata:\n  name: pool-0\n  namespace: {namespace}\n\
-         spec:\n  location: {LOCATION}\n  template:\n    vmSize: Standard_D2s_v3\n    osDisk:\n      osType: Linux\n      diskSizeGB: 30\n"
+    let managed = format!(
+        "apiVersion: {INFRASTRUCTURE}/v1beta1\nkind: AzureManagedCluster\nmetadata:\n  name: managed-0\n  namespace: {namespace}\n\
+         spec: {{}}\n"
     );
-    let file = environment.plane.dir().join(format!("{namespace}-pool.yaml"));
-    std::fs::write(&file, pool)?;
+    let file = environment.plane.dir().join(format!("{namespace}-managed.yaml"));
+    std::fs::write(&file, managed)?;
     let kubectl = capz_harness::KubeBinaries::locate()?.binary("kubectl");
     let output = std::process::Command::new(kubectl)
         .arg("--kubeconfig")
@@ -752,7 +752,7 @@ async fn controllers_this_release_lacks(environment: &Environment, namespace: St
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "kubectl apply failed: {stderr}");
     assert!(
-        stderr.contains("Warning: AzureMachinePool: capz-rs does not reconcile this kind yet"),
+        stderr.contains("Warning: AzureManagedCluster: capz-rs does not reconcile this kind yet"),
         "kubectl printed no warning: {stderr}"
     );
     Ok(())
