@@ -222,7 +222,7 @@ impl Run<'_> {
         if let Err(error) = self.adopt_new_instances(&mut seen, plan, &built_with).await {
             return Outcome::failed(Error::from(error));
         }
-        let wanted = match self.buildable(scope, plan, 0).await {
+        let wanted = match self.buildable(scope, plan).await {
             Ok(set) => set,
             Err(failure) => return Outcome::Failed(failure),
         };
@@ -250,10 +250,9 @@ impl Run<'_> {
                 "changing the pool's instances"
             );
         }
-        let set = match self.buildable(scope, plan, decision.add).await {
-            Ok(set) => set,
-            Err(failure) => return Outcome::Failed(failure),
-        };
+        // The model is built once a pass (one read of the bootstrap data); the decision only says
+        // how many instances it adds.
+        let set = wanted.adding(u64::from(decision.add));
         let mut outcome = Outcome::Done;
         let written = outcome.absorb(resource::reconcile(client, &set, self.operations).await);
         for &index in &decision.remove {
@@ -442,8 +441,8 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The set as the pool wants it, making `add` more instances.
-    async fn buildable(&self, scope: &ClusterScope, plan: &Plan, add: u32) -> Result<ScaleSet, Failure> {
+    /// The set as the pool wants it, adding no instance.
+    async fn buildable(&self, scope: &ClusterScope, plan: &Plan) -> Result<ScaleSet, Failure> {
         let spec = &self.pool.spec;
         let version = self.found.pool.spec.template.spec.version.as_deref();
         let os = ReferenceOs::of(&spec.template.vm, self.pool.annotations());
@@ -467,7 +466,7 @@ impl Run<'_> {
             subnet: plan.subnet.clone(),
             backend_pools: plan.backend_pools.clone(),
             zones: plan.zones.clone(),
-            add: u64::from(add),
+            add: 0,
             tags: plan.tags.clone(),
         };
         Ok(ScaleSet::new(scope, &plan.name, spec, inputs)?)

@@ -196,6 +196,15 @@ impl ScaleSet {
         provider_id(&self.id)
     }
 
+    /// This set, making `add` more instances when it is written (all of them for a new set).
+    #[must_use]
+    pub fn adding(mut self, add: u64) -> Self {
+        if let Some(sku) = self.body.as_mut().and_then(|body| body.sku.as_mut()) {
+            sku.capacity = Some(add);
+        }
+        self
+    }
+
     /// The hash of the instances' model this set is built with (`None` for a set known only by
     /// name): instances made from another model are replaced.
     #[must_use]
