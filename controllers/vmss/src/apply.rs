@@ -528,23 +528,7 @@ impl Run<'_> {
         let desired = plan.rollout.desired as usize;
         let count = i32::try_from(present).unwrap_or(i32::MAX);
         self.fields.replicas = Some(count);
-        self.fields.instances = Some(
-            seen.iter()
-                .zip(members)
-                .map(|(entry, member)| AzureMachinePoolInstanceStatus {
-                    version: node_version(entry.node.as_ref()),
-                    provisioning_state: instance_state(&entry.instance),
-                    provider_id: Some(entry.provider_id.clone()),
-                    instance_id: entry
-                        .instance
-                        .instance_id
-                        .clone()
-                        .or_else(|| entry.instance.name.clone()),
-                    instance_name: computer_name(&entry.instance),
-                    latest_model_applied: !member.outdated,
-                })
-                .collect(),
-        );
+        self.fields.instances = Some(instance_statuses(seen, members));
         let scaling = staying != desired;
         self.fields.provisioning_state = state.as_ref().map(|state| {
             if *state == ProvisioningState::Succeeded && (scaling || outdated > 0) {
@@ -611,6 +595,14 @@ impl Run<'_> {
         } else {
             Observation::holds(model)
         });
+        let staying_instances = seen
+            .iter()
+            .zip(members)
+            .filter(|(_, member)| !member.leaving)
+            .map(|(entry, _)| &entry.instance);
+        if let Some(bootstrap) = status::pool_bootstrap(staying_instances) {
+            self.overrides.push(bootstrap);
+        }
         let unready = members.iter().any(|member| !member.leaving && !member.ready);
         let leaving = members.iter().any(|member| member.leaving);
         self.settled = !scaling && outdated == 0 && !unready && !leaving && decision.remove.is_empty();
@@ -641,7 +633,14 @@ impl Run<'_> {
                     ..ObjectReference::default()
                 }),
             };
-            status::publish_member(&api, object, node_health(entry.node.as_ref()), fields).await?;
+            status::publish_member(
+                &api,
+                object,
+                &entry.instance,
+                node_health(entry.node.as_ref()),
+                fields,
+            )
+            .await?;
         }
         Ok(())
     }
@@ -753,6 +752,25 @@ async fn list_instances(
         id: id.clone(),
         source,
     })
+}
+
+/// The pool's `status.instances`: each instance's state, Node version and model.
+fn instance_statuses(seen: &[Seen], members: &[Member]) -> Vec<AzureMachinePoolInstanceStatus> {
+    seen.iter()
+        .zip(members)
+        .map(|(entry, member)| AzureMachinePoolInstanceStatus {
+            version: node_version(entry.node.as_ref()),
+            provisioning_state: instance_state(&entry.instance),
+            provider_id: Some(entry.provider_id.clone()),
+            instance_id: entry
+                .instance
+                .instance_id
+                .clone()
+                .or_else(|| entry.instance.name.clone()),
+            instance_name: computer_name(&entry.instance),
+            latest_model_applied: !member.outdated,
+        })
+        .collect()
 }
 
 /// The rollout's view of one instance, against the model the pool wants (`wanted`).

@@ -41,12 +41,13 @@ fn controller(
 }
 
 /// A MachinePool of `replicas` (spread over the zones `zones`) with its bootstrap Secret, and its
-/// AzureMachinePool `name` with `extra` spec entries (a flow mapping's).
+/// AzureMachinePool `name` with `extra` entries: the template's, then the spec's (each a line of
+/// YAML at its level).
 async fn pool(
     client: &Client,
     namespace: &str,
     (name, replicas, zones): (&str, u32, &[&str]),
-    extra: &str,
+    (template_extra, extra): (&str, &str),
 ) -> TestResult {
     let zones = serde_json::to_string(zones)?;
     let machine_pool = format!(
@@ -83,6 +84,7 @@ spec:
     vmSize: Standard_D2s_v3
     osDisk: {{osType: Linux, diskSizeGB: 30, managedDisk: {{storageAccountType: Premium_LRS}}}}
     sshPublicKey: {SSH_KEY}
+    {template_extra}
   {extra}
 "
         )
@@ -221,7 +223,7 @@ async fn a_uniform_pool_scales_ignores_foreign_tags_replaces_lost_instances_and_
 
 async fn uniform(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
     let set_id = compute("virtualMachineScaleSets/pool");
-    pool(client, namespace, ("pool", 3, &[]), "").await?;
+    pool(client, namespace, ("pool", 3, &[]), ("", "")).await?;
     let built = settles_at(client, namespace, "pool", 3).await?;
     let status = built.status.as_ref().ok_or("no status")?;
     assert_eq!(status.ready, Some(true), "{status:?}");
@@ -396,7 +398,8 @@ async fn scaling(client: &Client, namespace: &str, azure: &EmulatedAzure, set_id
 }
 
 #[tokio::test]
-async fn a_flexible_pool_mirrors_its_machines_and_removes_one_through_its_member() -> TestResult {
+async fn a_flexible_pool_runs_its_extensions_mirrors_its_machines_and_removes_one_through_its_member()
+-> TestResult {
     capz_harness::in_namespace(&[], async |plane, client, namespace| {
         let azure = azure().await?;
         cluster_objects(&client, &namespace).await?;
@@ -409,7 +412,18 @@ async fn a_flexible_pool_mirrors_its_machines_and_removes_one_through_its_member
 }
 
 async fn flexible(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
-    pool(client, namespace, ("flex", 2, &[]), "orchestrationMode: Flexible").await?;
+    let extensions = "vmExtensions: [{name: CustomScript, publisher: Microsoft.Azure.Extensions, version: '2.1', \
+        protectedSettings: {commandToExecute: ./hello.sh}}]";
+    pool(
+        client,
+        namespace,
+        ("flex", 2, &[]),
+        (
+            &format!("{extensions}\n    disableVMBootstrapExtension: false"),
+            "orchestrationMode: Flexible",
+        ),
+    )
+    .await?;
     let built = settles_at(client, namespace, "flex", 2).await?;
     let ids = built.spec.provider_id_list.clone().unwrap_or_default();
     assert!(
@@ -417,6 +431,38 @@ async fn flexible(client: &Client, namespace: &str, azure: &EmulatedAzure) -> Te
             .all(|id| id.contains("/providers/Microsoft.Compute/virtualMachines/flex_")),
         "{ids:?}"
     );
+    // The template's extension and the bootstrap check are in the set's model; each machine
+    // reports the check, and so does the pool.
+    let set_id = compute("virtualMachineScaleSets/flex");
+    let model = serde_json::to_value(
+        azure
+            .get::<VirtualMachineScaleSet>(&set_id)
+            .await?
+            .ok_or("no set")?,
+    )?;
+    let names: Vec<&str> = model
+        .pointer("/properties/virtualMachineProfile/extensionProfile/extensions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|extension| extension["name"].as_str())
+        .collect();
+    assert_eq!(names, ["CustomScript", "CAPZ.Linux.Bootstrapping"]);
+    let pools = Api::<AzureMachinePool>::namespaced(client.clone(), namespace);
+    capz_harness::wait_for(&pools, "flex", "BootstrapSucceeded", WAIT, |pool| {
+        holds(pool, &ConditionType::BOOTSTRAP_SUCCEEDED)
+    })
+    .await?;
+    for member in members(client, namespace, "flex").await? {
+        assert!(
+            member.status.as_ref().is_some_and(|status| Conditions::is_true(
+                &status.conditions,
+                &ConditionType::BOOTSTRAP_SUCCEEDED
+            )),
+            "{:?}",
+            member.status
+        );
+    }
     // Deleting a member deletes its machine; the pool then makes another to keep two.
     let gone = members(client, namespace, "flex").await?[0].clone();
     Api::<AzureMachinePoolMachine>::namespaced(client.clone(), namespace)
@@ -469,7 +515,7 @@ async fn a_zone_out_of_room_makes_the_pool_not_ready_with_azures_reason_and_slow
 }
 
 async fn zone_out_of_room(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
-    pool(client, namespace, ("zonal", 2, &["1"]), "").await?;
+    pool(client, namespace, ("zonal", 2, &["1"]), ("", "")).await?;
     let built = settles_at(client, namespace, "zonal", 2).await?;
     assert!(holds(&built, &ConditionType::READY), "{:?}", built.status);
     // A third instance does not fit in zone 1: the pool says so and is not Ready, so that an

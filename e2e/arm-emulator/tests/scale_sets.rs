@@ -118,6 +118,18 @@ async fn uniform_capacity_makes_named_instances_balanced_across_zones() {
             .all(|member| member["properties"]["latestModelApplied"] == true
                 && member["properties"]["provisioningState"] == "Succeeded")
     );
+    // Each instance answers the model's extensions, installed once it settled.
+    let installed = &members[0]["resources"][0];
+    assert_eq!(installed["name"], "bootstrap", "{}", members[0]);
+    assert_eq!(
+        installed["type"],
+        "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/extensions"
+    );
+    assert_eq!(installed["properties"]["provisioningState"], "Succeeded");
+    assert_eq!(
+        installed["properties"]["publisher"],
+        "Microsoft.Azure.ContainerUpstream"
+    );
     // Each instance has its OS disk, in use while the instance exists.
     let disk = members[0]["properties"]["storageProfile"]["osDisk"]["managedDisk"]["id"]
         .as_str()
@@ -442,6 +454,15 @@ async fn flexible_sets_are_made_of_virtual_machines_with_their_interfaces_and_di
     let mut zones = field(&machines, "/zones/0");
     zones.sort_unstable();
     assert_eq!(zones, ["1", "2"]);
+    assert_eq!(
+        field(&machines, "/resources/0/type"),
+        ["Microsoft.Compute/virtualMachines/extensions"; 2],
+        "a Flexible set's machines answer the model's extensions as machine extensions"
+    );
+    assert_eq!(
+        field(&machines, "/resources/0/properties/provisioningState"),
+        ["Succeeded"; 2]
+    );
     let nic = machines[0]["properties"]["networkProfile"]["networkInterfaces"][0]["id"]
         .as_str()
         .unwrap_or_default()

@@ -15,13 +15,14 @@
 
 use capz_api::AzureMachinePoolSpec;
 use capz_api::azuremachinepool::OrchestrationMode as SpecMode;
-use capz_azure::models::SubResource;
+use capz_api::common::compute::VmProfile;
 use capz_azure::models::compute::{
-    OrchestrationMode, ScaleSetExtension, ScaleSetExtensionProfile, ScaleSetInstance,
-    ScaleSetIpConfiguration, ScaleSetIpConfigurationProperties, ScaleSetNetworkInterface,
+    OrchestrationMode, ScaleSetExtension, ScaleSetExtensionProfile, ScaleSetExtensionProperties,
+    ScaleSetInstance, ScaleSetIpConfiguration, ScaleSetIpConfigurationProperties, ScaleSetNetworkInterface,
     ScaleSetNetworkInterfaceProperties, ScaleSetNetworkProfile, ScaleSetOsProfile, ScaleSetProperties,
     ScaleSetSku, ScaleSetVmProfile, UpgradeMode, UpgradePolicy, VirtualMachineScaleSet as Model,
 };
+use capz_azure::models::{Secret, SubResource};
 use capz_azure::{IdError, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::scope::ClusterScope;
@@ -31,6 +32,7 @@ use crate::virtual_machine::profile::{
     diagnostics_profile, identity, os_profile, security_profile, spot, storage_profile, windows,
 };
 use crate::virtual_machine::{MachineSpecError, Paths, ResolvedImage, Spot, invalid, provider_id};
+use crate::vm_extension;
 
 /// The tag holding the hash of the model a set was last written with.
 pub const MODEL_HASH_TAG: &str = "sigs.k8s.io_cluster-api-provider-azure_spec-version-hash";
@@ -120,7 +122,7 @@ impl ScaleSet {
                 &inputs.backend_pools,
                 flexible,
             )),
-            extension_profile: None,
+            extension_profile: extension_profile(vm, scope.spec.class.azure_environment.as_deref()),
             security_profile: vm.security_profile.as_ref().map(security_profile),
             diagnostics_profile: vm.diagnostics.as_ref().and_then(diagnostics_profile),
             priority,
@@ -362,6 +364,40 @@ fn short_hash(text: &str) -> String {
         })
 }
 
+/// The extensions every instance runs (the template's and the bootstrap check), inline in the
+/// set's model as Azure takes them for scale sets; `None` when there are none.
+fn extension_profile(vm: &VmProfile, environment: Option<&str>) -> Option<ScaleSetExtensionProfile> {
+    let as_object = |settings: &std::collections::BTreeMap<String, String>| {
+        serde_json::Value::Object(
+            settings
+                .iter()
+                .map(|(key, value)| (key.clone(), serde_json::Value::String(value.clone())))
+                .collect(),
+        )
+    };
+    let extensions: Vec<ScaleSetExtension> = vm_extension::wanted(vm, environment)
+        .into_iter()
+        .map(|extension| ScaleSetExtension {
+            properties: Some(ScaleSetExtensionProperties {
+                publisher: Some(extension.publisher),
+                // As for machines, the ARM type of an extension is its name in the spec.
+                extension_type: Some(extension.name.clone()),
+                type_handler_version: Some(extension.version),
+                settings: extension.settings.as_ref().map(as_object),
+                protected_settings: extension
+                    .protected_settings
+                    .as_ref()
+                    .map(|settings| Secret::new(as_object(settings))),
+                ..ScaleSetExtensionProperties::default()
+            }),
+            name: extension.name,
+        })
+        .collect();
+    (!extensions.is_empty()).then_some(ScaleSetExtensionProfile {
+        extensions: Some(extensions),
+    })
+}
+
 /// The computer name prefix of the pool `name`: its name; for Windows, whose names take 15
 /// characters of which Azure's suffix is six, a name longer than 9 becomes `win` and its last
 /// five characters, as CAPZ names them.
@@ -409,7 +445,6 @@ fn network_profile(
 mod tests {
     use base64::Engine as _;
     use base64::engine::general_purpose::STANDARD;
-    use capz_azure::models::Secret;
     use capz_kit::tags::Role;
     use capz_rules::Features;
     use serde_json::json;
@@ -517,6 +552,55 @@ mod tests {
             "the bootstrap data never shows in logs"
         );
         assert!(pool.provider_id().starts_with("azure:///subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/my-rg/providers/Microsoft.Compute/virtualMachineScaleSets/pool0"));
+    }
+
+    #[test]
+    fn the_template_extensions_and_the_bootstrap_check_are_in_the_model() {
+        let template = json!({
+            "vmExtensions": [{"name": "CustomScript", "publisher": "Microsoft.Azure.Extensions", "version": "2.1",
+                "settings": {"fileUris": "https://example.com/hello.sh"},
+                "protectedSettings": {"commandToExecute": "./hello.sh"}}],
+            "disableVMBootstrapExtension": false,
+        });
+        let checked = body(&set(&spec(&template, &json!({})), 1, "#cloud-config\n"));
+        let wire = serde_json::to_value(&checked).unwrap();
+        let extensions = &wire["properties"]["virtualMachineProfile"]["extensionProfile"]["extensions"];
+        assert_eq!(extensions[0]["name"], "CustomScript");
+        assert_eq!(
+            extensions[0]["properties"]["type"], "CustomScript",
+            "the ARM type is the spec's name, as for machines"
+        );
+        assert_eq!(
+            extensions[0]["properties"]["settings"],
+            json!({"fileUris": "https://example.com/hello.sh"})
+        );
+        assert_eq!(
+            extensions[0]["properties"]["protectedSettings"],
+            json!({"commandToExecute": "./hello.sh"})
+        );
+        assert_eq!(extensions[1]["name"], vm_extension::LINUX_BOOTSTRAP);
+        assert_eq!(
+            extensions[1]["properties"]["publisher"],
+            "Microsoft.Azure.ContainerUpstream"
+        );
+        assert!(
+            !format!("{checked:?}").contains("./hello.sh"),
+            "protected settings never show in logs"
+        );
+        let plain = body(&set(&spec(&json!({}), &json!({})), 1, "#cloud-config\n"));
+        assert!(
+            plain
+                .properties
+                .and_then(|properties| properties.virtual_machine_profile)
+                .and_then(|profile| profile.extension_profile)
+                .is_none(),
+            "no extension unless asked for: the check is off unless explicitly enabled"
+        );
+        assert_ne!(
+            written_model(&checked),
+            set(&spec(&json!({}), &json!({})), 1, "#cloud-config\n").model_hash(),
+            "another list of extensions is another model"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Extensions (`Microsoft.Compute/virtualMachines/extensions`) of AzureMachines' VMs: those the
 //! spec lists in `vmExtensions`, and CAPZ's bootstrap check when `disableVMBootstrapExtension`
-//! is explicitly `false`. The check waits for the sentinel file a bootstrap provider writes once
+//! is explicitly `false`. AzureMachinePools ask for the same list ([`wanted`]), which their scale
+//! set carries in its model. The check waits for the sentinel file a bootstrap provider writes once
 //! the node joined (5 s apart, 60 times), so the extension ends `Failed` when bootstrapping did.
 //!
 //! As in CAPZ, an extension's ARM `type` is its spec name, none is made when
@@ -11,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use capz_api::AzureMachineSpec;
-use capz_api::common::compute::VmExtension as SpecExtension;
+use capz_api::common::compute::{VmExtension as SpecExtension, VmProfile};
 use capz_azure::models::compute::{
     VirtualMachineExtension as Model, VirtualMachineExtensionProperties as Properties,
 };
@@ -19,7 +20,7 @@ use capz_azure::models::{Secret, id_of};
 use capz_azure::{IdError, Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
 
-use crate::virtual_machine::is_windows;
+use crate::image::windows;
 
 /// The bootstrap check of Linux machines.
 pub const LINUX_BOOTSTRAP: &str = "CAPZ.Linux.Bootstrapping";
@@ -86,20 +87,25 @@ impl VmExtension {
     /// Whether this is one of the bootstrap checks.
     #[must_use]
     pub fn is_bootstrap_check(&self) -> bool {
-        let name = self.id.name();
-        name == LINUX_BOOTSTRAP || name == WINDOWS_BOOTSTRAP
+        is_bootstrap_check(&self.id.name())
     }
 }
 
-/// The bootstrap check of a machine built from `spec`, if it gets one.
-fn bootstrap_check(spec: &AzureMachineSpec, environment: Option<&str>) -> Option<SpecExtension> {
+/// Whether the extension `name` is one of the bootstrap checks.
+#[must_use]
+pub fn is_bootstrap_check(name: &str) -> bool {
+    name == LINUX_BOOTSTRAP || name == WINDOWS_BOOTSTRAP
+}
+
+/// The bootstrap check of a machine built from `vm`, if it gets one.
+fn bootstrap_check(vm: &VmProfile, environment: Option<&str>) -> Option<SpecExtension> {
     let public = environment.is_none_or(|cloud| cloud.is_empty() || cloud.eq_ignore_ascii_case(PUBLIC_CLOUD));
-    if spec.vm.disable_vm_bootstrap_extension != Some(false) || !public {
+    if vm.disable_vm_bootstrap_extension != Some(false) || !public {
         return None;
     }
-    let (name, version, command) = if is_windows(spec) {
+    let (name, version, command) = if windows(vm) {
         (WINDOWS_BOOTSTRAP, "1.0", windows_check())
-    } else if is_arm64_size(&spec.vm.vm_size) {
+    } else if is_arm64_size(&vm.vm_size) {
         // The 1.0 handler does not run on Arm machines.
         (LINUX_BOOTSTRAP, "1.1", linux_check())
     } else {
@@ -114,8 +120,20 @@ fn bootstrap_check(spec: &AzureMachineSpec, environment: Option<&str>) -> Option
     })
 }
 
-/// The extensions of the VM `vm` of a machine built from `spec`, in the cloud named by the
-/// AzureCluster's `azureEnvironment`: the spec's, then the bootstrap check.
+/// The extensions a machine (or every instance of a pool) built from `vm` runs, in the cloud
+/// named by the AzureCluster's `azureEnvironment`: the spec's, then the bootstrap check.
+#[must_use]
+pub fn wanted(vm: &VmProfile, environment: Option<&str>) -> Vec<SpecExtension> {
+    vm.vm_extensions
+        .iter()
+        .flatten()
+        .cloned()
+        .chain(bootstrap_check(vm, environment))
+        .collect()
+}
+
+/// The extensions of the VM `vm` of a machine built from `spec` (see [`wanted`]); none when the
+/// spec sets `disableExtensionOperations`.
 ///
 /// # Errors
 /// When an extension's name is not a valid resource name.
@@ -128,13 +146,9 @@ pub fn for_machine(
     if spec.disable_extension_operations == Some(true) {
         return Ok(Vec::new());
     }
-    spec.vm
-        .vm_extensions
+    wanted(&spec.vm, environment)
         .iter()
-        .flatten()
-        .cloned()
-        .chain(bootstrap_check(spec, environment))
-        .map(|extension| VmExtension::new(vm, location, &extension))
+        .map(|extension| VmExtension::new(vm, location, extension))
         .collect()
 }
 

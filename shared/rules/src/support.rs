@@ -590,6 +590,7 @@ static POOL: LazyLock<Vec<Entry>> = LazyLock::new(|| {
         "template.diagnostics",
         "template.spotVMOptions",
         "template.vmExtensions",
+        "template.disableVMBootstrapExtension",
     ]
     .iter()
     .map(|field| acted(field))
@@ -604,12 +605,6 @@ static POOL: LazyLock<Vec<Entry>> = LazyLock::new(|| {
         not_yet(
             "template.terminateNotificationTimeout",
             "the scale set gives no notice before it deletes an instance",
-            None,
-        ),
-        only(
-            "template.disableVMBootstrapExtension",
-            When::Is(Value::Bool(false)),
-            "the instances get no extension reporting bootstrap success",
             None,
         ),
         only(

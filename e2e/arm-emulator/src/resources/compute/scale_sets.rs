@@ -767,6 +767,7 @@ fn uniform_instance(
             RUNS: generation,
             FAILS: fails,
         },
+        "resources": installed_extensions(&id, model, EXTENSIONS_OF_INSTANCES),
     });
     if let Some(zone) = zone {
         instance["zones"] = json!([zone]);
@@ -776,6 +777,35 @@ fn uniform_instance(
     }
     let disk = os_disk(&disk_id, &disk_name, prepare.location, zone, &id, model);
     Ok(vec![instance, disk])
+}
+
+/// The ARM type of the extensions installed on a Uniform set's instances.
+const EXTENSIONS_OF_INSTANCES: &str = "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/extensions";
+
+/// The extensions of the model an instance is made from, as the instance answers them in its
+/// `resources`: installing (`Creating`) until the instance settles, without protected settings.
+fn installed_extensions(instance: &str, model: &Map<String, Value>, type_: &str) -> Value {
+    let extensions = model
+        .get("extensionProfile")
+        .and_then(|profile| profile.get("extensions"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|extension| {
+            let name = extension["name"].as_str()?;
+            let mut properties = extension["properties"].as_object().cloned().unwrap_or_default();
+            properties.remove("protectedSettings");
+            properties.remove("protectedSettingsFromKeyVault");
+            properties.insert("provisioningState".into(), json!("Creating"));
+            Some(json!({
+                "id": format!("{instance}/extensions/{name}"),
+                "name": name,
+                "type": type_,
+                "properties": properties,
+            }))
+        })
+        .collect();
+    Value::Array(extensions)
 }
 
 /// A Uniform instance's interfaces, kept inside it (`{instance}/networkInterfaces/{name}`), with
@@ -983,6 +1013,7 @@ fn flexible_machine(
             RUNS: generation,
             FAILS: fails,
         },
+        "resources": installed_extensions(&id, model, extensions::EXTENSION.name),
     });
     if let Some(zone) = zone {
         machine["zones"] = json!([zone]);
@@ -1078,9 +1109,14 @@ fn settle(state: &mut State, key: &str, _succeeded: bool) {
             "Creating" | "Updating" => {
                 let fails = body.pointer(&format!("/properties/{FAILS}")) == Some(&Value::Bool(true));
                 state.change_doc(&instance, |body| {
-                    set_instance_state(body, if fails { "Failed" } else { "Succeeded" });
+                    let settled = if fails { "Failed" } else { "Succeeded" };
+                    set_instance_state(body, settled);
                     if let Some(properties) = body["properties"].as_object_mut() {
                         properties.remove(FAILS);
+                    }
+                    // Its extensions ran with it (a machine that never started runs none).
+                    for extension in body["resources"].as_array_mut().into_iter().flatten() {
+                        extension["properties"]["provisioningState"] = json!(settled);
                     }
                 });
             }

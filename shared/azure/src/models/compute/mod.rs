@@ -16,11 +16,11 @@ pub use disk::{
     StorageAccountType,
 };
 pub use scale_set::{
-    InstanceOsProfile, OrchestrationMode, ScaleInPolicy, ScaleInRule, ScaleSetExtension,
-    ScaleSetExtensionProfile, ScaleSetExtensionProperties, ScaleSetInstance, ScaleSetInstanceProperties,
-    ScaleSetIpConfiguration, ScaleSetIpConfigurationProperties, ScaleSetNetworkInterface,
-    ScaleSetNetworkInterfaceProperties, ScaleSetNetworkProfile, ScaleSetOsProfile, ScaleSetProperties,
-    ScaleSetSku, ScaleSetVmProfile, UpgradeMode, UpgradePolicy, VirtualMachineScaleSet,
+    InstanceExtension, InstanceExtensionProperties, InstanceOsProfile, OrchestrationMode, ScaleInPolicy,
+    ScaleInRule, ScaleSetExtension, ScaleSetExtensionProfile, ScaleSetExtensionProperties, ScaleSetInstance,
+    ScaleSetInstanceProperties, ScaleSetIpConfiguration, ScaleSetIpConfigurationProperties,
+    ScaleSetNetworkInterface, ScaleSetNetworkInterfaceProperties, ScaleSetNetworkProfile, ScaleSetOsProfile,
+    ScaleSetProperties, ScaleSetSku, ScaleSetVmProfile, UpgradeMode, UpgradePolicy, VirtualMachineScaleSet,
 };
 pub use virtual_machine::{
     AssignedIdentity, BillingProfile, BootDiagnostics, CachingType, DataDisk, DeleteOption,

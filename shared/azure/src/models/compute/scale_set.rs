@@ -355,6 +355,32 @@ pub struct ScaleSetInstance {
     /// Where the instance stands (read-only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<ScaleSetInstanceProperties>,
+    /// The extensions installed on the instance, each with where its installation stands
+    /// (read-only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Vec<InstanceExtension>>,
+}
+
+/// An extension as installed on one instance: its name and how its installation went. Only
+/// these are read, so that extensions others add, whatever their settings, never fail a list.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceExtension {
+    /// The extension's name, as the set's model names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Where its installation stands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<InstanceExtensionProperties>,
+}
+
+/// Where an extension's installation on one instance stands.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceExtensionProperties {
+    /// `Creating` while it runs, then `Succeeded` or `Failed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provisioning_state: Option<ProvisioningState>,
 }
 
 /// Where an instance of a Uniform set stands.
