@@ -155,6 +155,12 @@ bench-e2e *args: kube-bins capi-bins workload-bins
     cargo build --locked --release --bins
     cargo bench --locked -p capz-e2e --bench convergence -- {{args}}
 
+# What MachinePools cost capz-vmss: one cluster of the `machinepool` flavor with booted instances
+# (e.g. `just bench-pools --pools 20 --instances 50`); prints ARM calls per pool per sync period,
+# the time and calls of a scale-out, and each capz-rs process's peak RSS.
+bench-pools *args: kube-bins capi-bins workload-bins images
+    cargo bench --locked -p capz-e2e --bench pools -- {{args}}
+
 # What simulating workload clusters costs: clusters of VMs that boot, made through the emulator
 # without Cluster API (e.g. `just bench-workloads --clusters 100 --nodes 10`, the defaults); prints
 # the time until every Node registered and the peak RSS of the emulator and the simulator.

@@ -21,6 +21,10 @@ pub(crate) async fn reconcile(pool: Arc<AzureMachinePool>, state: Arc<State>) ->
 }
 
 async fn reconcile_pool(pool: Arc<AzureMachinePool>, state: &State) -> Result<Action, Error> {
+    if !state.features.machine_pool {
+        // With the gate off, CAPZ runs no MachinePool controller: pools are left as they are.
+        return Ok(Action::await_change());
+    }
     let client = &state.client;
     let cluster = owner_cluster(client, pool.as_ref()).await?;
     if is_paused(cluster.as_ref(), pool.as_ref()) {

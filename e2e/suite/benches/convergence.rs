@@ -95,26 +95,6 @@ fn total(calls: &BTreeMap<String, usize>) -> usize {
     calls.values().sum()
 }
 
-/// Peak and current resident set of a process, and the current one's parts (anonymous memory,
-/// and pages of files such as the binary itself), in MiB, from `/proc`.
-fn memory(pid: u32) -> (f64, f64, f64, f64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(name))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|kib| kib.parse::<f64>().ok())
-            .map_or(0.0, |kib| kib / 1024.0)
-    };
-    (
-        field("VmHWM:"),
-        field("VmRSS:"),
-        field("RssAnon:"),
-        field("RssFile:"),
-    )
-}
-
 /// Prints the ARM calls between `since` and `until`: arrival and answer in seconds after `since`,
 /// the controller (from the user agent), method, status and path below the resource group.
 fn print_timeline(environment: &Environment, since: SystemTime, until: SystemTime) {
@@ -227,16 +207,7 @@ async fn bench(options: &Options) -> TestResult {
             writes,
             per(steady.get("GET").copied().unwrap_or_default(), 2) / f64::from(u32::try_from(resources).unwrap_or(1).max(1))
         );
-        println!("peak RSS (current: anonymous + file-backed) per process, MiB:");
-        for process in environment.plane.processes() {
-            if process.name().starts_with("capz-") {
-                let (peak, current, anonymous, file) = memory(process.program_id());
-                println!(
-                    "  {:<20} {peak:>7.1} ({current:.1}: {anonymous:.1} + {file:.1})",
-                    process.name()
-                );
-            }
-        }
+        environment.print_capz_memory();
         Ok(())
     })
     .await?

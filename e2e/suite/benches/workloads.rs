@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use arm_emulator::Config;
 use base64::Engine as _;
-use capz_e2e::{TestResult, arm_request};
+use capz_e2e::{TestResult, arm_request, process_memory};
 use capz_harness::Authority;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, PostParams};
@@ -80,8 +80,8 @@ async fn main() -> TestResult {
     let machines = options.clusters * options.nodes;
     wait_joined(status_address, machines, started).await?;
     let took = started.elapsed();
-    let simulator_peak = peak_rss(simulator.id())?;
-    let emulator_peak = peak_rss(std::process::id())?;
+    let simulator_peak = process_memory(simulator.id()).peak;
+    let emulator_peak = process_memory(std::process::id()).peak;
     let _ = simulator.kill();
     let _ = simulator.wait();
     println!(
@@ -90,20 +90,13 @@ async fn main() -> TestResult {
         options.nodes,
         took.as_secs_f64()
     );
-    let total = mib(simulator_peak + emulator_peak);
+    let total = simulator_peak + emulator_peak;
     println!(
-        "peak RSS: simulator {:.0} MiB, emulator (this process) {:.0} MiB, total {total:.0} MiB ({:.2} MiB per cluster)",
-        mib(simulator_peak),
-        mib(emulator_peak),
+        "peak RSS: simulator {simulator_peak:.0} MiB, emulator (this process) {emulator_peak:.0} MiB, total {total:.0} MiB ({:.2} MiB per cluster)",
         total / f64::from(u32::try_from(options.clusters)?.max(1))
     );
     let _ = std::fs::remove_dir_all(scratch);
     Ok(())
-}
-
-#[expect(clippy::cast_precision_loss, reason = "resident sets far below 2^52 KiB")]
-fn mib(kib: u64) -> f64 {
-    kib as f64 / 1024.0
 }
 
 /// The emulator, answering at once and never throttling (what is measured is the simulation, not
@@ -330,14 +323,4 @@ async fn write_token(emulator: &arm_emulator::Emulator, cluster: &Cluster, start
 fn pem_der(pem: &str) -> TestResult<Vec<u8>> {
     let body: String = pem.lines().filter(|line| !line.starts_with("-----")).collect();
     Ok(base64::engine::general_purpose::STANDARD.decode(body)?)
-}
-
-/// The peak resident set of process `pid` (`VmHWM`), in KiB.
-fn peak_rss(pid: u32) -> TestResult<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or_else(|| format!("no VmHWM for process {pid}").into())
 }

@@ -756,6 +756,25 @@ impl Environment {
         Ok(versions)
     }
 
+    /// Prints the peak resident set of each capz-rs process, with the current one split into
+    /// anonymous and file-backed memory, in MiB.
+    pub fn print_capz_memory(&self) {
+        println!("peak RSS (current: anonymous + file-backed) per process, MiB:");
+        for process in self.plane.processes() {
+            if process.name().starts_with("capz-") {
+                let memory = process_memory(process.program_id());
+                println!(
+                    "  {:<20} {:>7.1} ({:.1}: {:.1} + {:.1})",
+                    process.name(),
+                    memory.peak,
+                    memory.current,
+                    memory.anonymous,
+                    memory.file
+                );
+            }
+        }
+    }
+
     /// The body of the resource `id` as the emulator holds it, `None` when there is none.
     #[must_use]
     pub fn azure_resource(&self, id: &str) -> Option<Value> {
@@ -905,6 +924,39 @@ impl Environment {
 
 /// The label of control-plane Machines and AzureMachines.
 pub const CONTROL_PLANE: &str = "cluster.x-k8s.io/control-plane";
+
+/// A process's resident set, in MiB, as `/proc` tells it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Memory {
+    /// The peak resident set (`VmHWM`).
+    pub peak: f64,
+    /// The resident set now (`VmRSS`).
+    pub current: f64,
+    /// Of the current, anonymous memory (heap and stacks).
+    pub anonymous: f64,
+    /// Of the current, pages of files (the executable and its libraries).
+    pub file: f64,
+}
+
+/// The resident set of process `pid`; zeros for a process that is gone.
+#[must_use]
+pub fn process_memory(pid: u32) -> Memory {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kib| kib.parse::<f64>().ok())
+            .map_or(0.0, |kib| kib / 1024.0)
+    };
+    Memory {
+        peak: field("VmHWM:"),
+        current: field("VmRSS:"),
+        anonymous: field("RssAnon:"),
+        file: field("RssFile:"),
+    }
+}
 
 /// Whether an AzureMachine is Ready with its VM: a providerID and addresses.
 #[must_use]

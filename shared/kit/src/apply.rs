@@ -136,7 +136,10 @@ where
         async move { api.patch_status(name, &params, &Patch::Apply(body)).await }
     })
     .await?;
-    crate::observed::status_written(applied.meta().resource_version.as_deref());
+    crate::observed::status_written(
+        applied.meta().uid.as_deref(),
+        applied.meta().resource_version.as_deref(),
+    );
     Ok(applied)
 }
 

@@ -70,12 +70,20 @@ tokio::task_local! {
     static SCOPE: Scope;
 }
 
-/// Notes that the reconcile running now wrote its object's status, which the API server then
-/// stored as `resource_version` (called by the kit's status apply). Outside a wrapped reconcile it
+/// Notes that the reconcile running now wrote the status of the object `uid`, which the API
+/// server then stored as `resource_version` (called by the kit's status apply). Only a write to
+/// the reconciled object itself counts: a reconcile may also write the status of others (a
+/// pool's machines), whose versions say nothing of its own object. Outside a wrapped reconcile it
 /// does nothing.
-pub(crate) fn status_written(resource_version: Option<&str>) {
+pub(crate) fn status_written(uid: Option<&str>, resource_version: Option<&str>) {
     let _ = SCOPE.try_with(|scope| {
-        *scope.status_written.borrow_mut() = Some(resource_version.unwrap_or_default().to_owned());
+        let reconciled = scope
+            .announcer
+            .as_ref()
+            .and_then(|(_, regarding)| regarding.uid.as_deref());
+        if reconciled.is_none_or(|reconciled| uid == Some(reconciled)) {
+            *scope.status_written.borrow_mut() = Some(resource_version.unwrap_or_default().to_owned());
+        }
     });
 }
 
@@ -180,7 +188,31 @@ fn event_action(verb: &str, id: &ResourceId) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::event_action;
+    use super::{ObjectReference, Reporter, announced, event_action, status_written};
+
+    /// A pool's reconcile writes its machines' status too: only its own write tells the version
+    /// its cache must reach.
+    #[tokio::test]
+    async fn only_the_reconciled_objects_own_status_write_counts() {
+        let client =
+            kube::Client::try_from(kube::Config::new("http://127.0.0.1:9".parse().unwrap())).unwrap();
+        let pool = ObjectReference {
+            uid: Some("pool".to_owned()),
+            ..ObjectReference::default()
+        };
+        let observed = announced(Reporter::new(client.clone(), "capz-test"), pool.clone(), async {
+            status_written(Some("member-0"), Some("7"));
+            status_written(Some("pool"), Some("5"));
+            status_written(Some("member-1"), Some("9"));
+        })
+        .await;
+        assert_eq!(observed.status_written.as_deref(), Some("5"));
+        let others_only = announced(Reporter::new(client, "capz-test"), pool, async {
+            status_written(Some("member-0"), Some("7"));
+        })
+        .await;
+        assert_eq!(others_only.status_written, None);
+    }
 
     #[test]
     fn an_event_action_names_its_resource_within_the_limit() {

@@ -189,6 +189,9 @@ pub(crate) async fn machine_pool(environment: &Environment, namespace: &str, fle
     pool_converges(environment, namespace, cluster, 3, &nodes).await?;
 
     quiet(environment, namespace, &pool).await?;
+    if !flexible {
+        unready_extra_goes_first(environment, namespace, cluster, &nodes).await?;
+    }
     if flexible {
         patch_machine_pool(environment, namespace, &pool, json!({"spec": {"replicas": 5}})).await?;
         pool_converges(environment, namespace, cluster, 5, &nodes).await?;
@@ -214,6 +217,97 @@ async fn quiet(environment: &Environment, namespace: &str, pool: &str) -> TestRe
     tokio::time::sleep(Duration::from_secs(10)).await;
     let after = environment.resource_versions(namespace, &kinds).await?;
     assert_eq!(before, after, "pool {pool} was written while converged");
+    Ok(())
+}
+
+/// CAPZ #6479: scale-down counted only Ready instances, so an instance that never became Ready
+/// stayed forever. The pool grows 3 → 4, the new instance is powered off through ARM (it never
+/// gives a Ready Node), and the pool goes back to 3 under the `Oldest` policy: the unready new
+/// instance goes, not the oldest Ready one, and the three Ready Nodes stay.
+async fn unready_extra_goes_first(
+    environment: &Environment,
+    namespace: &str,
+    cluster: &str,
+    nodes: &Api<Node>,
+) -> TestResult {
+    let pool = pool_name(cluster);
+    let before = members_by_age(environment, namespace, &pool).await?;
+    delete_policy(environment, namespace, &pool, "Oldest").await?;
+    patch_machine_pool(environment, namespace, &pool, json!({"spec": {"replicas": 4}})).await?;
+    let members = environment
+        .infrastructure("AzureMachinePoolMachine", namespace)
+        .await?;
+    let selector = format!("azuremachinepool.infrastructure.cluster.x-k8s.io/machine-pool={pool}");
+    let listed = wait_list(
+        &members,
+        &selector,
+        "the fourth instance's member",
+        ROLLOUT,
+        |all| all.len() == 4,
+    )
+    .await?;
+    let extra = listed
+        .iter()
+        .map(|member| member.data["spec"]["providerID"].as_str().unwrap_or_default())
+        .find(|id| !before.iter().any(|old| old == id))
+        .ok_or("a member for the new instance")?
+        .to_owned();
+    let instance = extra.trim_start_matches("azure://");
+    let status = environment
+        .arm("POST", &format!("{instance}/powerOff?api-version=2024-07-01"))
+        .await?;
+    assert!(matches!(status, 200 | 202), "powering off {instance}: {status}");
+    // The pool now holds four instances, of which the new one is not Ready.
+    let machine_pools = environment.cluster_api("MachinePool", namespace).await?;
+    until(&machine_pools, &pool, "4 replicas, 3 of them ready", |object| {
+        object.data["status"]["replicas"].as_u64() == Some(4)
+            && object.data["status"]["readyReplicas"].as_u64() == Some(3)
+    })
+    .await?;
+    wait_list(
+        &members,
+        &selector,
+        "the new instance's member not ready",
+        ROLLOUT,
+        |all| {
+            all.iter().any(|member| {
+                member.data["spec"]["providerID"] == extra.as_str() && member.data["status"]["ready"] == false
+            })
+        },
+    )
+    .await?;
+    // Its Node, if it registered before the power went, is no longer Ready.
+    let started = Instant::now();
+    while nodes
+        .list(&ListParams::default())
+        .await?
+        .items
+        .iter()
+        .any(|node| {
+            node.spec
+                .as_ref()
+                .and_then(|spec| spec.provider_id.as_deref())
+                .is_some_and(|id| id.eq_ignore_ascii_case(&extra))
+                && node_ready(node).is_some_and(|ready| ready.status == "True")
+        })
+    {
+        if started.elapsed() > ROLLOUT {
+            return Err(format!("the Node of {extra} stayed Ready after its power went").into());
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    patch_machine_pool(environment, namespace, &pool, json!({"spec": {"replicas": 3}})).await?;
+    pool_converges(environment, namespace, cluster, 3, nodes).await?;
+    let after = members_by_age(environment, namespace, &pool).await?;
+    assert_eq!(
+        after, before,
+        "the unready extra instance went and the Ready ones stayed"
+    );
+    assert!(
+        environment.azure_resource(instance).is_none(),
+        "the unready instance {instance} is deleted in Azure"
+    );
+    eprintln!("e2e: pool {pool} removed its unready extra instance first");
     Ok(())
 }
 
