@@ -30,6 +30,8 @@ UNSEEN = {
     ("capz-network", "infrastructure.cluster.x-k8s.io", "azureclusters", "get"): CONFLICT,
     ("capz-identity", "infrastructure.cluster.x-k8s.io", "azureclusteridentities", "get"): CONFLICT,
     ("capz-vmss", "infrastructure.cluster.x-k8s.io", "azuremachinepools", "get"): CONFLICT,
+    ("capz-vmss", "cluster.x-k8s.io", "machinepools", "patch"):
+        "only for a MachinePool an autoscaler outside Cluster API scales (cluster.x-k8s.io/replicas-managed-by)",
     ("capz-vmss", "infrastructure.cluster.x-k8s.io", "azuremachinepoolmachines", "get"):
         "read when its create lost a race with the pass that made it (409), which a run may not hit",
 }

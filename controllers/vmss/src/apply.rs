@@ -13,8 +13,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use capz_api::azuremachinepool::AzureMachinePoolInstanceStatus;
-use capz_api::capi::Machine;
-use capz_api::common::ObjectReference;
+use capz_api::capi::{Machine, MachinePool};
 use capz_api::common::conditions::{ConditionSeverity, ConditionType};
 use capz_api::{AzureMachinePool, AzureMachinePoolMachine, AzureMachinePoolMachineSpec};
 use capz_azure::models::compute::{ScaleSetInstance, VirtualMachineScaleSet as SetModel};
@@ -28,7 +27,7 @@ use capz_kit::conditions::{Observation, Reason};
 use capz_kit::error::{Error, Failure};
 use capz_kit::filter::Reported as _;
 use capz_kit::identity::ClusterIdentityRef;
-use capz_kit::kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
+use capz_kit::kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::{Api, Resource as _, ResourceExt as _};
 use capz_kit::operations::Operations;
@@ -37,15 +36,15 @@ use capz_kit::resource::{self, AzureResource as _, ResourceError};
 use capz_kit::scope::ClusterScope;
 use capz_resources::scale_set::{ScaleSet, ScaleSetInputs, written_model};
 use capz_resources::virtual_machine::{MachineSpecError, ReferenceOs, provider_id, resolve_image};
-use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde::Serialize;
 
 use crate::context::{
     AZURE_POOL_LABEL, CLUSTER_LABEL, DELETE_MACHINE_ANNOTATION, Found, ID, MODEL_ANNOTATION, POOL_LABEL,
-    State,
+    REPLICAS_MANAGED_BY_ANNOTATION, State,
 };
-use crate::plan::{self, Member, ORDER, Plan, SERVICES, Unit};
+use crate::nodes::{self, Node};
+use crate::plan::{self, Member, ORDER, Plan, Rollout, SERVICES, Unit};
 use crate::status::{self, Fields, MemberFields};
 
 /// How soon a pool whose instances are still changing is looked at again: Nodes are not
@@ -234,7 +233,8 @@ impl Run<'_> {
             .iter()
             .map(|seen| member(seen, &wanted_hash))
             .collect();
-        let decision = plan::decide(&plan.rollout, &members);
+        let rollout = self.rollout(plan, existing.as_ref());
+        let decision = plan::decide(&rollout, &members);
         if decision.add > 0 || !decision.remove.is_empty() {
             let removing: Vec<&str> = decision
                 .remove
@@ -243,7 +243,7 @@ impl Run<'_> {
                 .collect();
             tracing::info!(
                 pool = plan.name,
-                replicas = plan.rollout.desired,
+                replicas = rollout.desired,
                 add = decision.add,
                 ?removing,
                 ?members,
@@ -276,9 +276,12 @@ impl Run<'_> {
             &seen[..present],
             &members,
             (current.as_ref(), set_state),
-            plan,
+            &rollout,
             &decision,
         );
+        if let Err(error) = self.follow_autoscaler(&rollout).await {
+            outcome.fail(Error::from(error));
+        }
         if let Err(error) = self.publish_members(&seen[..present], &members).await {
             outcome.fail(Error::from(error));
         }
@@ -286,6 +289,46 @@ impl Run<'_> {
             outcome.fail(Error::from(error));
         }
         outcome
+    }
+
+    /// The rollout of this pass. When an autoscaler outside Cluster API scales the set (the
+    /// MachinePool carries [`REPLICAS_MANAGED_BY_ANNOTATION`]), the number of instances wanted
+    /// is the set's capacity, as CAPZ takes it: the pool neither adds nor removes instances to
+    /// reach the MachinePool's replicas, it still replaces outdated ones.
+    fn rollout(&self, plan: &Plan, existing: Option<&SetModel>) -> Rollout {
+        let capacity = existing
+            .and_then(|set| set.sku.as_ref())
+            .and_then(|sku| sku.capacity);
+        match capacity {
+            Some(capacity) if externally_scaled(&self.found.pool) => Rollout {
+                desired: u32::try_from(capacity).unwrap_or(u32::MAX),
+                ..plan.rollout
+            },
+            _ => plan.rollout,
+        }
+    }
+
+    /// With an autoscaler outside Cluster API, the MachinePool's replicas follow the set's
+    /// capacity, so that Cluster API counts what Azure holds.
+    async fn follow_autoscaler(&self, rollout: &Rollout) -> capz_kit::kube::Result<()> {
+        let pool = &self.found.pool;
+        let wanted = i32::try_from(rollout.desired).unwrap_or(i32::MAX);
+        if !externally_scaled(pool) || pool.spec.replicas == Some(wanted) {
+            return Ok(());
+        }
+        let namespace = pool.namespace().unwrap_or_default();
+        let params = PatchParams {
+            field_manager: Some(ID.field_manager().as_str().to_owned()),
+            ..PatchParams::default()
+        };
+        Api::<MachinePool>::namespaced(self.state.client.clone(), &namespace)
+            .patch(
+                &pool.name_any(),
+                &params,
+                &Patch::Merge(serde_json::json!({"spec": {"replicas": wanted}})),
+            )
+            .await
+            .map(|_| ())
     }
 
     /// The instances of the set with their AzureMachinePoolMachines, Machines and Nodes.
@@ -327,9 +370,8 @@ impl Run<'_> {
                     node: nodes
                         .iter()
                         .find(|node| {
-                            node.spec
-                                .as_ref()
-                                .and_then(|spec| spec.provider_id.as_deref())
+                            node.provider_id
+                                .as_deref()
                                 .is_some_and(|id| id.eq_ignore_ascii_case(&provider_id))
                         })
                         .cloned(),
@@ -376,8 +418,8 @@ impl Run<'_> {
             return Ok(Vec::new());
         };
         // An unreachable workload cluster leaves the instances unready, and the pass goes on.
-        match Api::<Node>::all(workload).list(&ListParams::default()).await {
-            Ok(nodes) => Ok(nodes.items),
+        match nodes::list(workload).await {
+            Ok(nodes) => Ok(nodes),
             Err(error) => {
                 tracing::debug!(%error, cluster, "workload cluster's Nodes cannot be listed");
                 Ok(Vec::new())
@@ -513,7 +555,7 @@ impl Run<'_> {
         seen: &[Seen],
         members: &[Member],
         (set, reported): (Option<&SetModel>, Option<&SetModel>),
-        plan: &Plan,
+        rollout: &Rollout,
         decision: &plan::Decision,
     ) {
         let state = set
@@ -525,7 +567,7 @@ impl Run<'_> {
             .iter()
             .filter(|member| !member.leaving && member.outdated)
             .count();
-        let desired = plan.rollout.desired as usize;
+        let desired = rollout.desired as usize;
         let count = i32::try_from(present).unwrap_or(i32::MAX);
         self.fields.replicas = Some(count);
         self.fields.instances = Some(instance_statuses(seen, members));
@@ -625,13 +667,7 @@ impl Run<'_> {
                 provisioning_state: instance_state(&entry.instance),
                 instance_name: computer_name(&entry.instance),
                 version: node_version(entry.node.as_ref()),
-                node_ref: entry.node.as_ref().map(|node| ObjectReference {
-                    api_version: Some("v1".to_owned()),
-                    kind: Some("Node".to_owned()),
-                    name: node.metadata.name.clone(),
-                    uid: node.metadata.uid.clone(),
-                    ..ObjectReference::default()
-                }),
+                node_ref: entry.node.as_ref().map(Node::reference),
             };
             status::publish_member(
                 &api,
@@ -754,6 +790,11 @@ async fn list_instances(
     })
 }
 
+/// Whether an autoscaler outside Cluster API sets the MachinePool's replicas.
+fn externally_scaled(pool: &MachinePool) -> bool {
+    pool.annotations().contains_key(REPLICAS_MANAGED_BY_ANNOTATION)
+}
+
 /// The pool's `status.instances`: each instance's state, Node version and model.
 fn instance_statuses(seen: &[Seen], members: &[Member]) -> Vec<AzureMachinePoolInstanceStatus> {
     seen.iter()
@@ -868,29 +909,12 @@ fn computer_name(instance: &ScaleSetInstance) -> Option<String> {
 }
 
 fn node_version(node: Option<&Node>) -> Option<String> {
-    node.and_then(|node| node.status.as_ref())
-        .and_then(|status| status.node_info.as_ref())
-        .map(|info| info.kubelet_version.clone())
+    node.and_then(|node| node.kubelet_version.clone())
 }
 
 /// Whether the Node is Ready and takes Pods.
 fn node_ready(node: Option<&Node>) -> bool {
-    let Some(node) = node else { return false };
-    let schedulable = !node
-        .spec
-        .as_ref()
-        .and_then(|spec| spec.unschedulable)
-        .unwrap_or(false);
-    let ready = node
-        .status
-        .as_ref()
-        .and_then(|status| status.conditions.as_ref())
-        .is_some_and(|conditions| {
-            conditions
-                .iter()
-                .any(|condition| condition.type_ == "Ready" && condition.status == "True")
-        });
-    schedulable && ready
+    node.is_some_and(Node::available)
 }
 
 /// `NodeHealthy` of a member: its Node registered and Ready.
@@ -908,10 +932,7 @@ fn node_health(node: Option<&Node>) -> Observation {
             healthy,
             Reason::NODE_CONDITIONS_FAILED,
             ConditionSeverity::Warning,
-            format!(
-                "Node {} is not Ready or does not take Pods",
-                node.metadata.name.as_deref().unwrap_or_default()
-            ),
+            format!("Node {} is not Ready or does not take Pods", node.name),
         ),
     }
 }

@@ -24,6 +24,9 @@ pub(crate) const AZURE_POOL_LABEL: &str = "azuremachinepool.infrastructure.clust
 pub(crate) const MODEL_ANNOTATION: &str = "vmss.infrastructure.cluster.x-k8s.io/model-hash";
 /// The annotation on a Machine asking that it goes first when its pool scales down (Cluster API's).
 pub(crate) const DELETE_MACHINE_ANNOTATION: &str = "cluster.x-k8s.io/delete-machine";
+/// The annotation by which a MachinePool says that an autoscaler outside Cluster API (Azure's
+/// own autoscale on the set) sets its replicas (Cluster API's).
+pub(crate) const REPLICAS_MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/replicas-managed-by";
 
 /// What every reconcile shares.
 pub(crate) struct State {

@@ -24,6 +24,7 @@
 mod apply;
 mod cleanup;
 mod context;
+mod nodes;
 mod plan;
 mod reconcile;
 mod status;

@@ -552,3 +552,59 @@ async fn zone_out_of_room(client: &Client, namespace: &str, azure: &EmulatedAzur
     eprintln!("vmss: {retried} writes of the full zone in the 20 s after the pool failed");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_pool_scaled_by_an_autoscaler_outside_cluster_api_follows_its_scale_set() -> TestResult {
+    capz_harness::in_namespace(&[], async |plane, client, namespace| {
+        let azure = azure().await?;
+        cluster_objects(&client, &namespace).await?;
+        let controller = controller(plane, &namespace, azure.cloud_settings()?)?;
+        let result = Box::pin(autoscaled(&client, &namespace, &azure)).await;
+        controller.stop().await?;
+        result
+    })
+    .await
+}
+
+/// With `cluster.x-k8s.io/replicas-managed-by` on the MachinePool, Azure's capacity is what the
+/// pool wants: an instance the autoscaler adds stays, and the MachinePool's replicas follow.
+async fn autoscaled(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
+    let set_id = compute("virtualMachineScaleSets/auto");
+    pool(client, namespace, ("auto", 2, &[]), ("", "")).await?;
+    settles_at(client, namespace, "auto", 2).await?;
+    let machine_pools = Api::<capz_kit::api::capi::MachinePool>::namespaced(client.clone(), namespace);
+    machine_pools
+        .patch(
+            "auto",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"cluster.x-k8s.io/replicas-managed-by": "azure-autoscale"}}})),
+        )
+        .await?;
+    let grown = azure
+        .client()
+        .patch::<Value, Value>(
+            &set_id.parse()?,
+            &VirtualMachineScaleSet::API_VERSION,
+            &json!({"sku": {"capacity": 3}}),
+        )
+        .await?;
+    settle_operation(azure, grown).await?;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while machine_pools.get("auto").await?.spec.replicas != Some(3) {
+        if tokio::time::Instant::now() > deadline {
+            return Err("the MachinePool's replicas did not follow the set's capacity".into());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    settles_at(client, namespace, "auto", 3).await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        azure.count("DELETE", "/virtualMachines/0")
+            + azure.count("DELETE", "/virtualMachines/1")
+            + azure.count("DELETE", "/virtualMachines/2"),
+        0,
+        "no instance is removed to reach the MachinePool's old replicas"
+    );
+    assert_eq!(instances(azure, "auto").await?.len(), 3);
+    Ok(())
+}

@@ -277,6 +277,9 @@ impl Context {
         let (reader, writer) = reflector::store();
         let queue = Queue::of::<K>();
         let events = watch(api, config)
+            // Nothing reads who wrote which field from the cache, and on objects several
+            // controllers write (a pool's machines) that record is most of their size.
+            .modify(|object| object.meta_mut().managed_fields = None)
             .reflect(writer)
             .applied_objects()
             .predicate_filter(changes, PredicateConfig::default())
