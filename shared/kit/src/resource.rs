@@ -231,7 +231,12 @@ pub async fn delete<R: AzureResource>(
     }
     // A write still in flight is abandoned: the delete supersedes it.
     operations.forget(R::SERVICE, &name);
-    let Some(Read { model: existing, .. }) = read::<R>(client, id).await? else {
+    let Some(Read {
+        model: existing,
+        body,
+        ..
+    }) = read::<R>(client, id).await?
+    else {
         return Ok(Progress::Done(()));
     };
     let ours = match resource.ownership() {
@@ -241,6 +246,15 @@ pub async fn delete<R: AzureResource>(
     };
     if !ours {
         return Ok(Progress::Done(()));
+    }
+    if body
+        .pointer("/properties/provisioningState")
+        .and_then(serde_json::Value::as_str)
+        == Some("Deleting")
+    {
+        // Azure is deleting it already: a delete whose operation was never recorded (the process
+        // stopped between asking and recording). Asking again changes nothing; wait for it to go.
+        return Ok(Progress::InProgress { retry_after: None });
     }
     let outcome = client
         .delete(id, &R::Model::API_VERSION)

@@ -339,6 +339,34 @@ async fn an_owned_resource_is_deleted_through_its_operation() -> TestResult {
     Ok(())
 }
 
+/// A restart between asking Azure to delete and recording the operation loses the token: the
+/// next delete sees the resource `Deleting` and waits for it instead of asking again.
+#[tokio::test]
+async fn a_delete_whose_operation_was_lost_is_not_sent_again() -> TestResult {
+    let azure = EmulatedAzure::start(slow_networks()).await?;
+    let client = azure.new_client()?;
+    let group = resource_group(&client, "rg-lost-delete").await?;
+    let vnet = network(&group, "vnet", ours())?;
+    let mut operations = Operations::owned(None, "test", &["virtualnetworks"]);
+    while !matches!(
+        resource::reconcile(&client, &vnet, &mut operations).await?,
+        Progress::Done(_)
+    ) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(matches!(
+        resource::delete(&client, &vnet, &mut operations).await?,
+        Progress::InProgress { .. }
+    ));
+    // The process that asked is gone, and its record with it.
+    let mut restarted = Operations::owned(None, "test", &["virtualnetworks"]);
+    while resource::delete(&client, &vnet, &mut restarted).await? != Progress::Done(()) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(calls(&azure, "DELETE", &vnet.id.to_string()), 1);
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_resource_azure_left_failed_is_written_again_until_it_succeeds() -> TestResult {
     let azure = EmulatedAzure::start(slow_networks()).await?;
