@@ -34,6 +34,7 @@ use capz_kit::operations::Operations;
 use capz_kit::progress::{Direction, Outcome, Steps, waiting_on};
 use capz_kit::resource::{self, AzureResource as _, ResourceError};
 use capz_kit::scope::ClusterScope;
+use capz_kit::workload::Node;
 use capz_resources::scale_set::{ScaleSet, ScaleSetInputs, written_model};
 use capz_resources::virtual_machine::{MachineSpecError, ReferenceOs, provider_id, resolve_image};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -43,7 +44,6 @@ use crate::context::{
     AZURE_POOL_LABEL, CLUSTER_LABEL, DELETE_MACHINE_ANNOTATION, Found, ID, MODEL_ANNOTATION, POOL_LABEL,
     REPLICAS_MANAGED_BY_ANNOTATION, State,
 };
-use crate::nodes::{self, Node};
 use crate::plan::{self, Member, ORDER, Plan, Rollout, SERVICES, Unit};
 use crate::status::{self, Fields, MemberFields};
 
@@ -418,7 +418,7 @@ impl Run<'_> {
             return Ok(Vec::new());
         };
         // An unreachable workload cluster leaves the instances unready, and the pass goes on.
-        match nodes::list(workload).await {
+        match capz_kit::workload::nodes(workload).await {
             Ok(nodes) => Ok(nodes),
             Err(error) => {
                 tracing::debug!(%error, cluster, "workload cluster's Nodes cannot be listed");

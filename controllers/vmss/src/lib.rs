@@ -24,7 +24,6 @@
 mod apply;
 mod cleanup;
 mod context;
-mod nodes;
 mod plan;
 mod reconcile;
 mod status;

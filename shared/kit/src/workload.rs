@@ -4,13 +4,22 @@
 //!
 //! A client is built once per cluster and kept while the Secret's resource version stays the same,
 //! so that a steady state costs one cached Secret read per pass and no new connection.
+//!
+//! A workload cluster's Nodes are read here as the few fields a controller weighs (name, provider
+//! ID, readiness, cordon, kubelet version) a page at a time, so that a pass over a cluster of
+//! 1,000 Nodes holds a few bytes per Node rather than whole objects.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use k8s_openapi::api::core::v1::Secret;
+use capz_api::common::ObjectReference;
+use k8s_openapi::api::core::v1::{Node as FullNode, Secret};
+use kube::api::ListParams;
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Api, Client, Config};
+use kube::core::object::Object;
+use kube::discovery::ApiResource;
+use kube::{Api, Client, Config, ResourceExt as _};
+use serde::Deserialize;
 
 /// Why a workload cluster cannot be reached.
 #[derive(Debug, thiserror::Error)]
@@ -170,6 +179,110 @@ pub fn proxy_for(target: &http::Uri, environment: &Environment) -> Option<http::
             entry == "*" || host == domain || host.ends_with(&format!(".{domain}"))
         });
     (!loopback && !excluded).then_some(proxy)
+}
+
+/// How many Nodes one list request asks for.
+const NODE_PAGE: u32 = 200;
+
+/// One Node of the workload cluster.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Node {
+    /// Its name.
+    pub name: String,
+    /// Its UID.
+    pub uid: Option<String>,
+    /// `spec.providerID`: the Azure instance it runs on.
+    pub provider_id: Option<String>,
+    /// Its `Ready` condition is true.
+    pub ready: bool,
+    /// It is cordoned.
+    pub unschedulable: bool,
+    /// `status.nodeInfo.kubeletVersion`.
+    pub kubelet_version: Option<String>,
+}
+
+impl Node {
+    /// Ready and taking Pods.
+    #[must_use]
+    pub fn available(&self) -> bool {
+        self.ready && !self.unschedulable
+    }
+
+    /// A reference to it, for a machine's `status.nodeRef`.
+    #[must_use]
+    pub fn reference(&self) -> ObjectReference {
+        ObjectReference {
+            api_version: Some("v1".to_owned()),
+            kind: Some("Node".to_owned()),
+            name: Some(self.name.clone()),
+            uid: self.uid.clone(),
+            ..ObjectReference::default()
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Spec {
+    #[serde(rename = "providerID")]
+    provider_id: Option<String>,
+    unschedulable: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Status {
+    #[serde(default)]
+    conditions: Vec<Condition>,
+    node_info: Option<NodeInfo>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+struct Condition {
+    #[serde(rename = "type")]
+    type_: String,
+    status: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct NodeInfo {
+    kubelet_version: String,
+}
+
+/// The Nodes `client` reaches, listed a page at a time and kept as the few fields a pass weighs.
+///
+/// # Errors
+/// The workload API server's refusal or silence.
+pub async fn nodes(client: Client) -> kube::Result<Vec<Node>> {
+    let api = Api::<Object<Spec, Status>>::all_with(client, &ApiResource::erase::<FullNode>(&()));
+    let mut nodes = Vec::new();
+    let mut params = ListParams::default().limit(NODE_PAGE);
+    loop {
+        let page = api.list(&params).await?;
+        nodes.extend(page.items.into_iter().map(|node| {
+            Node {
+                name: node.name_any(),
+                uid: node.metadata.uid.clone(),
+                provider_id: node.spec.provider_id,
+                ready: node.status.as_ref().is_some_and(|status| {
+                    status
+                        .conditions
+                        .iter()
+                        .any(|condition| condition.type_ == "Ready" && condition.status == "True")
+                }),
+                unschedulable: node.spec.unschedulable.unwrap_or(false),
+                kubelet_version: node
+                    .status
+                    .and_then(|status| status.node_info)
+                    .map(|info| info.kubelet_version),
+            }
+        }));
+        match page.metadata.continue_ {
+            Some(token) if !token.is_empty() => params = params.continue_token(&token),
+            _ => return Ok(nodes),
+        }
+    }
 }
 
 #[cfg(test)]
