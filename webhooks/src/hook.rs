@@ -12,6 +12,16 @@ pub enum Lookup {
     ClusterSubscription,
 }
 
+/// What a kind's validation needs looked up in the API server before it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValidationLookup {
+    /// Nothing.
+    Nothing,
+    /// For a Flexible machine pool, the MachinePool whose infrastructure reference names it
+    /// ([`crate::lookup::pool_owner`]): its Kubernetes version must be 1.26 or later.
+    PoolOwner,
+}
+
 /// Which of a kind's two webhooks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Hook {

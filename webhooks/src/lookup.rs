@@ -11,15 +11,19 @@
 //!
 //! CAPZ finds a machine's cluster the same way; for a machine pool it looks for the MachinePool
 //! whose infrastructure reference names the pool (reading MachinePools in every namespace), and
-//! refuses the pool while there is none. capz-rs follows the label for both, so the server needs
-//! to read only Clusters and AzureClusters.
+//! refuses the pool while there is none. capz-rs follows the label for both.
+//!
+//! Validation of a Flexible machine pool needs its MachinePool's Kubernetes version: the
+//! MachinePool in the pool's namespace whose infrastructure reference names the pool
+//! ([`pool_owner`]), as CAPZ finds it (but in the one namespace).
 
 use std::collections::BTreeMap;
 
-use capz_api::AzureCluster;
-use capz_api::capi::Cluster;
+use capz_api::capi::{Cluster, MachinePool};
+use capz_api::{AzureCluster, AzureMachinePool};
 use capz_kit::cluster::CLUSTER_NAME_LABEL;
-use kube::api::{Api, ApiResource, DynamicObject};
+use capz_rules::PoolOwner;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::{Client, Resource as _};
 
 /// The subscription of the AzureCluster of the Cluster that an object in `namespace` labelled
@@ -59,4 +63,31 @@ pub async fn cluster_subscription_id(
         .as_str()
         .filter(|subscription| !subscription.is_empty())
         .map(str::to_owned))
+}
+
+/// The MachinePool in `namespace` whose infrastructure reference is the AzureMachinePool `name`,
+/// with the Kubernetes version it names.
+///
+/// # Errors
+/// When the API server cannot be read.
+pub async fn pool_owner(client: &Client, namespace: &str, name: &str) -> kube::Result<PoolOwner> {
+    // Read without the typed MachinePool: two fields matter, whatever else it holds.
+    let resource = ApiResource::erase::<MachinePool>(&());
+    let pools = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource)
+        .list(&ListParams::default())
+        .await?;
+    let kind = AzureMachinePool::kind(&());
+    let owner = pools.items.iter().find(|pool| {
+        let reference = &pool.data["spec"]["template"]["spec"]["infrastructureRef"];
+        reference["kind"].as_str() == Some(kind.as_ref()) && reference["name"].as_str() == Some(name)
+    });
+    Ok(match owner {
+        Some(pool) => PoolOwner::Found {
+            version: pool.data["spec"]["template"]["spec"]["version"]
+                .as_str()
+                .filter(|version| !version.is_empty())
+                .map(str::to_owned),
+        },
+        None => PoolOwner::Missing,
+    })
 }

@@ -22,7 +22,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine as _;
-use capz_rules::{Context, Entropy, Features, FieldError, Operation, Rules, SystemEntropy, Verdict, support};
+use capz_rules::{
+    Context, Entropy, Features, FieldError, Operation, PoolOwner, Rules, SystemEntropy, Verdict, support,
+};
 use json_patch::Patch;
 use kube::Client;
 use kube::core::admission::{
@@ -33,7 +35,7 @@ use kube::core::{DynamicObject, GroupVersionKind, Status, TypeMeta};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::hook::{Hook, Lookup};
+use crate::hook::{Hook, Lookup, ValidationLookup};
 use crate::lookup;
 
 /// What every review needs besides its request: the feature gates, a client for lookups, the
@@ -104,6 +106,7 @@ impl Admission {
             features: self.features,
             entropy: &*self.entropy,
             cluster_subscription_id,
+            machine_pool: PoolOwner::NotLookedUp,
         }
     }
 }
@@ -524,6 +527,35 @@ async fn cluster_subscription(
     }
 }
 
+/// Whether validating the pool `object` needs its MachinePool: it is Flexible and not being
+/// deleted (a pool going away is not held up by a MachinePool already gone).
+fn needs_pool_owner(object: &Value) -> bool {
+    object.pointer("/spec/orchestrationMode").and_then(Value::as_str) == Some("Flexible")
+        && object
+            .pointer("/metadata/deletionTimestamp")
+            .is_none_or(Value::is_null)
+}
+
+/// How often, one second apart, a missing MachinePool is looked for again: applied together from
+/// one manifest, a pool may arrive just before its MachinePool.
+const POOL_OWNER_ATTEMPTS: u32 = 3;
+
+/// The MachinePool of the machine pool `name` in `namespace`; not looked up without a client.
+async fn pool_owner(admission: &Admission, namespace: &str, name: &str) -> kube::Result<PoolOwner> {
+    let Some(client) = &admission.client else {
+        return Ok(PoolOwner::NotLookedUp);
+    };
+    let mut attempt = 1;
+    loop {
+        let owner = lookup::pool_owner(client, namespace, name).await?;
+        if owner != PoolOwner::Missing || attempt == POOL_OWNER_ATTEMPTS {
+            return Ok(owner);
+        }
+        attempt += 1;
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+}
+
 /// What defaulting changed, as a patch against `original` (the object as the API server holds
 /// it): the operations that turn it into `defaulted`, less those that only re-encoding it
 /// (`round_trip`) would make too.
@@ -543,7 +575,11 @@ pub(crate) fn defaulting_patch(original: &Value, round_trip: &Value, defaulted: 
 
 /// Validates the object of the review in `body` as `K`: creates and updates by its rules,
 /// deletions admitted.
-pub(crate) fn validate<K: Rules>(admission: &Admission, body: &[u8]) -> Answer {
+pub(crate) async fn validate<K: Rules>(
+    admission: &Admission,
+    lookup: ValidationLookup,
+    body: &[u8],
+) -> Answer {
     admission.counter(Hook::Validate).fetch_add(1, Ordering::Relaxed);
     let mut reading = match Reading::<K>::read(body, Hook::Validate) {
         Ok(reading) => reading,
@@ -552,7 +588,22 @@ pub(crate) fn validate<K: Rules>(admission: &Admission, body: &[u8]) -> Answer {
     let Some(operation) = rules_operation(&reading.request.operation) else {
         return reading.answer(Outcome::Allowed);
     };
-    let ctx = admission.context(operation, reading.dry_run(), None);
+    let mut ctx = admission.context(operation, reading.dry_run(), None);
+    if lookup == ValidationLookup::PoolOwner
+        && let Some(object) = reading.request.object.as_ref()
+        && needs_pool_owner(object)
+    {
+        let namespace = reading.request.namespace.clone().unwrap_or_default();
+        match pool_owner(admission, &namespace, &reading.name()).await {
+            Ok(owner) => ctx.machine_pool = owner,
+            Err(err) => {
+                let message =
+                    format!("cannot look up the MachinePool of the pool: {err}; the request can be retried");
+                tracing::warn!(kind = %K::kind(&()), error = %err, "lookup failed");
+                return reading.denied(internal_error(&message), Outcome::Error);
+            }
+        }
+    }
     let mut verdict = match operation {
         Operation::Delete => return reading.answer(Outcome::Allowed),
         Operation::Create => match reading.decode(reading.request.object.as_ref(), "object") {
@@ -635,7 +686,7 @@ mod tests {
         let valid = identity(
             &json!({"type": "WorkloadIdentity", "clientID": "c", "tenantID": "t", "allowedNamespaces": {}}),
         );
-        let answer = validate::<AzureClusterIdentity>(&admission, &review("CREATE", &valid, None, false));
+        let answer = validate_now::<AzureClusterIdentity>(&admission, &review("CREATE", &valid, None, false));
         let response = &answer_json(&answer)["response"];
         assert_eq!(answer.outcome, Outcome::Allowed);
         assert_eq!(response["allowed"], true);
@@ -646,7 +697,8 @@ mod tests {
             &json!({"type": "ServicePrincipal", "clientID": "c", "tenantID": "t",
             "clientSecret": {"name": "s"}, "resourceID": "/subscriptions/s"}),
         );
-        let answer = validate::<AzureClusterIdentity>(&admission, &review("CREATE", &invalid, None, false));
+        let answer =
+            validate_now::<AzureClusterIdentity>(&admission, &review("CREATE", &invalid, None, false));
         let review = answer_json(&answer);
         assert_eq!((answer.outcome, answer.operation), (Outcome::Denied, "CREATE"));
         assert_eq!(review["apiVersion"], "admission.k8s.io/v1");
@@ -694,7 +746,7 @@ mod tests {
         let admission = Admission::new(Features::default(), None);
         let mut body: Value = serde_json::from_slice(&review(operation, object, old, false)).unwrap();
         body["request"]["kind"]["kind"] = json!(kind);
-        let answer = validate::<K>(&admission, &serde_json::to_vec(&body).unwrap());
+        let answer = validate_now::<K>(&admission, &serde_json::to_vec(&body).unwrap());
         let response = &answer_json(&answer)["response"];
         response["warnings"]
             .as_array()
@@ -786,7 +838,8 @@ mod tests {
         let new = identity(
             &json!({"type": "UserAssignedMSI", "clientID": "c", "tenantID": "t", "allowedNamespaces": {}}),
         );
-        let answer = validate::<AzureClusterIdentity>(&admission, &review("UPDATE", &new, Some(&old), false));
+        let answer =
+            validate_now::<AzureClusterIdentity>(&admission, &review("UPDATE", &new, Some(&old), false));
         let status = &answer_json(&answer)["response"]["status"];
         assert_eq!(status["code"], 422);
         assert_eq!(status["details"]["causes"][0]["field"], "spec.type");
@@ -795,7 +848,7 @@ mod tests {
             "{status}"
         );
 
-        let answer = validate::<AzureClusterIdentity>(&admission, &review("UPDATE", &new, None, false));
+        let answer = validate_now::<AzureClusterIdentity>(&admission, &review("UPDATE", &new, None, false));
         let status = &answer_json(&answer)["response"]["status"];
         assert_eq!(status["code"], 400);
         assert!(
@@ -803,8 +856,10 @@ mod tests {
             "{status}"
         );
 
-        let answer =
-            validate::<AzureClusterIdentity>(&admission, &review("DELETE", &Value::Null, Some(&old), false));
+        let answer = validate_now::<AzureClusterIdentity>(
+            &admission,
+            &review("DELETE", &Value::Null, Some(&old), false),
+        );
         assert_eq!(answer.outcome, Outcome::Allowed);
         assert_eq!(answer.operation, "DELETE");
         assert_eq!(admission.answered(Hook::Validate), 3);
@@ -814,7 +869,7 @@ mod tests {
     #[test]
     fn undecodable_requests_are_denied_with_400_keeping_their_uid_and_unreadable_objects_at_their_field() {
         let admission = Admission::new(Features::default(), None);
-        let answer = validate::<AzureClusterIdentity>(&admission, b"not json");
+        let answer = validate_now::<AzureClusterIdentity>(&admission, b"not json");
         let response = &answer_json(&answer)["response"];
         assert_eq!((answer.outcome, answer.operation), (Outcome::Denied, "unknown"));
         assert_eq!(response["allowed"], false);
@@ -828,12 +883,12 @@ mod tests {
 
         // Readable envelope, unreadable request: the uid still comes back.
         let body = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1","operation":"PATCH"}}"#;
-        let response = &answer_json(&validate::<AzureClusterIdentity>(&admission, body))["response"];
+        let response = &answer_json(&validate_now::<AzureClusterIdentity>(&admission, body))["response"];
         assert_eq!(response["uid"], "u-1");
         assert_eq!(response["status"]["code"], 400);
 
         let body = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#;
-        let response = &answer_json(&validate::<AzureClusterIdentity>(&admission, body))["response"];
+        let response = &answer_json(&validate_now::<AzureClusterIdentity>(&admission, body))["response"];
         assert!(
             response["status"]["message"]
                 .as_str()
@@ -866,7 +921,7 @@ mod tests {
         let mut body: Value =
             serde_json::from_slice(&review("CREATE", &identity(&json!({})), None, false)).unwrap();
         body["request"]["kind"]["kind"] = json!("AzureCluster");
-        let answer = validate::<AzureClusterIdentity>(&admission, &serde_json::to_vec(&body).unwrap());
+        let answer = validate_now::<AzureClusterIdentity>(&admission, &serde_json::to_vec(&body).unwrap());
         let status = &answer_json(&answer)["response"]["status"];
         assert_eq!(status["code"], 400);
         assert!(
@@ -876,6 +931,13 @@ mod tests {
                 .contains("not AzureCluster.v1beta1"),
             "{status}"
         );
+    }
+
+    fn validate_now<K: Rules>(admission: &Admission, body: &[u8]) -> Answer {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(validate::<K>(admission, ValidationLookup::Nothing, body))
     }
 
     fn mutate_now(admission: &Admission, body: &[u8]) -> Answer {

@@ -17,7 +17,7 @@ use axum::body::Bytes;
 use capz_api::AzureClusterIdentity;
 use capz_rules::Rules;
 
-use crate::hook::{Hook, Lookup};
+use crate::hook::{Hook, Lookup, ValidationLookup};
 use crate::review::{self, Admission, Answer};
 
 /// A handler: one review of a kind, from the request body to the answer.
@@ -32,6 +32,7 @@ pub struct Route {
     version: String,
     plural: String,
     lookup: Lookup,
+    validation_lookup: ValidationLookup,
     pub(crate) mutate: Handler,
     pub(crate) validate: Handler,
 }
@@ -44,26 +45,29 @@ impl fmt::Debug for Route {
             .field("version", &self.version)
             .field("plural", &self.plural)
             .field("lookup", &self.lookup)
+            .field("validation_lookup", &self.validation_lookup)
             .finish_non_exhaustive()
     }
 }
 
 impl Route {
-    fn of<K>(lookup: Lookup) -> Self
+    fn of<K>(lookup: Lookup, validation_lookup: ValidationLookup) -> Self
     where
         K: Rules + Send + Sync + 'static,
     {
         let mutate: Handler = Arc::new(move |admission, body| {
             Box::pin(async move { review::mutate::<K>(&admission, lookup, &body).await })
         });
-        let validate: Handler =
-            Arc::new(|admission, body| Box::pin(async move { review::validate::<K>(&admission, &body) }));
+        let validate: Handler = Arc::new(move |admission, body| {
+            Box::pin(async move { review::validate::<K>(&admission, validation_lookup, &body).await })
+        });
         Self {
             kind: K::kind(&()).into_owned(),
             group: K::group(&()).into_owned(),
             version: K::version(&()).into_owned(),
             plural: K::plural(&()).into_owned(),
             lookup,
+            validation_lookup,
             mutate,
             validate,
         }
@@ -97,6 +101,12 @@ impl Route {
     #[must_use]
     pub fn lookup(&self) -> Lookup {
         self.lookup
+    }
+
+    /// What validation looks up first.
+    #[must_use]
+    pub fn validation_lookup(&self) -> ValidationLookup {
+        self.validation_lookup
     }
 
     /// The path of `hook`, such as
@@ -153,13 +163,14 @@ impl Routes {
         Self::default()
     }
 
-    /// Admits `K` too: defaulting and validation by its [`Rules`], defaulting after `lookup`.
+    /// Admits `K` too: defaulting and validation by its [`Rules`], defaulting after `lookup`,
+    /// validation after `validation_lookup`.
     #[must_use]
-    pub fn kind<K>(mut self, lookup: Lookup) -> Self
+    pub fn kind<K>(mut self, lookup: Lookup, validation_lookup: ValidationLookup) -> Self
     where
         K: Rules + Send + Sync + 'static,
     {
-        self.0.push(Route::of::<K>(lookup));
+        self.0.push(Route::of::<K>(lookup, validation_lookup));
         self
     }
 
@@ -188,19 +199,19 @@ impl Routes {
 #[must_use]
 pub fn all() -> Routes {
     Routes::new()
-        .kind::<AzureClusterIdentity>(Lookup::Nothing)
-        .kind::<capz_api::AzureCluster>(Lookup::Nothing)
-        .kind::<capz_api::AzureClusterTemplate>(Lookup::Nothing)
-        .kind::<capz_api::AzureMachine>(Lookup::ClusterSubscription)
-        .kind::<capz_api::AzureMachineTemplate>(Lookup::Nothing)
-        .kind::<capz_api::AzureMachinePool>(Lookup::ClusterSubscription)
-        .kind::<capz_api::AzureMachinePoolMachine>(Lookup::Nothing)
-        .kind::<capz_api::AzureManagedControlPlane>(Lookup::Nothing)
-        .kind::<capz_api::AzureManagedControlPlaneTemplate>(Lookup::Nothing)
-        .kind::<capz_api::AzureManagedCluster>(Lookup::Nothing)
-        .kind::<capz_api::AzureManagedClusterTemplate>(Lookup::Nothing)
-        .kind::<capz_api::AzureManagedMachinePool>(Lookup::Nothing)
-        .kind::<capz_api::AzureManagedMachinePoolTemplate>(Lookup::Nothing)
+        .kind::<AzureClusterIdentity>(Lookup::Nothing, ValidationLookup::Nothing)
+        .kind::<capz_api::AzureCluster>(Lookup::Nothing, ValidationLookup::Nothing)
+        .kind::<capz_api::AzureClusterTemplate>(Lookup::Nothing, ValidationLookup::Nothing)
+        .kind::<capz_api::AzureMachine>(Lookup::ClusterSubscription, ValidationLookup::Nothing)
+        .kind::<capz_api::AzureMachineTemplate>(Lookup::Nothing, ValidationLookup::Nothing)
+        .kind::<capz_api::AzureMachinePool>(Lookup::ClusterSubscription, ValidationLookup::PoolOwner)
+        .kind::<capz_api::AzureMachinePoolMachine>(Lookup::Nothing, ValidationLookup::Nothing)
+        .kind::<capz_api::AzureManagedControlPlane>(Lookup::Nothing, ValidationLookup::Nothing)
+        .kind::<capz_api::AzureManagedControlPlaneTemplate>(Lookup::Nothing, ValidationLookup::Nothing)
+        .kind::<capz_api::AzureManagedCluster>(Lookup::Nothing, ValidationLookup::Nothing)
+        .kind::<capz_api::AzureManagedClusterTemplate>(Lookup::Nothing, ValidationLookup::Nothing)
+        .kind::<capz_api::AzureManagedMachinePool>(Lookup::Nothing, ValidationLookup::Nothing)
+        .kind::<capz_api::AzureManagedMachinePoolTemplate>(Lookup::Nothing, ValidationLookup::Nothing)
 }
 
 #[cfg(test)]

@@ -266,10 +266,23 @@ fn judge(case: &Case, answer: &Answer) -> Option<String> {
 }
 
 /// The Cluster `c1` and its AzureCluster (subscription `00000000-0000-0000-0000-0000000000c1`),
-/// for machine defaults that look the subscription up; written before the webhooks are
-/// registered.
+/// for machine defaults that look the subscription up, and MachinePools of `c1` whose versions
+/// Flexible pools are checked against; written before the webhooks are registered.
 async fn cluster_c1(client: &Client, namespace: &str) -> TestResult {
+    let machine_pool = |name: &str, version: Option<&str>| {
+        let mut pool = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachinePool", "metadata": {"name": name},
+            "spec": {"clusterName": "c1", "template": {"spec": {"clusterName": "c1",
+                "bootstrap": {"dataSecretName": "unused"},
+                "infrastructureRef": {"apiGroup": GROUP, "kind": "AzureMachinePool", "name": name}}}}});
+        if let Some(version) = version {
+            pool["spec"]["template"]["spec"]["version"] = json!(version);
+        }
+        pool
+    };
     let objects = [
+        machine_pool("flex-new", Some("v1.33.0")),
+        machine_pool("flex-old", Some("v1.25.16")),
+        machine_pool("flex-unversioned", None),
         json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": "c1"},
             "spec": {"infrastructureRef": {"apiGroup": GROUP, "kind": "AzureCluster", "name": "c1"}}}),
         json!({"apiVersion": format!("{GROUP}/v1beta1"), "kind": "AzureCluster", "metadata": {"name": "c1"},

@@ -11,7 +11,7 @@ use capz_api::{AzureCluster, AzureClusterIdentity, AzureClusterTemplate};
 use capz_harness::{Plane, WebhookOptions};
 use capz_rules::{Context, FieldError, FieldPath, Rules, Verdict};
 use capz_webhooks::lookup::cluster_subscription_id;
-use capz_webhooks::{Hook, Lookup, Routes};
+use capz_webhooks::{Hook, Lookup, Routes, ValidationLookup};
 use common::{TestResult, der, https};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Client, CustomResource, ResourceExt as _};
@@ -511,7 +511,7 @@ async fn defaults_reach_the_stored_object_as_a_patch_with_the_looked_up_subscrip
     install_gadgets(plane).await?;
     let _side_by_side = plane.namespaced().await;
     let options = |namespace: &str| WebhookOptions {
-        routes: Routes::new().kind::<Gadget>(Lookup::ClusterSubscription),
+        routes: Routes::new().kind::<Gadget>(Lookup::ClusterSubscription, ValidationLookup::Nothing),
         ..WebhookOptions::in_namespace(namespace)
     };
     with_webhooks(plane, options, async |client, namespace, _| {

@@ -383,6 +383,7 @@ mod tests {
             features: Features::default(),
             entropy: &SystemEntropy,
             cluster_subscription_id: None,
+            machine_pool: crate::PoolOwner::NotLookedUp,
         }
     }
 

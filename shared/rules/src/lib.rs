@@ -108,6 +108,23 @@ pub struct Context<'a> {
     /// The subscription of the AzureCluster a machine belongs to, when the caller could find it;
     /// the default scope of a machine's system-assigned identity role.
     pub cluster_subscription_id: Option<String>,
+    /// The MachinePool a machine pool belongs to, for the rules that depend on it.
+    pub machine_pool: PoolOwner,
+}
+
+/// What the caller found of the MachinePool whose infrastructure reference names a machine pool.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum PoolOwner {
+    /// Not looked up: the rules that need it are skipped.
+    #[default]
+    NotLookedUp,
+    /// There is none.
+    Missing,
+    /// Found, with its Kubernetes version (`spec.template.spec.version`) if it names one.
+    Found {
+        /// The version, such as `v1.33.2`.
+        version: Option<String>,
+    },
 }
 
 impl Context<'_> {

@@ -58,6 +58,7 @@ pub(crate) fn context(operation: Operation, dry_run: bool, subscription: Option<
         features: Features::default(),
         entropy: &TestEntropy,
         cluster_subscription_id: subscription.map(str::to_owned),
+        machine_pool: crate::PoolOwner::NotLookedUp,
     }
 }
 

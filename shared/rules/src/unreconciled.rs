@@ -102,6 +102,7 @@ mod tests {
             features: crate::Features::default(),
             entropy: &crate::SystemEntropy,
             cluster_subscription_id: None,
+            machine_pool: crate::PoolOwner::NotLookedUp,
         };
         let plane: capz_api::AzureManagedCluster = serde_json::from_value(serde_json::json!({
             "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",

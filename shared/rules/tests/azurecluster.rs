@@ -32,6 +32,7 @@ fn ctx(operation: Operation, features: Features) -> Context<'static> {
         features,
         entropy: &NoEntropy,
         cluster_subscription_id: None,
+        machine_pool: capz_rules::PoolOwner::NotLookedUp,
     }
 }
 

@@ -115,6 +115,7 @@ fn create() -> Context<'static> {
         features: Features::default(),
         entropy: &SystemEntropy,
         cluster_subscription_id: Some(SUBSCRIPTION.to_owned()),
+        machine_pool: capz_rules::PoolOwner::NotLookedUp,
     }
 }
 

@@ -44,7 +44,7 @@ use crate::field::{FieldError, Verdict};
 use crate::{Context, Features, Rules, unreconciled};
 use defaults::{default_os_disk, default_strategy};
 use update::{check_pool_machine_update, check_pool_update};
-use validation::{check_machine_pool_gate, check_pool};
+use validation::{check_machine_pool_gate, check_orchestration_mode, check_pool};
 use values::template_path;
 
 impl Rules for AzureMachinePool {
@@ -72,6 +72,7 @@ impl Rules for AzureMachinePool {
         let mut verdict = Verdict::default();
         if check_machine_pool_gate(ctx.features, &mut verdict) {
             check_pool(&self.spec, !ctx.dry_run, &mut verdict);
+            check_orchestration_mode(&self.spec, &ctx.machine_pool, &mut verdict);
         }
         verdict
             .warnings
@@ -85,6 +86,11 @@ impl Rules for AzureMachinePool {
             return verdict;
         }
         check_pool(&self.spec, !ctx.dry_run, &mut verdict);
+        // Only when the spec changes: metadata updates (a finalizer going while the MachinePool is
+        // already deleted) must go through.
+        if self.spec != old.spec {
+            check_orchestration_mode(&self.spec, &ctx.machine_pool, &mut verdict);
+        }
         check_pool_update(&old.spec, &self.spec, &mut verdict);
         verdict
     }

@@ -13,7 +13,7 @@ use crate::testing::{
     BrokenEntropy, Case, GENERATED_NAME, GUID, IDENTITY_INVALID, SUBSCRIPTION, context, create, dry_run,
     failures, merge, mismatch, rejected, test_key, update,
 };
-use crate::{Features, Operation};
+use crate::{Features, Operation, PoolOwner};
 
 fn gate_off(ctx: Context<'static>) -> Context<'static> {
     Context {
@@ -676,4 +676,57 @@ fn a_pool_machine_keeps_its_provider_id_once_set() {
     let mut defaulted = set.clone();
     defaulted.default(&create()).unwrap();
     assert_eq!(defaulted.spec, set.spec);
+}
+
+fn owned_by(owner: PoolOwner) -> Context<'static> {
+    Context {
+        machine_pool: owner,
+        ..create()
+    }
+}
+
+fn found(version: &str) -> PoolOwner {
+    PoolOwner::Found {
+        version: Some(version.to_owned()),
+    }
+}
+
+#[test]
+fn a_flexible_pool_needs_a_machine_pool_on_kubernetes_1_26_or_later() {
+    let flexible = pool(r#"{"orchestrationMode": "Flexible"}"#).unwrap();
+    let uniform = pool("{}").unwrap();
+    for admitted in [found("v1.26.0"), found("1.33.2"), PoolOwner::NotLookedUp] {
+        let verdict = flexible.validate_create(&owned_by(admitted.clone()));
+        assert!(verdict.allowed(), "{admitted:?}: {verdict:?}");
+    }
+    for refused in [
+        found("v1.25.16"),
+        found("v1.26.0-rc.1"),
+        found("next"),
+        PoolOwner::Found { version: None },
+        PoolOwner::Missing,
+    ] {
+        let verdict = flexible.validate_create(&owned_by(refused.clone()));
+        assert_eq!(
+            verdict
+                .errors
+                .iter()
+                .map(|error| error.path.to_string())
+                .collect::<Vec<_>>(),
+            ["spec.orchestrationMode"],
+            "{refused:?}"
+        );
+        // Uniform pools do not depend on the version.
+        assert!(uniform.validate_create(&owned_by(refused)).allowed());
+    }
+    // An update that changes nothing in the spec (a finalizer going after the MachinePool was
+    // deleted) is not held up by it.
+    let ctx = Context {
+        machine_pool: PoolOwner::Missing,
+        ..update()
+    };
+    assert!(flexible.validate_update(&flexible, &ctx).allowed());
+    let mut changed = flexible.clone();
+    changed.spec.template.vm.vm_size = "Standard_D4s_v3".to_owned();
+    assert!(!changed.validate_update(&flexible, &ctx).allowed());
 }
