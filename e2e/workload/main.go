@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/emicklei/go-restful/v3"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -37,6 +38,10 @@ func main() {
 	joinTimeout := flag.Duration("join-timeout", 5*time.Minute, "how long a joining machine waits for its control plane and bootstrap token before it fails for good, as kubeadm's discovery does")
 	verbose := flag.Bool("v", false, "log the API server's requests too")
 	flag.Parse()
+	// The in-memory API server writes through go-restful, which indents JSON by default. A real
+	// API server writes each watch event on one line, and clients that split the stream by lines
+	// (kube-rs) read nothing else.
+	restful.PrettyPrintResponses = false
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.Level(-4)

@@ -27,14 +27,16 @@ use capz_kit::conditions::{Observation, Reason};
 use capz_kit::error::{Error, Failure};
 use capz_kit::filter::Reported as _;
 use capz_kit::identity::ClusterIdentityRef;
-use capz_kit::kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use capz_kit::kube::api::{
+    DeleteParams, ListParams, ObjectMeta, PartialObjectMeta, Patch, PatchParams, PostParams,
+};
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::{Api, Resource as _, ResourceExt as _};
 use capz_kit::operations::Operations;
 use capz_kit::progress::{Direction, Outcome, Steps, waiting_on};
 use capz_kit::resource::{self, AzureResource as _, ResourceError};
 use capz_kit::scope::ClusterScope;
-use capz_kit::workload::Node;
+use capz_kit::workload::{Node, Nodes};
 use capz_resources::scale_set::{ScaleSet, ScaleSetInputs, written_model};
 use capz_resources::virtual_machine::{MachineSpecError, ReferenceOs, provider_id, resolve_image};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -47,8 +49,8 @@ use crate::context::{
 use crate::plan::{self, Member, ORDER, Plan, Rollout, SERVICES, Unit};
 use crate::status::{self, Fields, MemberFields};
 
-/// How soon a pool whose instances are still changing is looked at again: Nodes are not
-/// watched, so their readiness is read this often until the pool settles.
+/// How soon a pool whose instances are still changing is looked at again: changes of Nodes do
+/// not wake a pool, so their readiness is read this often until the pool settles.
 const SETTLING: Duration = Duration::from_secs(5);
 
 /// The spec fields vmss writes on a pool.
@@ -139,7 +141,8 @@ struct Seen {
     instance: ScaleSetInstance,
     provider_id: String,
     member: Option<AzureMachinePoolMachine>,
-    machine: Option<Machine>,
+    /// Its Machine's metadata: the pass reads only its name, annotations and deletion.
+    machine: Option<PartialObjectMeta<Machine>>,
     node: Option<Node>,
 }
 
@@ -352,7 +355,9 @@ impl Run<'_> {
             .map_err(Error::from)?
             .items;
         let machines = Api::<Machine>::namespaced(client_k8s.clone(), &namespace)
-            .list(&ListParams::default().labels(&format!("{POOL_LABEL}={}", self.found.pool.name_any())))
+            .list_metadata(
+                &ListParams::default().labels(&format!("{POOL_LABEL}={}", self.found.pool.name_any())),
+            )
             .await
             .map_err(Error::from)?
             .items;
@@ -368,13 +373,8 @@ impl Run<'_> {
                         .cloned(),
                     machine: None,
                     node: nodes
-                        .iter()
-                        .find(|node| {
-                            node.provider_id
-                                .as_deref()
-                                .is_some_and(|id| id.eq_ignore_ascii_case(&provider_id))
-                        })
-                        .cloned(),
+                        .as_ref()
+                        .and_then(|nodes| nodes.by_provider_id(&provider_id)),
                     provider_id,
                     instance,
                 })
@@ -412,19 +412,9 @@ impl Run<'_> {
     }
 
     /// The Nodes of the pool's workload cluster; none until Cluster API has written its kubeconfig.
-    async fn nodes(&self, namespace: &str) -> Result<Vec<Node>, Failure> {
+    async fn nodes(&self, namespace: &str) -> Result<Option<Nodes>, Failure> {
         let cluster = self.found.cluster.name_any();
-        let Some(workload) = self.state.workloads.client(namespace, &cluster).await? else {
-            return Ok(Vec::new());
-        };
-        // An unreachable workload cluster leaves the instances unready, and the pass goes on.
-        match capz_kit::workload::nodes(workload).await {
-            Ok(nodes) => Ok(nodes),
-            Err(error) => {
-                tracing::debug!(%error, cluster, "workload cluster's Nodes cannot be listed");
-                Ok(Vec::new())
-            }
-        }
+        Ok(self.state.workloads.nodes(namespace, &cluster).await?)
     }
 
     /// Creates an AzureMachinePoolMachine for each instance that has none, recording the model

@@ -83,6 +83,10 @@ pub(crate) async fn cleanup(
     if !steps.blocked() {
         // The instances went with the set: their objects go, and the pool once none is left.
         if remove_members(state, pool).await? == 0 {
+            // The cluster's other pools, if any, follow its Nodes again on their next pass.
+            state
+                .workloads
+                .forget(&pool.namespace().unwrap_or_default(), &found.cluster.name_any());
             return Ok(Action::await_change());
         }
         return Err(Error::Pending(std::time::Duration::from_secs(2)));

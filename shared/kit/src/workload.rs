@@ -2,19 +2,18 @@
 //! kubeconfig Cluster API keeps in the Secret `<cluster>-kubeconfig` (key `value`), through the
 //! HTTPS proxy of the environment as Go's clients reach it.
 //!
-//! A client is built once per cluster and kept while the Secret's resource version stays the same,
-//! so that a steady state costs one cached Secret read per pass and no new connection.
-//!
-//! A workload cluster's Nodes are read here as the few fields a controller weighs (name, provider
-//! ID, readiness, cordon, kubelet version) a page at a time, so that a pass over a cluster of
-//! 1,000 Nodes holds a few bytes per Node rather than whole objects.
+//! A client is built once per cluster and kept while the Secret's resource version stays the same.
+//! Its Nodes are followed by one watch, listed a page at a time and kept as the few fields a
+//! controller weighs (name, provider ID, readiness, cordon, kubelet version). A pass then costs
+//! one Secret read and no request to the workload cluster, and a cluster of 1,000 Nodes is held
+//! once, in a few hundred bytes per Node, however many pools read it.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use capz_api::common::ObjectReference;
 use k8s_openapi::api::core::v1::{Node as FullNode, Secret};
-use kube::api::ListParams;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::core::object::Object;
 use kube::discovery::ApiResource;
@@ -52,77 +51,140 @@ impl crate::policy::Classify for WorkloadError {
     }
 }
 
-/// The workload clusters' clients, one per cluster.
+/// How long the first read of a cluster's Nodes waits for its watch to list them.
+const FIRST_LIST: Duration = Duration::from_secs(5);
+
+/// The workload clusters, each reached with a client built from its kubeconfig and its Nodes
+/// followed by one watch.
 pub struct Workloads {
     client: Client,
-    /// Per `namespace/cluster`: the Secret's resource version and the client built from it.
-    clients: Mutex<HashMap<String, (String, Client)>>,
+    /// Per kubeconfig Secret (`namespace/name`).
+    clusters: Mutex<HashMap<String, Workload>>,
+}
+
+/// A workload cluster as [`Workloads`] keep it.
+struct Workload {
+    /// The resource version of the kubeconfig Secret its client was built from.
+    version: String,
+    nodes: Arc<NodeCache>,
+    /// The task watching its Nodes, stopped when the entry goes.
+    watch: tokio::task::AbortHandle,
+}
+
+impl Drop for Workload {
+    fn drop(&mut self) {
+        self.watch.abort();
+    }
 }
 
 impl Workloads {
-    /// Clients built from the Secrets `client` reads.
+    /// Workload clusters reached through the kubeconfig Secrets `client` reads.
     #[must_use]
     pub fn new(client: Client) -> Self {
         Self {
             client,
-            clients: Mutex::default(),
+            clusters: Mutex::default(),
         }
     }
 
-    /// The client of the workload cluster `cluster` in `namespace`; `None` while Cluster API has
-    /// not written its kubeconfig.
+    /// The Nodes of the workload cluster `cluster` in `namespace`; `None` while Cluster API has
+    /// not written its kubeconfig. The first read of a cluster starts the watch of its Nodes and
+    /// waits a little for its first list; Nodes not yet listed, or of a cluster that cannot be
+    /// reached, are not there.
     ///
     /// # Errors
     /// When the Secret cannot be read or holds no usable kubeconfig.
-    pub async fn client(&self, namespace: &str, cluster: &str) -> Result<Option<Client>, WorkloadError> {
+    pub async fn nodes(&self, namespace: &str, cluster: &str) -> Result<Option<Nodes>, WorkloadError> {
         let name = format!("{cluster}-kubeconfig");
-        let secret_path = format!("{namespace}/{name}");
+        let key = format!("{namespace}/{name}");
         let secret = Api::<Secret>::namespaced(self.client.clone(), namespace)
             .get_opt(&name)
             .await
             .map_err(|source| WorkloadError::Read {
-                secret: secret_path.clone(),
+                secret: key.clone(),
                 source,
             })?;
         let Some(secret) = secret else {
+            self.clusters().remove(&key);
             return Ok(None);
         };
         let version = secret.metadata.resource_version.clone().unwrap_or_default();
-        if let Some((built_from, client)) = self.cached(&secret_path)
-            && built_from == version
-        {
-            return Ok(Some(client));
+        if let Some(nodes) = self.current(&key, &version) {
+            return Ok(Some(nodes));
         }
-        let unusable = |reason: String| WorkloadError::Unusable {
-            secret: secret_path.clone(),
-            reason,
+        let client = connect(&secret, &key).await?;
+        let cache = {
+            let mut clusters = self.clusters();
+            match clusters.get(&key) {
+                // Another pass connected meanwhile.
+                Some(known) if known.version == version => return Ok(Some(Nodes(known.nodes.clone()))),
+                _ => {
+                    let cache = Arc::new(NodeCache::default());
+                    let watch = tokio::spawn(cache.clone().follow(client, key.clone())).abort_handle();
+                    let nodes = cache.clone();
+                    // A new kubeconfig replaces the client and stops the old watch.
+                    clusters.insert(
+                        key,
+                        Workload {
+                            version,
+                            nodes,
+                            watch,
+                        },
+                    );
+                    cache
+                }
+            }
         };
-        let value = secret
-            .data
-            .as_ref()
-            .and_then(|data| data.get("value"))
-            .ok_or_else(|| unusable("it has no key value".to_owned()))?;
-        let text = std::str::from_utf8(&value.0).map_err(|err| unusable(err.to_string()))?;
-        let kubeconfig = Kubeconfig::from_yaml(text).map_err(|err| unusable(err.to_string()))?;
-        let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-            .await
-            .map_err(|err| unusable(err.to_string()))?;
-        config.proxy_url = proxy_for(&config.cluster_url, &Environment::read());
-        let client = Client::try_from(config).map_err(|err| unusable(err.to_string()))?;
-        self.clients
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(secret_path, (version, client.clone()));
-        Ok(Some(client))
+        {
+            // Asked for before the flag is read, so that a list done in between is not missed.
+            let listed = cache.listed.notified();
+            if !cache.synced.load(std::sync::atomic::Ordering::Acquire) {
+                _ = tokio::time::timeout(FIRST_LIST, listed).await;
+            }
+        }
+        Ok(Some(Nodes(cache)))
     }
 
-    fn cached(&self, key: &str) -> Option<(String, Client)> {
-        self.clients
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(key)
-            .cloned()
+    /// Stops following the workload cluster `cluster` in `namespace` (its last pool is gone); a
+    /// later read starts again.
+    pub fn forget(&self, namespace: &str, cluster: &str) {
+        self.clusters()
+            .remove(&format!("{namespace}/{cluster}-kubeconfig"));
     }
+
+    /// The Nodes of the cluster whose kubeconfig is `key`, when they are followed with the
+    /// Secret's `version`.
+    fn current(&self, key: &str, version: &str) -> Option<Nodes> {
+        self.clusters()
+            .get(key)
+            .filter(|known| known.version == version)
+            .map(|known| Nodes(known.nodes.clone()))
+    }
+
+    fn clusters(&self) -> std::sync::MutexGuard<'_, HashMap<String, Workload>> {
+        self.clusters.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A client of the cluster whose kubeconfig `secret` (`key`) holds, through the proxy of the
+/// environment.
+async fn connect(secret: &Secret, key: &str) -> Result<Client, WorkloadError> {
+    let unusable = |reason: String| WorkloadError::Unusable {
+        secret: key.to_owned(),
+        reason,
+    };
+    let value = secret
+        .data
+        .as_ref()
+        .and_then(|data| data.get("value"))
+        .ok_or_else(|| unusable("it has no key value".to_owned()))?;
+    let text = std::str::from_utf8(&value.0).map_err(|err| unusable(err.to_string()))?;
+    let kubeconfig = Kubeconfig::from_yaml(text).map_err(|err| unusable(err.to_string()))?;
+    let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .map_err(|err| unusable(err.to_string()))?;
+    config.proxy_url = proxy_for(&config.cluster_url, &Environment::read());
+    Client::try_from(config).map_err(|err| unusable(err.to_string()))
 }
 
 /// The proxy settings of the process: `HTTPS_PROXY` and `NO_PROXY` (or their lower-case names).
@@ -182,7 +244,7 @@ pub fn proxy_for(target: &http::Uri, environment: &Environment) -> Option<http::
 }
 
 /// How many Nodes one list request asks for.
-const NODE_PAGE: u32 = 200;
+const NODE_PAGE: u32 = 100;
 
 /// One Node of the workload cluster.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -250,38 +312,110 @@ struct NodeInfo {
     kubelet_version: String,
 }
 
-/// The Nodes `client` reaches, listed a page at a time and kept as the few fields a pass weighs.
-///
-/// # Errors
-/// The workload API server's refusal or silence.
-pub async fn nodes(client: Client) -> kube::Result<Vec<Node>> {
-    let api = Api::<Object<Spec, Status>>::all_with(client, &ApiResource::erase::<FullNode>(&()));
-    let mut nodes = Vec::new();
-    let mut params = ListParams::default().limit(NODE_PAGE);
-    loop {
-        let page = api.list(&params).await?;
-        nodes.extend(page.items.into_iter().map(|node| {
-            Node {
-                name: node.name_any(),
-                uid: node.metadata.uid.clone(),
-                provider_id: node.spec.provider_id,
-                ready: node.status.as_ref().is_some_and(|status| {
-                    status
-                        .conditions
-                        .iter()
-                        .any(|condition| condition.type_ == "Ready" && condition.status == "True")
-                }),
-                unschedulable: node.spec.unschedulable.unwrap_or(false),
-                kubelet_version: node
-                    .status
-                    .and_then(|status| status.node_info)
-                    .map(|info| info.kubelet_version),
+/// A Node of the watch, as the few fields kept of it.
+fn slim(node: Object<Spec, Status>) -> Node {
+    Node {
+        name: node.name_any(),
+        uid: node.metadata.uid.clone(),
+        provider_id: node.spec.provider_id,
+        ready: node.status.as_ref().is_some_and(|status| {
+            status
+                .conditions
+                .iter()
+                .any(|condition| condition.type_ == "Ready" && condition.status == "True")
+        }),
+        unschedulable: node.spec.unschedulable.unwrap_or(false),
+        kubelet_version: node
+            .status
+            .and_then(|status| status.node_info)
+            .map(|info| info.kubelet_version),
+    }
+}
+
+/// The Nodes of one workload cluster as its watch last saw them.
+#[derive(Default)]
+struct NodeCache {
+    /// Per Node name.
+    nodes: Mutex<HashMap<String, Node>>,
+    /// Whether the watch has listed every Node at least once.
+    synced: std::sync::atomic::AtomicBool,
+    /// Told when the first list is complete.
+    listed: tokio::sync::Notify,
+}
+
+impl NodeCache {
+    fn nodes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Node>> {
+        self.nodes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Follows the Nodes `client` reaches until the task is aborted. After any error (an API
+    /// server not up yet or gone, an answer that cannot be read) the Nodes are listed anew once a
+    /// backoff has passed, so what is kept is never older than the last error; errors are logged
+    /// at debug level only: an unreachable workload cluster leaves its instances unready, which
+    /// their conditions report.
+    async fn follow(self: Arc<Self>, client: Client, cluster: String) {
+        use futures_util::StreamExt as _;
+        use kube::runtime::watcher::{self, DefaultBackoff, Event};
+        let api = Api::<Object<Spec, Status>>::all_with(client, &ApiResource::erase::<FullNode>(&()));
+        let mut backoff = DefaultBackoff::default();
+        loop {
+            let mut events =
+                watcher::watcher(api.clone(), watcher::Config::default().page_size(NODE_PAGE)).boxed();
+            let mut listing: Option<HashMap<String, Node>> = None;
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(Event::Init) => listing = Some(HashMap::new()),
+                    Ok(Event::InitApply(node)) => {
+                        let node = slim(node);
+                        listing.get_or_insert_default().insert(node.name.clone(), node);
+                    }
+                    Ok(Event::InitDone) => {
+                        *self.nodes() = listing.take().unwrap_or_default();
+                        self.synced.store(true, std::sync::atomic::Ordering::Release);
+                        self.listed.notify_waiters();
+                        kube::runtime::utils::Backoff::reset(&mut backoff);
+                    }
+                    Ok(Event::Apply(node)) => {
+                        let node = slim(node);
+                        self.nodes().insert(node.name.clone(), node);
+                    }
+                    Ok(Event::Delete(node)) => {
+                        self.nodes().remove(&node.name_any());
+                    }
+                    Err(error) => {
+                        tracing::debug!(%error, cluster, "watching the workload cluster's Nodes; listing them again");
+                        break;
+                    }
+                }
             }
-        }));
-        match page.metadata.continue_ {
-            Some(token) if !token.is_empty() => params = params.continue_token(&token),
-            _ => return Ok(nodes),
+            tokio::time::sleep(backoff.next().unwrap_or(Duration::from_secs(30))).await;
         }
+    }
+}
+
+/// The Nodes of a workload cluster, kept current by a watch.
+#[derive(Clone)]
+pub struct Nodes(Arc<NodeCache>);
+
+impl Nodes {
+    /// The Node whose provider ID is `provider_id` (Azure's IDs compare without case).
+    #[must_use]
+    pub fn by_provider_id(&self, provider_id: &str) -> Option<Node> {
+        self.0
+            .nodes()
+            .values()
+            .find(|node| {
+                node.provider_id
+                    .as_deref()
+                    .is_some_and(|id| id.eq_ignore_ascii_case(provider_id))
+            })
+            .cloned()
+    }
+
+    /// Whether every Node has been listed at least once.
+    #[must_use]
+    pub fn synced(&self) -> bool {
+        self.0.synced.load(std::sync::atomic::Ordering::Acquire)
     }
 }
 
