@@ -36,6 +36,7 @@ use std::sync::Arc;
 use capz_api::capi::{Cluster, MachinePool};
 use capz_api::common::conditions::ConditionType;
 use capz_api::{AzureCluster, AzureMachinePool, AzureMachinePoolMachine};
+use capz_kit::cluster::members_of;
 use capz_kit::filter::{changes, cluster_changes, everything_but_status};
 use capz_kit::identity::IdentitySettings;
 use capz_kit::kube::runtime::reflector::ObjectRef;
@@ -44,6 +45,7 @@ use capz_kit::kube::{Resource, ResourceExt as _};
 use capz_kit::queue::counted;
 use capz_kit::runner::{self, BoxError};
 use capz_kit::watch::watch;
+use futures_util::StreamExt as _;
 
 use crate::context::State;
 
@@ -61,7 +63,7 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
         everything_but_status::<AzureMachinePoolMachine>,
     );
     futures_util::join!(
-        ctx.run(pools(&ctx), reconcile::reconcile, state.clone()),
+        ctx.run(pools(&ctx, &state), reconcile::reconcile, state.clone()),
         ctx.run(members, reconcile::member, state),
     );
     Ok(())
@@ -71,9 +73,9 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
 const CLUSTER_DEPENDS_ON: &[ConditionType] =
     &[ConditionType::SUBNETS_READY, ConditionType::LOAD_BALANCERS_READY];
 
-/// The controller of AzureMachinePools, woken by their MachinePools, their members' deletions and
-/// their cluster.
-fn pools(ctx: &runner::Context) -> Controller<AzureMachinePool> {
+/// The controller of AzureMachinePools, woken by their MachinePools, their members' deletions,
+/// their cluster and its Nodes.
+fn pools(ctx: &runner::Context, state: &State) -> Controller<AzureMachinePool> {
     let controller = ctx.filtered_controller(
         ctx.api::<AzureMachinePool>(),
         everything_but_status::<AzureMachinePool>,
@@ -91,6 +93,11 @@ fn pools(ctx: &runner::Context) -> Controller<AzureMachinePool> {
             |member: &AzureMachinePoolMachine| Some(member_changes(member)),
             capz_kit::kube::runtime::PredicateConfig::default(),
         );
+    // A Node that registers, turns Ready or is cordoned changes what its pool reports.
+    let by_cluster = store.clone();
+    let node_changes = state.workloads.changes().flat_map(move |cluster| {
+        futures_util::stream::iter(members_of(&by_cluster, &cluster.namespace, &cluster.name))
+    });
     let controller = controller
         .watches_stream(
             machine_pools,
@@ -99,7 +106,8 @@ fn pools(ctx: &runner::Context) -> Controller<AzureMachinePool> {
         .watches_stream(
             members,
             counted(store, |member: AzureMachinePoolMachine| pool_of(&member)),
-        );
+        )
+        .reconcile_on(node_changes);
     ctx.wake_cluster_members(
         controller,
         |cluster: &Cluster| cluster_changes(cluster),

@@ -60,7 +60,21 @@ pub struct Workloads {
     client: Client,
     /// Per kubeconfig Secret (`namespace/name`).
     clusters: Mutex<HashMap<String, Workload>>,
+    /// Told of every cluster whose Nodes changed.
+    changes: tokio::sync::broadcast::Sender<WorkloadCluster>,
 }
+
+/// A workload cluster: its Cluster's namespace and name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct WorkloadCluster {
+    /// The Cluster's namespace.
+    pub namespace: String,
+    /// The Cluster's name.
+    pub name: String,
+}
+
+/// How many changes [`Workloads::changes`] holds for a slow reader; it misses the older ones.
+const CHANGES_BACKLOG: usize = 1024;
 
 /// A workload cluster as [`Workloads`] keep it.
 struct Workload {
@@ -84,6 +98,7 @@ impl Workloads {
         Self {
             client,
             clusters: Mutex::default(),
+            changes: tokio::sync::broadcast::channel(CHANGES_BACKLOG).0,
         }
     }
 
@@ -119,8 +134,14 @@ impl Workloads {
                 // Another pass connected meanwhile.
                 Some(known) if known.version == version => return Ok(Some(Nodes(known.nodes.clone()))),
                 _ => {
-                    let cache = Arc::new(NodeCache::default());
-                    let watch = tokio::spawn(cache.clone().follow(client, key.clone())).abort_handle();
+                    let cache = Arc::new(NodeCache::new(
+                        WorkloadCluster {
+                            namespace: namespace.to_owned(),
+                            name: cluster.to_owned(),
+                        },
+                        self.changes.clone(),
+                    ));
+                    let watch = tokio::spawn(cache.clone().follow(client)).abort_handle();
                     let nodes = cache.clone();
                     // A new kubeconfig replaces the client and stops the old watch.
                     clusters.insert(
@@ -143,6 +164,21 @@ impl Workloads {
             }
         }
         Ok(Some(Nodes(cache)))
+    }
+
+    /// The clusters whose Nodes change from now on: one is added, deleted, or changes in what
+    /// [`Node`] keeps of it (a status heartbeat is no change), or all are listed anew. A reader
+    /// slower than [`CHANGES_BACKLOG`] changes misses the older ones.
+    pub fn changes(&self) -> impl futures_util::Stream<Item = WorkloadCluster> + Send + 'static {
+        futures_util::stream::unfold(self.changes.subscribe(), |mut receiver| async move {
+            loop {
+                match receiver.recv().await {
+                    Ok(cluster) => return Some((cluster, receiver)),
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        })
     }
 
     /// Stops following the workload cluster `cluster` in `namespace` (its last pool is gone); a
@@ -333,8 +369,10 @@ fn slim(node: Object<Spec, Status>) -> Node {
 }
 
 /// The Nodes of one workload cluster as its watch last saw them.
-#[derive(Default)]
 struct NodeCache {
+    cluster: WorkloadCluster,
+    /// Where changes are told.
+    changes: tokio::sync::broadcast::Sender<WorkloadCluster>,
     /// Per Node name.
     nodes: Mutex<HashMap<String, Node>>,
     /// Whether the watch has listed every Node at least once.
@@ -344,6 +382,21 @@ struct NodeCache {
 }
 
 impl NodeCache {
+    fn new(cluster: WorkloadCluster, changes: tokio::sync::broadcast::Sender<WorkloadCluster>) -> Self {
+        Self {
+            cluster,
+            changes,
+            nodes: Mutex::default(),
+            synced: std::sync::atomic::AtomicBool::default(),
+            listed: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Tells the readers of [`Workloads::changes`], if any, that the Nodes changed.
+    fn changed(&self) {
+        _ = self.changes.send(self.cluster.clone());
+    }
+
     fn nodes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Node>> {
         self.nodes.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -353,7 +406,7 @@ impl NodeCache {
     /// backoff has passed, so what is kept is never older than the last error; errors are logged
     /// at debug level only: an unreachable workload cluster leaves its instances unready, which
     /// their conditions report.
-    async fn follow(self: Arc<Self>, client: Client, cluster: String) {
+    async fn follow(self: Arc<Self>, client: Client) {
         use futures_util::StreamExt as _;
         use kube::runtime::watcher::{self, DefaultBackoff, Event};
         let api = Api::<Object<Spec, Status>>::all_with(client, &ApiResource::erase::<FullNode>(&()));
@@ -373,17 +426,24 @@ impl NodeCache {
                         *self.nodes() = listing.take().unwrap_or_default();
                         self.synced.store(true, std::sync::atomic::Ordering::Release);
                         self.listed.notify_waiters();
+                        self.changed();
                         kube::runtime::utils::Backoff::reset(&mut backoff);
                     }
                     Ok(Event::Apply(node)) => {
                         let node = slim(node);
-                        self.nodes().insert(node.name.clone(), node);
+                        let before = self.nodes().insert(node.name.clone(), node.clone());
+                        if before.as_ref() != Some(&node) {
+                            self.changed();
+                        }
                     }
                     Ok(Event::Delete(node)) => {
-                        self.nodes().remove(&node.name_any());
+                        if self.nodes().remove(&node.name_any()).is_some() {
+                            self.changed();
+                        }
                     }
                     Err(error) => {
-                        tracing::debug!(%error, cluster, "watching the workload cluster's Nodes; listing them again");
+                        let cluster = &self.cluster;
+                        tracing::debug!(%error, ?cluster, "watching the workload cluster's Nodes; listing them again");
                         break;
                     }
                 }

@@ -1,6 +1,7 @@
 //! A workload cluster's Nodes as the kit follows them, against the real API server (which plays
 //! the workload cluster too, reached through a kubeconfig Secret that names it): the first read
-//! lists them, and Nodes registered, cordoned or deleted later are seen without another list.
+//! lists them, and Nodes registered, cordoned or deleted later are seen without another list and
+//! told to the readers of the changes.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -9,7 +10,8 @@ use capz_kit::k8s_openapi::ByteString;
 use capz_kit::k8s_openapi::api::core::v1::{Node, Secret};
 use capz_kit::kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use capz_kit::kube::{Api, Client};
-use capz_kit::workload::{Nodes, Workloads};
+use capz_kit::workload::{Nodes, WorkloadCluster, Workloads};
+use futures_util::StreamExt as _;
 use serde_json::json;
 use tokio::time::{Instant, sleep};
 
@@ -112,8 +114,17 @@ async fn nodes_are_listed_once_then_followed() -> TestResult {
             (first.as_str(), true, false, Some("v1.33.1"))
         );
 
-        // Registered, cordoned, deleted after the list: seen through the watch.
+        // Registered, cordoned, deleted after the list: seen through the watch, and told.
+        let mut changes = workloads.changes().boxed();
         let second = register(&nodes, &namespace, 1).await?;
+        let changed = tokio::time::timeout(Duration::from_secs(10), changes.next()).await?;
+        assert_eq!(
+            changed,
+            Some(WorkloadCluster {
+                namespace: namespace.clone(),
+                name: "c1".to_owned()
+            })
+        );
         eventually(&followed, &namespace, 1, "registered and Ready", |node| {
             node.is_some_and(|node| node.available())
         })
