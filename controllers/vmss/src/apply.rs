@@ -10,6 +10,7 @@
 //! MachinePool contract: the sorted `providerIDList`, replicas, readiness, instances.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use capz_api::azuremachinepool::AzureMachinePoolInstanceStatus;
@@ -22,14 +23,12 @@ use capz_azure::{ArmClient, Category as ArmCategory, ResourceId};
 use capz_kit::apply::apply_spec;
 use capz_kit::azure_cluster::dependencies;
 use capz_kit::bootstrap;
-use capz_kit::cluster::build_gate;
+use capz_kit::cluster::{MachineMeta, POOL_NAME_LABEL, build_gate, pool_machines};
 use capz_kit::conditions::{Observation, Reason};
 use capz_kit::error::{Error, Failure};
 use capz_kit::filter::Reported as _;
 use capz_kit::identity::ClusterIdentityRef;
-use capz_kit::kube::api::{
-    DeleteParams, ListParams, ObjectMeta, PartialObjectMeta, Patch, PatchParams, PostParams,
-};
+use capz_kit::kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::{Api, Resource as _, ResourceExt as _};
 use capz_kit::operations::Operations;
@@ -43,7 +42,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde::Serialize;
 
 use crate::context::{
-    AZURE_POOL_LABEL, CLUSTER_LABEL, DELETE_MACHINE_ANNOTATION, Found, ID, MODEL_ANNOTATION, POOL_LABEL,
+    AZURE_POOL_LABEL, CLUSTER_LABEL, DELETE_MACHINE_ANNOTATION, Found, ID, MODEL_ANNOTATION,
     REPLICAS_MANAGED_BY_ANNOTATION, State,
 };
 use crate::plan::{self, Member, ORDER, Plan, Rollout, SERVICES, Unit};
@@ -140,9 +139,8 @@ struct Run<'a> {
 struct Seen {
     instance: ScaleSetInstance,
     provider_id: String,
-    member: Option<AzureMachinePoolMachine>,
-    /// Its Machine's metadata: the pass reads only its name, annotations and deletion.
-    machine: Option<PartialObjectMeta<Machine>>,
+    member: Option<Arc<AzureMachinePoolMachine>>,
+    machine: Option<MachineMeta>,
     node: Option<Node>,
 }
 
@@ -348,19 +346,27 @@ impl Run<'_> {
             Vec::new()
         };
         let namespace = self.pool.namespace().unwrap_or_default();
-        let client_k8s = &self.state.client;
-        let members = Api::<AzureMachinePoolMachine>::namespaced(client_k8s.clone(), &namespace)
-            .list(&ListParams::default().labels(&format!("{AZURE_POOL_LABEL}={}", plan.name)))
+        // Read from the watch of members, which may lag a little: a member this pass does not
+        // see yet (made by the last pass) is found when its create answers 409, and the status
+        // write of one just deleted finds nothing, which is no error.
+        self.state
+            .members
+            .wait_until_ready()
             .await
-            .map_err(Error::from)?
-            .items;
-        let machines = Api::<Machine>::namespaced(client_k8s.clone(), &namespace)
-            .list_metadata(
-                &ListParams::default().labels(&format!("{POOL_LABEL}={}", self.found.pool.name_any())),
-            )
+            .map_err(|_| Error::Pending(SETTLING))?;
+        let members: Vec<Arc<AzureMachinePoolMachine>> = self
+            .state
+            .members
+            .state()
+            .into_iter()
+            .filter(|member| {
+                member.metadata.namespace.as_deref() == Some(namespace.as_str())
+                    && member.labels().get(AZURE_POOL_LABEL) == Some(&plan.name)
+            })
+            .collect();
+        let machines = pool_machines(&self.state.client, &namespace, &self.found.pool.name_any())
             .await
-            .map_err(Error::from)?
-            .items;
+            .map_err(Error::from)?;
         let nodes = self.nodes(&namespace).await?;
         let mut seen: Vec<Seen> = instances
             .into_iter()
@@ -404,7 +410,7 @@ impl Run<'_> {
                     .find(|owner| owner.kind == "Machine")?;
                 machines
                     .iter()
-                    .find(|machine| machine.name_any() == owner.name)
+                    .find(|machine| machine.name == owner.name)
                     .cloned()
             });
         }
@@ -434,7 +440,7 @@ impl Run<'_> {
             };
             let mut labels = BTreeMap::new();
             labels.insert(CLUSTER_LABEL.to_owned(), self.found.cluster.name_any());
-            labels.insert(POOL_LABEL.to_owned(), self.found.pool.name_any());
+            labels.insert(POOL_NAME_LABEL.to_owned(), self.found.pool.name_any());
             labels.insert(AZURE_POOL_LABEL.to_owned(), plan.name.clone());
             let member = AzureMachinePoolMachine {
                 metadata: ObjectMeta {
@@ -468,7 +474,7 @@ impl Run<'_> {
                 }
                 Err(error) => return Err(error),
             };
-            entry.member = Some(created);
+            entry.member = Some(Arc::new(created));
         }
         Ok(())
     }
@@ -512,7 +518,7 @@ impl Run<'_> {
         let client = self.state.client.clone();
         let result = match (&seen.machine, &seen.member) {
             (Some(machine), _) => Api::<Machine>::namespaced(client, &namespace)
-                .delete(&machine.name_any(), &DeleteParams::default())
+                .delete(&machine.name, &DeleteParams::default())
                 .await
                 .map(|_| ()),
             (None, Some(member)) => Api::<AzureMachinePoolMachine>::namespaced(client, &namespace)
@@ -659,14 +665,21 @@ impl Run<'_> {
                 version: node_version(entry.node.as_ref()),
                 node_ref: entry.node.as_ref().map(Node::reference),
             };
-            status::publish_member(
+            let published = status::publish_member(
                 &api,
                 object,
                 &entry.instance,
                 node_health(entry.node.as_ref()),
                 fields,
             )
-            .await?;
+            .await;
+            match published {
+                // Deleted since the watch saw it.
+                Err(capz_kit::kube::Error::Api(status)) if status.code == 404 => {}
+                other => {
+                    other?;
+                }
+            }
         }
         Ok(())
     }
@@ -822,9 +835,7 @@ fn member(seen: &Seen, wanted: &str) -> Member {
         })
         .unwrap_or_default();
     Member {
-        name: object
-            .map(capz_kit::kube::ResourceExt::name_any)
-            .unwrap_or_default(),
+        name: object.map(|member| member.name_any()).unwrap_or_default(),
         created,
         ready: node_ready(seen.node.as_ref()) && seen.instance.id.is_some(),
         outdated: recorded != Some(wanted),
@@ -832,7 +843,7 @@ fn member(seen: &Seen, wanted: &str) -> Member {
         marked: seen
             .machine
             .as_ref()
-            .is_some_and(|machine| machine.annotations().contains_key(DELETE_MACHINE_ANNOTATION)),
+            .is_some_and(|machine| machine.annotations.contains_key(DELETE_MACHINE_ANNOTATION)),
     }
 }
 
@@ -840,9 +851,7 @@ fn member(seen: &Seen, wanted: &str) -> Member {
 /// Azure deletes it.
 fn leaving(seen: &Seen) -> bool {
     let deleted = |meta: &ObjectMeta| meta.deletion_timestamp.is_some();
-    seen.machine
-        .as_ref()
-        .is_some_and(|machine| deleted(&machine.metadata))
+    seen.machine.as_ref().is_some_and(|machine| machine.deleting)
         || seen
             .member
             .as_ref()

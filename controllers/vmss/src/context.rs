@@ -1,10 +1,11 @@
 //! The vmss controller's identity and what its reconciles share.
 
-use capz_api::AzureCluster;
 use capz_api::capi::{Cluster, MachinePool};
 use capz_api::controllers::Family;
+use capz_api::{AzureCluster, AzureMachinePoolMachine};
 use capz_kit::controller::ControllerId;
 use capz_kit::identity::{Identities, IdentitySettings};
+use capz_kit::kube::runtime::reflector::Store;
 use capz_kit::presence::Presence;
 use capz_kit::runner::{self, BoxError};
 use capz_kit::workload::Workloads;
@@ -15,9 +16,6 @@ pub const ID: ControllerId = ControllerId::of(Family::Vmss);
 
 /// The label naming the Cluster an object belongs to (Cluster API's).
 pub(crate) const CLUSTER_LABEL: &str = "cluster.x-k8s.io/cluster-name";
-/// The label naming the MachinePool of a pool's machine (Cluster API's): it finds the
-/// AzureMachinePoolMachines it makes Machines for by it.
-pub(crate) const POOL_LABEL: &str = "cluster.x-k8s.io/pool-name";
 /// The label naming the AzureMachinePool of an AzureMachinePoolMachine (CAPZ's).
 pub(crate) const AZURE_POOL_LABEL: &str = "azuremachinepool.infrastructure.cluster.x-k8s.io/machine-pool";
 /// The annotation recording the hash of the scale-set model an instance was created with.
@@ -33,6 +31,9 @@ pub(crate) struct State {
     pub(crate) client: capz_kit::kube::Client,
     /// The workload clusters, whose Nodes tell whether instances are ready.
     pub(crate) workloads: Workloads,
+    /// Every AzureMachinePoolMachine, as the watch of their controller last saw them: a pool's
+    /// pass reads its members here rather than listing them.
+    pub(crate) members: Store<AzureMachinePoolMachine>,
     pub(crate) identities: Identities,
     pub(crate) features: Features,
     pub(crate) fallback_subscription: Option<String>,
@@ -42,12 +43,17 @@ pub(crate) struct State {
 
 impl State {
     /// The state of the controller `ctx` runs, signing in as `settings` say.
-    pub(crate) async fn new(ctx: &runner::Context, settings: IdentitySettings) -> Result<Self, BoxError> {
+    pub(crate) async fn new(
+        ctx: &runner::Context,
+        settings: IdentitySettings,
+        members: Store<AzureMachinePoolMachine>,
+    ) -> Result<Self, BoxError> {
         let client = ctx.client();
         Ok(Self {
             fallback_subscription: settings.environment.subscription_id.clone(),
             identities: Identities::new(client.clone(), settings).await?,
             workloads: Workloads::new(client.clone()),
+            members,
             features: ctx.args().feature_gates,
             presence: ctx.presence(),
             client,

@@ -209,6 +209,69 @@ where
         .await
 }
 
+/// The label naming the MachinePool of a pool's Machine (Cluster API's).
+pub const POOL_NAME_LABEL: &str = "cluster.x-k8s.io/pool-name";
+
+/// A Machine as a machine pool's controller weighs it: its name, annotations and whether it is
+/// being deleted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MachineMeta {
+    /// Its name.
+    pub name: String,
+    /// Its annotations.
+    pub annotations: std::collections::BTreeMap<String, String>,
+    /// It has a deletion timestamp.
+    pub deleting: bool,
+}
+
+#[derive(serde::Deserialize)]
+struct MetadataList {
+    /// `null` when there is none.
+    items: Option<Vec<MetadataItem>>,
+}
+
+#[derive(serde::Deserialize)]
+struct MetadataItem {
+    metadata: Metadata,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Metadata {
+    name: String,
+    annotations: Option<std::collections::BTreeMap<String, String>>,
+    deletion_timestamp: Option<serde_json::Value>,
+}
+
+/// The Machines of the MachinePool `pool` in `namespace`, read as metadata and kept as
+/// [`MachineMeta`]: what else a Machine holds (its managed fields above all) is skipped while the
+/// answer is read, not parsed and then dropped.
+///
+/// # Errors
+/// The API server's refusal.
+pub async fn pool_machines(client: &Client, namespace: &str, pool: &str) -> kube::Result<Vec<MachineMeta>> {
+    let url = Api::<Machine>::namespaced(client.clone(), namespace)
+        .resource_url()
+        .to_owned();
+    let request = kube::core::Request::new(url)
+        .list_metadata(&ListParams::default().labels(&format!("{POOL_NAME_LABEL}={pool}")))
+        .map_err(kube::Error::BuildRequest)?;
+    let list: MetadataList = client.request(request).await?;
+    Ok(list
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .map(|item| MachineMeta {
+            name: item.metadata.name,
+            annotations: item.metadata.annotations.unwrap_or_default(),
+            deleting: item
+                .metadata
+                .deletion_timestamp
+                .is_some_and(|time| !time.is_null()),
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

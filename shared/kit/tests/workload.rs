@@ -117,9 +117,9 @@ async fn nodes_are_listed_once_then_followed() -> TestResult {
         // Registered, cordoned, deleted after the list: seen through the watch, and told.
         let mut changes = workloads.changes().boxed();
         let second = register(&nodes, &namespace, 1).await?;
-        let changed = tokio::time::timeout(Duration::from_secs(10), changes.next()).await?;
+        let told = tokio::time::timeout(Duration::from_secs(10), changes.next()).await?;
         assert_eq!(
-            changed,
+            told,
             Some(WorkloadCluster {
                 namespace: namespace.clone(),
                 name: "c1".to_owned()
