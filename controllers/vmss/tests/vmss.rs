@@ -580,6 +580,10 @@ async fn autoscaled(client: &Client, namespace: &str, azure: &EmulatedAzure) -> 
             &Patch::Merge(json!({"metadata": {"annotations": {"cluster.x-k8s.io/replicas-managed-by": "azure-autoscale"}}})),
         )
         .await?;
+    // An autoscaler takes over a pool once it is annotated: a pass already under way read the
+    // MachinePool before and still sizes the set by its replicas (and would undo a capacity
+    // changed meanwhile). Three sync periods (2 s each here) let such passes end.
+    tokio::time::sleep(Duration::from_secs(6)).await;
     let grown = azure
         .client()
         .patch::<Value, Value>(
