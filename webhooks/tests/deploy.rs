@@ -254,22 +254,23 @@ fn cert_manager_certifies_the_service_where_the_server_reads_it() -> TestResult 
 }
 
 #[test]
-fn the_service_account_may_get_clusters_and_azure_clusters_only() -> TestResult {
+fn the_service_account_may_get_clusters_and_azure_clusters_and_list_machine_pools_only() -> TestResult {
     let objects = render()?;
     let pod = &find(&objects, "Deployment")?["spec"]["template"];
-    // Least privilege: reading Clusters and AzureClusters by name (defaulting looks them up),
-    // bound to the Pods' ServiceAccount.
+    // Least privilege: reading Clusters and AzureClusters by name (defaulting looks them up) and
+    // listing MachinePools (a Flexible pool's version), bound to the Pods' ServiceAccount.
     let role = ours(&objects, "ClusterRole")?;
     let rules = role["rules"].as_array().ok_or("no rules")?;
-    assert_eq!(rules.len(), 2, "{rules:?}");
-    for (group, resource) in [
-        ("cluster.x-k8s.io", "clusters"),
-        ("infrastructure.cluster.x-k8s.io", "azureclusters"),
+    assert_eq!(rules.len(), 3, "{rules:?}");
+    for (group, resource, verb) in [
+        ("cluster.x-k8s.io", "clusters", "get"),
+        ("infrastructure.cluster.x-k8s.io", "azureclusters", "get"),
+        ("cluster.x-k8s.io", "machinepools", "list"),
     ] {
         assert!(
             rules.iter().any(|rule| strings(&rule["apiGroups"]) == [group]
                 && strings(&rule["resources"]) == [resource]
-                && strings(&rule["verbs"]) == ["get"]),
+                && strings(&rule["verbs"]) == [verb]),
             "{group}/{resource}: {rules:?}"
         );
     }
