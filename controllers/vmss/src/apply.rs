@@ -28,7 +28,7 @@ use capz_kit::conditions::{Observation, Reason};
 use capz_kit::error::{Error, Failure};
 use capz_kit::filter::Reported as _;
 use capz_kit::identity::ClusterIdentityRef;
-use capz_kit::kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
+use capz_kit::kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::{Api, Resource as _, ResourceExt as _};
 use capz_kit::operations::Operations;
@@ -346,24 +346,20 @@ impl Run<'_> {
             Vec::new()
         };
         let namespace = self.pool.namespace().unwrap_or_default();
-        // Read from the watch of members, which may lag a little: a member this pass does not
-        // see yet (made by the last pass) is found when its create answers 409, and the status
-        // write of one just deleted finds nothing, which is no error.
-        self.state
-            .members
-            .wait_until_ready()
-            .await
-            .map_err(|_| Error::Pending(SETTLING))?;
-        let members: Vec<Arc<AzureMachinePoolMachine>> = self
-            .state
-            .members
-            .state()
-            .into_iter()
-            .filter(|member| {
-                member.metadata.namespace.as_deref() == Some(namespace.as_str())
-                    && member.labels().get(AZURE_POOL_LABEL) == Some(&plan.name)
-            })
-            .collect();
+        // Listed, not read from the members' watch: the pass acts on what the API server holds.
+        // Their managed fields (most of their size) are dropped at once.
+        let members: Vec<Arc<AzureMachinePoolMachine>> =
+            Api::<AzureMachinePoolMachine>::namespaced(self.state.client.clone(), &namespace)
+                .list(&ListParams::default().labels(&format!("{AZURE_POOL_LABEL}={}", plan.name)))
+                .await
+                .map_err(Error::from)?
+                .items
+                .into_iter()
+                .map(|mut member| {
+                    member.metadata.managed_fields = None;
+                    Arc::new(member)
+                })
+                .collect();
         let machines = pool_machines(&self.state.client, &namespace, &self.found.pool.name_any())
             .await
             .map_err(Error::from)?;
@@ -674,7 +670,7 @@ impl Run<'_> {
             )
             .await;
             match published {
-                // Deleted since the watch saw it.
+                // Deleted since the list.
                 Err(capz_kit::kube::Error::Api(status)) if status.code == 404 => {}
                 other => {
                     other?;

@@ -1,11 +1,10 @@
 //! The vmss controller's identity and what its reconciles share.
 
+use capz_api::AzureCluster;
 use capz_api::capi::{Cluster, MachinePool};
 use capz_api::controllers::Family;
-use capz_api::{AzureCluster, AzureMachinePoolMachine};
 use capz_kit::controller::ControllerId;
 use capz_kit::identity::{Identities, IdentitySettings};
-use capz_kit::kube::runtime::reflector::Store;
 use capz_kit::presence::Presence;
 use capz_kit::runner::{self, BoxError};
 use capz_kit::workload::Workloads;
@@ -31,9 +30,6 @@ pub(crate) struct State {
     pub(crate) client: capz_kit::kube::Client,
     /// The workload clusters, whose Nodes tell whether instances are ready.
     pub(crate) workloads: Workloads,
-    /// Every AzureMachinePoolMachine, as the watch of their controller last saw them: a pool's
-    /// pass reads its members here rather than listing them.
-    pub(crate) members: Store<AzureMachinePoolMachine>,
     pub(crate) identities: Identities,
     pub(crate) features: Features,
     pub(crate) fallback_subscription: Option<String>,
@@ -43,17 +39,12 @@ pub(crate) struct State {
 
 impl State {
     /// The state of the controller `ctx` runs, signing in as `settings` say.
-    pub(crate) async fn new(
-        ctx: &runner::Context,
-        settings: IdentitySettings,
-        members: Store<AzureMachinePoolMachine>,
-    ) -> Result<Self, BoxError> {
+    pub(crate) async fn new(ctx: &runner::Context, settings: IdentitySettings) -> Result<Self, BoxError> {
         let client = ctx.client();
         Ok(Self {
             fallback_subscription: settings.environment.subscription_id.clone(),
             identities: Identities::new(client.clone(), settings).await?,
             workloads: Workloads::new(client.clone()),
-            members,
             features: ctx.args().feature_gates,
             presence: ctx.presence(),
             client,

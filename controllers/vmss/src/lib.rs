@@ -54,14 +54,14 @@ use crate::context::State;
 /// # Errors
 /// When the identities cannot be set up (a custom cloud that cannot be resolved).
 pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(), BoxError> {
+    let state = Arc::new(State::new(&ctx, settings).await?);
+    if !state.features.machine_pool {
+        tracing::warn!("the MachinePool feature gate is off: AzureMachinePools are left as they are");
+    }
     let members = ctx.filtered_controller(
         ctx.api::<AzureMachinePoolMachine>(),
         everything_but_status::<AzureMachinePoolMachine>,
     );
-    let state = Arc::new(State::new(&ctx, settings, members.store()).await?);
-    if !state.features.machine_pool {
-        tracing::warn!("the MachinePool feature gate is off: AzureMachinePools are left as they are");
-    }
     futures_util::join!(
         ctx.run(pools(&ctx, &state), reconcile::reconcile, state.clone()),
         ctx.run(members, reconcile::member, state),
