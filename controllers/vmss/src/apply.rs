@@ -48,8 +48,8 @@ use crate::context::{
 use crate::plan::{self, Member, ORDER, Plan, Rollout, SERVICES, Unit};
 use crate::status::{self, Fields, MemberFields};
 
-/// How soon a pool whose instances are still changing is looked at again: changes of Nodes do
-/// not wake a pool, so their readiness is read this often until the pool settles.
+/// How soon a pool whose instances are still changing is looked at again: Node changes wake a
+/// pool, but its instances' states in Azure are only read, so this often until the pool settles.
 const SETTLING: Duration = Duration::from_secs(5);
 
 /// The spec fields vmss writes on a pool.
