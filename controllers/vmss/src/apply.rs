@@ -23,7 +23,7 @@ use capz_azure::{ArmClient, Category as ArmCategory, ResourceId};
 use capz_kit::apply::apply_spec;
 use capz_kit::azure_cluster::dependencies;
 use capz_kit::bootstrap;
-use capz_kit::cluster::{MachineMeta, POOL_NAME_LABEL, build_gate, pool_machines};
+use capz_kit::cluster::{CLUSTER_NAME_LABEL, MachineMeta, POOL_NAME_LABEL, build_gate, pool_machines};
 use capz_kit::conditions::{Observation, Reason};
 use capz_kit::error::{Error, Failure};
 use capz_kit::filter::Reported as _;
@@ -42,8 +42,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde::Serialize;
 
 use crate::context::{
-    AZURE_POOL_LABEL, CLUSTER_LABEL, DELETE_MACHINE_ANNOTATION, Found, ID, MODEL_ANNOTATION,
-    REPLICAS_MANAGED_BY_ANNOTATION, State,
+    AZURE_POOL_LABEL, DELETE_MACHINE_ANNOTATION, Found, ID, MODEL_ANNOTATION, REPLICAS_MANAGED_BY_ANNOTATION,
+    State,
 };
 use crate::plan::{self, Member, ORDER, Plan, Rollout, SERVICES, Unit};
 use crate::status::{self, Fields, MemberFields};
@@ -435,7 +435,7 @@ impl Run<'_> {
                 continue;
             };
             let mut labels = BTreeMap::new();
-            labels.insert(CLUSTER_LABEL.to_owned(), self.found.cluster.name_any());
+            labels.insert(CLUSTER_NAME_LABEL.to_owned(), self.found.cluster.name_any());
             labels.insert(POOL_NAME_LABEL.to_owned(), self.found.pool.name_any());
             labels.insert(AZURE_POOL_LABEL.to_owned(), plan.name.clone());
             let member = AzureMachinePoolMachine {

@@ -13,8 +13,6 @@ use capz_rules::Features;
 /// The controller's names: binary, field manager, finalizer, user agent and Lease.
 pub const ID: ControllerId = ControllerId::of(Family::Vmss);
 
-/// The label naming the Cluster an object belongs to (Cluster API's).
-pub(crate) const CLUSTER_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 /// The label naming the AzureMachinePool of an AzureMachinePoolMachine (CAPZ's).
 pub(crate) const AZURE_POOL_LABEL: &str = "azuremachinepool.infrastructure.cluster.x-k8s.io/machine-pool";
 /// The annotation recording the hash of the scale-set model an instance was created with.
