@@ -8,6 +8,7 @@ use capz_api::{AzureMachinePool, AzureMachinePoolMachine};
 use capz_kit::cluster::{azure_cluster_of, is_paused, owner_cluster, owner_machine_pool};
 use capz_kit::error::{Error, Orphaned};
 use capz_kit::finalizer::finalized;
+use capz_kit::kube::core::PartialObjectMeta;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::finalizer::Event;
 use capz_kit::kube::{Api, ResourceExt as _};
@@ -61,17 +62,29 @@ async fn reconcile_pool(pool: Arc<AzureMachinePool>, state: &State) -> Result<Ac
     .await
 }
 
-/// The reconcile of one AzureMachinePoolMachine: while it lives, nothing (its pool's pass mirrors
-/// its instance); once deleted, its instance goes.
-pub(crate) async fn member(member: Arc<AzureMachinePoolMachine>, state: Arc<State>) -> Result<Action, Error> {
+/// The reconcile of one AzureMachinePoolMachine, woken with its metadata: while it lives,
+/// nothing (its pool's pass mirrors its instance); once deleted, its instance goes.
+pub(crate) async fn member(
+    member: Arc<PartialObjectMeta<AzureMachinePoolMachine>>,
+    state: Arc<State>,
+) -> Result<Action, Error> {
     if member.metadata.deletion_timestamp.is_none() {
         return Ok(Action::await_change());
     }
     let namespace = member.namespace().unwrap_or_default();
     let api = Api::<AzureMachinePoolMachine>::namespaced(state.client.clone(), &namespace);
-    finalized(&api, ID.finalizer(), member, async |event| match event {
-        Event::Apply(_) => Ok(Action::await_change()),
-        Event::Cleanup(member) => Box::pin(cleanup::cleanup_member(&state, &api, &member)).await,
-    })
+    // The instance to delete and the deletion in flight are in its spec and status.
+    let Some(member) = api.get_opt(&member.name_any()).await? else {
+        return Ok(Action::await_change());
+    };
+    finalized(
+        &api,
+        ID.finalizer(),
+        Arc::new(member),
+        async |event| match event {
+            Event::Apply(_) => Ok(Action::await_change()),
+            Event::Cleanup(member) => Box::pin(cleanup::cleanup_member(&state, &api, &member)).await,
+        },
+    )
     .await
 }

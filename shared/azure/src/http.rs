@@ -39,6 +39,9 @@ impl std::fmt::Debug for HttpClient {
     }
 }
 
+/// The read buffer of each connection: a TLS record's worth.
+const READ_BUFFER: usize = 16 * 1024;
+
 impl HttpClient {
     /// A client trusting the public roots and the PEM certificates of `ca_bundle`.
     ///
@@ -63,7 +66,11 @@ impl HttpClient {
             .enable_http1()
             .build();
         Ok(Self {
-            client: Client::builder(TokioExecutor::new()).build(connector),
+            // A fixed read buffer per connection: hyper's default grows it with large answers
+            // (lists of scale-set instances) and keeps it while the connection is pooled.
+            client: Client::builder(TokioExecutor::new())
+                .http1_read_buf_exact_size(READ_BUFFER)
+                .build(connector),
             timeout,
         })
     }
