@@ -1,10 +1,11 @@
 //! The vmss controller's identity and what its reconciles share.
 
-use capz_api::AzureCluster;
 use capz_api::capi::{Cluster, MachinePool};
 use capz_api::controllers::Family;
+use capz_api::{AzureCluster, AzureMachinePoolMachine};
 use capz_kit::controller::ControllerId;
 use capz_kit::identity::{Identities, IdentitySettings};
+use capz_kit::kube::core::PartialObjectMeta;
 use capz_kit::presence::Presence;
 use capz_kit::runner::{self, BoxError};
 use capz_kit::workload::Workloads;
@@ -22,6 +23,10 @@ pub(crate) const DELETE_MACHINE_ANNOTATION: &str = "cluster.x-k8s.io/delete-mach
 /// The annotation by which a MachinePool says that an autoscaler outside Cluster API (Azure's
 /// own autoscale on the set) sets its replicas (Cluster API's).
 pub(crate) const REPLICAS_MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/replicas-managed-by";
+
+/// What the watches of AzureMachinePoolMachines hold of each: its metadata, which the API server
+/// sends alone (`PartialObjectMetadata`).
+pub(crate) type MemberMeta = PartialObjectMeta<AzureMachinePoolMachine>;
 
 /// What every reconcile shares.
 pub(crate) struct State {

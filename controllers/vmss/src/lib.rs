@@ -35,11 +35,10 @@ use std::sync::Arc;
 
 use capz_api::capi::{Cluster, MachinePool};
 use capz_api::common::conditions::ConditionType;
-use capz_api::{AzureCluster, AzureMachinePool, AzureMachinePoolMachine};
+use capz_api::{AzureCluster, AzureMachinePool};
 use capz_kit::cluster::members_of;
 use capz_kit::filter::{changes, cluster_changes, everything_but_status};
 use capz_kit::identity::IdentitySettings;
-use capz_kit::kube::core::PartialObjectMeta;
 use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::kube::runtime::{Controller, WatchStreamExt as _, predicates};
 use capz_kit::kube::{Resource, ResourceExt as _};
@@ -48,11 +47,7 @@ use capz_kit::runner::{self, BoxError};
 use capz_kit::watch::watch;
 use futures_util::StreamExt as _;
 
-use crate::context::State;
-
-/// What the watches of AzureMachinePoolMachines hold of each: its metadata, which the API server
-/// sends alone (`PartialObjectMetadata`).
-type Member = PartialObjectMeta<AzureMachinePoolMachine>;
+use crate::context::{MemberMeta, State};
 
 /// Runs the controller until the runner's shutdown signal.
 ///
@@ -64,7 +59,7 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
         tracing::warn!("the MachinePool feature gate is off: AzureMachinePools are left as they are");
     }
     // Only a member's deletion is this controller's to act on: its cache holds their metadata.
-    let members = ctx.filtered_controller(ctx.api::<Member>(), everything_but_status::<Member>);
+    let members = ctx.filtered_controller(ctx.api::<MemberMeta>(), everything_but_status::<MemberMeta>);
     futures_util::join!(
         ctx.run(pools(&ctx, &state), reconcile::reconcile, state.clone()),
         ctx.run(members, reconcile::member, state),
@@ -90,10 +85,10 @@ fn pools(ctx: &runner::Context, state: &State) -> Controller<AzureMachinePool> {
             |pool: &MachinePool| Some(machine_pool_changes(pool)),
             capz_kit::kube::runtime::PredicateConfig::default(),
         );
-    let members = watch(ctx.api::<Member>(), ctx.watcher_config())
+    let members = watch(ctx.api::<MemberMeta>(), ctx.watcher_config())
         .touched_objects()
         .predicate_filter(
-            |member: &Member| Some(member_changes(member)),
+            |member: &MemberMeta| Some(member_changes(member)),
             capz_kit::kube::runtime::PredicateConfig::default(),
         );
     // A Node that registers, turns Ready or is cordoned changes what its pool reports.
@@ -106,7 +101,7 @@ fn pools(ctx: &runner::Context, state: &State) -> Controller<AzureMachinePool> {
             machine_pools,
             counted(store.clone(), |pool: MachinePool| infrastructure_of(&pool)),
         )
-        .watches_stream(members, counted(store, |member: Member| pool_of(&member)))
+        .watches_stream(members, counted(store, |member: MemberMeta| pool_of(&member)))
         .reconcile_on(node_changes);
     ctx.wake_cluster_members(
         controller,
@@ -131,7 +126,7 @@ fn machine_pool_changes(pool: &MachinePool) -> u64 {
 
 /// A member matters to its pool when it is deleted or its owners change (Cluster API linked its
 /// Machine).
-fn member_changes(member: &Member) -> u64 {
+fn member_changes(member: &MemberMeta) -> u64 {
     let mut hasher = DefaultHasher::new();
     member.meta().deletion_timestamp.is_some().hash(&mut hasher);
     member.owner_references().len().hash(&mut hasher);
@@ -148,7 +143,7 @@ fn infrastructure_of(pool: &MachinePool) -> Option<ObjectRef<AzureMachinePool>> 
 }
 
 /// The AzureMachinePool a member belongs to.
-fn pool_of(member: &Member) -> Option<ObjectRef<AzureMachinePool>> {
+fn pool_of(member: &MemberMeta) -> Option<ObjectRef<AzureMachinePool>> {
     let owner = member
         .owner_references()
         .iter()

@@ -8,12 +8,11 @@ use capz_api::{AzureMachinePool, AzureMachinePoolMachine};
 use capz_kit::cluster::{azure_cluster_of, is_paused, owner_cluster, owner_machine_pool};
 use capz_kit::error::{Error, Orphaned};
 use capz_kit::finalizer::finalized;
-use capz_kit::kube::core::PartialObjectMeta;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::finalizer::Event;
 use capz_kit::kube::{Api, ResourceExt as _};
 
-use crate::context::{Found, ID, State};
+use crate::context::{Found, ID, MemberMeta, State};
 use crate::{apply, cleanup};
 
 /// The reconcile of one AzureMachinePool.
@@ -64,10 +63,7 @@ async fn reconcile_pool(pool: Arc<AzureMachinePool>, state: &State) -> Result<Ac
 
 /// The reconcile of one AzureMachinePoolMachine, woken with its metadata: while it lives,
 /// nothing (its pool's pass mirrors its instance); once deleted, its instance goes.
-pub(crate) async fn member(
-    member: Arc<PartialObjectMeta<AzureMachinePoolMachine>>,
-    state: Arc<State>,
-) -> Result<Action, Error> {
+pub(crate) async fn member(member: Arc<MemberMeta>, state: Arc<State>) -> Result<Action, Error> {
     if member.metadata.deletion_timestamp.is_none() {
         return Ok(Action::await_change());
     }
