@@ -221,8 +221,14 @@ def image(out, name, binary, version, reference, base, packages, epoch, revision
                 "PATH=/usr/local/bin:/usr/bin:/bin",
                 f"SSL_CERT_FILE=/{BUNDLE}",
                 # glibc's allocator keeps an arena per thread that allocated, each holding freed
-                # memory; two are enough for a controller's few threads.
-                "MALLOC_ARENA_MAX=2",
+                # memory; a controller's few threads share one.
+                "MALLOC_ARENA_MAX=1",
+                # Fixed thresholds: blocks of 128 KiB and more (large API answers) are mapped on
+                # their own and returned when freed, and free memory above 128 KiB at the top of
+                # an arena is released. glibc otherwise raises both after each large block it
+                # frees, and the process keeps the most it ever held.
+                "MALLOC_MMAP_THRESHOLD_=131072",
+                "MALLOC_TRIM_THRESHOLD_=131072",
             ],
             "WorkingDir": "/home/nonroot",
             "Labels": labels,
