@@ -221,7 +221,7 @@ def image(out, name, binary, version, reference, base, packages, epoch, revision
                 "PATH=/usr/local/bin:/usr/bin:/bin",
                 f"SSL_CERT_FILE=/{BUNDLE}",
                 # glibc's allocator keeps an arena per thread that allocated, each holding freed
-                # memory; a controller's few threads share one.
+                # memory; the few threads of these processes share one.
                 "MALLOC_ARENA_MAX=1",
                 # Fixed thresholds: blocks of 128 KiB and more (large API answers) are mapped on
                 # their own and returned when freed, and free memory above 128 KiB at the top of
