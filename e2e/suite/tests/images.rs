@@ -192,7 +192,13 @@ fn each_image_unpacks_to_its_binary_and_the_base_without_a_shell() -> TestResult
 fn building_again_gives_the_same_digests() -> TestResult {
     let dir = images_dir()?;
     let again = scratch("images-again")?;
-    let bin_dir = dir.parent().ok_or("no target directory")?.join("release");
+    // Where `just images` builds the binaries: for the host's target, named.
+    let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    let bin_dir = dir
+        .parent()
+        .ok_or("no target directory")?
+        .join(target)
+        .join("release");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../images/build.py");
     let printed = run(
         "python3",

@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use capz_e2e::{Environment, TestResult, condition, document, node_ready, wait_list};
+use futures_util::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Node;
 use kube::ResourceExt as _;
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, WatchEvent, WatchParams};
 use serde_json::json;
 
 use super::{CONVERGE, ROLLOUT, UPGRADE_TO};
@@ -32,25 +33,67 @@ struct Sample {
 
 /// The pool's Nodes (every Node but the control plane's).
 async fn sample(nodes: &Api<Node>) -> TestResult<Sample> {
-    let mut sample = Sample::default();
-    for node in nodes.list(&ListParams::default()).await?.items {
-        if node
-            .labels()
-            .contains_key("node-role.kubernetes.io/control-plane")
-        {
-            continue;
+    Ok(Sample::of(&nodes.list(&ListParams::default()).await?.items))
+}
+
+impl Sample {
+    fn of<'a>(nodes: impl IntoIterator<Item = &'a Node>) -> Self {
+        let mut sample = Sample::default();
+        for node in nodes {
+            if node
+                .labels()
+                .contains_key("node-role.kubernetes.io/control-plane")
+            {
+                continue;
+            }
+            let cordoned = node
+                .spec
+                .as_ref()
+                .and_then(|spec| spec.unschedulable)
+                .unwrap_or(false);
+            if node_ready(node).is_some_and(|ready| ready.status == "True") && !cordoned {
+                sample.available += 1;
+            }
+            sample.cordoned.insert(node.name_any(), cordoned);
         }
-        let cordoned = node
-            .spec
-            .as_ref()
-            .and_then(|spec| spec.unschedulable)
-            .unwrap_or(false);
-        if node_ready(&node).is_some_and(|ready| ready.status == "True") && !cordoned {
-            sample.available += 1;
-        }
-        sample.cordoned.insert(node.name_any(), cordoned);
+        sample
     }
-    Ok(sample)
+}
+
+/// Records every state the pool's Nodes pass through, one [`Sample`] per change the API server's
+/// watch reports, so a Node cordoned and deleted within a moment is still seen cordoned. A watch
+/// that ends (or expires) is resumed from a fresh list.
+async fn record(nodes: Api<Node>, samples: Arc<Mutex<Vec<Sample>>>) -> TestResult {
+    loop {
+        let list = nodes.list(&ListParams::default()).await?;
+        let mut now: BTreeMap<String, Node> = list
+            .items
+            .into_iter()
+            .map(|node| (node.name_any(), node))
+            .collect();
+        let push = |now: &BTreeMap<String, Node>| {
+            samples
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(Sample::of(now.values()));
+        };
+        push(&now);
+        let version = list.metadata.resource_version.unwrap_or_default();
+        let mut events = nodes.watch(&WatchParams::default(), &version).await?.boxed();
+        while let Some(event) = events.try_next().await? {
+            match event {
+                WatchEvent::Added(node) | WatchEvent::Modified(node) => {
+                    now.insert(node.name_any(), node);
+                }
+                WatchEvent::Deleted(node) => {
+                    now.remove(&node.name_any());
+                }
+                WatchEvent::Bookmark(_) => continue,
+                WatchEvent::Error(_) => break,
+            }
+            push(&now);
+        }
+    }
 }
 
 /// Waits until the object `name` of `api` is as `done` says, for at most [`ROLLOUT`].
@@ -350,7 +393,7 @@ async fn scale_with_each_policy(
     pool_converges(environment, namespace, cluster, 5, nodes).await
 }
 
-/// The pool of 5 moves to a new Kubernetes version (and with it the reference image): sampled
+/// The pool of 5 moves to a new Kubernetes version (and with it the reference image): watched
 /// throughout, never fewer than 4 Ready, schedulable Nodes (`maxUnavailable: 1`); every Node that
 /// goes was cordoned first; in the end every instance is new and runs the new model.
 async fn rolling_upgrade(
@@ -363,18 +406,10 @@ async fn rolling_upgrade(
     let old = members_by_age(environment, namespace, &pool).await?;
     let old_nodes: BTreeSet<String> = sample(nodes).await?.cordoned.into_keys().collect();
     let samples = Arc::new(Mutex::new(Vec::<Sample>::new()));
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let sampling = {
-        let (samples, stop, nodes) = (samples.clone(), stop.clone(), nodes.clone());
-        tokio::spawn(async move {
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                if let Ok(now) = sample(&nodes).await {
-                    samples.lock().unwrap_or_else(PoisonError::into_inner).push(now);
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-        })
-    };
+    let recording = tokio::spawn(record(nodes.clone(), samples.clone()));
+    while samples.lock().unwrap_or_else(PoisonError::into_inner).is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let started = Instant::now();
     patch_machine_pool(
         environment,
@@ -397,18 +432,20 @@ async fn rolling_upgrade(
             })
     })
     .await;
-    if let Err(error) = done {
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        return Err(error);
+    let converged = match done {
+        Ok(()) => pool_converges(environment, namespace, cluster, 5, nodes).await,
+        Err(error) => Err(error),
+    };
+    recording.abort();
+    if let Ok(Err(error)) = recording.await {
+        return Err(format!("watching the pool's Nodes: {error}").into());
     }
-    pool_converges(environment, namespace, cluster, 5, nodes).await?;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    sampling.await?;
+    converged?;
     let samples = samples.lock().unwrap_or_else(PoisonError::into_inner).clone();
     let fewest = samples.iter().map(|sample| sample.available).min().unwrap_or(0);
     assert!(
         fewest >= 4,
-        "at some moment only {fewest} of 5 Nodes were Ready and schedulable ({} samples)",
+        "at some moment only {fewest} of 5 Nodes were Ready and schedulable ({} states watched)",
         samples.len()
     );
     for node in &old_nodes {
@@ -442,7 +479,7 @@ async fn rolling_upgrade(
         "the pool's Nodes run the new version"
     );
     eprintln!(
-        "e2e: pool {pool} rolled to {UPGRADE_TO} in {:.1} s; at least {fewest} of 5 Nodes available throughout ({} samples)",
+        "e2e: pool {pool} rolled to {UPGRADE_TO} in {:.1} s; at least {fewest} of 5 Nodes available throughout ({} states watched)",
         started.elapsed().as_secs_f64(),
         samples.len()
     );
