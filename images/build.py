@@ -328,7 +328,7 @@ def main():
     for name in names:
         binary = args.bin_dir / name
         if not binary.is_file():
-            sys.exit(f"images: {binary} is not built; run `cargo build --release --bins` first")
+            sys.exit(f"images: {binary} is not built; run `just images` first")
         reference = f"{args.registry}/{name}:{known[name]}"
         digest = image(args.out, name, binary, known[name], reference, base, packages, epoch, revision)
         print(f"{reference}@{digest}\t{args.out / name}.tar")
