@@ -60,11 +60,12 @@ impl Run<'_> {
         match unit {
             Unit::PublicIps => {
                 for (ip, may_be_brought) in &self.plan.public_ips {
-                    let mut result = resource::reconcile(self.client, ip, self.operations).await;
-                    if *may_be_brought && matches!(result, Err(ResourceError::NotOwned { .. })) {
-                        result =
-                            resource::reconcile(self.client, &ip.clone().brought(), self.operations).await;
-                    }
+                    let result = if *may_be_brought {
+                        resource::reconcile_or_use(self.client, ip, || ip.clone().brought(), self.operations)
+                            .await
+                    } else {
+                        resource::reconcile(self.client, ip, self.operations).await
+                    };
                     if let Some(address) = outcome.absorb(result) {
                         self.addresses.insert(ip.id().name().into_owned(), address);
                     }

@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex};
 use capz_kit::api::common::conditions::ConditionType;
 use capz_kit::api::{AzureCluster, AzureMachine};
 use capz_kit::filter::{changes, cluster_changes, everything_but_status};
-use capz_kit::identity::{Identities, IdentitySettings};
+use capz_kit::identity::IdentitySettings;
 use capz_kit::runner::{self, BoxError};
 
 use crate::context::{Machines, State};
@@ -54,14 +54,7 @@ const DEPENDS_ON: &[ConditionType] = &[ConditionType::RESOURCE_GROUP_READY, Cond
 /// # Errors
 /// When the identity settings (a custom cloud) cannot be resolved.
 pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(), BoxError> {
-    let subscription = settings.environment.subscription_id.clone();
-    let state = Arc::new(State {
-        client: ctx.client(),
-        identities: Identities::new(ctx.client(), settings).await?,
-        features: ctx.args().feature_gates,
-        subscription,
-        presence: ctx.presence(),
-    });
+    let state = Arc::new(State::new(&ctx, settings).await?);
     // Pause and the API server port live on the Cluster.
     let azure_clusters = ctx.azure_cluster_controller(changes::<AzureCluster>(DEPENDS_ON));
     futures_util::join!(

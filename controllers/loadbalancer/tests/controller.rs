@@ -13,14 +13,12 @@ use capz_harness::{EmulatedAzure, InProcessController};
 use capz_kit::api::common::conditions::{ConditionStatus, ConditionType};
 use capz_kit::api::controllers::Family;
 use capz_kit::api::{AzureCluster, AzureMachine};
-use capz_kit::apply::{FieldManager, apply_status};
+use capz_kit::apply::FieldManager;
 use capz_kit::azure::models::network::LoadBalancer;
 use capz_kit::azure::models::{ArmModel as _, network::PublicIpAddress};
-use capz_kit::conditions::{Observation, observe};
 use capz_kit::identity::IdentitySettings;
-use capz_kit::k8s_openapi::jiff::Timestamp;
 use capz_kit::kube::api::{Api, DeleteParams, Patch, PatchParams};
-use capz_kit::kube::{Client, Resource, ResourceExt as _};
+use capz_kit::kube::{Client, ResourceExt as _};
 use serde_json::{Value, json};
 
 use capz_harness::TestResult;
@@ -121,64 +119,22 @@ fn controller(
     )?)
 }
 
-/// A Cluster and its AzureCluster named `name`, with `network` as `spec.networkSpec`.
-async fn create_cluster(client: &Client, namespace: &str, name: &str, network: &Value) -> TestResult {
-    let manifest = json!([
-        {
-            "apiVersion": "cluster.x-k8s.io/v1beta2",
-            "kind": "Cluster",
-            "metadata": {"name": name},
-            "spec": {"infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "AzureCluster", "name": name}},
-        },
-        {
-            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
-            "kind": "AzureCluster",
-            "metadata": {"name": name, "labels": {"cluster.x-k8s.io/cluster-name": name}},
-            "spec": {"location": "westeurope", "subscriptionID": DEFAULT_SUBSCRIPTION, "networkSpec": network},
-        },
-    ]);
-    let yaml = manifest
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(serde_json::to_string)
-        .collect::<Result<Vec<_>, _>>()?
-        .join("\n---\n");
-    capz_harness::apply_yaml(client, namespace, &yaml).await?;
-    Ok(())
-}
-
 /// Reports `types` True as the network controller would.
 async fn network_reports(api: &Api<AzureCluster>, name: &str, types: &[ConditionType]) -> TestResult {
-    reports(api, name, &NETWORK, types).await
+    Ok(capz_harness::report_conditions(api, name, &NETWORK, types).await?)
 }
 
-/// Reports `types` True on `name` under `manager`, as the peer it plays would.
-async fn reports<K>(api: &Api<K>, name: &str, manager: &FieldManager, types: &[ConditionType]) -> TestResult
-where
-    K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    #[derive(Debug, serde::Serialize)]
-    struct Status {
-        conditions: Vec<capz_kit::api::common::conditions::Condition>,
-    }
-    let object = api.get(name).await?;
-    let conditions = observe(
-        None,
-        types.iter().cloned().map(Observation::holds),
-        Timestamp::now(),
-    );
-    apply_status(api, manager, &object, &Status { conditions }).await?;
-    Ok(())
+/// A Cluster and its AzureCluster named `name`, with `network` as `spec.networkSpec`.
+async fn create_cluster(client: &Client, namespace: &str, name: &str, network: &Value) -> TestResult {
+    Ok(capz_harness::create_azure_cluster(client, namespace, name, DEFAULT_SUBSCRIPTION, network).await?)
+}
+
+async fn delete_and_wait(api: &Api<AzureCluster>, name: &str) -> TestResult {
+    Ok(capz_harness::delete_and_wait(api, name, WAIT).await?)
 }
 
 fn condition(object: &AzureCluster, type_: &ConditionType) -> Option<(ConditionStatus, Option<String>)> {
-    object
-        .status
-        .as_ref()?
-        .conditions
-        .get(type_)
-        .map(|condition| (condition.status, condition.reason.clone()))
+    capz_harness::cluster_condition(object, type_)
 }
 
 fn is_true(object: &AzureCluster, type_: &ConditionType) -> bool {
@@ -187,22 +143,6 @@ fn is_true(object: &AzureCluster, type_: &ConditionType) -> bool {
 
 fn reason_is(type_: ConditionType, reason: &'static str) -> impl Fn(&AzureCluster) -> bool {
     move |object| condition(object, &type_).is_some_and(|(_, found)| found.as_deref() == Some(reason))
-}
-
-async fn delete_and_wait(api: &Api<AzureCluster>, name: &str) -> TestResult {
-    api.delete(name, &DeleteParams::default()).await?;
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while api.get_opt(name).await?.is_some() {
-        if tokio::time::Instant::now() > deadline {
-            return Err(format!(
-                "{name} kept its finalizer: {:?}",
-                api.get(name).await?.finalizers()
-            )
-            .into());
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    Ok(())
 }
 
 #[tokio::test]
@@ -282,14 +222,7 @@ async fn a_public_cluster_gets_capz_api_server_load_balancer_and_endpoint_then_l
         assert!(azure.load_balancer(name, name).await?.is_none());
 
         // Resyncs (every second) read and write nothing.
-        let writes = azure.writes();
-        let calls = azure.arm_calls().len();
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while azure.arm_calls().len() < calls + 6 {
-            assert!(tokio::time::Instant::now() < deadline, "no resync happened");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        assert_eq!(azure.writes(), writes, "a resync wrote to Azure");
+        azure.resyncs_write_nothing(6, WAIT).await?;
         let unchanged = api.get(name).await?;
         assert_eq!(unchanged.status, object.status, "a resync changed the status");
 
@@ -601,7 +534,7 @@ async fn ssh_rules(client: &Client, namespace: &str, name: &str, azure: &Azure) 
 
     // Before the API server load balancer exists the machine waits, with nothing in Azure.
     create_machine(client, namespace, name, "nat1-cp-0", true).await?;
-    reports(&machines, "nat1-cp-0", &COMPUTE, &[ConditionType::VM_RUNNING]).await?;
+    capz_harness::report_conditions(&machines, "nat1-cp-0", &COMPUTE, &[ConditionType::VM_RUNNING]).await?;
     let waiting = |machine: &AzureMachine| {
         machine_condition(machine, &ConditionType::INBOUND_NAT_RULES_READY)
             .is_some_and(|(_, reason)| reason.as_deref() == Some("WaitingForDependency"))

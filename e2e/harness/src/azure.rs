@@ -163,6 +163,34 @@ impl EmulatedAzure {
         calls
     }
 
+    /// Waits until `calls` more ARM calls were made (a controller's resyncs), for at most
+    /// `timeout`, and checks that none of them wrote.
+    ///
+    /// # Errors
+    /// When fewer calls came in time, or one of them wrote.
+    pub async fn resyncs_write_nothing(&self, calls: usize, timeout: Duration) -> Result<()> {
+        let writes = self.writes();
+        let until = self.arm_calls().len() + calls;
+        let started = std::time::Instant::now();
+        while self.arm_calls().len() < until {
+            if started.elapsed() > timeout {
+                return Err(Error::Timeout {
+                    what: format!("{calls} ARM calls of resyncs did not come"),
+                    seconds: timeout.as_secs(),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let now = self.writes();
+        if now != writes {
+            return Err(Error::Azure {
+                action: "resync without writing",
+                message: format!("a resync wrote: {:?}", &now[writes.len().min(now.len())..]),
+            });
+        }
+        Ok(())
+    }
+
     /// How many `method` requests to ARM paths ending in `suffix` there were so far.
     #[must_use]
     pub fn count(&self, method: &str, suffix: &str) -> usize {

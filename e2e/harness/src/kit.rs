@@ -252,3 +252,107 @@ pub async fn resource(client: &Client, group: &str, version: &str, kind: &str) -
     let gvk = GroupVersionKind::gvk(group, version, kind);
     Ok(kube::discovery::pinned_kind(client, &gvk).await?.0)
 }
+
+/// Creates a Cluster and its AzureCluster, both named `name`, in `namespace`: in `westeurope`
+/// and `subscription`, with `network` as the AzureCluster's `spec.networkSpec`. For tests of a
+/// cluster-level controller.
+///
+/// # Errors
+/// When the objects cannot be applied.
+pub async fn create_azure_cluster(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    subscription: &str,
+    network: &serde_json::Value,
+) -> Result<()> {
+    let objects = [
+        serde_json::json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2",
+            "kind": "Cluster",
+            "metadata": {"name": name},
+            "spec": {"infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "AzureCluster", "name": name}},
+        }),
+        serde_json::json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureCluster",
+            "metadata": {"name": name, "labels": {"cluster.x-k8s.io/cluster-name": name}},
+            "spec": {"location": "westeurope", "subscriptionID": subscription, "networkSpec": network},
+        }),
+    ];
+    for object in objects {
+        let object = serde_json::from_value(object).map_err(|error| Error::Manifest {
+            path: format!("the Cluster and AzureCluster {name}"),
+            message: error.to_string(),
+        })?;
+        apply(client, namespace, &object).await?;
+    }
+    Ok(())
+}
+
+/// Reports the conditions `types` True on `name` under `manager`, as the peer controller a test
+/// plays would.
+///
+/// # Errors
+/// When the object cannot be read or its status applied.
+pub async fn report_conditions<K>(
+    api: &Api<K>,
+    name: &str,
+    manager: &capz_kit::apply::FieldManager,
+    types: &[capz_kit::api::common::conditions::ConditionType],
+) -> Result<()>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    use capz_kit::conditions::{Observation, observe};
+
+    #[derive(Debug, serde::Serialize)]
+    struct Status {
+        conditions: Vec<capz_kit::api::common::conditions::Condition>,
+    }
+
+    let object = api.get(name).await?;
+    let conditions = observe(
+        None,
+        types.iter().cloned().map(Observation::holds),
+        k8s_openapi::jiff::Timestamp::now(),
+    );
+    capz_kit::apply::apply_status(api, manager, &object, &Status { conditions }).await?;
+    Ok(())
+}
+
+/// Deletes `name` and waits until it is gone, its finalizers done, for at most `timeout`.
+///
+/// # Errors
+/// When it is still there after `timeout` (naming the finalizers left), or a call fails.
+pub async fn delete_and_wait<K>(api: &Api<K>, name: &str, timeout: Duration) -> Result<()>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.delete(name, &DeleteParams::default()).await?;
+    let started = Instant::now();
+    while let Some(object) = api.get_opt(name).await? {
+        if started.elapsed() > timeout {
+            return Err(Error::Timeout {
+                what: format!("{name} kept its finalizers {:?}", object.finalizers()),
+                seconds: timeout.as_secs(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
+}
+
+/// The status and reason of the condition `type_` on an AzureCluster, if it has one.
+#[must_use]
+pub fn cluster_condition(
+    object: &capz_kit::api::AzureCluster,
+    type_: &capz_kit::api::common::conditions::ConditionType,
+) -> Option<(capz_kit::api::common::conditions::ConditionStatus, Option<String>)> {
+    object
+        .status
+        .as_ref()?
+        .conditions
+        .get(type_)
+        .map(|condition| (condition.status, condition.reason.clone()))
+}

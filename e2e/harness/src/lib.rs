@@ -43,8 +43,9 @@ pub use clusterctl::Clusterctl;
 pub use controller::InProcessController;
 pub use error::{Error, Result};
 pub use kit::{
-    TestResult, api_for, apply, apply_and_wait_for_condition, apply_yaml, has_condition, http_get,
-    in_namespace, play_controller, resource, wait_for, with_temp_namespace,
+    TestResult, api_for, apply, apply_and_wait_for_condition, apply_yaml, cluster_condition,
+    create_azure_cluster, delete_and_wait, has_condition, http_get, in_namespace, play_controller,
+    report_conditions, resource, wait_for, with_temp_namespace,
 };
 pub use pki::{Authority, KeyAndCert};
 pub use plane::{FIELD_MANAGER, Options, Plane, free_ports};

@@ -40,6 +40,16 @@ async fn with_only_what_for(
     (flavor, workers): (Option<&str>, u32),
     check: impl AsyncFnOnce(&Environment, &str) -> TestResult,
 ) -> TestResult {
+    with_only_what_edited(controller, (flavor, workers), |manifest| manifest, check).await
+}
+
+/// [`with_only_what_for`], with the generated manifest changed by `edit` before it is applied.
+async fn with_only_what_edited(
+    controller: &str,
+    (flavor, workers): (Option<&str>, u32),
+    edit: impl FnOnce(String) -> String,
+    check: impl AsyncFnOnce(&Environment, &str) -> TestResult,
+) -> TestResult {
     let environment = Environment::start_with_controllers(
         Config {
             retry_after_seconds: 1,
@@ -60,7 +70,7 @@ async fn with_only_what_for(
         let manifest = environment
             .generate_flavor(flavor, CLUSTER, &namespace, workers, &[])
             .await?;
-        capz_harness::apply_yaml(&client, &namespace, &manifest).await?;
+        capz_harness::apply_yaml(&client, &namespace, &edit(manifest)).await?;
         check(&environment, &namespace).await
     })
     .await?
@@ -125,6 +135,64 @@ mod loadbalancer {
             assert_eq!(created(environment, "microsoft.compute/virtualmachines"), 0);
             Ok(())
         })
+        .await
+    }
+}
+
+mod privatedns {
+    use super::*;
+
+    /// With the network, a cluster whose API server is internal gets its private DNS zone, the
+    /// zone's link to the cluster's network and the `apiserver` record; deleting the cluster
+    /// deletes them.
+    #[tokio::test]
+    async fn with_the_network_gives_a_private_cluster_its_zone() -> TestResult {
+        let internal = |manifest: String| {
+            manifest.replacen(
+                "  networkSpec:\n",
+                "  networkSpec:\n    apiServerLB:\n      type: Internal\n",
+                1,
+            )
+        };
+        with_only_what_edited(
+            "privatedns",
+            (None, 0),
+            internal,
+            async |environment, namespace| {
+                let clusters = environment.infrastructure("AzureCluster", namespace).await?;
+                let ready = [
+                    "PrivateDNSZoneReady",
+                    "PrivateDNSLinkReady",
+                    "PrivateDNSRecordReady",
+                ];
+                wait_list(&clusters, "", "the private DNS conditions True", TIMEOUT, |all| {
+                    all.iter().any(|cluster| {
+                        ready.iter().all(|type_| {
+                            condition(cluster, type_).is_some_and(|(status, _)| status == "True")
+                        })
+                    })
+                })
+                .await?;
+                assert_eq!(created(environment, "microsoft.network/privatednszones"), 1);
+                let count = |suffix: &str| {
+                    environment
+                        .created_in_azure()
+                        .iter()
+                        .filter(|id| id.contains(suffix))
+                        .count()
+                };
+                assert_eq!(
+                    count("/virtualnetworklinks/"),
+                    1,
+                    "the link to the cluster's network"
+                );
+                assert_eq!(count("/a/apiserver"), 1, "the API server's record");
+                environment
+                    .delete_cluster_without_leftovers(CLUSTER, namespace, TIMEOUT)
+                    .await?;
+                Ok(())
+            },
+        )
         .await
     }
 }

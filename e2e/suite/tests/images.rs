@@ -10,9 +10,10 @@ use capz_harness::container::Runtime;
 use serde_json::Value;
 
 /// Every image (named after the binary it runs) and the crate that binary is built from.
-const IMAGES: [(&str, &str); 7] = [
+const IMAGES: [(&str, &str); 8] = [
     ("capz-network", "controllers/network"),
     ("capz-loadbalancer", "controllers/loadbalancer"),
+    ("capz-privatedns", "controllers/privatedns"),
     ("capz-compute", "controllers/compute"),
     ("capz-vmss", "controllers/vmss"),
     ("capz-identity", "controllers/identity"),

@@ -94,7 +94,12 @@ impl Family {
     pub const fn released(self) -> bool {
         matches!(
             self,
-            Self::Network | Self::LoadBalancer | Self::Compute | Self::Vmss | Self::Identity
+            Self::Network
+                | Self::LoadBalancer
+                | Self::PrivateDns
+                | Self::Compute
+                | Self::Vmss
+                | Self::Identity
         )
     }
 

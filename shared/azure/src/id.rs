@@ -149,6 +149,12 @@ impl fmt::Display for ResourceGroupName {
 pub struct Location(String);
 
 impl Location {
+    /// Where resources that belong to no region live, such as private DNS zones.
+    #[must_use]
+    pub fn global() -> Self {
+        Self("global".to_owned())
+    }
+
     /// The lower-case name.
     #[must_use]
     pub fn as_str(&self) -> &str {

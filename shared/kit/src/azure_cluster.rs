@@ -20,6 +20,40 @@ use crate::finalizer::finalized;
 use crate::scope::ClusterScope;
 use capz_api::capi::Cluster;
 
+/// What the reconciles of a cluster-level controller that reads the cluster's scope and calls
+/// Azure share.
+pub struct Shared {
+    /// The management cluster.
+    pub client: Client,
+    /// The credentials of each cluster's identity.
+    pub identities: crate::identity::Identities,
+    /// The feature gates, which change defaults.
+    pub features: capz_rules::Features,
+    /// `AZURE_SUBSCRIPTION_ID`, for clusters that name no subscription.
+    pub subscription: Option<String>,
+    /// Which peer controllers run, for the conditions a step waits on.
+    pub presence: crate::presence::Presence,
+}
+
+impl Shared {
+    /// What `ctx`'s controller shares, with the identities of `settings`.
+    ///
+    /// # Errors
+    /// When the identity settings (a custom cloud) cannot be resolved.
+    pub async fn new(
+        ctx: &crate::runner::Context,
+        settings: crate::identity::IdentitySettings,
+    ) -> Result<Self, crate::identity::SettingsError> {
+        Ok(Self {
+            client: ctx.client(),
+            subscription: settings.environment.subscription_id.clone(),
+            identities: crate::identity::Identities::new(ctx.client(), settings).await?,
+            features: ctx.args().feature_gates,
+            presence: ctx.presence(),
+        })
+    }
+}
+
 /// Whether a cluster-level controller reconciles an infrastructure cluster (an AzureCluster).
 #[derive(Debug)]
 pub enum Gate {

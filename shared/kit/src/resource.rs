@@ -40,6 +40,20 @@ pub enum Ownership {
     Shared,
 }
 
+impl Ownership {
+    /// Tagged with `cluster`'s ownership, or, for a resource the user brought, [`Self::Shared`].
+    #[must_use]
+    pub fn tagged_unless_brought(cluster: &str, brought: bool) -> Self {
+        if brought {
+            Self::Shared
+        } else {
+            Self::Tagged {
+                cluster: cluster.to_owned(),
+            }
+        }
+    }
+}
+
 /// An Azure resource as a controller wants it.
 pub trait AzureResource: Sync {
     /// The ARM body, as sent and as answered; it gives the api-version of every call and the
@@ -208,6 +222,24 @@ pub async fn reconcile<R: AzureResource>(
         model
     })
     .await
+}
+
+/// Like [`reconcile`], except that a resource found under the name without the cluster's tag is
+/// the user's and is used as it is: `brought` gives the unit that only reads it. For resources a
+/// user may bring by naming them in the spec (an API server IP, a private DNS zone or link).
+///
+/// # Errors
+/// As [`reconcile`], but never [`ResourceError::NotOwned`].
+pub async fn reconcile_or_use<R: AzureResource>(
+    client: &ArmClient,
+    resource: &R,
+    brought: impl FnOnce() -> R,
+    operations: &mut Operations,
+) -> Result<Progress<R::Model>, ResourceError> {
+    match reconcile(client, resource, operations).await {
+        Err(ResourceError::NotOwned { .. }) => reconcile(client, &brought(), operations).await,
+        result => result,
+    }
 }
 
 /// Deletes the resource if it exists and is ours; a resource that is not ours is left as it is.

@@ -7,9 +7,10 @@
 
 use capz_api::AzureCluster;
 use capz_api::azurecluster::AzureClusterSpec;
-use capz_api::common::network::{SubnetSpec, VnetSpec};
+use capz_api::common::network::{PrivateDnsZoneMode, SubnetSpec, VnetSpec};
 use capz_azure::models::ArmModel;
 use capz_azure::models::network::VirtualNetwork;
+use capz_azure::models::private_dns::PrivateZone;
 use capz_azure::{IdError, Location, ResourceGroupName, ResourceId, SubscriptionId};
 use capz_rules::Features;
 use kube::ResourceExt as _;
@@ -171,6 +172,76 @@ impl ClusterScope {
                 value: name.to_owned(),
                 source,
             })
+    }
+
+    /// Whether the API server sits behind an internal load balancer only (a private cluster).
+    #[must_use]
+    pub fn api_server_is_internal(&self) -> bool {
+        self.spec
+            .network_spec
+            .as_ref()
+            .and_then(|network| network.api_server_lb.as_ref())
+            .and_then(|lb| lb.class.type_.as_deref())
+            == Some(capz_rules::azurecluster::LB_INTERNAL)
+    }
+
+    /// The private DNS zone that resolves the API server's name, when the cluster has one (its
+    /// API server is internal and `privateDNSZone` is not `None`): `privateDNSZoneName`, by
+    /// default `<cluster>.capz.io`, in `privateDNSZoneResourceGroup`, by default the cluster's.
+    ///
+    /// # Errors
+    /// When the zone's name or group is not valid.
+    pub fn private_dns_zone_id(&self) -> Result<Option<ResourceId>, ScopeError> {
+        let network = self.spec.network_spec.clone().unwrap_or_default();
+        if !self.api_server_is_internal() || network.private_dns_zone == Some(PrivateDnsZoneMode::None) {
+            return Ok(None);
+        }
+        let group = match network.class.private_dns_zone_resource_group.as_deref() {
+            Some(group) if !group.is_empty() => parse("spec.networkSpec.privateDNSZoneResourceGroup", group)?,
+            _ => self.resource_group.clone(),
+        };
+        let name = match network.class.private_dns_zone_name {
+            Some(name) if !name.is_empty() => name,
+            _ => capz_rules::names::private_dns_zone(&self.name),
+        };
+        capz_azure::models::id_of::<PrivateZone>(&ResourceId::resource_group(self.subscription, group), &name)
+            .map(Some)
+            .map_err(|source| ScopeError::Invalid {
+                field: "spec.networkSpec.privateDNSZoneName",
+                value: name,
+                source,
+            })
+    }
+
+    /// The networks `spec.networkSpec.vnet.peerings` peers the cluster's with, in the cluster's
+    /// subscription (each in its `resourceGroup`, by default the cluster's).
+    ///
+    /// # Errors
+    /// When a peering's group or network name is not valid.
+    pub fn peered_vnet_ids(&self) -> Result<Vec<ResourceId>, ScopeError> {
+        self.vnet()
+            .class
+            .peerings
+            .unwrap_or_default()
+            .iter()
+            .map(|peering| {
+                let group = match peering.resource_group.as_deref() {
+                    Some(group) if !group.is_empty() => {
+                        parse("spec.networkSpec.vnet.peerings[].resourceGroup", group)?
+                    }
+                    _ => self.resource_group.clone(),
+                };
+                capz_azure::models::id_of::<VirtualNetwork>(
+                    &ResourceId::resource_group(self.subscription, group),
+                    &peering.remote_vnet_name,
+                )
+                .map_err(|source| ScopeError::Invalid {
+                    field: "spec.networkSpec.vnet.peerings[].remoteVnetName",
+                    value: peering.remote_vnet_name.clone(),
+                    source,
+                })
+            })
+            .collect()
     }
 
     /// The subnets of the spec, defaulted.

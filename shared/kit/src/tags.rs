@@ -66,6 +66,24 @@ pub fn is_owned(tags: Option<&Tags>, cluster: &str) -> bool {
         .is_some_and(|value| value == OWNED)
 }
 
+/// Whether a resource tagged `existing` carries every one of `wanted`; tags others added (Azure
+/// Policy's, an operator's) do not count against it.
+#[must_use]
+pub fn carries(existing: Option<&Tags>, wanted: &Tags) -> bool {
+    wanted
+        .iter()
+        .all(|(key, value)| existing.and_then(|tags| tags.get(key)) == Some(value))
+}
+
+/// `wanted` laid over the tags a resource has: what a write sends so as to take nothing away
+/// that others added.
+#[must_use]
+pub fn keeping_others(existing: Option<&Tags>, wanted: &Tags) -> Tags {
+    let mut tags = existing.cloned().unwrap_or_default();
+    tags.extend(wanted.iter().map(|(key, value)| (key.clone(), value.clone())));
+    tags
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

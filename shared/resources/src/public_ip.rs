@@ -90,13 +90,7 @@ impl AzureResource for PublicIp {
     }
 
     fn ownership(&self) -> Ownership {
-        if self.brought {
-            Ownership::Shared
-        } else {
-            Ownership::Tagged {
-                cluster: self.cluster.clone(),
-            }
-        }
+        Ownership::tagged_unless_brought(&self.cluster, self.brought)
     }
 
     fn desired(&self, existing: Option<&PublicIpAddress>) -> Option<PublicIpAddress> {

@@ -26,7 +26,7 @@ use capz_azure::models::{Secret, SubResource};
 use capz_azure::{IdError, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::scope::ClusterScope;
-use capz_kit::tags::Tags;
+use capz_kit::tags::{self, Tags};
 
 use crate::virtual_machine::profile::{
     diagnostics_profile, identity, os_profile, security_profile, spot, storage_profile, windows,
@@ -277,11 +277,10 @@ impl AzureResource for ScaleSet {
             return Some(wanted.clone());
         };
         let capacity = |set: &Model| set.sku.as_ref().and_then(|sku| sku.capacity).unwrap_or(0);
-        let tags_missing = wanted
-            .tags
-            .iter()
-            .flatten()
-            .any(|(key, value)| existing.tags.as_ref().and_then(|tags| tags.get(key)) != Some(value));
+        let tags_missing = !tags::carries(
+            existing.tags.as_ref(),
+            wanted.tags.as_ref().unwrap_or(&Tags::new()),
+        );
         let add = capacity(wanted);
         if add == 0 && !tags_missing {
             return None;
@@ -298,9 +297,10 @@ impl AzureResource for ScaleSet {
 /// take away what Azure Policy (or an operator) put on the set.
 fn keeping_what_others_added(wanted: &Model, existing: &Model) -> Model {
     let mut body = wanted.clone();
-    let mut tags: Tags = existing.tags.clone().unwrap_or_default();
-    tags.extend(wanted.tags.clone().unwrap_or_default());
-    body.tags = Some(tags);
+    body.tags = Some(tags::keeping_others(
+        existing.tags.as_ref(),
+        wanted.tags.as_ref().unwrap_or(&Tags::new()),
+    ));
     let foreign: Vec<ScaleSetExtension> = existing
         .properties
         .as_ref()

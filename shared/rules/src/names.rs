@@ -180,6 +180,21 @@ pub fn bastion_ip(c: &str) -> String {
     format!("{c}-azure-bastion-pip")
 }
 
+/// The private DNS zone of a cluster whose API server is internal, when the spec names none.
+#[must_use]
+pub fn private_dns_zone(c: &str) -> String {
+    format!("{c}.capz.io")
+}
+
+/// A private DNS zone's link to the virtual network `vnet`.
+#[must_use]
+pub fn private_dns_link(vnet: &str) -> String {
+    format!("{vnet}-link")
+}
+
+/// The record, in a cluster's private DNS zone, that names its API server.
+pub const API_SERVER_RECORD: &str = "apiserver";
+
 /// The `n`th (1-based) of several names derived from `base`.
 #[must_use]
 pub fn indexed(base: &str, n: usize) -> String {

@@ -445,6 +445,9 @@ static CLUSTER: LazyLock<Vec<Entry>> = LazyLock::new(|| {
         "networkSpec.vnet.cidrBlocks",
         "networkSpec.vnet.tags",
         "networkSpec.additionalAPIServerLBPorts",
+        "networkSpec.privateDNSZone",
+        "networkSpec.privateDNSZoneName",
+        "networkSpec.privateDNSZoneResourceGroup",
     ]
     .iter()
     .map(|field| acted(field))
@@ -470,22 +473,6 @@ static CLUSTER: LazyLock<Vec<Entry>> = LazyLock::new(|| {
             "networkSpec.vnet.peerings",
             "virtual network peerings are not created",
             Some(ConditionType::VNET_PEERING_READY),
-        ),
-        only(
-            "networkSpec.privateDNSZone",
-            When::Is(Value::from("Auto")),
-            "private DNS zones are not created",
-            None,
-        ),
-        not_yet(
-            "networkSpec.privateDNSZoneName",
-            "private DNS zones are not created",
-            None,
-        ),
-        not_yet(
-            "networkSpec.privateDNSZoneResourceGroup",
-            "private DNS zones are not created",
-            None,
         ),
     ]);
     entries.extend(subnet("networkSpec.subnets", "networkSpec.subnets[]"));

@@ -14,6 +14,9 @@
 //! | `Microsoft.Network/publicIPAddresses` | [`network::PublicIpAddress`] | 2024-05-01 |
 //! | `Microsoft.Network/loadBalancers` | [`network::LoadBalancer`] | 2024-05-01 |
 //! | `Microsoft.Network/networkInterfaces` | [`network::NetworkInterface`] | 2024-05-01 |
+//! | `Microsoft.Network/privateDnsZones` | [`private_dns::PrivateZone`] | 2024-06-01 |
+//! | `Microsoft.Network/privateDnsZones/virtualNetworkLinks` | [`private_dns::VirtualNetworkLink`] | 2024-06-01 |
+//! | `Microsoft.Network/privateDnsZones/A`, `…/AAAA` | [`private_dns::RecordSet`] | 2024-06-01 |
 //! | `Microsoft.Compute/virtualMachines` | [`compute::VirtualMachine`] | 2024-07-01 |
 //! | `Microsoft.Compute/virtualMachines/extensions` | [`compute::VirtualMachineExtension`] | 2024-07-01 |
 //! | `Microsoft.Compute/availabilitySets` | [`compute::AvailabilitySet`] | 2024-07-01 |
@@ -119,6 +122,7 @@ macro_rules! arm_model {
 mod common;
 pub mod compute;
 pub mod network;
+pub mod private_dns;
 mod resource_group;
 mod role_assignment;
 mod user_assigned_identity;

@@ -1,0 +1,120 @@
+//! The private DNS of an AzureCluster, built from its defaulted spec: the zone, its links to the
+//! cluster's network and to every network peered with it, and the API server's records; and the
+//! order of the steps that create them ([`ORDER`]) and delete them ([`DELETION`]: records and
+//! links before the zone, which Azure refuses to delete while it has links).
+
+use capz_kit::api::AzureCluster;
+use capz_kit::api::common::conditions::ConditionType;
+use capz_kit::azure::IdError;
+use capz_kit::azure::models::private_dns::A;
+use capz_kit::conditions::Reason;
+use capz_kit::policy::{Category, Classify};
+use capz_kit::progress::Step;
+use capz_kit::resource::AzureResource as _;
+use capz_kit::scope::{ClusterScope, ScopeError};
+use capz_kit::tags::Role;
+use capz_resources::private_dns_link::PrivateDnsLink;
+use capz_resources::private_dns_record::{
+    ApiServerRecords, PrivateDnsRecord, RecordError, api_server_records,
+};
+use capz_resources::private_dns_zone::PrivateDnsZone;
+
+use crate::context::State;
+
+/// The services whose operations this controller records on AzureClusters.
+pub(crate) const SERVICES: &[&str] = &[
+    PrivateDnsZone::SERVICE,
+    PrivateDnsLink::SERVICE,
+    PrivateDnsRecord::<A>::SERVICE,
+];
+
+/// A step of the controller's reconcile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unit {
+    Zone,
+    Links,
+    Records,
+}
+
+const ZONE: Step<Unit> = Step {
+    unit: Unit::Zone,
+    condition: ConditionType::PRIVATE_DNS_ZONE_READY,
+    what: "private DNS zone",
+};
+
+const LINKS: Step<Unit> = Step {
+    unit: Unit::Links,
+    condition: ConditionType::PRIVATE_DNS_LINK_READY,
+    what: "private DNS zone's virtual network links",
+};
+
+const RECORDS: Step<Unit> = Step {
+    unit: Unit::Records,
+    condition: ConditionType::PRIVATE_DNS_RECORD_READY,
+    what: "API server's DNS record",
+};
+
+/// The steps that build the private DNS, in order.
+pub(crate) const ORDER: &[Step<Unit>] = &[ZONE, LINKS, RECORDS];
+
+/// The steps that delete it.
+pub(crate) const DELETION: &[Step<Unit>] = &[RECORDS, LINKS, ZONE];
+
+/// The private DNS of one cluster.
+pub(crate) struct Plan {
+    pub(crate) zone: PrivateDnsZone,
+    /// The cluster's network's link first, then the peered networks'.
+    pub(crate) links: Vec<PrivateDnsLink>,
+    pub(crate) records: ApiServerRecords,
+}
+
+/// Why a spec's private DNS cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PlanError {
+    /// A name or group Azure would refuse.
+    #[error(transparent)]
+    Scope(#[from] ScopeError),
+    /// An API server address that is not one.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// A network whose name gives no valid link name.
+    #[error("spec.networkSpec.vnet: Invalid value: {network:?}: its link's name is not valid: {source}")]
+    Link { network: String, source: IdError },
+}
+
+impl Classify for PlanError {
+    fn category(&self) -> Category {
+        Category::InvalidInput
+    }
+
+    fn reason(&self) -> Reason {
+        Reason::INVALID_CONFIGURATION
+    }
+}
+
+/// The private DNS of `object`'s spec, or `None` when the cluster has none (its API server is
+/// public, or `privateDNSZone: None` leaves resolution to the user).
+///
+/// # Errors
+/// When the spec names something Azure would refuse.
+pub(crate) fn plan(state: &State, object: &AzureCluster) -> Result<Option<Plan>, PlanError> {
+    let scope = ClusterScope::new(object, state.features, state.subscription.as_deref())?;
+    let Some(zone) = PrivateDnsZone::new(&scope)? else {
+        return Ok(None);
+    };
+    let tags = scope.owned_tags(Role::Common);
+    let mut networks = vec![scope.vnet_id()?];
+    networks.extend(scope.peered_vnet_ids()?);
+    let links = networks
+        .into_iter()
+        .map(|network| {
+            let name = network.to_string();
+            PrivateDnsLink::new(&zone, network, &scope.name, tags.clone()).map_err(|source| PlanError::Link {
+                network: name,
+                source,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let records = api_server_records(&scope, &zone)?;
+    Ok(Some(Plan { zone, links, records }))
+}
