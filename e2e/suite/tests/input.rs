@@ -2,8 +2,8 @@
 //! virtual network and an exhausted core quota each show as a condition reason saying what to fix,
 //! without a retry storm; deleting a cluster built in a brought virtual network leaves that network
 //! and a foreign security rule as they were; an externally managed AzureCluster is left to its
-//! owner while its machines are still built in the infrastructure it names; a private cluster,
-//! whose private DNS zone no controller of this release writes, says so in `Ready`
+//! owner while its machines are still built in the infrastructure it names; a cluster with an
+//! Azure Bastion, whose host no controller of this release builds, says so in `Ready`
 //! (`ControllerNotRunning`) within one lease period, and an AzureMachinePool is admitted with
 //! `kubectl` printing that capz-rs does not reconcile it yet.
 //!
@@ -701,21 +701,19 @@ fn worker(cluster: &str) -> TestResult<Vec<DynamicObject>> {
 /// cluster waiting for a controller that does not run must say so within it.
 const LEASE_DURATION: Duration = Duration::from_secs(15);
 
-/// A private cluster (internal API server load balancer) needs the private DNS controller, which
-/// this release does not have: `Ready` names it within one lease period, instead of waiting
-/// silently. An AzureManagedCluster, which no controller of this release reconciles, is admitted
+/// A cluster with an Azure Bastion needs the bastion controller, which this release does not
+/// have: `Ready` names it within one lease period, instead of waiting silently. An AzureManagedCluster, which no controller of this release reconciles, is admitted
 /// with a warning `kubectl` prints.
 async fn controllers_this_release_lacks(environment: &Environment, namespace: String) -> TestResult {
-    const CLUSTER: &str = "private";
+    const CLUSTER: &str = "bastion";
     environment.create_identity_secret(&namespace).await?;
     let yaml = format!(
         "{}---\n{}",
-        capz_e2e::service_principal_identity("private-identity", &namespace),
-        capz_e2e::cluster_manifest(CLUSTER, "private-identity")
+        capz_e2e::service_principal_identity("bastion-identity", &namespace),
+        capz_e2e::cluster_manifest(CLUSTER, "bastion-identity")
     );
     let mut objects = manifest(&yaml)?;
-    document(&mut objects, "AzureCluster")?.data["spec"]["networkSpec"]["apiServerLB"] =
-        json!({"type": "Internal"});
+    document(&mut objects, "AzureCluster")?.data["spec"]["bastionSpec"] = json!({"azureBastion": {}});
     let applied = std::time::Instant::now();
     environment.apply(&namespace, &objects).await?;
     let message = wait_for_reason(
@@ -732,7 +730,7 @@ async fn controllers_this_release_lacks(environment: &Environment, namespace: St
         "ControllerNotRunning came {waited:?} after the apply, later than one lease period"
     );
     assert!(
-        message.contains("privatedns") && message.contains("does not have yet"),
+        message.contains("bastion") && message.contains("does not have yet"),
         "{message}"
     );
 
