@@ -51,12 +51,6 @@ impl PrivateDnsLink {
         self.brought = true;
         self
     }
-
-    /// The linked network.
-    #[must_use]
-    pub fn network(&self) -> &ResourceId {
-        &self.network
-    }
 }
 
 impl AzureResource for PrivateDnsLink {
@@ -146,6 +140,13 @@ mod tests {
         let zone = PrivateDnsZone::new(&scope).unwrap().unwrap();
         let link = PrivateDnsLink::new(&zone, peered[0].clone(), "c1", Tags::new()).unwrap();
         assert_eq!(link.id().name(), "hub-link");
-        assert_eq!(link.network(), &peered[0]);
+        let linked = link
+            .desired(None)
+            .unwrap()
+            .properties
+            .unwrap()
+            .virtual_network
+            .unwrap();
+        assert_eq!(linked.id, peered[0]);
     }
 }

@@ -40,12 +40,6 @@ impl PrivateDnsZone {
         self.brought = true;
         self
     }
-
-    /// The zone's name, such as `c1.capz.io`.
-    #[must_use]
-    pub fn name(&self) -> String {
-        self.id.name().into_owned()
-    }
 }
 
 impl AzureResource for PrivateDnsZone {
@@ -99,7 +93,7 @@ mod tests {
             "privateDNSZoneResourceGroup": "dns",
         }});
         let zone = PrivateDnsZone::new(&test_scope(&named)).unwrap().unwrap();
-        assert_eq!(zone.name(), "kubernetes.example.com");
+        assert_eq!(zone.id().name(), "kubernetes.example.com");
         assert_eq!(zone.id().resource_group_name().unwrap().as_str(), "dns");
     }
 
