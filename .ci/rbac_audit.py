@@ -29,6 +29,7 @@ UNSEEN = {
     ("capz-loadbalancer", "infrastructure.cluster.x-k8s.io", "azureclusters", "get"): CONFLICT,
     ("capz-network", "infrastructure.cluster.x-k8s.io", "azureclusters", "get"): CONFLICT,
     ("capz-privatedns", "infrastructure.cluster.x-k8s.io", "azureclusters", "get"): CONFLICT,
+    ("capz-bastion", "infrastructure.cluster.x-k8s.io", "azureclusters", "get"): CONFLICT,
     ("capz-identity", "infrastructure.cluster.x-k8s.io", "azureclusteridentities", "get"): CONFLICT,
     ("capz-vmss", "infrastructure.cluster.x-k8s.io", "azuremachinepools", "get"): CONFLICT,
     ("capz-vmss", "cluster.x-k8s.io", "machinepools", "patch"):

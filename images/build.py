@@ -34,6 +34,7 @@ IMAGES = {
     "capz-network": "capz-rs network controller: resource groups, virtual networks, subnets, security groups, route tables, NAT gateways",
     "capz-loadbalancer": "capz-rs load balancer controller: the API server and outbound load balancers and their public IPs",
     "capz-privatedns": "capz-rs private DNS controller: the private DNS zone, links and API server record of a private cluster",
+    "capz-bastion": "capz-rs bastion controller: the Azure Bastion host of a cluster and its public IP",
     "capz-compute": "capz-rs compute controller: the virtual machine of each AzureMachine",
     "capz-vmss": "capz-rs vmss controller: the scale set of each AzureMachinePool and its instances",
     "capz-identity": "capz-rs identity controller: AzureClusterIdentity credentials and their checks",

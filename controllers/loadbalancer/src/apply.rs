@@ -133,13 +133,14 @@ pub(crate) async fn apply(
     pass.next()
 }
 
-/// The API server's host: its public IP's DNS name (else the address), or the private address.
+/// The API server's host: its public IP's DNS name (else the address), or its name in the private
+/// DNS zone.
 fn endpoint_host(
     source: Option<&EndpointSource>,
     addresses: &BTreeMap<String, PublicIpAddress>,
 ) -> Option<String> {
     match source? {
-        EndpointSource::PrivateIp(address) => Some(address.clone()),
+        EndpointSource::PrivateName(name) => Some(name.clone()),
         EndpointSource::PublicIp(name) => {
             let properties = addresses.get(name)?.properties.as_ref()?;
             properties

@@ -126,7 +126,14 @@ async fn network_reports(api: &Api<AzureCluster>, name: &str, types: &[Condition
 
 /// A Cluster and its AzureCluster named `name`, with `network` as `spec.networkSpec`.
 async fn create_cluster(client: &Client, namespace: &str, name: &str, network: &Value) -> TestResult {
-    Ok(capz_harness::create_azure_cluster(client, namespace, name, DEFAULT_SUBSCRIPTION, network).await?)
+    Ok(capz_harness::create_azure_cluster(
+        client,
+        namespace,
+        name,
+        DEFAULT_SUBSCRIPTION,
+        &json!({"networkSpec": network}),
+    )
+    .await?)
 }
 
 async fn delete_and_wait(api: &Api<AzureCluster>, name: &str) -> TestResult {
@@ -271,7 +278,8 @@ async fn a_private_cluster_waits_for_its_subnet_and_points_the_endpoint_at_the_p
         let endpoint = object.spec.control_plane_endpoint.clone().unwrap_or_default();
         assert_eq!(
             (endpoint.host.as_deref(), endpoint.port),
-            (Some("10.0.0.100"), Some(6443))
+            (Some("apiserver.priv1.capz.io"), Some(6443)),
+            "a private API server is named in the cluster's private DNS zone, as CAPZ names it"
         );
         let lb = azure
             .load_balancer(name, "priv1-internal-lb")

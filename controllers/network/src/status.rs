@@ -179,19 +179,15 @@ pub(crate) const OWNED: &[ConditionType] = &[
     ConditionType::SUBNETS_READY,
     ConditionType::VNET_PEERING_READY,
     ConditionType::PRIVATE_ENDPOINTS_READY,
-    ConditionType::BASTION_HOST_READY,
     ConditionType::NETWORK_INFRASTRUCTURE_READY,
     ConditionType::READY,
 ];
 
 /// The conditions the controller reports the AzureCluster fields on that capz-rs does not act
-/// on yet (`capz_rules::support`); they count in `Ready` like its others. No other controller
-/// reports on them: `BastionHostReady` is the network controller's until a bastion controller
-/// builds bastions.
+/// on yet (`capz_rules::support`); they count in `Ready` like its others.
 pub(crate) const NOT_YET: &[ConditionType] = &[
     ConditionType::VNET_PEERING_READY,
     ConditionType::PRIVATE_ENDPOINTS_READY,
-    ConditionType::BASTION_HOST_READY,
 ];
 
 /// The status fields beside conditions and operations.

@@ -19,36 +19,20 @@
 //! A zone or link that exists without the cluster's `owned` tag is the user's: it is used, never
 //! written or deleted.
 
-mod apply;
-mod cleanup;
 mod context;
+mod converge;
 mod plan;
-mod reconcile;
-mod status;
 
-use std::sync::Arc;
-
-use capz_kit::api::AzureCluster;
-use capz_kit::api::common::conditions::ConditionType;
-use capz_kit::filter::changes;
+use capz_kit::azure_cluster;
 use capz_kit::identity::IdentitySettings;
 use capz_kit::runner::{self, BoxError};
 
-use crate::context::State;
-
 pub use context::ID;
-
-/// The network's conditions it waits on; its own status writes and others' do not wake it.
-const DEPENDS_ON: &[ConditionType] = &[ConditionType::RESOURCE_GROUP_READY, ConditionType::VNET_READY];
 
 /// Runs the controller until the runner's shutdown signal.
 ///
 /// # Errors
 /// When the identity settings (a custom cloud) cannot be resolved.
 pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(), BoxError> {
-    let state = Arc::new(State::new(&ctx, settings).await?);
-    // Pause lives on the Cluster.
-    let controller = ctx.azure_cluster_controller(changes::<AzureCluster>(DEPENDS_ON));
-    ctx.run(controller, reconcile::reconcile, state).await;
-    Ok(())
+    azure_cluster::run_planned::<plan::PrivateDns>(ctx, settings).await
 }

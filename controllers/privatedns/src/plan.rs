@@ -5,9 +5,12 @@
 
 use capz_kit::api::AzureCluster;
 use capz_kit::api::common::conditions::ConditionType;
+use capz_kit::api::controllers::Family;
 use capz_kit::azure::IdError;
 use capz_kit::azure::models::private_dns::A;
+use capz_kit::azure_cluster::{Owned, Planner, Shared};
 use capz_kit::conditions::Reason;
+use capz_kit::filter::Reported as _;
 use capz_kit::policy::{Category, Classify};
 use capz_kit::progress::Step;
 use capz_kit::resource::AzureResource as _;
@@ -19,14 +22,7 @@ use capz_resources::private_dns_record::{
 };
 use capz_resources::private_dns_zone::PrivateDnsZone;
 
-use crate::context::State;
-
-/// The services whose operations this controller records on AzureClusters.
-pub(crate) const SERVICES: &[&str] = &[
-    PrivateDnsZone::SERVICE,
-    PrivateDnsLink::SERVICE,
-    PrivateDnsRecord::<A>::SERVICE,
-];
+use crate::context::ID;
 
 /// A step of the controller's reconcile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,10 +51,10 @@ const RECORDS: Step<Unit> = Step {
 };
 
 /// The steps that build the private DNS, in order.
-pub(crate) const ORDER: &[Step<Unit>] = &[ZONE, LINKS, RECORDS];
+const ORDER: &[Step<Unit>] = &[ZONE, LINKS, RECORDS];
 
 /// The steps that delete it.
-pub(crate) const DELETION: &[Step<Unit>] = &[RECORDS, LINKS, ZONE];
+const DELETION: &[Step<Unit>] = &[RECORDS, LINKS, ZONE];
 
 /// The private DNS of one cluster.
 pub(crate) struct Plan {
@@ -92,12 +88,48 @@ impl Classify for PlanError {
     }
 }
 
-/// The private DNS of `object`'s spec, or `None` when the cluster has none (its API server is
-/// public, or `privateDNSZone: None` leaves resolution to the user).
-///
-/// # Errors
-/// When the spec names something Azure would refuse.
-pub(crate) fn plan(state: &State, object: &AzureCluster) -> Result<Option<Plan>, PlanError> {
+/// The privatedns controller's plan and what it waits for.
+pub(crate) struct PrivateDns;
+
+impl Planner for PrivateDns {
+    type Plan = Plan;
+    type Error = PlanError;
+
+    const OWNED: Owned = Owned {
+        id: ID,
+        conditions: &[
+            ConditionType::PRIVATE_DNS_ZONE_READY,
+            ConditionType::PRIVATE_DNS_LINK_READY,
+            ConditionType::PRIVATE_DNS_RECORD_READY,
+        ],
+        services: &[
+            PrivateDnsZone::SERVICE,
+            PrivateDnsLink::SERVICE,
+            PrivateDnsRecord::<A>::SERVICE,
+        ],
+    };
+    const ORDER: &'static [Step<Unit>] = ORDER;
+    const DELETION: &'static [Step<Unit>] = DELETION;
+    const PEERS: &'static [Family] = &[Family::Network];
+    const WAITS_ON: &'static [ConditionType] =
+        &[ConditionType::RESOURCE_GROUP_READY, ConditionType::VNET_READY];
+
+    /// `None` when the cluster has no private DNS: its API server is public, or
+    /// `privateDNSZone: None` leaves resolution to the user.
+    fn plan(shared: &Shared, object: &AzureCluster) -> Result<Option<Plan>, PlanError> {
+        plan(shared, object)
+    }
+
+    fn missing(object: &AzureCluster) -> Option<String> {
+        if !object.holds(&ConditionType::RESOURCE_GROUP_READY) {
+            return Some("waiting for the resource group: ResourceGroupReady is not True".to_owned());
+        }
+        (!object.holds(&ConditionType::VNET_READY))
+            .then(|| "waiting for the virtual network to link: VNetReady is not True".to_owned())
+    }
+}
+
+fn plan(state: &Shared, object: &AzureCluster) -> Result<Option<Plan>, PlanError> {
     let scope = ClusterScope::new(object, state.features, state.subscription.as_deref())?;
     let Some(zone) = PrivateDnsZone::new(&scope)? else {
         return Ok(None);

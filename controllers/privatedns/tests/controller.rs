@@ -117,7 +117,14 @@ async fn a_private_cluster_gets_its_zone_link_and_record_and_loses_them_in_order
         let controller = controller(plane, &namespace, &azure)?;
         let api = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
         let network = json!({"apiServerLB": {"type": "Internal"}});
-        capz_harness::create_azure_cluster(&client, &namespace, name, DEFAULT_SUBSCRIPTION, &network).await?;
+        capz_harness::create_azure_cluster(
+            &client,
+            &namespace,
+            name,
+            DEFAULT_SUBSCRIPTION,
+            &json!({"networkSpec": network}),
+        )
+        .await?;
 
         // Before the network is there: each condition says what it waits for, and no ARM call.
         let waiting = |object: &AzureCluster| {
@@ -165,20 +172,14 @@ async fn a_private_cluster_gets_its_zone_link_and_record_and_loses_them_in_order
 
         capz_harness::delete_and_wait(&api, name, WAIT).await?;
         assert!(get(&azure, &zone_id).await?.is_none(), "the zone is deleted");
-        let deletes: Vec<String> = azure
-            .arm_calls()
-            .into_iter()
-            .filter(|call| call.starts_with("DELETE"))
-            .collect();
-        let position = |what: &str| deletes.iter().position(|call| call.ends_with(what));
-        let (record, link, zone) = (
-            position("/A/apiserver"),
-            position("/virtualNetworkLinks/dns1-vnet-link"),
-            position("/dns1.capz.io"),
-        );
         assert!(
-            record.is_some() && record < link && link < zone,
-            "record, then link, then zone: {deletes:?}"
+            azure.deleted_in_order(&[
+                "/A/apiserver",
+                "/virtualNetworkLinks/dns1-vnet-link",
+                "/dns1.capz.io"
+            ]),
+            "record, then link, then zone: {:?}",
+            azure.arm_calls()
         );
         Ok(controller.stop().await?)
     })
@@ -206,7 +207,7 @@ async fn a_brought_zone_is_used_as_it_is_and_peered_networks_are_linked_too() ->
             "privateDNSZoneResourceGroup": "dns",
             "vnet": {"name": "dns2-vnet", "cidrBlocks": ["10.1.0.0/16"], "peerings": [{"remoteVnetName": "hub", "resourceGroup": "shared"}]},
         });
-        capz_harness::create_azure_cluster(&client, &namespace, name, DEFAULT_SUBSCRIPTION, &network).await?;
+        capz_harness::create_azure_cluster(&client, &namespace, name, DEFAULT_SUBSCRIPTION, &json!({"networkSpec": network})).await?;
         network_ready(&api, name).await?;
         capz_harness::wait_for(&api, name, "private DNS ready", WAIT, all_true).await?;
 

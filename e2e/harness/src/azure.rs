@@ -163,6 +163,23 @@ impl EmulatedAzure {
         calls
     }
 
+    /// Whether a DELETE of a path ending in each of `suffixes` reached ARM, in that order (the
+    /// first DELETE of each counts).
+    #[must_use]
+    pub fn deleted_in_order(&self, suffixes: &[&str]) -> bool {
+        let deletes: Vec<String> = self
+            .arm_requests()
+            .into_iter()
+            .filter(|request| request.method == "DELETE")
+            .map(|request| request.path)
+            .collect();
+        let positions: Vec<Option<usize>> = suffixes
+            .iter()
+            .map(|suffix| deletes.iter().position(|path| path.ends_with(suffix)))
+            .collect();
+        positions.iter().all(Option::is_some) && positions.is_sorted()
+    }
+
     /// Waits until `calls` more ARM calls were made (a controller's resyncs), for at most
     /// `timeout`, and checks that none of them wrote.
     ///

@@ -125,6 +125,31 @@ impl Clusterctl {
         })
     }
 
+    /// The manifest of one controller of this clone (a directory of `deploy/`, such as
+    /// `privatedns`), as docs/deploy.md tells a user to make it for a management cluster that
+    /// runs without it so far: its overlay rendered by kustomize, then clusterctl's variables
+    /// filled in by `clusterctl generate yaml`.
+    ///
+    /// # Errors
+    /// When the directory is no overlay, or kustomize or clusterctl fails.
+    pub async fn render_controller(&self, controller: &str) -> Result<String> {
+        let overlay = crds::repository().join("deploy").join(controller);
+        if !overlay.join("kustomization.yaml").is_file() {
+            return Err(Error::Manifest {
+                path: overlay.display().to_string(),
+                message: format!("is no overlay: deploy/ has no controller {controller}"),
+            });
+        }
+        let kubectl = KubeBinaries::locate()?.binary("kubectl");
+        let rendered = kustomize(&kubectl, &overlay)?;
+        let file = self.home.join(format!("{controller}-kustomized.yaml"));
+        std::fs::write(&file, rendered).map_err(Error::io("write", &file))?;
+        let output = self
+            .run(&["generate", "yaml", "--from", &file.display().to_string()])
+            .await?;
+        Ok(output.stdout)
+    }
+
     /// The version of capz-rs's provider `clusterctl init` installs.
     #[must_use]
     pub fn capz_version(&self) -> &str {

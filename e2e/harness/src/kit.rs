@@ -254,8 +254,8 @@ pub async fn resource(client: &Client, group: &str, version: &str, kind: &str) -
 }
 
 /// Creates a Cluster and its AzureCluster, both named `name`, in `namespace`: in `westeurope`
-/// and `subscription`, with `network` as the AzureCluster's `spec.networkSpec`. For tests of a
-/// cluster-level controller.
+/// and `subscription`, with the fields of `spec` (such as `networkSpec`) added to the
+/// AzureCluster's spec. For tests of a cluster-level controller.
 ///
 /// # Errors
 /// When the objects cannot be applied.
@@ -264,8 +264,12 @@ pub async fn create_azure_cluster(
     namespace: &str,
     name: &str,
     subscription: &str,
-    network: &serde_json::Value,
+    spec: &serde_json::Value,
 ) -> Result<()> {
+    let mut full = serde_json::json!({"location": "westeurope", "subscriptionID": subscription});
+    if let (Some(full), Some(spec)) = (full.as_object_mut(), spec.as_object()) {
+        full.extend(spec.clone());
+    }
     let objects = [
         serde_json::json!({
             "apiVersion": "cluster.x-k8s.io/v1beta2",
@@ -277,7 +281,7 @@ pub async fn create_azure_cluster(
             "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
             "kind": "AzureCluster",
             "metadata": {"name": name, "labels": {"cluster.x-k8s.io/cluster-name": name}},
-            "spec": {"location": "westeurope", "subscriptionID": subscription, "networkSpec": network},
+            "spec": full,
         }),
     ];
     for object in objects {

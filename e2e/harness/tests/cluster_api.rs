@@ -228,7 +228,85 @@ async fn the_flavors_are_generated_and_applied(
         )
     );
 
-    the_pools_hold_what_capz_rs_reads(client, namespace).await
+    the_pools_hold_what_capz_rs_reads(client, namespace).await?;
+
+    // The network flavors: the default flavor's objects, its AzureCluster's network set apart.
+    let deployment = |name: &str| {
+        [
+            ("MachineDeployment", format!("{name}-md-0")),
+            ("AzureMachineTemplate", format!("{name}-md-0")),
+            ("KubeadmConfigTemplate", format!("{name}-md-0")),
+        ]
+    };
+    for (flavor, name) in [
+        ("azure-bastion", "bastioned"),
+        ("private", "private"),
+        ("apiserver-ilb", "ilb"),
+    ] {
+        let applied =
+            a_flavor_is_generated_and_applied(client, clusterctl, namespace, Some(flavor), name).await?;
+        assert_eq!(
+            applied,
+            owned([cluster(name).as_slice(), &deployment(name), &identity].concat()),
+            "{flavor}"
+        );
+    }
+    the_networks_are_stored_as_written(client, namespace).await
+}
+
+/// What the network flavors set on their AzureClusters, kept by the CRD's schema as written.
+async fn the_networks_are_stored_as_written(client: &kube::Client, namespace: &str) -> Outcome {
+    let clusters = capz_harness::resource(
+        client,
+        "infrastructure.cluster.x-k8s.io",
+        "v1beta1",
+        "AzureCluster",
+    )
+    .await?;
+    let clusters: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &clusters);
+    // An empty azureBastion, which the CRD's schema fills with its defaults.
+    let bastioned = clusters.get("bastioned").await?;
+    assert_eq!(
+        bastioned.data["spec"]["bastionSpec"]["azureBastion"]["sku"],
+        "Basic"
+    );
+
+    let private = clusters.get("private").await?;
+    let network = &private.data["spec"]["networkSpec"];
+    assert_eq!(network["apiServerLB"]["type"], "Internal");
+    assert_eq!(
+        network["apiServerLB"]["frontendIPs"][0]["privateIP"],
+        "10.0.0.100"
+    );
+    assert_eq!(network["controlPlaneOutboundLB"]["frontendIPsCount"], 1);
+    assert_eq!(network["nodeOutboundLB"]["frontendIPsCount"], 1);
+    assert_eq!(network["vnet"]["cidrBlocks"][0], "10.0.0.0/8");
+    assert_eq!(
+        private.data["spec"]["bastionSpec"]["azureBastion"]["subnet"]["cidrBlocks"][0],
+        "10.255.255.224/27"
+    );
+
+    let ilb = clusters.get("ilb").await?;
+    let frontends = &ilb.data["spec"]["networkSpec"]["apiServerLB"]["frontendIPs"];
+    assert_eq!(
+        frontends[0]["publicIP"]["dnsName"],
+        "ilb-dns0001.westeurope.cloudapp.azure.com"
+    );
+    assert_eq!(frontends[1]["privateIP"], "30.0.0.100");
+    let templates = capz_harness::resource(
+        client,
+        "bootstrap.cluster.x-k8s.io",
+        "v1beta1",
+        "KubeadmConfigTemplate",
+    )
+    .await?;
+    let templates: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &templates);
+    let workers = templates.get("ilb-md-0").await?;
+    assert_eq!(
+        workers.data["spec"]["template"]["spec"]["preKubeadmCommands"][0],
+        "echo '30.0.0.100   ilb-dns0001.westeurope.cloudapp.azure.com' >> /etc/hosts"
+    );
+    Ok(())
 }
 
 /// What capz-rs reads of the flavors' pools: the scale sets' OS, rollout strategy and the Windows
@@ -306,6 +384,8 @@ async fn a_flavor_is_generated_and_applied(
         ("CLUSTER_IDENTITY_NAME", "cluster-identity"),
         ("AZURE_CLUSTER_IDENTITY_SECRET_NAME", "cluster-identity-secret"),
         ("AZURE_CLUSTER_IDENTITY_SECRET_NAMESPACE", namespace),
+        // The apiserver-ilb flavor's public DNS label is `<cluster>-<suffix>`.
+        ("APISERVER_LB_DNS_SUFFIX", "dns0001"),
         // Only the Windows pool's user reads it; the other flavors leave it unused.
         (
             "AZURE_SSH_PUBLIC_KEY",

@@ -133,6 +133,23 @@ impl Environment {
         Self::start_with(|_| config).await
     }
 
+    /// Adds the controller `name` (a directory of `deploy/`) to this environment's capz-rs as a
+    /// user adds it to a management cluster that ran without it (docs/deploy.md, "Choosing
+    /// controllers"): its rendered manifest applied server-side, then its Deployment run.
+    ///
+    /// # Errors
+    /// When rendering or applying fails, or its Deployment does not start and serve.
+    pub async fn add_controller(&mut self, name: &str) -> TestResult {
+        let manifest = self.clusterctl.render_controller(name).await?;
+        capz_harness::apply_yaml(&self.client, capz_harness::capz::NAMESPACE, &manifest).await?;
+        let started = self.plane.sync_capz(&mut self.capz).await?;
+        let expected = format!("capz-{name}");
+        if started != [expected.as_str()] {
+            return Err(format!("adding {name} started {started:?}, not {expected} alone").into());
+        }
+        Ok(())
+    }
+
     /// As [`Environment::start`], with the emulator's configuration made from the plane (for
     /// federations that trust the plane's service-account issuer).
     ///

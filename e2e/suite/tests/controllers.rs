@@ -29,7 +29,7 @@ fn needs(controller: &str) -> TestResult<Vec<&'static str>> {
 /// `check` with it and the namespace.
 async fn with_only_what(
     controller: &str,
-    check: impl AsyncFnOnce(&Environment, &str) -> TestResult,
+    check: impl AsyncFnOnce(&mut Environment, &str) -> TestResult,
 ) -> TestResult {
     with_only_what_for(controller, (None, 0), check).await
 }
@@ -38,7 +38,7 @@ async fn with_only_what(
 async fn with_only_what_for(
     controller: &str,
     (flavor, workers): (Option<&str>, u32),
-    check: impl AsyncFnOnce(&Environment, &str) -> TestResult,
+    check: impl AsyncFnOnce(&mut Environment, &str) -> TestResult,
 ) -> TestResult {
     with_only_what_edited(controller, (flavor, workers), |manifest| manifest, check).await
 }
@@ -48,20 +48,37 @@ async fn with_only_what_edited(
     controller: &str,
     (flavor, workers): (Option<&str>, u32),
     edit: impl FnOnce(String) -> String,
-    check: impl AsyncFnOnce(&Environment, &str) -> TestResult,
+    check: impl AsyncFnOnce(&mut Environment, &str) -> TestResult,
 ) -> TestResult {
-    let environment = Environment::start_with_controllers(
+    run_case(controller, false, (flavor, workers), edit, check).await
+}
+
+/// The case of `controller`: an environment with the controllers it needs (all but `controller`
+/// itself when `later`, which the check then adds), and a cluster of `flavor` with `workers`
+/// workers, its manifest changed by `edit`, applied in a namespace of its own.
+async fn run_case(
+    controller: &str,
+    later: bool,
+    (flavor, workers): (Option<&str>, u32),
+    edit: impl FnOnce(String) -> String,
+    check: impl AsyncFnOnce(&mut Environment, &str) -> TestResult,
+) -> TestResult {
+    let mut installed = needs(controller)?;
+    if later {
+        installed.retain(|name| *name != controller);
+    }
+    let mut environment = Environment::start_with_controllers(
         Config {
             retry_after_seconds: 1,
             ..Config::default()
         },
-        &needs(controller)?,
+        &installed,
     )
     .await?;
     let running = environment.capz.processes();
     assert_eq!(
         running.len(),
-        needs(controller)?.len(),
+        installed.len(),
         "only the controllers needed run: {running:?}"
     );
     let client = environment.client.clone();
@@ -71,7 +88,7 @@ async fn with_only_what_edited(
             .generate_flavor(flavor, CLUSTER, &namespace, workers, &[])
             .await?;
         capz_harness::apply_yaml(&client, &namespace, &edit(manifest)).await?;
-        check(&environment, &namespace).await
+        check(&mut environment, &namespace).await
     })
     .await?
 }
@@ -142,11 +159,18 @@ mod loadbalancer {
 mod privatedns {
     use super::*;
 
-    /// With the network, a cluster whose API server is internal gets its private DNS zone, the
-    /// zone's link to the cluster's network and the `apiserver` record; deleting the cluster
-    /// deletes them.
+    /// How long the leader-election Lease of a controller lasts (the Deployments' default): a
+    /// cluster waiting for a controller that does not run must say so within it.
+    const LEASE_DURATION: Duration = Duration::from_secs(15);
+
+    /// With the network and the load balancers but without the privatedns controller, a cluster
+    /// whose API server is internal says in `Ready`, within one lease period, that the privatedns
+    /// controller does not run (`ControllerNotRunning`), instead of waiting in silence. Once the
+    /// controller is added as a user adds it, the cluster converges by itself: the private DNS
+    /// zone, the zone's link to the cluster's network and the `apiserver` record, and `Ready`.
+    /// Deleting the cluster deletes them.
     #[tokio::test]
-    async fn with_the_network_gives_a_private_cluster_its_zone() -> TestResult {
+    async fn a_private_cluster_waits_for_the_missing_controller_then_gets_its_zone() -> TestResult {
         let internal = |manifest: String| {
             manifest.replacen(
                 "  networkSpec:\n",
@@ -154,24 +178,64 @@ mod privatedns {
                 1,
             )
         };
-        with_only_what_edited(
+        run_case(
             "privatedns",
+            true,
             (None, 0),
             internal,
             async |environment, namespace| {
                 let clusters = environment.infrastructure("AzureCluster", namespace).await?;
+                let waiting = wait_list(
+                    &clusters,
+                    "",
+                    "Ready naming the privatedns controller",
+                    TIMEOUT,
+                    |all| {
+                        all.iter().any(|cluster| {
+                            condition(cluster, "Ready")
+                                .is_some_and(|(_, reason)| reason == "ControllerNotRunning")
+                                && condition_message(cluster, "Ready")
+                                    .is_some_and(|message| message.contains("deploy/privatedns"))
+                        })
+                    },
+                )
+                .await?;
+                // Creation times have whole seconds: one more is allowed.
+                let born = waiting[0]
+                    .metadata
+                    .creation_timestamp
+                    .clone()
+                    .ok_or("no creation time")?;
+                let waited = k8s_openapi::jiff::Timestamp::now().duration_since(born.0);
+                assert!(
+                    waited.unsigned_abs() <= LEASE_DURATION + Duration::from_secs(1),
+                    "ControllerNotRunning came {waited:?} after the AzureCluster was created, later than one \
+                     lease period"
+                );
+                let message = condition_message(&waiting[0], "Ready").unwrap_or_default();
+                assert!(message.contains("PrivateDNSZoneReady"), "{message}");
+                assert_eq!(created(environment, "microsoft.network/privatednszones"), 0);
+
+                environment.add_controller("privatedns").await?;
                 let ready = [
                     "PrivateDNSZoneReady",
                     "PrivateDNSLinkReady",
                     "PrivateDNSRecordReady",
+                    "Ready",
                 ];
-                wait_list(&clusters, "", "the private DNS conditions True", TIMEOUT, |all| {
-                    all.iter().any(|cluster| {
-                        ready.iter().all(|type_| {
-                            condition(cluster, type_).is_some_and(|(status, _)| status == "True")
+                wait_list(
+                    &clusters,
+                    "",
+                    "the private DNS conditions and Ready True",
+                    TIMEOUT,
+                    |all| {
+                        all.iter().any(|cluster| {
+                            ready.iter().all(|type_| {
+                                condition(cluster, type_).is_some_and(|(status, _)| status == "True")
+                            })
                         })
-                    })
-                })
+                    },
+                )
                 .await?;
                 assert_eq!(created(environment, "microsoft.network/privatednszones"), 1);
                 let count = |suffix: &str| {
@@ -187,6 +251,51 @@ mod privatedns {
                     "the link to the cluster's network"
                 );
                 assert_eq!(count("/a/apiserver"), 1, "the API server's record");
+                environment
+                    .delete_cluster_without_leftovers(CLUSTER, namespace, TIMEOUT)
+                    .await?;
+                Ok(())
+            },
+        )
+        .await
+    }
+}
+
+mod bastion {
+    use super::*;
+
+    /// With the network, a cluster of the `azure-bastion` flavor gets its bastion host and the
+    /// host's public IP in the `AzureBastionSubnet`, and `BastionHostReady`; deleting the cluster
+    /// deletes them before the network goes.
+    #[tokio::test]
+    async fn with_the_network_gives_the_azure_bastion_flavor_its_host() -> TestResult {
+        with_only_what_for(
+            "bastion",
+            (Some("azure-bastion"), 0),
+            async |environment, namespace| {
+                let clusters = environment.infrastructure("AzureCluster", namespace).await?;
+                wait_list(&clusters, "", "BastionHostReady True", TIMEOUT, |all| {
+                    all.iter().any(|cluster| {
+                        condition(cluster, "BastionHostReady").is_some_and(|(status, _)| status == "True")
+                    })
+                })
+                .await?;
+                let hosts = environment.created_of_type("microsoft.network/bastionhosts");
+                assert_eq!(hosts.len(), 1, "{hosts:?}");
+                assert!(
+                    hosts[0].ends_with(&format!("/{CLUSTER}-azure-bastion")),
+                    "{hosts:?}"
+                );
+                let address = format!("/{CLUSTER}-azure-bastion-pip");
+                assert_eq!(
+                    environment
+                        .created_of_type("microsoft.network/publicipaddresses")
+                        .iter()
+                        .filter(|id| id.ends_with(&address))
+                        .count(),
+                    1,
+                    "the host's public IP"
+                );
                 environment
                     .delete_cluster_without_leftovers(CLUSTER, namespace, TIMEOUT)
                     .await?;

@@ -10,10 +10,11 @@ use capz_harness::container::Runtime;
 use serde_json::Value;
 
 /// Every image (named after the binary it runs) and the crate that binary is built from.
-const IMAGES: [(&str, &str); 8] = [
+const IMAGES: [(&str, &str); 9] = [
     ("capz-network", "controllers/network"),
     ("capz-loadbalancer", "controllers/loadbalancer"),
     ("capz-privatedns", "controllers/privatedns"),
+    ("capz-bastion", "controllers/bastion"),
     ("capz-compute", "controllers/compute"),
     ("capz-vmss", "controllers/vmss"),
     ("capz-identity", "controllers/identity"),

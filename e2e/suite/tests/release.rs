@@ -99,7 +99,7 @@ async fn a_release_installs_with_clusterctl_and_a_cluster_converges() -> TestRes
         "clusterctl's inventory records the release installed"
     );
     let installed = deployments(&environment).await?;
-    assert_eq!(installed.len(), 7, "six controllers and the webhooks");
+    assert_eq!(installed.len(), 8, "seven controllers and the webhooks");
     for (_, image) in installed.values() {
         assert!(image.contains("@sha256:"), "the release pins {image} by digest");
     }
@@ -261,7 +261,7 @@ async fn clusterctl_upgrades_the_bundle_without_touching_azure(
         restarted.join(", "),
         back.as_secs_f64()
     );
-    assert_eq!(restarted.len(), 7, "every component is replaced: {restarted:?}");
+    assert_eq!(restarted.len(), 8, "every component is replaced: {restarted:?}");
     assert!(back < ADMISSION_BACK, "admission is back after {back:?}");
     let inventory = capz_harness::resource(
         &environment.client,
@@ -346,6 +346,9 @@ fn the_release_holds_what_clusterctl_and_users_need(release: &Path) -> TestResul
         "cluster-template.yaml",
         "cluster-template-machinepool.yaml",
         "cluster-template-machinepool-windows.yaml",
+        "cluster-template-azure-bastion.yaml",
+        "cluster-template-private.yaml",
+        "cluster-template-apiserver-ilb.yaml",
         "images/capz-compute.tar",
         "images/capz-vmss.tar",
         "images/capz-webhooks.tar",
@@ -363,7 +366,7 @@ fn the_release_holds_what_clusterctl_and_users_need(release: &Path) -> TestResul
         .lines()
         .filter_map(|line| line.trim().strip_prefix("image: "))
         .collect();
-    assert_eq!(images.len(), 7, "{images:?}");
+    assert_eq!(images.len(), 8, "{images:?}");
     for image in images {
         let (named, digest) = image
             .split_once('@')

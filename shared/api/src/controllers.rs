@@ -96,6 +96,7 @@ impl Family {
             self,
             Self::Network
                 | Self::LoadBalancer
+                | Self::Bastion
                 | Self::PrivateDns
                 | Self::Compute
                 | Self::Vmss

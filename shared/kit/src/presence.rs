@@ -150,10 +150,10 @@ mod tests {
         assert_eq!(installable.reason, Some(Reason::CONTROLLER_NOT_RUNNING));
         let message = installable.message.unwrap();
         assert!(message.contains("deploy/loadbalancer"), "{message}");
-        let planned = not_running(ConditionType::BASTION_HOST_READY, Family::Bastion);
+        let planned = not_running(ConditionType::READY, Family::Aks);
         let message = planned.message.unwrap();
         assert!(
-            message.contains("bastion") && message.contains("does not have yet"),
+            message.contains("aks") && message.contains("does not have yet"),
             "{message}"
         );
     }

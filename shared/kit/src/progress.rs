@@ -178,6 +178,18 @@ pub async fn each<R: AzureResource>(
     direction: Direction,
 ) -> Outcome {
     let mut outcome = Outcome::Done;
+    fold_each(client, units, operations, direction, &mut outcome).await;
+    outcome
+}
+
+/// [`each`], folding the results into `outcome`: for one step whose units are of several types.
+pub async fn fold_each<R: AzureResource>(
+    client: &ArmClient,
+    units: &[R],
+    operations: &mut Operations,
+    direction: Direction,
+    outcome: &mut Outcome,
+) {
     for unit in units {
         match direction {
             Direction::Apply => {
@@ -188,7 +200,6 @@ pub async fn each<R: AzureResource>(
             }
         }
     }
-    outcome
 }
 
 /// What a step waiting on conditions of `families` reports: that the first of them whose

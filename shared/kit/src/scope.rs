@@ -39,6 +39,14 @@ pub enum ScopeError {
     },
 }
 
+impl ScopeError {
+    /// What turns the refusal of `value`, held by `field`, into a [`ScopeError::Invalid`].
+    pub fn invalid(field: &'static str, value: &str) -> impl FnOnce(IdError) -> Self {
+        let value = value.to_owned();
+        move |source| Self::Invalid { field, value, source }
+    }
+}
+
 impl Classify for ScopeError {
     fn category(&self) -> Category {
         Category::InvalidInput
@@ -200,10 +208,7 @@ impl ClusterScope {
             Some(group) if !group.is_empty() => parse("spec.networkSpec.privateDNSZoneResourceGroup", group)?,
             _ => self.resource_group.clone(),
         };
-        let name = match network.class.private_dns_zone_name {
-            Some(name) if !name.is_empty() => name,
-            _ => capz_rules::names::private_dns_zone(&self.name),
-        };
+        let name = self.private_dns_zone_name();
         capz_azure::models::id_of::<PrivateZone>(&ResourceId::resource_group(self.subscription, group), &name)
             .map(Some)
             .map_err(|source| ScopeError::Invalid {
@@ -211,6 +216,19 @@ impl ClusterScope {
                 value: name,
                 source,
             })
+    }
+
+    /// The name of the private DNS zone of a private cluster: `privateDNSZoneName`, by default
+    /// `<cluster>.capz.io`; the API server is `apiserver.<zone>` even when the user resolves it
+    /// (`privateDNSZone: None`).
+    #[must_use]
+    pub fn private_dns_zone_name(&self) -> String {
+        self.spec
+            .network_spec
+            .as_ref()
+            .and_then(|network| network.class.private_dns_zone_name.clone())
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| capz_rules::names::private_dns_zone(&self.name))
     }
 
     /// The networks `spec.networkSpec.vnet.peerings` peers the cluster's with, in the cluster's

@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 pub mod availability_set;
+pub mod bastion_host;
 pub mod disk;
 pub mod image;
 pub mod inbound_nat_rule;

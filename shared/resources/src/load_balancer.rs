@@ -377,8 +377,8 @@ impl AzureResource for LoadBalancer {
 pub enum EndpointSource {
     /// The DNS name (else the address) of this public IP.
     PublicIp(String),
-    /// This private address.
-    PrivateIp(String),
+    /// This name in the cluster's private DNS zone.
+    PrivateName(String),
 }
 
 /// The load balancers an AzureCluster asks for and the public IPs of their frontends, in the
@@ -496,10 +496,9 @@ impl ClusterLoadBalancers {
             .partition(|frontend| frontend.public_ip.is_none());
         let private = self.private_frontends(scope, &private)?;
         if internal {
-            self.endpoint = private.first().and_then(|frontend| match &frontend.address {
-                FrontendAddress::Private { address, .. } => Some(EndpointSource::PrivateIp(address.clone())),
-                FrontendAddress::Public(_) => None,
-            });
+            // As CAPZ names it, whether capz-rs or the user keeps the zone's record.
+            let zone = scope.private_dns_zone_name();
+            self.endpoint = Some(EndpointSource::PrivateName(names::private_api_server(&zone)));
             let balancer = LoadBalancer::new(scope, &name, Role::ApiServer, private, &pool, false)
                 .map_err(invalid("spec.networkSpec.apiServerLB.name", &name))?;
             self.load_balancers
@@ -753,7 +752,7 @@ mod tests {
         );
         assert_eq!(
             plan.endpoint,
-            Some(EndpointSource::PrivateIp("10.0.0.100".into()))
+            Some(EndpointSource::PrivateName("apiserver.c1.capz.io".into()))
         );
         assert!(plan.needs_subnets);
         assert!(

@@ -3,16 +3,14 @@
 //! unit the same controller reconciles first).
 
 use capz_api::common::network::NatGateway as NatGatewaySpec;
-use capz_azure::models::network::{
-    NatGateway as NatGatewayModel, NatGatewayProperties, NatGatewaySkuName, PublicIpAddress,
-};
+use capz_azure::models::network::{NatGateway as NatGatewayModel, NatGatewayProperties, NatGatewaySkuName};
 use capz_azure::models::{Sku, SubResource};
 use capz_azure::{Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_kit::tags::{Role, Tags};
 
-use crate::public_ip::PublicIp;
+use crate::public_ip::{AddressOf, PublicIp, PublicIpFor};
 
 /// A NAT gateway of the cluster with its public IP.
 #[derive(Debug, Clone)]
@@ -25,32 +23,11 @@ pub struct NatGateway {
     ip: NatGatewayIp,
 }
 
-/// The public IP of a NAT gateway: a [`PublicIp`] whose operations are recorded under a service of
-/// their own, so that they never mix with the load balancers' addresses, which another controller
-/// follows.
-#[derive(Debug, Clone)]
-pub struct NatGatewayIp(PublicIp);
+/// The public IP of a NAT gateway.
+pub type NatGatewayIp = PublicIpFor<NatGateway>;
 
-impl AzureResource for NatGatewayIp {
-    type Model = PublicIpAddress;
-    const SERVICE: &'static str = "natgatewaypublicips";
-
-    fn id(&self) -> &ResourceId {
-        self.0.id()
-    }
-
-    fn ownership(&self) -> Ownership {
-        self.0.ownership()
-    }
-
-    fn desired(&self, existing: Option<&PublicIpAddress>) -> Option<PublicIpAddress> {
-        self.0.desired(existing)
-    }
-}
-
-fn invalid(field: &'static str, value: &str) -> impl FnOnce(capz_azure::IdError) -> ScopeError {
-    let value = value.to_owned();
-    move |source| ScopeError::Invalid { field, value, source }
+impl AddressOf for NatGateway {
+    const IP_SERVICE: &'static str = "natgatewaypublicips";
 }
 
 impl NatGateway {
@@ -68,15 +45,19 @@ impl NatGateway {
             .filter(|ip| !ip.is_empty())
             .unwrap_or_else(|| capz_rules::names::nat_gateway_ip(name));
         let zones = spec.zones.clone().filter(|zones| !zones.is_empty());
-        let ip = NatGatewayIp(
+        let ip = NatGatewayIp::new(
             PublicIp::new(scope, &ip_name, Role::NodeOutbound, None)
-                .map_err(invalid("spec.networkSpec.subnets[].natGateway.ip.name", &ip_name))?
+                .map_err(ScopeError::invalid(
+                    "spec.networkSpec.subnets[].natGateway.ip.name",
+                    &ip_name,
+                ))?
                 .zones(zones.clone().unwrap_or_default()),
         );
         Ok(Self {
-            id: scope
-                .id_of::<NatGatewayModel>(name)
-                .map_err(invalid("spec.networkSpec.subnets[].natGateway.name", name))?,
+            id: scope.id_of::<NatGatewayModel>(name).map_err(ScopeError::invalid(
+                "spec.networkSpec.subnets[].natGateway.name",
+                name,
+            ))?,
             cluster: scope.name.clone(),
             location: scope.location.clone(),
             tags: scope.owned_tags(Role::Common),

@@ -11,6 +11,7 @@ use capz_azure::{IdError, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::scope::ClusterScope;
 use capz_kit::tags::{Role, Tags};
+use std::marker::PhantomData;
 
 /// A public IP address the cluster owns.
 #[derive(Debug, Clone)]
@@ -126,6 +127,47 @@ impl AzureResource for PublicIp {
             }),
             ..PublicIpAddress::default()
         })
+    }
+}
+
+/// The resource a [`PublicIpFor`] serves, which names the service its operations are recorded
+/// under.
+pub trait AddressOf {
+    /// The service of the address's operations.
+    const IP_SERVICE: &'static str;
+}
+
+/// The public IP of a resource another controller than the load balancers' reconciles (a NAT
+/// gateway, a bastion host): a [`PublicIp`] whose operations are recorded under a service of
+/// their own, so that they never mix with the load balancers' addresses.
+#[derive(Debug, Clone)]
+pub struct PublicIpFor<Of> {
+    ip: PublicIp,
+    of: PhantomData<fn() -> Of>,
+}
+
+impl<Of> PublicIpFor<Of> {
+    /// `ip`, serving an `Of`.
+    #[must_use]
+    pub fn new(ip: PublicIp) -> Self {
+        Self { ip, of: PhantomData }
+    }
+}
+
+impl<Of: AddressOf> AzureResource for PublicIpFor<Of> {
+    type Model = PublicIpAddress;
+    const SERVICE: &'static str = Of::IP_SERVICE;
+
+    fn id(&self) -> &ResourceId {
+        self.ip.id()
+    }
+
+    fn ownership(&self) -> Ownership {
+        self.ip.ownership()
+    }
+
+    fn desired(&self, existing: Option<&PublicIpAddress>) -> Option<PublicIpAddress> {
+        self.ip.desired(existing)
     }
 }
 

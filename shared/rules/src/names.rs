@@ -195,6 +195,12 @@ pub fn private_dns_link(vnet: &str) -> String {
 /// The record, in a cluster's private DNS zone, that names its API server.
 pub const API_SERVER_RECORD: &str = "apiserver";
 
+/// The API server's name in the private DNS zone `zone`: the endpoint of a private cluster.
+#[must_use]
+pub fn private_api_server(zone: &str) -> String {
+    format!("{API_SERVER_RECORD}.{zone}")
+}
+
 /// The `n`th (1-based) of several names derived from `base`.
 #[must_use]
 pub fn indexed(base: &str, n: usize) -> String {

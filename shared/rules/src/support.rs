@@ -8,8 +8,8 @@
 //!
 //! Paths are the CRD's (`spec.networkSpec.vnet.peerings`), with `[]` for the elements of a list
 //! and `{}` for the values of a map. An entry covers its field and everything under it, except
-//! where a deeper entry says otherwise (so `spec.bastionSpec.azureBastion` can be not yet while
-//! its `subnet` is acted on). Templates carry the same fields under `spec.template.spec`.
+//! where a deeper entry says otherwise (so `spec.networkSpec.subnets[].privateEndpoints` can be
+//! not yet while the rest of a subnet is acted on). Templates carry the same fields under `spec.template.spec`.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -463,11 +463,6 @@ static CLUSTER: LazyLock<Vec<Entry>> = LazyLock::new(|| {
             "not copied to status.failureDomains",
             None,
         ),
-        not_yet(
-            "bastionSpec.azureBastion",
-            "the bastion host and its public IP are not created; its subnet is",
-            Some(ConditionType::BASTION_HOST_READY),
-        ),
         not_yet("networkSpec.vnet.id", NO_ID, None),
         not_yet(
             "networkSpec.vnet.peerings",
@@ -476,8 +471,9 @@ static CLUSTER: LazyLock<Vec<Entry>> = LazyLock::new(|| {
         ),
     ]);
     entries.extend(subnet("networkSpec.subnets", "networkSpec.subnets[]"));
+    // Under `bastionSpec`, which is acted on: only what a subnet leaves out is listed.
     let bastion_subnet = "bastionSpec.azureBastion.subnet";
-    entries.extend(subnet(bastion_subnet, bastion_subnet));
+    entries.extend(subnet(bastion_subnet, bastion_subnet).into_iter().skip(1));
     entries.extend(load_balancer("networkSpec.apiServerLB", false));
     entries.extend(load_balancer("networkSpec.nodeOutboundLB", true));
     entries.extend(load_balancer("networkSpec.controlPlaneOutboundLB", true));

@@ -10,6 +10,8 @@ use capz_api::{AzureCluster, AzureClusterTemplate, AzureMachine, AzureMachineTem
 use capz_rules::{Context, Features, Operation, Rules, SystemEntropy};
 use serde_json::{Value, json};
 
+mod common;
+
 /// The package directory, read when the test runs: the build directory is shared between clones,
 /// so the path compiled into a reused test binary may name another clone.
 fn manifest_dir() -> PathBuf {
@@ -57,31 +59,10 @@ fn variable(name: &str) -> Option<String> {
     })
 }
 
-/// `text` with its `${NAME}` and `${NAME:=default}` references replaced by the variables' values, as
-/// clusterctl does before a manifest reaches a cluster.
-fn substitute(text: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let reference = &rest[start + 2..];
-        let end = reference
-            .find('}')
-            .ok_or_else(|| format!("unclosed variable in {reference:?}"))?;
-        let name = reference[..end].split([':', '=', '-']).next().unwrap_or_default();
-        out.push_str(
-            &variable(name).ok_or_else(|| format!("no value for variable {name}; add one to variable()"))?,
-        );
-        rest = &reference[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
 /// Substitutes the variables in every string of `value`.
 fn substitute_all(value: &mut Value) -> Result<(), String> {
     match value {
-        Value::String(text) => *text = substitute(text)?,
+        Value::String(text) => *text = common::render(text, &variable)?,
         Value::Array(items) => items.iter_mut().try_for_each(substitute_all)?,
         Value::Object(fields) => fields.values_mut().try_for_each(substitute_all)?,
         _ => {}
@@ -181,20 +162,6 @@ fn book_machines_and_templates_are_admitted() {
         machines >= 1 && templates >= 15,
         "only {machines} machines and {templates} templates found"
     );
-}
-
-#[test]
-fn the_variable_substitution_works_like_clusterctls() {
-    assert_eq!(
-        substitute("a: ${CLUSTER_NAME}-md-0").as_deref(),
-        Ok("a: capz-book-md-0")
-    );
-    assert_eq!(
-        substitute(r#"k: ${AZURE_SSH_PUBLIC_KEY_B64:=""}"#),
-        Ok(format!("k: {}", ssh_key()))
-    );
-    assert!(substitute("${NOT_A_BOOK_VARIABLE}").is_err());
-    assert!(substitute("${CLUSTER_NAME").is_err());
 }
 
 /// The book shows clusters in fragments: one without an identity reference gets the one every

@@ -1,9 +1,10 @@
 //! Microsoft.Network: the virtual network and subnets, their security groups, route tables and
-//! NAT gateways, public IPs, load balancers and network interfaces.
+//! NAT gateways, public IPs, load balancers, network interfaces and bastion hosts.
 //!
 //! All of them follow one api-version, [`API_VERSION`]: they refer to each other and share pieces
 //! (references, address settings), which then have one shape.
 
+mod bastion_host;
 mod load_balancer;
 mod nat_gateway;
 mod network_interface;
@@ -12,6 +13,10 @@ mod route_table;
 mod security_group;
 mod virtual_network;
 
+pub use bastion_host::{
+    BastionHost, BastionHostIpConfiguration, BastionHostIpConfigurationProperties, BastionHostProperties,
+    BastionHostSkuName,
+};
 pub use load_balancer::{
     BackendAddressPool, BackendAddressPoolProperties, FrontendIpConfiguration,
     FrontendIpConfigurationProperties, InboundNatRule, InboundNatRuleProperties, LoadBalancer,
