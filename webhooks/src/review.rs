@@ -804,14 +804,14 @@ mod tests {
             "kind": "AzureClusterTemplate",
             "metadata": {"name": "t", "namespace": "default"},
             "spec": {"template": {"spec": {"location": "westeurope", "networkSpec": {
-                "vnet": {"peerings": [{"remoteVnetName": "hub", "resourceGroup": "hub-rg"}]}}}}},
+                "subnets": [{"name": "nodes", "role": "node", "privateEndpoints": [{"name": "pe"}]}]}}}},
         });
         let found =
             warnings_of::<capz_api::AzureClusterTemplate>("AzureClusterTemplate", "CREATE", &template, None);
         assert!(
             found.iter().any(|warning| warning
-                == "spec.template.spec.networkSpec.vnet.peerings: not acted on by capz-rs yet: virtual network \
-                    peerings are not created"),
+                == "spec.template.spec.networkSpec.subnets[0].privateEndpoints: not acted on by capz-rs yet: \
+                    private endpoints are not created"),
             "{found:?}"
         );
 

@@ -18,7 +18,7 @@ use capz_kit::kube::api::Api;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::operations::Operations;
 use capz_kit::policy::{Category, Classify};
-use capz_kit::progress::{Direction, Outcome, Steps, each};
+use capz_kit::progress::{Direction, Outcome, Steps, each, in_turn};
 use capz_kit::resource::{self, AzureResource, Progress, ResourceError};
 use capz_kit::scope::ClusterScope;
 use capz_resources::security_group::{LAST_APPLIED_ANNOTATION, LastApplied};
@@ -94,6 +94,15 @@ impl Run<'_> {
             Unit::NatGateways if owned => self.nat_gateways().await,
             Unit::SecurityGroups | Unit::RouteTables | Unit::NatGateways => Outcome::Done,
             Unit::Subnets => self.subnets().await,
+            Unit::Peerings => {
+                in_turn(
+                    &self.client,
+                    &self.plan.peerings,
+                    self.operations,
+                    Direction::Apply,
+                )
+                .await
+            }
         }
     }
 

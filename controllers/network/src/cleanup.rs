@@ -1,6 +1,7 @@
 //! Deleting an AzureCluster's network: once no other capz-rs controller keeps a finalizer on the
-//! cluster (their resources sit in this network), the resource group goes in one delete when it
-//! is the cluster's; in a group the user brought, the controller's own resources go one by one in
+//! cluster (their resources sit in this network), the peerings go both ways (the one back lives
+//! in the remote network, which the group's deletion would not touch), then the resource group
+//! goes in one delete when it is the cluster's; in a group the user brought, the controller's own resources go one by one in
 //! the reverse order of their creation. What the user brought (the group, a virtual network and
 //! its subnets, rules added to a security group) stays.
 
@@ -19,7 +20,7 @@ use capz_kit::kube::ResourceExt as _;
 use capz_kit::kube::api::Api;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::operations::Operations;
-use capz_kit::progress::{Direction, Outcome, Steps, each};
+use capz_kit::progress::{Direction, Outcome, Steps, each, in_turn};
 use capz_kit::resource::{self, AzureResource};
 use capz_kit::scope::ClusterScope;
 use capz_kit::tags;
@@ -27,7 +28,7 @@ use capz_resources::security_group::LastApplied;
 use capz_resources::subnet::Network;
 
 use crate::context::{ID, State};
-use crate::plan::{DELETION, Plan, SERVICES, Unit};
+use crate::plan::{DELETION, PEERINGS, Plan, SERVICES, Unit};
 use crate::status::publish;
 
 /// How soon a cluster whose peers still hold their finalizers is looked at again, should their
@@ -61,16 +62,7 @@ impl Run<'_> {
                     Ok(subnets) => subnets,
                     Err(error) => return Outcome::failed(error),
                 };
-                // One at a time: Azure refuses a second operation on a virtual network's subnets
-                // while one runs.
-                for subnet in &subnets {
-                    let mut outcome = Outcome::Done;
-                    outcome.absorb(resource::delete(client, subnet, self.operations).await);
-                    if !outcome.is_done() {
-                        return outcome;
-                    }
-                }
-                Outcome::Done
+                in_turn(client, &subnets, self.operations, Direction::Delete).await
             }
             Unit::NatGateways => {
                 let outcome = each(client, &plan.nat_gateways, self.operations, Direction::Delete).await;
@@ -101,6 +93,13 @@ impl Run<'_> {
 /// Deletes the network: the resource group in one delete when it is the cluster's (Azure deletes
 /// everything in it), else the cluster's own resources one by one.
 async fn delete(steps: &mut Steps<'_>, client: &ArmClient, plan: &Plan, operations: &mut Operations) {
+    if plan.expects(Unit::Peerings) {
+        let peerings = in_turn(client, &plan.peerings, operations, Direction::Delete);
+        steps.run(&PEERINGS, peerings).await;
+        if steps.blocked() {
+            return;
+        }
+    }
     let cluster = &plan.scope().name;
     let group_deleting =
         operations.in_flight(<capz_resources::resource_group::ResourceGroup as AzureResource>::SERVICE) > 0;

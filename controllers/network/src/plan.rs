@@ -15,6 +15,7 @@ use capz_resources::route_table::RouteTable;
 use capz_resources::security_group::{LastApplied, SecurityGroup};
 use capz_resources::subnet::{Network, Subnet};
 use capz_resources::virtual_network::VirtualNetwork;
+use capz_resources::vnet_peering::VnetPeering;
 
 /// The operation services the controller records: one per unit type it reconciles.
 pub(crate) const SERVICES: &[&str] = &[
@@ -25,6 +26,7 @@ pub(crate) const SERVICES: &[&str] = &[
     capz_resources::nat_gateway::NatGatewayIp::SERVICE,
     capz_resources::nat_gateway::NatGateway::SERVICE,
     capz_resources::subnet::Subnet::SERVICE,
+    capz_resources::vnet_peering::VnetPeering::SERVICE,
 ];
 
 /// A step of the network's reconcile.
@@ -37,6 +39,8 @@ pub(crate) enum Unit {
     /// The gateways' public IPs, then the gateways.
     NatGateways,
     Subnets,
+    /// Both directions of each peering, one at a time.
+    Peerings,
 }
 
 const fn step(unit: Unit, condition: ConditionType, what: &'static str) -> Step<Unit> {
@@ -76,10 +80,20 @@ pub(crate) const ORDER: &[Step<Unit>] = &[
         "NAT gateways",
     ),
     step(Unit::Subnets, ConditionType::SUBNETS_READY, "subnets"),
+    PEERINGS,
 ];
 
+/// The peerings' step, also the first of every deletion: the peering back from the remote
+/// network is not in the cluster's resource group, so deleting the group would leave it.
+pub(crate) const PEERINGS: Step<Unit> = step(
+    Unit::Peerings,
+    ConditionType::VNET_PEERING_READY,
+    "virtual network peerings",
+);
+
 /// The steps that delete the network in a resource group the cluster does not own, last created
-/// first: a subnet holds on to its security group, route table and NAT gateway.
+/// first: a subnet holds on to its security group, route table and NAT gateway. The peerings go
+/// before, whoever owns the group.
 pub(crate) const DELETION: &[Step<Unit>] = &[
     step(Unit::Subnets, ConditionType::SUBNETS_READY, "subnets"),
     step(
@@ -107,6 +121,7 @@ pub(crate) struct Plan {
     pub(crate) security_groups: Vec<SecurityGroup>,
     pub(crate) route_tables: Vec<RouteTable>,
     pub(crate) nat_gateways: Vec<NatGateway>,
+    pub(crate) peerings: Vec<VnetPeering>,
     subnets: Vec<SubnetSpec>,
     scope: ClusterScope,
 }
@@ -168,6 +183,7 @@ impl Plan {
             security_groups,
             route_tables,
             nat_gateways,
+            peerings: VnetPeering::of_cluster(&scope)?,
             subnets,
             scope,
         })
@@ -178,6 +194,7 @@ impl Plan {
         match unit {
             Unit::RouteTables => !self.route_tables.is_empty(),
             Unit::NatGateways => !self.nat_gateways.is_empty(),
+            Unit::Peerings => !self.peerings.is_empty(),
             _ => true,
         }
     }

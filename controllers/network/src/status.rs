@@ -185,10 +185,7 @@ pub(crate) const OWNED: &[ConditionType] = &[
 
 /// The conditions the controller reports the AzureCluster fields on that capz-rs does not act
 /// on yet (`capz_rules::support`); they count in `Ready` like its others.
-pub(crate) const NOT_YET: &[ConditionType] = &[
-    ConditionType::VNET_PEERING_READY,
-    ConditionType::PRIVATE_ENDPOINTS_READY,
-];
+pub(crate) const NOT_YET: &[ConditionType] = &[ConditionType::PRIVATE_ENDPOINTS_READY];
 
 /// The status fields beside conditions and operations.
 #[derive(Debug, Serialize)]

@@ -736,3 +736,128 @@ async fn brought(azure: &Harness, client: &Client, namespace: &str) -> TestResul
     assert!(foreign_writes.is_empty(), "{foreign_writes:?}");
     Ok(())
 }
+
+/// Two networks of the user's in another group: `hub`, whose range no cluster overlaps, and
+/// `overlapping`, inside the default 10.0.0.0/8.
+fn remote_networks() -> Vec<SeedResource> {
+    let network = |name: &str, prefix: &str| {
+        seed(
+            network_resource("hub-rg", &format!("virtualNetworks/{name}")),
+            json!({"location": "westeurope", "properties": {"addressSpace": {"addressPrefixes": [prefix]}}}),
+        )
+    };
+    vec![
+        seed(group("hub-rg"), json!({"location": "westeurope"})),
+        network("hub", "192.168.0.0/24"),
+        network("overlapping", "10.50.0.0/16"),
+    ]
+}
+
+fn peered_with(remote: &str) -> Value {
+    json!({"networkSpec": {"vnet": {"peerings": [{
+        "remoteVnetName": remote,
+        "resourceGroup": "hub-rg",
+        "forwardPeeringProperties": {"allowForwardedTraffic": true},
+    }]}}})
+}
+
+#[tokio::test]
+async fn peered_networks_are_peered_both_ways_and_unpeered_when_the_cluster_goes() -> TestResult {
+    capz_harness::in_namespace(&[], async |_plane, client, namespace| {
+        let config = Config {
+            resources: remote_networks(),
+            ..Config::default()
+        };
+        let azure = Harness::start(config, &namespace).await?;
+        let result = Box::pin(peered(&azure, &client, &namespace)).await;
+        azure.stop().await?;
+        result
+    })
+    .await
+}
+
+async fn peered(azure: &Harness, client: &Client, namespace: &str) -> TestResult {
+    let api = Api::<AzureCluster>::namespaced(client.clone(), namespace);
+    let hub = network_resource("hub-rg", "virtualNetworks/hub");
+    for (name, remote) in [("p1", "hub"), ("p2", "overlapping")] {
+        create_cluster(client, namespace, name).await?;
+        create_azure_cluster(&api, name, json!({}), peered_with(remote)).await?;
+    }
+    let object = wait(&api, "p1", "VnetPeeringReady", WAIT, |object| {
+        is_true(object, &ConditionType::VNET_PEERING_READY)
+    })
+    .await?;
+    assert!(is_true(&object, &ConditionType::NETWORK_INFRASTRUCTURE_READY));
+    let forward = network_resource(
+        "p1",
+        "virtualNetworks/p1-vnet/virtualNetworkPeerings/p1-vnet-To-hub",
+    );
+    let reverse = format!("{hub}/virtualNetworkPeerings/hub-To-p1-vnet");
+    for (id, remote) in [
+        (&forward, hub.clone()),
+        (&reverse, network_resource("p1", "virtualNetworks/p1-vnet")),
+    ] {
+        let peering = azure
+            .read(id, &NETWORK_API)
+            .await?
+            .ok_or(format!("no peering {id}"))?;
+        assert_eq!(peering["properties"]["peeringState"], "Connected", "{id}");
+        assert_eq!(
+            peering["properties"]["remoteVirtualNetwork"]["id"]
+                .as_str()
+                .map(str::to_ascii_lowercase),
+            Some(remote.to_ascii_lowercase())
+        );
+    }
+    let forward_body = azure
+        .read(&forward, &NETWORK_API)
+        .await?
+        .ok_or("no forward peering")?;
+    assert_eq!(forward_body["properties"]["allowForwardedTraffic"], true);
+
+    // Azure refuses to peer networks whose address spaces overlap; the condition says so.
+    let refused = wait(&api, "p2", "VnetPeeringReady False", WAIT, |object| {
+        condition(object, &ConditionType::VNET_PEERING_READY).is_some_and(|c| {
+            c.status == ConditionStatus::False && c.message.as_deref().is_some_and(|m| m.contains("overlap"))
+        })
+    })
+    .await?;
+    assert!(!is_true(&refused, &ConditionType::NETWORK_INFRASTRUCTURE_READY));
+
+    for name in ["p1", "p2"] {
+        api.delete(name, &DeleteParams::default()).await?;
+    }
+    for name in ["p1", "p2"] {
+        wait_gone(&api, name).await?;
+    }
+    assert!(
+        azure.read(&reverse, &NETWORK_API).await?.is_none(),
+        "the peering back is left"
+    );
+    assert!(
+        azure.read(&hub, &NETWORK_API).await?.is_some(),
+        "the remote network was deleted"
+    );
+    assert!(
+        azure.read(&group("p1"), &GROUP_API).await?.is_none(),
+        "our group is left"
+    );
+    assert!(
+        azure
+            .azure
+            .deleted_in_order(&["/hub-To-p1-vnet", "/resourceGroups/p1"]),
+        "the peering back before the group: {:?}",
+        azure.writes()
+    );
+    let remote_writes: Vec<String> = azure
+        .writes()
+        .into_iter()
+        .filter(|write| write.to_ascii_lowercase().contains("/resourcegroups/hub-rg/"))
+        .filter(|write| !write.contains("/virtualNetworkPeerings/hub-To-p1-vnet"))
+        .collect();
+    assert!(
+        remote_writes.is_empty(),
+        "only the peering back is written there: {remote_writes:?}"
+    );
+    Ok(())
+}

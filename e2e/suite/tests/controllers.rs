@@ -7,7 +7,11 @@
 use std::time::{Duration, Instant};
 
 use arm_emulator::Config;
+use arm_emulator::config::{DEFAULT_SUBSCRIPTION, SeedResource};
 use capz_e2e::{Environment, TestResult, condition, condition_message, wait_list};
+use kube::Api;
+use kube::api::DynamicObject;
+use serde_json::{Value, json};
 
 const TIMEOUT: Duration = Duration::from_mins(2);
 const CLUSTER: &str = "alone";
@@ -50,15 +54,24 @@ async fn with_only_what_edited(
     edit: impl FnOnce(String) -> String,
     check: impl AsyncFnOnce(&mut Environment, &str) -> TestResult,
 ) -> TestResult {
-    run_case(controller, false, (flavor, workers), edit, check).await
+    run_case((controller, false), quick(), (flavor, workers), edit, check).await
+}
+
+/// An emulator that asks for polls after a second.
+fn quick() -> Config {
+    Config {
+        retry_after_seconds: 1,
+        ..Config::default()
+    }
 }
 
 /// The case of `controller`: an environment with the controllers it needs (all but `controller`
-/// itself when `later`, which the check then adds), and a cluster of `flavor` with `workers`
-/// workers, its manifest changed by `edit`, applied in a namespace of its own.
+/// itself when `later`, which the check then adds) on an emulator configured by `config`, and a
+/// cluster of `flavor` with `workers` workers, its manifest changed by `edit`, applied in a
+/// namespace of its own.
 async fn run_case(
-    controller: &str,
-    later: bool,
+    (controller, later): (&str, bool),
+    config: Config,
     (flavor, workers): (Option<&str>, u32),
     edit: impl FnOnce(String) -> String,
     check: impl AsyncFnOnce(&mut Environment, &str) -> TestResult,
@@ -67,14 +80,7 @@ async fn run_case(
     if later {
         installed.retain(|name| *name != controller);
     }
-    let mut environment = Environment::start_with_controllers(
-        Config {
-            retry_after_seconds: 1,
-            ..Config::default()
-        },
-        &installed,
-    )
-    .await?;
+    let mut environment = Environment::start_with_controllers(config, &installed).await?;
     let running = environment.capz.processes();
     assert_eq!(
         running.len(),
@@ -163,59 +169,127 @@ mod privatedns {
     /// cluster waiting for a controller that does not run must say so within it.
     const LEASE_DURATION: Duration = Duration::from_secs(15);
 
-    /// With the network and the load balancers but without the privatedns controller, a cluster
-    /// whose API server is internal says in `Ready`, within one lease period, that the privatedns
-    /// controller does not run (`ControllerNotRunning`), instead of waiting in silence. Once the
-    /// controller is added as a user adds it, the cluster converges by itself: the private DNS
-    /// zone, the zone's link to the cluster's network and the `apiserver` record, and `Ready`.
-    /// Deleting the cluster deletes them.
-    #[tokio::test]
-    async fn a_private_cluster_waits_for_the_missing_controller_then_gets_its_zone() -> TestResult {
-        let internal = |manifest: String| {
-            manifest.replacen(
+    /// The user's network the private cluster is peered with, in a group of its own, and its range,
+    /// which the cluster's default 10.0.0.0/8 does not overlap.
+    const HUB_GROUP: &str = "hub-rg";
+    const HUB: &str = "hub";
+    const HUB_RANGE: &str = "192.168.0.0/24";
+
+    fn hub_id() -> String {
+        format!(
+            "/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/{HUB_GROUP}/providers/Microsoft.Network/virtualNetworks/{HUB}"
+        )
+    }
+
+    /// The emulator, with the hub network seeded.
+    fn with_hub() -> Config {
+        let group = format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/{HUB_GROUP}");
+        Config {
+            resources: vec![
+                SeedResource {
+                    id: group,
+                    body: json!({"location": "westeurope"}),
+                },
+                SeedResource {
+                    id: hub_id(),
+                    body: json!({"location": "westeurope", "properties": {"addressSpace": {"addressPrefixes": [HUB_RANGE]}}}),
+                },
+            ],
+            ..quick()
+        }
+    }
+
+    /// The default flavor made private and peered with the hub.
+    fn private_and_peered(manifest: &str) -> String {
+        manifest
+            .replacen(
                 "  networkSpec:\n",
                 "  networkSpec:\n    apiServerLB:\n      type: Internal\n",
                 1,
             )
-        };
+            .replacen(
+                "    vnet:\n",
+                &format!("    vnet:\n      peerings:\n      - remoteVnetName: {HUB}\n        resourceGroup: {HUB_GROUP}\n"),
+                1,
+            )
+    }
+
+    /// The hub's peerings, as the emulator stores them.
+    fn hub_peerings(environment: &Environment) -> TestResult<Vec<Value>> {
+        let hub = environment
+            .stored_in_azure(&hub_id())
+            .ok_or("the hub network is gone")?;
+        Ok(hub["properties"]["virtualNetworkPeerings"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// The first half of the private case: `ControllerNotRunning` within one lease period, and the
+    /// peerings both ways meanwhile.
+    async fn peered_while_waiting_for_privatedns(
+        environment: &Environment,
+        clusters: &Api<DynamicObject>,
+    ) -> TestResult {
+        let waiting = wait_list(
+            clusters,
+            "",
+            "Ready naming the privatedns controller",
+            TIMEOUT,
+            |all| {
+                all.iter().any(|cluster| {
+                    condition(cluster, "Ready").is_some_and(|(_, reason)| reason == "ControllerNotRunning")
+                        && condition_message(cluster, "Ready")
+                            .is_some_and(|message| message.contains("deploy/privatedns"))
+                })
+            },
+        )
+        .await?;
+        // Creation times have whole seconds: one more is allowed.
+        let born = waiting[0]
+            .metadata
+            .creation_timestamp
+            .clone()
+            .ok_or("no creation time")?;
+        let waited = k8s_openapi::jiff::Timestamp::now().duration_since(born.0);
+        assert!(
+            waited.unsigned_abs() <= LEASE_DURATION + Duration::from_secs(1),
+            "ControllerNotRunning came {waited:?} after the AzureCluster was created, later than one \
+             lease period"
+        );
+        let message = condition_message(&waiting[0], "Ready").unwrap_or_default();
+        assert!(message.contains("PrivateDNSZoneReady"), "{message}");
+        assert_eq!(created(environment, "microsoft.network/privatednszones"), 0);
+        wait_list(clusters, "", "VnetPeeringReady True", TIMEOUT, |all| {
+            all.iter().any(|cluster| {
+                condition(cluster, "VnetPeeringReady").is_some_and(|(status, _)| status == "True")
+            })
+        })
+        .await?;
+        let back = hub_peerings(environment)?;
+        assert_eq!(back.len(), 1, "{back:?}");
+        assert_eq!(back[0]["name"], format!("{HUB}-To-{CLUSTER}-vnet"));
+        assert_eq!(back[0]["properties"]["peeringState"], "Connected");
+        Ok(())
+    }
+
+    /// With the network and the load balancers but without the privatedns controller, a cluster
+    /// whose API server is internal, peered with a network of the user's in another group, says in
+    /// `Ready`, within one lease period, that the privatedns controller does not run
+    /// (`ControllerNotRunning`), instead of waiting in silence; its peerings are there already,
+    /// both ways. Once the controller is added as a user adds it, the cluster converges by
+    /// itself: the private DNS zone, its links to both networks and the `apiserver` record, and
+    /// `Ready`. Deleting the cluster deletes them and both peerings, and leaves the user's network.
+    #[tokio::test]
+    async fn a_private_peered_cluster_waits_for_the_missing_controller_then_gets_its_zone() -> TestResult {
         run_case(
-            "privatedns",
-            true,
+            ("privatedns", true),
+            with_hub(),
             (None, 0),
-            internal,
+            |manifest| private_and_peered(&manifest),
             async |environment, namespace| {
                 let clusters = environment.infrastructure("AzureCluster", namespace).await?;
-                let waiting = wait_list(
-                    &clusters,
-                    "",
-                    "Ready naming the privatedns controller",
-                    TIMEOUT,
-                    |all| {
-                        all.iter().any(|cluster| {
-                            condition(cluster, "Ready")
-                                .is_some_and(|(_, reason)| reason == "ControllerNotRunning")
-                                && condition_message(cluster, "Ready")
-                                    .is_some_and(|message| message.contains("deploy/privatedns"))
-                        })
-                    },
-                )
-                .await?;
-                // Creation times have whole seconds: one more is allowed.
-                let born = waiting[0]
-                    .metadata
-                    .creation_timestamp
-                    .clone()
-                    .ok_or("no creation time")?;
-                let waited = k8s_openapi::jiff::Timestamp::now().duration_since(born.0);
-                assert!(
-                    waited.unsigned_abs() <= LEASE_DURATION + Duration::from_secs(1),
-                    "ControllerNotRunning came {waited:?} after the AzureCluster was created, later than one \
-                     lease period"
-                );
-                let message = condition_message(&waiting[0], "Ready").unwrap_or_default();
-                assert!(message.contains("PrivateDNSZoneReady"), "{message}");
-                assert_eq!(created(environment, "microsoft.network/privatednszones"), 0);
-
+                peered_while_waiting_for_privatedns(environment, &clusters).await?;
                 environment.add_controller("privatedns").await?;
                 let ready = [
                     "PrivateDNSZoneReady",
@@ -237,7 +311,30 @@ mod privatedns {
                     },
                 )
                 .await?;
+                let endpoint = environment
+                    .infrastructure("AzureCluster", namespace)
+                    .await?
+                    .get(CLUSTER)
+                    .await?;
+                assert_eq!(
+                    endpoint.data["spec"]["controlPlaneEndpoint"]["host"],
+                    format!("apiserver.{CLUSTER}.capz.io")
+                );
                 assert_eq!(created(environment, "microsoft.network/privatednszones"), 1);
+                let links: Vec<String> = environment
+                    .created_in_azure()
+                    .into_iter()
+                    .filter(|id| id.contains("/virtualnetworklinks/"))
+                    .collect();
+                assert_eq!(
+                    links.len(),
+                    2,
+                    "the links to the cluster's network and the hub: {links:?}"
+                );
+                assert!(
+                    links.iter().any(|id| id.ends_with(&format!("/{HUB}-link"))),
+                    "{links:?}"
+                );
                 let count = |suffix: &str| {
                     environment
                         .created_in_azure()
@@ -245,15 +342,15 @@ mod privatedns {
                         .filter(|id| id.contains(suffix))
                         .count()
                 };
-                assert_eq!(
-                    count("/virtualnetworklinks/"),
-                    1,
-                    "the link to the cluster's network"
-                );
                 assert_eq!(count("/a/apiserver"), 1, "the API server's record");
                 environment
                     .delete_cluster_without_leftovers(CLUSTER, namespace, TIMEOUT)
                     .await?;
+                assert_eq!(
+                    hub_peerings(environment)?,
+                    Vec::<Value>::new(),
+                    "the peering back is left"
+                );
                 Ok(())
             },
         )

@@ -202,6 +202,24 @@ pub async fn fold_each<R: AzureResource>(
     }
 }
 
+/// Brings `units` to the spec (or deletes them) one after the other, stopping at the first that
+/// is not done: for children of one parent, on which Azure runs one operation at a time and
+/// refuses another meanwhile (AnotherOperationInProgress).
+pub async fn in_turn<R: AzureResource>(
+    client: &ArmClient,
+    units: &[R],
+    operations: &mut Operations,
+    direction: Direction,
+) -> Outcome {
+    for unit in units {
+        let outcome = each(client, std::slice::from_ref(unit), operations, direction).await;
+        if !outcome.is_done() {
+            return outcome;
+        }
+    }
+    Outcome::Done
+}
+
 /// What a step waiting on conditions of `families` reports: that the first of them whose
 /// controller does not run is missing, else `message`.
 pub async fn waiting_on(presence: &Presence, families: &[Family], message: String) -> Outcome {

@@ -34,6 +34,7 @@ pub mod subnet;
 pub mod virtual_machine;
 pub mod virtual_network;
 pub mod vm_extension;
+pub mod vnet_peering;
 
 /// The subscription of the units' tests.
 #[cfg(test)]

@@ -180,6 +180,12 @@ pub fn bastion_ip(c: &str) -> String {
     format!("{c}-azure-bastion-pip")
 }
 
+/// The peering from the virtual network `from` to `to`.
+#[must_use]
+pub fn vnet_peering(from: &str, to: &str) -> String {
+    format!("{from}-To-{to}")
+}
+
 /// The private DNS zone of a cluster whose API server is internal, when the spec names none.
 #[must_use]
 pub fn private_dns_zone(c: &str) -> String {

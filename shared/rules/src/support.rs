@@ -443,6 +443,7 @@ static CLUSTER: LazyLock<Vec<Entry>> = LazyLock::new(|| {
         "networkSpec.vnet.name",
         "networkSpec.vnet.resourceGroup",
         "networkSpec.vnet.cidrBlocks",
+        "networkSpec.vnet.peerings",
         "networkSpec.vnet.tags",
         "networkSpec.additionalAPIServerLBPorts",
         "networkSpec.privateDNSZone",
@@ -464,11 +465,6 @@ static CLUSTER: LazyLock<Vec<Entry>> = LazyLock::new(|| {
             None,
         ),
         not_yet("networkSpec.vnet.id", NO_ID, None),
-        not_yet(
-            "networkSpec.vnet.peerings",
-            "virtual network peerings are not created",
-            Some(ConditionType::VNET_PEERING_READY),
-        ),
     ]);
     entries.extend(subnet("networkSpec.subnets", "networkSpec.subnets[]"));
     // Under `bastionSpec`, which is acted on: only what a subnet leaves out is listed.
@@ -658,13 +654,7 @@ mod tests {
             .into_iter()
             .map(|unacted| unacted.path)
             .collect();
-        assert_eq!(
-            found,
-            [
-                "spec.networkSpec.vnet.peerings",
-                "spec.networkSpec.subnets[1].privateEndpoints"
-            ]
-        );
+        assert_eq!(found, ["spec.networkSpec.subnets[1].privateEndpoints"]);
 
         let template = json!({"spec": {"template": {"spec": {
             "allocatePublicIP": false,

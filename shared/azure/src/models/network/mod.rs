@@ -1,5 +1,5 @@
 //! Microsoft.Network: the virtual network and subnets, their security groups, route tables and
-//! NAT gateways, public IPs, load balancers, network interfaces and bastion hosts.
+//! NAT gateways, peerings, public IPs, load balancers, network interfaces and bastion hosts.
 //!
 //! All of them follow one api-version, [`API_VERSION`]: they refer to each other and share pieces
 //! (references, address settings), which then have one shape.
@@ -12,6 +12,7 @@ mod public_ip_address;
 mod route_table;
 mod security_group;
 mod virtual_network;
+mod virtual_network_peering;
 
 pub use bastion_host::{
     BastionHost, BastionHostIpConfiguration, BastionHostIpConfigurationProperties, BastionHostProperties,
@@ -40,6 +41,7 @@ pub use security_group::{
 pub use virtual_network::{
     AddressSpace, ServiceEndpoint, Subnet, SubnetProperties, VirtualNetwork, VirtualNetworkProperties,
 };
+pub use virtual_network_peering::{PeeringState, VirtualNetworkPeering, VirtualNetworkPeeringProperties};
 
 use crate::id::ApiVersion;
 
