@@ -152,7 +152,8 @@ bench-webhooks *args:
     cargo bench --locked -p capz-webhooks --bench admission -- {{args}}
 
 # Benchmark a cluster of Ready machines end to end (ARM calls per machine and per resync, time to
-# Ready, controllers' peak RSS), e.g. `just bench-e2e --machines 100 --sync-period 20`.
+# Ready, controllers' peak RSS), e.g. `just bench-e2e --machines 100 --sync-period 20` (`--private`
+# for the private flavor's layout).
 bench-e2e *args: kube-bins capi-bins workload-bins
     cargo build --locked --release --bins
     cargo bench --locked -p capz-e2e --bench convergence -- {{args}}

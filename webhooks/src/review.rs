@@ -804,14 +804,15 @@ mod tests {
             "kind": "AzureClusterTemplate",
             "metadata": {"name": "t", "namespace": "default"},
             "spec": {"template": {"spec": {"location": "westeurope", "networkSpec": {
-                "subnets": [{"name": "nodes", "role": "node", "privateEndpoints": [{"name": "pe"}]}]}}}},
+                "subnets": [{"name": "nodes", "role": "node", "natGateway": {"name": "gw", "ip": {"name": "gw-ip",
+                    "ipTags": [{"type": "FirstPartyUsage", "tag": "/Unprivileged"}]}}}]}}}},
         });
         let found =
             warnings_of::<capz_api::AzureClusterTemplate>("AzureClusterTemplate", "CREATE", &template, None);
         assert!(
             found.iter().any(|warning| warning
-                == "spec.template.spec.networkSpec.subnets[0].privateEndpoints: not acted on by capz-rs yet: \
-                    private endpoints are not created"),
+                == "spec.template.spec.networkSpec.subnets[0].natGateway.ip.ipTags: not acted on by capz-rs yet: \
+                    public IPs are created without IP tags"),
             "{found:?}"
         );
 

@@ -9,7 +9,7 @@ use capz_kit::api::common::conditions::ConditionType;
 use capz_kit::api::common::{FailureDomainSpec, FailureDomains};
 use capz_kit::apply::apply_annotations;
 use capz_kit::azure::{ArmClient, ResourceId};
-use capz_kit::conditions::{self, Reason};
+use capz_kit::conditions::Reason;
 use capz_kit::error::{Error, Failure};
 use capz_kit::filter::Reported as _;
 use capz_kit::identity::ClusterIdentityRef;
@@ -23,11 +23,10 @@ use capz_kit::resource::{self, AzureResource, Progress, ResourceError};
 use capz_kit::scope::ClusterScope;
 use capz_resources::security_group::{LAST_APPLIED_ANNOTATION, LastApplied};
 use capz_resources::subnet::Network;
-use capz_rules::support::Kind;
 
 use crate::context::{ID, State};
 use crate::plan::{ORDER, Plan, SERVICES, Unit};
-use crate::status::{self, NOT_YET, publish};
+use crate::status::{self, publish};
 
 /// How soon a cluster waiting for a controller that does not run is looked at again.
 const ABSENT_PEER_RECHECK: Duration = Duration::from_secs(15);
@@ -98,6 +97,15 @@ impl Run<'_> {
                 in_turn(
                     &self.client,
                     &self.plan.peerings,
+                    self.operations,
+                    Direction::Apply,
+                )
+                .await
+            }
+            Unit::PrivateEndpoints => {
+                each(
+                    &self.client,
+                    &self.plan.private_endpoints,
                     self.operations,
                     Direction::Apply,
                 )
@@ -296,10 +304,6 @@ pub(crate) async fn apply(
         }
     }
     let spec = plan.as_ref().map_or(&object.spec, |plan| &plan.scope().spec);
-    // What the spec asks for that the controller does not build yet: reported, never ignored.
-    for observation in conditions::not_yet(Kind::AzureCluster, object, NOT_YET) {
-        steps.observe(observation);
-    }
     let absent = status::waiting_for_absent_peers(&state.presence, spec, object.conditions()).await;
     let mut pass = steps.finish();
     let ready = status::ready(spec, &pass.observations, object.conditions(), &absent);

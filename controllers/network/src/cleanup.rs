@@ -77,6 +77,15 @@ impl Run<'_> {
                 each(client, &addresses, self.operations, Direction::Delete).await
             }
             Unit::RouteTables => each(client, &plan.route_tables, self.operations, Direction::Delete).await,
+            Unit::PrivateEndpoints => {
+                each(
+                    client,
+                    &plan.private_endpoints,
+                    self.operations,
+                    Direction::Delete,
+                )
+                .await
+            }
             Unit::SecurityGroups => {
                 each(client, &plan.security_groups, self.operations, Direction::Delete).await
             }

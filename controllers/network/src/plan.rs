@@ -10,6 +10,7 @@ use capz_kit::progress::Step;
 use capz_kit::resource::AzureResource as _;
 use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_resources::nat_gateway::NatGateway;
+use capz_resources::private_endpoint::PrivateEndpoint;
 use capz_resources::resource_group::ResourceGroup;
 use capz_resources::route_table::RouteTable;
 use capz_resources::security_group::{LastApplied, SecurityGroup};
@@ -27,6 +28,7 @@ pub(crate) const SERVICES: &[&str] = &[
     capz_resources::nat_gateway::NatGateway::SERVICE,
     capz_resources::subnet::Subnet::SERVICE,
     capz_resources::vnet_peering::VnetPeering::SERVICE,
+    capz_resources::private_endpoint::PrivateEndpoint::SERVICE,
 ];
 
 /// A step of the network's reconcile.
@@ -41,6 +43,7 @@ pub(crate) enum Unit {
     Subnets,
     /// Both directions of each peering, one at a time.
     Peerings,
+    PrivateEndpoints,
 }
 
 const fn step(unit: Unit, condition: ConditionType, what: &'static str) -> Step<Unit> {
@@ -81,7 +84,15 @@ pub(crate) const ORDER: &[Step<Unit>] = &[
     ),
     step(Unit::Subnets, ConditionType::SUBNETS_READY, "subnets"),
     PEERINGS,
+    PRIVATE_ENDPOINTS,
 ];
+
+/// The private endpoints' step: in the cluster's resource group, each in one of its subnets.
+const PRIVATE_ENDPOINTS: Step<Unit> = step(
+    Unit::PrivateEndpoints,
+    ConditionType::PRIVATE_ENDPOINTS_READY,
+    "private endpoints",
+);
 
 /// The peerings' step, also the first of every deletion: the peering back from the remote
 /// network is not in the cluster's resource group, so deleting the group would leave it.
@@ -92,9 +103,10 @@ pub(crate) const PEERINGS: Step<Unit> = step(
 );
 
 /// The steps that delete the network in a resource group the cluster does not own, last created
-/// first: a subnet holds on to its security group, route table and NAT gateway. The peerings go
-/// before, whoever owns the group.
+/// first: a subnet holds on to its private endpoints, security group, route table and NAT
+/// gateway. The peerings go before, whoever owns the group.
 pub(crate) const DELETION: &[Step<Unit>] = &[
+    PRIVATE_ENDPOINTS,
     step(Unit::Subnets, ConditionType::SUBNETS_READY, "subnets"),
     step(
         Unit::NatGateways,
@@ -122,6 +134,7 @@ pub(crate) struct Plan {
     pub(crate) route_tables: Vec<RouteTable>,
     pub(crate) nat_gateways: Vec<NatGateway>,
     pub(crate) peerings: Vec<VnetPeering>,
+    pub(crate) private_endpoints: Vec<PrivateEndpoint>,
     subnets: Vec<SubnetSpec>,
     scope: ClusterScope,
 }
@@ -184,6 +197,7 @@ impl Plan {
             route_tables,
             nat_gateways,
             peerings: VnetPeering::of_cluster(&scope)?,
+            private_endpoints: PrivateEndpoint::of_cluster(&scope)?,
             subnets,
             scope,
         })
@@ -195,6 +209,7 @@ impl Plan {
             Unit::RouteTables => !self.route_tables.is_empty(),
             Unit::NatGateways => !self.nat_gateways.is_empty(),
             Unit::Peerings => !self.peerings.is_empty(),
+            Unit::PrivateEndpoints => !self.private_endpoints.is_empty(),
             _ => true,
         }
     }

@@ -861,3 +861,97 @@ async fn peered(azure: &Harness, client: &Client, namespace: &str) -> TestResult
     );
     Ok(())
 }
+
+const STORAGE_API: ApiVersion = ApiVersion::new("2023-05-01");
+
+fn storage_account() -> String {
+    format!(
+        "{}/providers/Microsoft.Storage/storageAccounts/clusterlogs",
+        group("data")
+    )
+}
+
+#[tokio::test]
+async fn a_private_endpoint_connects_a_subnet_to_a_storage_account_until_the_cluster_goes() -> TestResult {
+    capz_harness::in_namespace(&[], async |_plane, client, namespace| {
+        let config = Config {
+            resources: vec![
+                seed(group("data"), json!({"location": "westeurope"})),
+                seed(
+                    storage_account(),
+                    json!({"location": "westeurope", "kind": "StorageV2", "sku": {"name": "Standard_LRS"}}),
+                ),
+            ],
+            ..Config::default()
+        };
+        let azure = Harness::start(config, &namespace).await?;
+        let result = Box::pin(private_endpoint(&azure, &client, &namespace)).await;
+        azure.stop().await?;
+        result
+    })
+    .await
+}
+
+async fn private_endpoint(azure: &Harness, client: &Client, namespace: &str) -> TestResult {
+    let api = Api::<AzureCluster>::namespaced(client.clone(), namespace);
+    let spec = json!({"networkSpec": {"subnets": [
+        {"name": "control-plane-subnet", "role": "control-plane"},
+        {"name": "node-subnet", "role": "node", "privateEndpoints": [{
+            "name": "logs-pe",
+            "privateLinkServiceConnections": [{"name": "logs-blob", "privateLinkServiceID": storage_account(), "groupIDs": ["blob"]}],
+        }]},
+    ]}});
+    create_cluster(client, namespace, "pe1").await?;
+    create_azure_cluster(&api, "pe1", json!({}), spec).await?;
+    let object = wait(&api, "pe1", "PrivateEndpointsReady", WAIT, |object| {
+        is_true(object, &ConditionType::PRIVATE_ENDPOINTS_READY)
+    })
+    .await?;
+    assert!(is_true(&object, &ConditionType::NETWORK_INFRASTRUCTURE_READY));
+    let endpoint_id = network_resource("pe1", "privateEndpoints/logs-pe");
+    let endpoint = azure
+        .read(&endpoint_id, &NETWORK_API)
+        .await?
+        .ok_or("no private endpoint")?;
+    let connection = &endpoint["properties"]["privateLinkServiceConnections"][0];
+    assert_eq!(connection["name"], "logs-blob");
+    assert_eq!(
+        connection["properties"]["privateLinkServiceConnectionState"]["status"],
+        "Approved"
+    );
+    assert!(
+        endpoint["properties"]["subnet"]["id"]
+            .as_str()
+            .is_some_and(|subnet| subnet.ends_with("/subnets/node-subnet")),
+        "{endpoint}"
+    );
+    // The storage account lists the endpoint among its connections.
+    let account = azure
+        .read(&storage_account(), &STORAGE_API)
+        .await?
+        .ok_or("no storage account")?;
+    let listed = account["properties"]["privateEndpointConnections"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(listed.len(), 1, "{account}");
+    assert_eq!(
+        listed[0]["properties"]["privateEndpoint"]["id"]
+            .as_str()
+            .map(str::to_ascii_lowercase),
+        Some(endpoint_id.to_ascii_lowercase())
+    );
+
+    api.delete("pe1", &DeleteParams::default()).await?;
+    wait_gone(&api, "pe1").await?;
+    assert!(
+        azure.read(&endpoint_id, &NETWORK_API).await?.is_none(),
+        "the endpoint is left"
+    );
+    let account = azure
+        .read(&storage_account(), &STORAGE_API)
+        .await?
+        .ok_or("the storage account was deleted")?;
+    assert_eq!(account["properties"]["privateEndpointConnections"], json!([]));
+    Ok(())
+}

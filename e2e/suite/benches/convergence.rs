@@ -8,7 +8,10 @@
 //!
 //! `just bench-e2e --machines 100 --sync-period 20` (defaults: 20 machines, 20 s). With
 //! `--timeline`, every ARM call up to AzureCluster Ready is listed with the time it arrived and was
-//! answered (since the apply) and the controller that made it, to see where that time goes.
+//! answered (since the apply) and the controller that made it, to see where that time goes. With
+//! `--private`, the cluster is laid out as the `private` flavor lays it out: its API server behind
+//! an internal load balancer named in a private DNS zone, outbound load balancers for the control
+//! plane and the nodes, and an Azure Bastion host.
 //!
 //! `just bench-e2e --available` measures instead how long the default flavor (one control plane,
 //! two workers, its add-ons installed by ClusterResourceSets) takes from the apply to the Cluster
@@ -31,6 +34,7 @@ struct Options {
     sync_period: u64,
     timeline: bool,
     available: bool,
+    private: bool,
 }
 
 fn options() -> Result<Options, String> {
@@ -39,6 +43,7 @@ fn options() -> Result<Options, String> {
         sync_period: 20,
         timeline: false,
         available: false,
+        private: false,
     };
     let mut args = std::env::args().skip(1).filter(|arg| arg != "--bench");
     while let Some(arg) = args.next() {
@@ -52,9 +57,11 @@ fn options() -> Result<Options, String> {
             }
             "--timeline" => options.timeline = true,
             "--available" => options.available = true,
+            "--private" => options.private = true,
             other => {
                 return Err(format!(
-                    "unexpected argument {other}; use --machines N --sync-period SECONDS [--timeline], or --available"
+                    "unexpected argument {other}; use --machines N --sync-period SECONDS [--timeline] [--private], or \
+                     --available"
                 ));
             }
         }
@@ -62,10 +69,26 @@ fn options() -> Result<Options, String> {
     Ok(options)
 }
 
-fn manifest(namespace: &str, machines: u32) -> String {
+/// The network of the `private` flavor, in the place of the default one.
+const PRIVATE_NETWORK: &str = "  bastionSpec:
+    azureBastion: {}
+  networkSpec:
+    apiServerLB:
+      type: Internal
+    controlPlaneOutboundLB:
+      frontendIPsCount: 1
+    nodeOutboundLB:
+      frontendIPsCount: 1
+";
+
+fn manifest(namespace: &str, machines: u32, private: bool) -> String {
     let bootstrap = format!("{CLUSTER}-bootstrap");
+    let mut cluster = cluster_manifest(CLUSTER, CLUSTER);
+    if private {
+        cluster = cluster.replacen("  networkSpec:\n", PRIVATE_NETWORK, 1);
+    }
     [
-        cluster_manifest(CLUSTER, CLUSTER),
+        cluster,
         service_principal_identity(CLUSTER, namespace),
         bootstrap_secret(&bootstrap),
         machine_deployment(&format!("{CLUSTER}-workers"), CLUSTER, machines, &bootstrap),
@@ -143,6 +166,8 @@ async fn bench(options: &Options) -> TestResult {
         &[
             "capz-network",
             "capz-loadbalancer",
+            "capz-privatedns",
+            "capz-bastion",
             "capz-compute",
             "capz-identity",
         ]
@@ -156,7 +181,7 @@ async fn bench(options: &Options) -> TestResult {
         let applied_at = Instant::now();
         let applied_clock = SystemTime::now();
         let start = environment.azure.emulator.counts();
-        capz_harness::apply_yaml(&client, &namespace, &manifest(&namespace, machines)).await?;
+        capz_harness::apply_yaml(&client, &namespace, &manifest(&namespace, machines, options.private)).await?;
         let clusters = environment.infrastructure("AzureCluster", &namespace).await?;
         wait_list(&clusters, "", "AzureCluster Ready", Duration::from_mins(5), |all| {
             all.iter().any(|cluster| cluster.data["status"]["ready"] == true)
@@ -186,7 +211,11 @@ async fn bench(options: &Options) -> TestResult {
         let steady = arm_calls(&environment, &steady_start);
         let resources = environment.created_in_azure().len();
 
-        println!("\n{machines} machines, sync period {} s, zero emulator latency", options.sync_period);
+        let layout = if options.private { "private" } else { "default" };
+        println!(
+            "\n{machines} machines, {layout} cluster, sync period {} s, zero emulator latency",
+            options.sync_period
+        );
         println!(
             "apply -> AzureCluster Ready            {:>8.2} s   ({} ARM calls: {cluster_calls:?})",
             cluster_ready.as_secs_f64(),

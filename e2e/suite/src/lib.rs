@@ -697,18 +697,6 @@ impl Environment {
             .collect()
     }
 
-    /// The body of the resource `id` as the emulator stores it (seeded or not), children inside.
-    #[must_use]
-    pub fn stored_in_azure(&self, id: &str) -> Option<Value> {
-        let snapshot = self.azure.emulator.snapshot();
-        snapshot["resources"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|item| text(&item["body"]["id"]).eq_ignore_ascii_case(id))
-            .map(|item| item["body"].clone())
-    }
-
     /// Deletes the Cluster `name` in `namespace`, waits until every AzureMachine, AzureMachinePool
     /// (and its machines) and AzureCluster there is gone (each controller released its finalizer),
     /// and checks that nothing capz-rs created for it is left in Azure (in its resource group, or

@@ -106,39 +106,117 @@ fn created(environment: &Environment, type_: &str) -> usize {
 mod network {
     use super::*;
 
-    /// The network alone builds the resource group, virtual network, subnets and security groups;
+    const STORAGE_API: &str = "api-version=2023-05-01";
+
+    fn storage_account() -> String {
+        format!(
+            "/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/data/providers/Microsoft.Storage/storageAccounts/clusterlogs"
+        )
+    }
+
+    /// The emulator, with a storage account of the user's in a group of its own.
+    fn with_storage_account() -> Config {
+        Config {
+            resources: vec![
+                SeedResource {
+                    id: format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/data"),
+                    body: json!({"location": "westeurope"}),
+                },
+                SeedResource {
+                    id: storage_account(),
+                    body: json!({"location": "westeurope", "kind": "StorageV2", "sku": {"name": "Standard_LRS"}}),
+                },
+            ],
+            ..quick()
+        }
+    }
+
+    /// The default flavor with a private endpoint on its node subnet to the storage account's blobs.
+    fn with_private_endpoint(manifest: &str) -> String {
+        let endpoint = format!(
+            "      role: node\n      privateEndpoints:\n      - name: logs-pe\n        privateLinkServiceConnections:\n        \
+             - name: logs-blob\n          privateLinkServiceID: {}\n          groupIDs:\n          - blob\n",
+            storage_account()
+        );
+        manifest.replacen("      role: node\n", &endpoint, 1)
+    }
+
+    /// The private endpoints the storage account lists, as ARM answers for it.
+    async fn connections_of_the_account(environment: &Environment) -> TestResult<Vec<Value>> {
+        let (status, account) = environment
+            .arm_json("GET", &format!("{}?{STORAGE_API}", storage_account()), None)
+            .await?;
+        assert_eq!(status, 200, "{account}");
+        Ok(account["properties"]["privateEndpointConnections"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// The network alone builds the resource group, virtual network, subnets and security groups,
+    /// and a private endpoint on the node subnet to a storage account, which the account lists;
     /// no load balancer or machine is built, and the cluster's `Ready` says the load-balancer
-    /// controller does not run.
+    /// controller does not run. Deleting the cluster deletes the endpoint, and the account lists
+    /// none.
     #[tokio::test]
     async fn builds_the_network_and_names_the_missing_loadbalancer() -> TestResult {
-        with_only_what("network", async |environment, namespace| {
-            let clusters = environment.infrastructure("AzureCluster", namespace).await?;
-            let waiting = wait_list(
-                &clusters,
-                "",
-                "SubnetsReady, and Ready naming loadbalancer",
-                TIMEOUT,
-                |all| {
-                    all.iter().any(|cluster| {
-                        condition(cluster, "SubnetsReady").is_some_and(|(status, _)| status == "True")
-                            && condition_message(cluster, "Ready")
+        run_case(
+            ("network", false),
+            with_storage_account(),
+            (None, 0),
+            |manifest| with_private_endpoint(&manifest),
+            async |environment, namespace| {
+                let clusters = environment.infrastructure("AzureCluster", namespace).await?;
+                let waiting = wait_list(
+                    &clusters,
+                    "",
+                    "SubnetsReady and PrivateEndpointsReady, and Ready naming loadbalancer",
+                    TIMEOUT,
+                    |all| {
+                        all.iter().any(|cluster| {
+                            ["SubnetsReady", "PrivateEndpointsReady"].iter().all(|type_| {
+                                condition(cluster, type_).is_some_and(|(status, _)| status == "True")
+                            }) && condition_message(cluster, "Ready")
                                 .is_some_and(|message| message.contains("loadbalancer"))
-                    })
-                },
-            )
-            .await?;
-            assert_eq!(
-                condition(&waiting[0], "Ready")
-                    .map(|(_, reason)| reason)
-                    .as_deref(),
-                Some("ControllerNotRunning")
-            );
-            assert_eq!(created(environment, "microsoft.network/virtualnetworks"), 1);
-            assert!(created(environment, "microsoft.network/networksecuritygroups") >= 1);
-            assert_eq!(created(environment, "microsoft.network/loadbalancers"), 0);
-            assert_eq!(created(environment, "microsoft.compute/virtualmachines"), 0);
-            Ok(())
-        })
+                        })
+                    },
+                )
+                .await?;
+                assert_eq!(
+                    condition(&waiting[0], "Ready")
+                        .map(|(_, reason)| reason)
+                        .as_deref(),
+                    Some("ControllerNotRunning")
+                );
+                assert_eq!(created(environment, "microsoft.network/virtualnetworks"), 1);
+                assert!(created(environment, "microsoft.network/networksecuritygroups") >= 1);
+                assert_eq!(created(environment, "microsoft.network/loadbalancers"), 0);
+                assert_eq!(created(environment, "microsoft.compute/virtualmachines"), 0);
+                let endpoints = environment.created_of_type("microsoft.network/privateendpoints");
+                assert_eq!(endpoints.len(), 1, "{endpoints:?}");
+                let listed = connections_of_the_account(environment).await?;
+                assert_eq!(listed.len(), 1, "{listed:?}");
+                assert_eq!(
+                    listed[0]["properties"]["privateEndpoint"]["id"]
+                        .as_str()
+                        .map(str::to_ascii_lowercase)
+                        .as_ref(),
+                    Some(&endpoints[0])
+                );
+                assert_eq!(
+                    listed[0]["properties"]["privateLinkServiceConnectionState"]["status"],
+                    "Approved"
+                );
+                environment
+                    .delete_cluster_without_leftovers(CLUSTER, namespace, TIMEOUT)
+                    .await?;
+                assert_eq!(
+                    connections_of_the_account(environment).await?,
+                    Vec::<Value>::new()
+                );
+                Ok(())
+            },
+        )
         .await
     }
 }
@@ -217,7 +295,7 @@ mod privatedns {
     /// The hub's peerings, as the emulator stores them.
     fn hub_peerings(environment: &Environment) -> TestResult<Vec<Value>> {
         let hub = environment
-            .stored_in_azure(&hub_id())
+            .azure_resource(&hub_id())
             .ok_or("the hub network is gone")?;
         Ok(hub["properties"]["virtualNetworkPeerings"]
             .as_array()

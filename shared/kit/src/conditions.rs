@@ -430,28 +430,27 @@ mod tests {
 
     #[test]
     fn not_yet_fields_are_reported_once_per_condition_of_the_callers_types() {
-        let cluster = serde_json::json!({"spec": {"networkSpec": {
-            "vnet": {"peerings": [{"remoteVnetName": "hub"}]},
-            "subnets": [{"privateEndpoints": [{"name": "a"}]}, {"privateEndpoints": [{"name": "b"}]}],
-        }, "extendedLocation": {"name": "edge", "type": "EdgeZone"}}});
-        let types = [
-            ConditionType::PRIVATE_ENDPOINTS_READY,
-            ConditionType::BASTION_HOST_READY,
-        ];
-        let observations = not_yet(Kind::AzureCluster, &cluster, &types);
+        let machine = serde_json::json!({"spec": {
+            "osDisk": {"managedDisk": {"securityProfile": {"securityEncryptionType": "VMGuestStateOnly"}}},
+            "dataDisks": [{"managedDisk": {"securityProfile": {"securityEncryptionType": "VMGuestStateOnly"}}}],
+        }});
+        let types = [ConditionType::SPEC_SUPPORTED, ConditionType::VM_RUNNING];
+        let observations = not_yet(Kind::AzureMachine, &machine, &types);
         assert_eq!(observations.len(), 1, "{observations:?}");
-        let endpoints = &observations[0];
-        assert_eq!(endpoints.type_, ConditionType::PRIVATE_ENDPOINTS_READY);
-        assert_eq!(endpoints.status, ConditionStatus::False);
-        assert_eq!(endpoints.severity, Some(ConditionSeverity::Warning));
-        assert_eq!(endpoints.reason, Some(Reason::NOT_SUPPORTED));
+        let unsupported = &observations[0];
+        assert_eq!(unsupported.type_, ConditionType::SPEC_SUPPORTED);
+        assert_eq!(unsupported.status, ConditionStatus::False);
+        assert_eq!(unsupported.severity, Some(ConditionSeverity::Warning));
+        assert_eq!(unsupported.reason, Some(Reason::NOT_SUPPORTED));
         assert_eq!(
-            endpoints.message.as_deref(),
+            unsupported.message.as_deref(),
             Some(
-                "not acted on by capz-rs yet: spec.networkSpec.subnets[0].privateEndpoints: private endpoints \
-                 are not created; spec.networkSpec.subnets[1].privateEndpoints: private endpoints are not created"
+                "not acted on by capz-rs yet: spec.osDisk.managedDisk.securityProfile: the VM is created without \
+                 disk security settings; spec.dataDisks[0].managedDisk.securityProfile: the VM is created without \
+                 disk security settings"
             )
         );
-        assert!(not_yet(Kind::AzureCluster, &serde_json::json!({"spec": {}}), &types).is_empty());
+        assert!(not_yet(Kind::AzureMachine, &serde_json::json!({"spec": {}}), &types).is_empty());
+        assert!(not_yet(Kind::AzureMachine, &machine, &[ConditionType::VM_RUNNING]).is_empty());
     }
 }

@@ -24,6 +24,7 @@ pub mod network_interface;
 pub mod private_dns_link;
 pub mod private_dns_record;
 pub mod private_dns_zone;
+pub mod private_endpoint;
 pub mod public_ip;
 pub mod resource_group;
 pub mod role_assignment;

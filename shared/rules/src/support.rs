@@ -384,7 +384,7 @@ const NO_IP_TAGS: &str = "public IPs are created without IP tags";
 /// The entries of a subnet: `field`, and `at` for the path of its fields (`field` or
 /// `field[]`).
 fn subnet(field: &str, at: &str) -> Vec<Entry> {
-    vec![
+    let mut entries = vec![
         acted(field),
         not_yet(&format!("{at}.id"), NO_ID, None),
         not_yet(&format!("{at}.securityGroup.id"), NO_ID, None),
@@ -396,12 +396,16 @@ fn subnet(field: &str, at: &str) -> Vec<Entry> {
             None,
         ),
         not_yet(&format!("{at}.natGateway.ip.ipTags"), NO_IP_TAGS, None),
-        not_yet(
+    ];
+    // The cluster's subnets get their private endpoints; the bastion's subnet does not, as in CAPZ.
+    if at.starts_with("bastionSpec") {
+        entries.push(not_yet(
             &format!("{at}.privateEndpoints"),
-            "private endpoints are not created",
-            Some(ConditionType::PRIVATE_ENDPOINTS_READY),
-        ),
-    ]
+            "private endpoints are created in the cluster's subnets only",
+            None,
+        ));
+    }
+    entries
 }
 
 /// The entries of the load balancer at `at`; `outbound` for the outbound ones, whose public IPs
@@ -645,8 +649,8 @@ mod tests {
         let cluster = json!({"spec": {"networkSpec": {
             "vnet": {"peerings": [{"remoteVnetName": "hub"}]},
             "subnets": [
-                {"name": "a", "privateEndpoints": []},
-                {"name": "b", "privateEndpoints": [{"name": "pe"}]},
+                {"name": "a", "privateEndpoints": [{"name": "pe"}], "natGateway": {"name": "g", "ip": {"ipTags": []}}},
+                {"name": "b", "natGateway": {"name": "g", "ip": {"ipTags": [{"type": "FirstPartyUsage", "tag": "/x"}]}}},
             ],
             "privateDNSZone": "None",
         }}});
@@ -654,7 +658,7 @@ mod tests {
             .into_iter()
             .map(|unacted| unacted.path)
             .collect();
-        assert_eq!(found, ["spec.networkSpec.subnets[1].privateEndpoints"]);
+        assert_eq!(found, ["spec.networkSpec.subnets[1].natGateway.ip.ipTags"]);
 
         let template = json!({"spec": {"template": {"spec": {
             "allocatePublicIP": false,

@@ -1,5 +1,6 @@
 //! Microsoft.Network: the virtual network and subnets, their security groups, route tables and
-//! NAT gateways, peerings, public IPs, load balancers, network interfaces and bastion hosts.
+//! NAT gateways, peerings, private endpoints, public IPs, load balancers, network interfaces and
+//! bastion hosts.
 //!
 //! All of them follow one api-version, [`API_VERSION`]: they refer to each other and share pieces
 //! (references, address settings), which then have one shape.
@@ -8,6 +9,7 @@ mod bastion_host;
 mod load_balancer;
 mod nat_gateway;
 mod network_interface;
+mod private_endpoint;
 mod public_ip_address;
 mod route_table;
 mod security_group;
@@ -29,6 +31,11 @@ pub use nat_gateway::{NatGateway, NatGatewayProperties, NatGatewaySkuName};
 pub use network_interface::{
     IpConfiguration, IpConfigurationProperties, NetworkInterface, NetworkInterfaceDnsSettings,
     NetworkInterfaceProperties,
+};
+pub use private_endpoint::{
+    ConnectionState, PrivateEndpoint, PrivateEndpointIpConfiguration,
+    PrivateEndpointIpConfigurationProperties, PrivateEndpointProperties, PrivateLinkServiceConnection,
+    PrivateLinkServiceConnectionProperties,
 };
 pub use public_ip_address::{
     IpTag, PublicIpAddress, PublicIpAddressDnsSettings, PublicIpAddressProperties, PublicIpSkuName,
