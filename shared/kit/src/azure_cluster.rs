@@ -187,7 +187,7 @@ pub trait Plan: Send + Sync {
 
 /// Where one pass of a cluster-level controller stands before it calls Azure.
 #[derive(Debug)]
-pub enum Planned<P> {
+enum Planned<P> {
     /// The spec asks nothing of the controller: its conditions are withdrawn.
     Nothing,
     /// Its steps cannot run, for this reason (a spec that cannot be built, a dependency that is
@@ -200,12 +200,7 @@ pub enum Planned<P> {
 impl<P> Planned<P> {
     /// `plan`, or held while `missing` says what a peer has not provided yet: the first of
     /// `peers` whose controller does not run is then named instead.
-    pub async fn unless_waiting(
-        plan: P,
-        missing: Option<String>,
-        presence: &Presence,
-        peers: &[Family],
-    ) -> Self {
+    async fn unless_waiting(plan: P, missing: Option<String>, presence: &Presence, peers: &[Family]) -> Self {
         match missing {
             Some(waiting) => Self::Held(waiting_on(presence, peers, waiting).await),
             None => Self::Ready(plan),
@@ -220,7 +215,7 @@ impl<P> Planned<P> {
 ///
 /// # Errors
 /// The API server's, or what the steps' outcome asks of the caller (a failure, a pending delete).
-pub async fn pass<P: Plan>(
+async fn pass<P: Plan>(
     shared: &Shared,
     api: &Api<AzureCluster>,
     object: &AzureCluster,
