@@ -20,7 +20,6 @@
 //! written or deleted.
 
 mod context;
-mod converge;
 mod plan;
 
 use capz_kit::azure_cluster;

@@ -1,19 +1,22 @@
 //! The private DNS of an AzureCluster, built from its defaulted spec: the zone, its links to the
 //! cluster's network and to every network peered with it, and the API server's records; and the
 //! order of the steps that create them ([`ORDER`]) and delete them ([`DELETION`]: records and
-//! links before the zone, which Azure refuses to delete while it has links).
+//! links before the zone, which Azure refuses to delete while it has links); and how each step is
+//! brought to the spec or deleted. A zone or link that exists without the cluster's tag is the
+//! user's: it is used as it is and never deleted.
 
 use capz_kit::api::AzureCluster;
 use capz_kit::api::common::conditions::ConditionType;
 use capz_kit::api::controllers::Family;
-use capz_kit::azure::IdError;
 use capz_kit::azure::models::private_dns::A;
-use capz_kit::azure_cluster::{Owned, Planner, Shared};
+use capz_kit::azure::{ArmClient, IdError};
+use capz_kit::azure_cluster::{self, Owned, Planner, Shared};
 use capz_kit::conditions::Reason;
 use capz_kit::filter::Reported as _;
+use capz_kit::operations::Operations;
 use capz_kit::policy::{Category, Classify};
-use capz_kit::progress::Step;
-use capz_kit::resource::AzureResource as _;
+use capz_kit::progress::{Direction, Outcome, Step, each, fold_each};
+use capz_kit::resource::{self, AzureResource as _};
 use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_kit::tags::Role;
 use capz_resources::private_dns_link::PrivateDnsLink;
@@ -149,4 +152,53 @@ fn plan(state: &Shared, object: &AzureCluster) -> Result<Option<Plan>, PlanError
         .collect::<Result<_, _>>()?;
     let records = api_server_records(&scope, &zone)?;
     Ok(Some(Plan { zone, links, records }))
+}
+
+impl azure_cluster::Plan for Plan {
+    type Unit = Unit;
+
+    async fn converge(
+        &self,
+        client: &ArmClient,
+        unit: &Unit,
+        operations: &mut Operations,
+        direction: Direction,
+    ) -> Outcome {
+        let mut outcome = Outcome::Done;
+        match (unit, direction) {
+            (Unit::Zone, Direction::Apply) => {
+                let zone = &self.zone;
+                outcome.absorb(
+                    resource::reconcile_or_use(client, zone, || zone.clone().brought(), operations).await,
+                );
+            }
+            (Unit::Links, Direction::Apply) => {
+                for link in &self.links {
+                    outcome.absorb(
+                        resource::reconcile_or_use(client, link, || link.clone().brought(), operations).await,
+                    );
+                }
+            }
+            (Unit::Zone, Direction::Delete) => {
+                outcome.absorb(resource::delete(client, &self.zone, operations).await);
+            }
+            (Unit::Links, Direction::Delete) => {
+                outcome = each(client, &self.links, operations, direction).await;
+            }
+            // An A set, an AAAA set, or both.
+            (Unit::Records, _) => {
+                let records = &self.records;
+                fold_each(client, records.a.as_slice(), operations, direction, &mut outcome).await;
+                fold_each(
+                    client,
+                    records.aaaa.as_slice(),
+                    operations,
+                    direction,
+                    &mut outcome,
+                )
+                .await;
+            }
+        }
+        outcome
+    }
 }

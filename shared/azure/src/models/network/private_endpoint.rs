@@ -4,35 +4,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::API_VERSION;
-use crate::id::{Location, ResourceId};
-use crate::models::{ChildResource, ProvisioningState, SubResource, Tags};
+use crate::id::ResourceId;
+use crate::models::{ChildResource, ProvisioningState, SubResource, TrackedResource};
 
 /// A private endpoint (`Microsoft.Network/privateEndpoints`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PrivateEndpoint {
-    /// The endpoint's id (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<ResourceId>,
-    /// The endpoint's name (read-only: the id names it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// `Microsoft.Network/privateEndpoints` (read-only).
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub resource_type: Option<String>,
-    /// Changes with every write (read-only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub etag: Option<String>,
-    /// The endpoint's region: its network's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
-    /// The endpoint's tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tags: Option<Tags>,
-    /// Where the endpoint sits and what it connects to.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub properties: Option<PrivateEndpointProperties>,
-}
+pub type PrivateEndpoint = TrackedResource<PrivateEndpointProperties>;
 
 /// A private endpoint's subnet, connection and interface.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
