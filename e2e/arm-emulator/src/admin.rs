@@ -68,7 +68,7 @@ impl Emulator {
     }
 
     /// Creates the configuration's seeded resources, in order, as PUTs with the newest
-    /// api-version would, and marks them seeded.
+    /// api-version would, and marks them and what came with them seeded.
     ///
     /// # Errors
     /// Names the first seed ARM would refuse, with the answer.
@@ -112,8 +112,12 @@ impl Emulator {
                 ArmPath::Resource(id) => id.key(),
                 _ => seed.id.to_ascii_lowercase(),
             };
-            if let Some(stored) = self.state().resources.get_mut(key.as_str()) {
-                stored.seeded = true;
+            // What the service makes along with a resource (a zone's SOA record set) is seeded too.
+            let under = format!("{key}/");
+            for (stored_key, stored) in &mut self.state().resources {
+                if **stored_key == *key || stored_key.starts_with(&under) {
+                    stored.seeded = true;
+                }
             }
         }
         Ok(())

@@ -74,6 +74,12 @@ pub struct Config {
     pub rbac: bool,
     /// Resources present at start (seeded), for example an existing virtual network to bring.
     pub resources: Vec<SeedResource>,
+    /// The virtual network (an id) the proxy's clients sit in, as a management cluster running in
+    /// Azure does. Unset, they stand outside every network: they reach every load balancer's
+    /// private frontend and resolve no private DNS zone. Set, they resolve a private zone's names
+    /// only while the zone is linked to this network, reach a private address only in it or in a
+    /// network peered with it both ways, and lose an open tunnel when its host stops doing both.
+    pub management_network: Option<String>,
 }
 
 impl Default for Config {
@@ -112,6 +118,7 @@ impl Default for Config {
             rate_limits: crate::throttle::RateLimits::default(),
             rbac: false,
             resources: Vec::new(),
+            management_network: None,
         }
     }
 }
@@ -472,5 +479,9 @@ mod tests {
         assert_eq!(config.resources.len(), 2);
         assert_eq!(config.quotas.len(), 2);
         assert_eq!(config.sku_restrictions[1].zones, ["2", "3"]);
+        assert_eq!(
+            config.management_network.as_deref(),
+            Some(config.resources[1].id.as_str())
+        );
     }
 }

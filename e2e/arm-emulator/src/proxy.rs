@@ -9,7 +9,10 @@
 //! program standing in for what would run behind that address (a workload cluster's API server)
 //! listens there, and the tunnel is joined to it byte for byte, TLS and all. A route counts only
 //! while the emulator holds a resource with that address, as Azure's DNS would only answer then.
-//! Other hosts are refused: nothing leaves the machine.
+//! Other hosts are refused: nothing leaves the machine. When the configuration places the proxy's
+//! clients in a virtual network (`managementNetwork`), private names and addresses count only as
+//! seen from there: a private DNS zone's names while the zone is linked to that network, private
+//! addresses in it or in a network peered with it.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -118,13 +121,22 @@ impl Emulator {
         lock(&self.routes).list()
     }
 
-    /// Whether `host` is an address or name of a resource the emulator holds, as the next ARM
-    /// request would find the state.
+    /// Whether `host` is an address or name of a resource the emulator holds that a client in the
+    /// configured management network reaches, as the next ARM request would find the state.
     pub(crate) fn resolves(&self, host: &str) -> bool {
+        let from = self.management_network();
         let now = self.now();
         let mut state = self.state();
         state.advance(now);
-        crate::resources::resolves(&state, &normal_host(host))
+        crate::resources::resolves(&state, &normal_host(host), from.as_deref())
+    }
+
+    /// The network the proxy's clients sit in, as the state keys it.
+    fn management_network(&self) -> Option<String> {
+        self.config
+            .management_network
+            .as_deref()
+            .map(|id| id.trim_end_matches('/').to_ascii_lowercase())
     }
 }
 
@@ -249,7 +261,7 @@ async fn forward(
 ) -> std::io::Result<()> {
     if !emulator.resolves(host) {
         let message = format!(
-            "{host} does not resolve to any emulated address: no public IP address, load balancer frontend or managed cluster the emulator holds has it."
+            "{host} does not resolve to an emulated address the proxy's clients reach: no public IP address, load balancer frontend, managed cluster or private DNS zone linked to their network has it."
         );
         return refuse(&mut stream, "502 Bad Gateway", &message).await;
     }
@@ -270,8 +282,34 @@ async fn forward(
     stream
         .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
         .await?;
-    tokio::io::copy_bidirectional(&mut stream, &mut upstream).await?;
+    if emulator.management_network().is_none() {
+        tokio::io::copy_bidirectional(&mut stream, &mut upstream).await?;
+        return Ok(());
+    }
+    // From a management network, a tunnel lasts only while its host resolves and reaches: a
+    // removed peering drops the packets, and a removed zone link is taken to end the connection
+    // too, as if the client had looked the name up again (stricter than Azure, where an open
+    // connection outlives the lookup), so that clients see the loss at once.
+    tokio::select! {
+        copied = tokio::io::copy_bidirectional(&mut stream, &mut upstream) => {
+            copied?;
+        }
+        () = lost(emulator, host) => {}
+    }
     Ok(())
+}
+
+/// How often an open tunnel from a management network checks that its host still reaches.
+const REACH_POLL: Duration = Duration::from_secs(1);
+
+/// Returns once `host` no longer resolves or reaches from the management network.
+async fn lost(emulator: &Emulator, host: &str) {
+    loop {
+        tokio::time::sleep(REACH_POLL).await;
+        if !emulator.resolves(host) {
+            return;
+        }
+    }
 }
 
 /// Reads the request head, up to its blank line.

@@ -277,6 +277,10 @@ async fn seeds_snapshots_and_the_inventory() {
                 id: format!("{RG}/providers/Microsoft.Network/virtualNetworks/existing"),
                 body: json!({"location": "westeurope", "properties": {"addressSpace": {"addressPrefixes": ["10.1.0.0/16"]}}}),
             },
+            SeedResource {
+                id: format!("{RG}/providers/Microsoft.Network/privateDnsZones/example.internal"),
+                body: json!({"location": "global"}),
+            },
         ],
         ..Config::default()
     };
@@ -305,6 +309,12 @@ async fn seeds_snapshots_and_the_inventory() {
         .find(|entry| entry["id"].as_str().unwrap().ends_with("/existing"))
         .unwrap();
     assert_eq!(seeded_network["seeded"], true);
+    // A zone comes with its SOA record set, which is as much the seed's as the zone.
+    let soa = entries
+        .iter()
+        .find(|entry| entry["id"].as_str().unwrap().ends_with("/example.internal/SOA/@"))
+        .unwrap();
+    assert_eq!(soa["seeded"], true);
     let made = entries
         .iter()
         .find(|entry| entry["id"].as_str().unwrap().ends_with("/made"))

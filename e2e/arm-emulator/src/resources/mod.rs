@@ -571,12 +571,27 @@ pub(crate) fn managed_clusters(state: &State, reveal: bool) -> Vec<Value> {
     container_service::managed_clusters(state, reveal)
 }
 
-/// Whether `host` (a name or an address, any case) is one the emulator hands out: the address
-/// or DNS name of a public IP address, the private address of a load balancer's frontend, or one
-/// of a managed cluster's API server names. Names nothing else would resolve to outside Azure.
-pub(crate) fn resolves(state: &State, host: &str) -> bool {
+/// Whether `host` (a name or an address, any case) is one the emulator hands out, as a client in
+/// `from` (a virtual network's lower-case id) would reach it: the address or DNS name of a public
+/// IP address, the private address of a load balancer's frontend, one of a managed cluster's API
+/// server names, or a name of a private DNS zone. Names nothing else would resolve to outside
+/// Azure. A client in no network reaches every private frontend and no private zone; a client in
+/// a network reaches a private address only in that network or one peered with it, and resolves
+/// a private zone's names only when the zone is linked to its network.
+pub(crate) fn resolves(state: &State, host: &str, from: Option<&str>) -> bool {
     let host = host.trim_end_matches('.');
     let address: Option<std::net::IpAddr> = host.parse().ok();
+    let reached =
+        |address: std::net::IpAddr| from.is_none_or(|network| network::reaches(state, network, address));
+    if let (Some(network), None) = (from, address) {
+        let name = host.to_ascii_lowercase();
+        if network::addresses_from(state, network, &name)
+            .into_iter()
+            .any(reached)
+        {
+            return true;
+        }
+    }
     let names_host = |value: Option<&Value>| {
         value.and_then(Value::as_str).is_some_and(|value| match address {
             Some(address) => value.parse() == Ok(address),
@@ -588,12 +603,13 @@ pub(crate) fn resolves(state: &State, host: &str) -> bool {
             &["/properties/ipAddress", "/properties/dnsSettings/fqdn"]
         } else if stored.type_name == network::LOAD_BALANCER.name {
             let body = stored.body();
-            return body
-                .pointer("/properties/frontendIPConfigurations")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .any(|frontend| names_host(frontend.pointer("/properties/privateIPAddress")));
+            return address.is_some_and(reached)
+                && body
+                    .pointer("/properties/frontendIPConfigurations")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .any(|frontend| names_host(frontend.pointer("/properties/privateIPAddress")));
         } else if stored.type_name == container_service::MANAGED_CLUSTER.name {
             &[
                 "/properties/fqdn",
@@ -695,7 +711,7 @@ pub(crate) fn set_provisioning_state(body: &mut Value, state: &str, children: bo
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::{container_service, find, network, registry, resolves};
     use crate::state::State;
@@ -738,7 +754,7 @@ mod tests {
             "aks-1.privatelink.westeurope.azmk8s.io",
             "aks-1.portal.hcp.westeurope.azmk8s.io",
         ] {
-            assert!(resolves(&state, host), "{host}");
+            assert!(resolves(&state, host, None), "{host}");
         }
         for host in [
             "20.1.2.4",
@@ -746,8 +762,90 @@ mod tests {
             "x",
             "management.azure.com",
         ] {
-            assert!(!resolves(&state, host), "{host}");
+            assert!(!resolves(&state, host, None), "{host}");
         }
+    }
+
+    /// From a management network, a private zone's name resolves while the zone is linked to the
+    /// network, and reaches while the address lies in a network peered with it both ways; a
+    /// private frontend likewise.
+    #[test]
+    fn from_a_management_network_private_names_need_a_link_and_addresses_a_peering() {
+        let sub = "/subscriptions/s/resourcegroups";
+        let hub = format!("{sub}/hub/providers/microsoft.network/virtualnetworks/hub");
+        let spoke = format!("{sub}/c/providers/microsoft.network/virtualnetworks/c-vnet");
+        let zone = format!("{sub}/c/providers/microsoft.network/privatednszones/c.capz.io");
+        let link = format!("{zone}/virtualnetworklinks/hub-link");
+        let peering = |name: &str, remote: &str| json!({"name": name, "properties": {"remoteVirtualNetwork": {"id": remote}}});
+        let network = |prefix: &str, peerings: Value| json!({"properties": {"addressSpace": {"addressPrefixes": [prefix]}, "virtualNetworkPeerings": peerings}});
+        let mut state = State::default();
+        let vnet = network::VIRTUAL_NETWORK.name;
+        state.put_doc(
+            &hub,
+            vnet,
+            network("192.168.0.0/24", json!([peering("hub-To-c", &spoke)])),
+            false,
+        );
+        state.put_doc(
+            &spoke,
+            vnet,
+            network("10.0.0.0/8", json!([peering("c-To-hub", &hub)])),
+            false,
+        );
+        state.put_doc(
+            &zone,
+            "Microsoft.Network/privateDnsZones",
+            json!({"properties": {}}),
+            false,
+        );
+        state.put_doc(
+            &link,
+            "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
+            json!({"properties": {"virtualNetwork": {"id": hub.to_uppercase()}}}),
+            false,
+        );
+        state.put_doc(
+            &format!("{zone}/a/apiserver"),
+            "Microsoft.Network/privateDnsZones/A",
+            json!({"properties": {"aRecords": [{"ipv4Address": "10.0.0.100"}]}}),
+            false,
+        );
+        state.put_doc(&format!("{sub}/c/providers/microsoft.network/loadbalancers/internal"), network::LOAD_BALANCER.name,
+            json!({"properties": {"frontendIPConfigurations": [{"name": "f", "properties": {"privateIPAddress": "10.0.0.100"}}]}}), false);
+        let from = Some(hub.as_str());
+        for host in ["apiserver.c.capz.io", "APIServer.C.capz.io.", "10.0.0.100"] {
+            assert!(resolves(&state, host, from), "{host} from the hub");
+            assert!(
+                !resolves(
+                    &state,
+                    host,
+                    Some(&format!("{sub}/x/providers/microsoft.network/virtualnetworks/x"))
+                ),
+                "{host} from elsewhere"
+            );
+        }
+        assert!(
+            !resolves(&state, "apiserver.c.capz.io", None),
+            "a private zone is no public name"
+        );
+        assert!(
+            !resolves(&state, "other.c.capz.io", from),
+            "a name with no record"
+        );
+        // Without the peering back, neither the name nor the frontend reaches.
+        state.change_doc(&spoke, |body| {
+            body["properties"]["virtualNetworkPeerings"] = json!([]);
+        });
+        assert!(!resolves(&state, "apiserver.c.capz.io", from));
+        assert!(!resolves(&state, "10.0.0.100", from));
+        state.change_doc(&spoke, |body| {
+            body["properties"]["virtualNetworkPeerings"] = json!([peering("c-To-hub", &hub)]);
+        });
+        assert!(resolves(&state, "apiserver.c.capz.io", from));
+        // Without the zone's link to the hub, the name does not resolve; the address still reaches.
+        state.remove_doc(&link);
+        assert!(!resolves(&state, "apiserver.c.capz.io", from));
+        assert!(resolves(&state, "10.0.0.100", from));
     }
 
     /// The store resolves the type of every object holding a reference among the served types;

@@ -20,6 +20,8 @@
 //!   delete policy and roll to a new version one Node at a time ([`pools`]).
 //! - `clusterctl move` hands a cluster to a second management cluster ([`moving`], a test of its
 //!   own with its own two planes, run beside the others).
+//! - A cluster of the `private` flavor is reached only through its peering with the plane's
+//!   emulated network and its zone's link to it ([`private`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -34,6 +36,7 @@ use serde_json::{Value, json};
 
 mod moving;
 mod pools;
+mod private;
 
 const CONVERGE: Duration = Duration::from_mins(4);
 const ROLLOUT: Duration = Duration::from_mins(8);
@@ -42,13 +45,13 @@ const CONTROL_PLANE: &str = "cluster.x-k8s.io/control-plane";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clusters_live_through_upgrades_rollouts_and_remediation() -> TestResult {
-    let environment = Environment::start(Config {
+    let environment = Environment::start(private::in_a_management_network(Config {
         retry_after_seconds: 1,
         ..Config::default()
-    })
+    }))
     .await?;
     let client = environment.client.clone();
-    let (upgrade, no_cni, rollout, remediation, managed, uniform, flexible) = tokio::join!(
+    let (upgrade, no_cni, rollout, remediation, managed, uniform, flexible, private) = tokio::join!(
         capz_harness::with_temp_namespace(&client, async |namespace| {
             control_plane_upgrade(&environment, &namespace).await
         }),
@@ -68,6 +71,9 @@ async fn clusters_live_through_upgrades_rollouts_and_remediation() -> TestResult
         capz_harness::with_temp_namespace(&client, async |namespace| {
             pools::machine_pool(&environment, &namespace, true).await
         }),
+        capz_harness::with_temp_namespace(&client, async |namespace| {
+            private::a_private_cluster_through_its_peering(&environment, &namespace).await
+        }),
     );
     for (case, outcome) in [
         ("control-plane upgrade", upgrade),
@@ -76,6 +82,7 @@ async fn clusters_live_through_upgrades_rollouts_and_remediation() -> TestResult
         ("remediation", remediation),
         ("Uniform machine pool", uniform),
         ("Flexible machine pool", flexible),
+        ("private cluster", private),
     ] {
         outcome?.map_err(|error| format!("{case}: {error}"))?;
     }

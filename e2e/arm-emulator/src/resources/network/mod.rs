@@ -207,6 +207,8 @@ pub(crate) static TYPES: &[&ResourceType] = &[
 ];
 
 pub(crate) use load_balancers::LOAD_BALANCER;
+pub(crate) use peerings::reaches;
+pub(crate) use private_dns::addresses_from;
 pub(crate) use private_endpoints::show_endpoint_connections;
 pub(crate) use public_ips::PUBLIC_IP;
 pub(crate) use virtual_networks::VIRTUAL_NETWORK;

@@ -2,6 +2,8 @@
 //! peering is `Initiated` until the remote network peers back, then both sides are `Connected`;
 //! when either side or the remote network goes away, what is left shows `Disconnected`.
 
+use std::net::IpAddr;
+
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
@@ -148,6 +150,32 @@ fn space_of(network: &Value) -> Vec<Cidr> {
         .filter_map(Value::as_str)
         .filter_map(Cidr::parse)
         .collect()
+}
+
+/// Whether a machine in `network` (a lower-case id) reaches `address`: the address lies in the
+/// network's own address space, or in that of a network peered with it both ways, with virtual
+/// network access allowed on both sides.
+pub(crate) fn reaches(state: &State, network: &str, address: IpAddr) -> bool {
+    let Some(local) = state.body(network) else {
+        return false;
+    };
+    let holds = |body: &Value| {
+        space_of(body)
+            .iter()
+            .any(|prefix| prefix.contains_address(address))
+    };
+    let open =
+        |peering: &Value| peering.pointer("/properties/allowVirtualNetworkAccess") != Some(&json!(false));
+    holds(&local)
+        || children::all(&local, "virtualNetworkPeerings")
+            .iter()
+            .filter(|peering| open(peering))
+            .filter_map(|peering| remote_of(peering))
+            .any(|remote| {
+                state
+                    .body(&remote.to_ascii_lowercase())
+                    .is_some_and(|remote| peering_back(&remote, network).is_some_and(&open) && holds(&remote))
+            })
 }
 
 /// A connected peering whose remote network or peering back is gone shows `Disconnected`.

@@ -234,6 +234,55 @@ fn count_zone(state: &State, zone: &mut Value) {
     }
 }
 
+/// What `name` (lower case, no trailing dot) resolves to for a machine in `network` (a lower-case
+/// id): the addresses of its A and AAAA record sets in every private zone that holds the name and
+/// is linked to that network. A zone no link joins to the network is not consulted, as Azure's
+/// resolver answers a network only from the zones linked to it.
+pub(crate) fn addresses_from(state: &State, network: &str, name: &str) -> Vec<IpAddr> {
+    let mut found = Vec::new();
+    for (key, stored) in &state.resources {
+        if stored.type_name != ZONE.name {
+            continue;
+        }
+        let zone = key.rsplit('/').next().unwrap_or_default();
+        let label = if name == zone {
+            "@"
+        } else {
+            match name.strip_suffix(zone).and_then(|rest| rest.strip_suffix('.')) {
+                Some(label) => label,
+                None => continue,
+            }
+        };
+        let linked = state
+            .under(&format!("{key}/virtualnetworklinks/"))
+            .any(|(_, link)| {
+                link.body()
+                    .pointer("/properties/virtualNetwork/id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|linked| linked.eq_ignore_ascii_case(network))
+            });
+        if !linked {
+            continue;
+        }
+        for (set, records, field) in [
+            ("a", "aRecords", "ipv4Address"),
+            ("aaaa", "aaaaRecords", "ipv6Address"),
+        ] {
+            let Some(body) = state.body(&format!("{key}/{set}/{label}")) else {
+                continue;
+            };
+            found.extend(
+                body.pointer(&format!("/properties/{records}"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|record| record[field].as_str()?.parse::<IpAddr>().ok()),
+            );
+        }
+    }
+    found
+}
+
 /// Azure refuses to delete a zone that still has virtual network links.
 fn refuse_while_linked(state: &State, key: &str) -> Result<(), ArmError> {
     let prefix = format!("{key}/");
