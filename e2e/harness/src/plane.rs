@@ -472,15 +472,38 @@ async fn allow_anonymous_issuer_discovery(client: &Client) -> Result<()> {
     Ok(())
 }
 
-/// A new directory for one plane.
+/// A new directory for one plane. The directories of planes whose test process has exited
+/// without dropping them (a plane held in a `static` never is) are removed first: a plane's data
+/// and logs can take a gigabyte.
 fn fresh_dir() -> Result<PathBuf> {
     let base = std::env::temp_dir();
+    remove_abandoned_dirs(&base);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| since.subsec_nanos());
     let dir = base.join(format!("capz-plane-{}-{nanos:09}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(Error::io("create", &dir))?;
     Ok(dir)
+}
+
+/// Removes the `capz-plane-<pid>-*` directories under `base` whose process no longer runs.
+fn remove_abandoned_dirs(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|name| name.strip_prefix("capz-plane-"))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Ports nobody listens on now, below the kernel's ephemeral range: ports in that range are also
