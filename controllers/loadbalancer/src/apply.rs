@@ -61,8 +61,7 @@ impl Run<'_> {
             Unit::PublicIps => {
                 for (ip, may_be_brought) in &self.plan.public_ips {
                     let result = if *may_be_brought {
-                        resource::reconcile_or_use(self.client, ip, || ip.clone().brought(), self.operations)
-                            .await
+                        resource::reconcile_or_use(self.client, ip, self.operations).await
                     } else {
                         resource::reconcile(self.client, ip, self.operations).await
                     };

@@ -168,15 +168,11 @@ impl azure_cluster::Plan for Plan {
         match (unit, direction) {
             (Unit::Zone, Direction::Apply) => {
                 let zone = &self.zone;
-                outcome.absorb(
-                    resource::reconcile_or_use(client, zone, || zone.clone().brought(), operations).await,
-                );
+                outcome.absorb(resource::reconcile_or_use(client, zone, operations).await);
             }
             (Unit::Links, Direction::Apply) => {
                 for link in &self.links {
-                    outcome.absorb(
-                        resource::reconcile_or_use(client, link, || link.clone().brought(), operations).await,
-                    );
+                    outcome.absorb(resource::reconcile_or_use(client, link, operations).await);
                 }
             }
             (Unit::Zone, Direction::Delete) => {

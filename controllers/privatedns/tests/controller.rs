@@ -216,6 +216,16 @@ async fn a_brought_zone_is_used_as_it_is_and_peered_networks_are_linked_too() ->
             !writes.iter().any(|write| write.ends_with("privateDnsZones/kubernetes.example.com")),
             "the brought zone was written: {writes:?}"
         );
+        // A resync reads the user's zone once, as it reads the links it owns.
+        let zone_reads = || azure.count("GET", "privateDnsZones/kubernetes.example.com");
+        let link_reads = || azure.count("GET", "virtualNetworkLinks/dns2-vnet-link");
+        let (zone_before, link_before) = (zone_reads(), link_reads());
+        azure.resyncs_write_nothing(16, WAIT).await?;
+        let (zone_read, link_read) = (zone_reads() - zone_before, link_reads() - link_before);
+        assert!(
+            link_read >= 3 && zone_read <= link_read + 1,
+            "over the resyncs the zone was read {zone_read} times, the cluster's link {link_read}"
+        );
         let zone = get(&azure, &brought).await?.ok_or("no zone")?;
         assert_eq!(zone["tags"], json!({"team": "dns"}));
         for network in ["dns2-vnet", "hub"] {

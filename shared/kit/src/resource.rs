@@ -40,20 +40,6 @@ pub enum Ownership {
     Shared,
 }
 
-impl Ownership {
-    /// Tagged with `cluster`'s ownership, or, for a resource the user brought, [`Self::Shared`].
-    #[must_use]
-    pub fn tagged_unless_brought(cluster: &str, brought: bool) -> Self {
-        if brought {
-            Self::Shared
-        } else {
-            Self::Tagged {
-                cluster: cluster.to_owned(),
-            }
-        }
-    }
-}
-
 /// An Azure resource as a controller wants it.
 pub trait AzureResource: Sync {
     /// The ARM body, as sent and as answered; it gives the api-version of every call and the
@@ -162,6 +148,24 @@ pub async fn reconcile<R: AzureResource>(
     resource: &R,
     operations: &mut Operations,
 ) -> Result<Progress<R::Model>, ResourceError> {
+    reconcile_finding(client, resource, operations, Foreign::Refuse).await
+}
+
+/// What a reconcile does with a resource found under our name without our tag.
+#[derive(Clone, Copy)]
+enum Foreign {
+    /// Fails with [`ResourceError::NotOwned`].
+    Refuse,
+    /// Takes it as the user's, as it is.
+    Use,
+}
+
+async fn reconcile_finding<R: AzureResource>(
+    client: &ArmClient,
+    resource: &R,
+    operations: &mut Operations,
+    foreign: Foreign,
+) -> Result<Progress<R::Model>, ResourceError> {
     let id = resource.id();
     // A write in flight: poll it once instead of writing again. A token we cannot read is
     // dropped; the read below finds out where the resource stands.
@@ -181,10 +185,13 @@ pub async fn reconcile<R: AzureResource>(
         (None, Ownership::Shared) => return Err(ResourceError::Missing { id: id.clone() }),
         (Some(model), Ownership::Shared) => return Ok(Progress::Done(model)),
         (Some(model), Ownership::Tagged { cluster }) if !tags::is_owned(model.tags(), &cluster) => {
-            return Err(ResourceError::NotOwned {
-                id: id.clone(),
-                cluster,
-            });
+            return match foreign {
+                Foreign::Refuse => Err(ResourceError::NotOwned {
+                    id: id.clone(),
+                    cluster,
+                }),
+                Foreign::Use => Ok(Progress::Done(model)),
+            };
         }
         // An operation runs that this reconcile has no record of (its record was lost, or it
         // is another's): writing now would be refused or would preempt it, so wait for it.
@@ -225,21 +232,17 @@ pub async fn reconcile<R: AzureResource>(
 }
 
 /// Like [`reconcile`], except that a resource found under the name without the cluster's tag is
-/// the user's and is used as it is: `brought` gives the unit that only reads it. For resources a
-/// user may bring by naming them in the spec (an API server IP, a private DNS zone or link).
+/// the user's and is used as it is, never written (one read, as for ours). For resources a user
+/// may bring by naming them in the spec (an API server IP, a private DNS zone or link).
 ///
 /// # Errors
 /// As [`reconcile`], but never [`ResourceError::NotOwned`].
 pub async fn reconcile_or_use<R: AzureResource>(
     client: &ArmClient,
     resource: &R,
-    brought: impl FnOnce() -> R,
     operations: &mut Operations,
 ) -> Result<Progress<R::Model>, ResourceError> {
-    match reconcile(client, resource, operations).await {
-        Err(ResourceError::NotOwned { .. }) => reconcile(client, &brought(), operations).await,
-        result => result,
-    }
+    reconcile_finding(client, resource, operations, Foreign::Use).await
 }
 
 /// Deletes the resource if it exists and is ours; a resource that is not ours is left as it is.

@@ -20,7 +20,6 @@ pub struct PrivateDnsLink {
     network: ResourceId,
     cluster: String,
     tags: Tags,
-    brought: bool,
 }
 
 impl PrivateDnsLink {
@@ -41,15 +40,7 @@ impl PrivateDnsLink {
             network,
             cluster: cluster.to_owned(),
             tags,
-            brought: false,
         })
-    }
-
-    /// The same link as one the user made: read and used, never written or deleted.
-    #[must_use]
-    pub fn brought(mut self) -> Self {
-        self.brought = true;
-        self
     }
 }
 
@@ -62,7 +53,9 @@ impl AzureResource for PrivateDnsLink {
     }
 
     fn ownership(&self) -> Ownership {
-        Ownership::tagged_unless_brought(&self.cluster, self.brought)
+        Ownership::Tagged {
+            cluster: self.cluster.clone(),
+        }
     }
 
     fn desired(&self, existing: Option<&VirtualNetworkLink>) -> Option<VirtualNetworkLink> {

@@ -16,7 +16,6 @@ pub struct PrivateDnsZone {
     id: ResourceId,
     cluster: String,
     tags: Tags,
-    brought: bool,
 }
 
 impl PrivateDnsZone {
@@ -30,15 +29,7 @@ impl PrivateDnsZone {
             id,
             cluster: scope.name.clone(),
             tags: scope.owned_tags(Role::Common),
-            brought: false,
         }))
-    }
-
-    /// The same zone as one the user brought: read and used, never written or deleted.
-    #[must_use]
-    pub fn brought(mut self) -> Self {
-        self.brought = true;
-        self
     }
 }
 
@@ -51,7 +42,9 @@ impl AzureResource for PrivateDnsZone {
     }
 
     fn ownership(&self) -> Ownership {
-        Ownership::tagged_unless_brought(&self.cluster, self.brought)
+        Ownership::Tagged {
+            cluster: self.cluster.clone(),
+        }
     }
 
     fn desired(&self, existing: Option<&PrivateZone>) -> Option<PrivateZone> {
@@ -124,6 +117,5 @@ mod tests {
         let written = update.tags.unwrap();
         assert_eq!(written["policy"], "added");
         assert_eq!(written["sigs.k8s.io_cluster-api-provider-azure_role"], "common");
-        assert_eq!(zone.brought().ownership(), Ownership::Shared);
     }
 }

@@ -23,7 +23,6 @@ pub struct PublicIp {
     dns_label: Option<String>,
     ipv6: bool,
     zones: Option<Vec<String>>,
-    brought: bool,
 }
 
 impl PublicIp {
@@ -46,7 +45,6 @@ impl PublicIp {
             dns_label: dns_label.map(str::to_owned),
             ipv6: false,
             zones: None,
-            brought: false,
         })
     }
 
@@ -62,14 +60,6 @@ impl PublicIp {
     #[must_use]
     pub fn zones(mut self, zones: Vec<String>) -> Self {
         self.zones = (!zones.is_empty()).then_some(zones);
-        self
-    }
-
-    /// The same address as one the user brought: it is read and used as it is, never written or
-    /// deleted (a user-named API server IP that exists without our tag, as CAPZ treats it).
-    #[must_use]
-    pub fn brought(mut self) -> Self {
-        self.brought = true;
         self
     }
 
@@ -91,7 +81,9 @@ impl AzureResource for PublicIp {
     }
 
     fn ownership(&self) -> Ownership {
-        Ownership::tagged_unless_brought(&self.cluster, self.brought)
+        Ownership::Tagged {
+            cluster: self.cluster.clone(),
+        }
     }
 
     fn desired(&self, existing: Option<&PublicIpAddress>) -> Option<PublicIpAddress> {
