@@ -1,6 +1,7 @@
 //! The HTTPS proxy: Azure's hosts are answered by the emulator inside the tunnel; a routed host
 //! of the emulated cloud is joined to a local listener, while an emulated resource has that
-//! address; anything else is refused.
+//! address (and, from a management network, while that network reaches it); anything else is
+//! refused.
 
 #![expect(clippy::unwrap_used, reason = "a failed step fails the test")]
 
@@ -236,7 +237,7 @@ async fn a_route_counts_only_while_an_emulated_resource_has_the_address() {
     let (status, message) = refusal(&proxy, "elsewhere.westeurope.cloudapp.azure.com:6443").await;
     assert_eq!(status, "HTTP/1.1 502 Bad Gateway");
     assert!(
-        message.contains("does not resolve to any emulated address"),
+        message.contains("does not resolve to an emulated address"),
         "{message}"
     );
 
@@ -250,7 +251,7 @@ async fn a_route_counts_only_while_an_emulated_resource_has_the_address() {
         let (status, message) = refusal(&proxy, &target).await;
         assert_eq!(status, "HTTP/1.1 502 Bad Gateway", "{target}");
         assert!(
-            message.contains("does not resolve to any emulated address"),
+            message.contains("does not resolve to an emulated address"),
             "{message}"
         );
     }
@@ -330,4 +331,100 @@ async fn azure_hosts_are_answered_by_the_emulator_and_other_hosts_refused() {
     let (status, message) = refusal(&proxy, "example.com:443").await;
     assert_eq!(status, "HTTP/1.1 403 Forbidden");
     assert!(message.contains("not an Azure endpoint"), "{message}");
+}
+
+/// From a management network, a private zone's name is reached only through the zone's link to
+/// that network and a peering both ways; an open tunnel ends once the link is gone, and a new
+/// one is refused.
+#[tokio::test]
+async fn from_a_management_network_a_private_name_needs_its_link_and_peering() {
+    const SUB: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups";
+    const NETWORK_API: &str = "api-version=2024-05-01";
+    const DNS_API: &str = "api-version=2024-06-01";
+    let hub = format!("{SUB}/hub/providers/Microsoft.Network/virtualNetworks/hub");
+    let spoke = format!("{SUB}/c/providers/Microsoft.Network/virtualNetworks/c-vnet");
+    let zone = format!("{SUB}/c/providers/Microsoft.Network/privateDnsZones/c.capz.io");
+    let emulator = Emulator::new(Config {
+        management_network: Some(hub.clone()),
+        ..Config::default()
+    });
+    let put = async |path: String, body: Value| {
+        let reply = send(&emulator, "PUT", &path, Some(body)).await;
+        assert!(reply.status.is_success(), "{path}: {}", reply.body);
+        emulator.advance_clock(Duration::from_mins(1));
+    };
+    for (group, network, prefix) in [("hub", &hub, "192.168.0.0/24"), ("c", &spoke, "10.0.0.0/16")] {
+        put(
+            format!("{SUB}/{group}?api-version=2021-04-01"),
+            json!({"location": "westeurope"}),
+        )
+        .await;
+        put(
+            format!("{network}?{NETWORK_API}"),
+            json!({"location": "westeurope", "properties": {"addressSpace": {"addressPrefixes": [prefix]}}}),
+        )
+        .await;
+    }
+    for (from, to, name) in [(&hub, &spoke, "hub-To-c-vnet"), (&spoke, &hub, "c-vnet-To-hub")] {
+        put(
+            format!("{from}/virtualNetworkPeerings/{name}?{NETWORK_API}"),
+            json!({"properties": {"remoteVirtualNetwork": {"id": to}}}),
+        )
+        .await;
+    }
+    put(format!("{zone}?{DNS_API}"), json!({"location": "global"})).await;
+    let link = format!("{zone}/virtualNetworkLinks/hub-link");
+    put(
+        format!("{link}?{DNS_API}"),
+        json!({"location": "global", "properties": {"virtualNetwork": {"id": hub}, "registrationEnabled": false}}),
+    )
+    .await;
+    put(
+        format!("{zone}/A/apiserver?{DNS_API}"),
+        json!({"properties": {"ttl": 10, "aRecords": [{"ipv4Address": "10.0.0.100"}]}}),
+    )
+    .await;
+    let tls = Tls::generate(&[]).unwrap();
+    let proxy = start_proxy(([127, 0, 0, 1], 0).into(), &emulator, &tls)
+        .await
+        .unwrap();
+    emulator.add_route("apiserver.c.capz.io", 6443, echo_server().await);
+
+    let (head, mut stream) = connect(&proxy, "apiserver.c.capz.io:6443").await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    stream.write_all(b"ping").await.unwrap();
+    let mut echoed = [0_u8; 4];
+    stream.read_exact(&mut echoed).await.unwrap();
+    assert_eq!(&echoed, b"ping");
+
+    let deleted = send(&emulator, "DELETE", &format!("{link}?{DNS_API}"), None).await;
+    assert!(deleted.status.is_success(), "{}", deleted.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut rest)).await;
+    assert!(closed.is_ok(), "the tunnel outlived the zone's link");
+    let (status, message) = refusal(&proxy, "apiserver.c.capz.io:6443").await;
+    assert_eq!(status, "HTTP/1.1 502 Bad Gateway", "{message}");
+
+    // Linked again, the name reaches until the peering back goes.
+    put(
+        format!("{link}?{DNS_API}"),
+        json!({"location": "global", "properties": {"virtualNetwork": {"id": hub}, "registrationEnabled": false}}),
+    )
+    .await;
+    let (head, mut stream) = connect(&proxy, "apiserver.c.capz.io:6443").await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let unpeered = send(
+        &emulator,
+        "DELETE",
+        &format!("{spoke}/virtualNetworkPeerings/c-vnet-To-hub?{NETWORK_API}"),
+        None,
+    )
+    .await;
+    assert!(unpeered.status.is_success(), "{}", unpeered.body);
+    emulator.advance_clock(Duration::from_mins(1));
+    let closed = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut rest)).await;
+    assert!(closed.is_ok(), "the tunnel outlived the peering");
+    let (status, message) = refusal(&proxy, "apiserver.c.capz.io:6443").await;
+    assert_eq!(status, "HTTP/1.1 502 Bad Gateway", "{message}");
 }
