@@ -1,5 +1,5 @@
-//! Typed ARM bodies of the Azure resources a self-managed cluster is made of, each pinned to the
-//! api-version it was written against.
+//! Typed ARM bodies of the Azure resources a self-managed or managed (AKS) cluster is made of,
+//! each pinned to the api-version it was written against.
 //!
 //! | Resource type | Model | api-version |
 //! |---|---|---|
@@ -21,6 +21,8 @@
 //! | `Microsoft.Compute/virtualMachines/extensions` | [`compute::VirtualMachineExtension`] | 2024-07-01 |
 //! | `Microsoft.Compute/availabilitySets` | [`compute::AvailabilitySet`] | 2024-07-01 |
 //! | `Microsoft.Compute/disks` | [`compute::Disk`] | 2024-03-02 |
+//! | `Microsoft.ContainerService/managedClusters` | [`container_service::ManagedCluster`] | 2025-08-01 |
+//! | `Microsoft.ContainerService/managedClusters/agentPools` | [`container_service::AgentPool`] | 2025-08-01 |
 //! | `Microsoft.Authorization/roleAssignments` | [`RoleAssignment`] | 2022-04-01 |
 //! | `Microsoft.ManagedIdentity/userAssignedIdentities` | [`UserAssignedIdentity`] | 2023-01-31 |
 //!
@@ -121,6 +123,7 @@ macro_rules! arm_model {
 
 mod common;
 pub mod compute;
+pub mod container_service;
 pub mod network;
 pub mod private_dns;
 mod resource_group;
