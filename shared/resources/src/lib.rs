@@ -12,6 +12,9 @@
 
 #![deny(missing_docs)]
 
+use serde::Serialize;
+use serde_json::Value;
+
 pub mod availability_set;
 pub mod bastion_host;
 pub mod disk;
@@ -19,6 +22,7 @@ pub mod image;
 pub mod inbound_nat_rule;
 pub mod load_balancer;
 pub mod location;
+pub mod managed_cluster;
 pub mod nat_gateway;
 pub mod network_interface;
 pub mod private_dns_link;
@@ -57,4 +61,26 @@ fn test_scope(spec: &serde_json::Value) -> capz_kit::scope::ClusterScope {
     }))
     .unwrap();
     capz_kit::scope::ClusterScope::new(&cluster, capz_rules::Features::default(), None).unwrap()
+}
+
+/// Whether `existing` holds everything `wanted` sets (Azure compares names and enum values without
+/// regard to case).
+pub(crate) fn covers(existing: &Value, wanted: &Value) -> bool {
+    match (existing, wanted) {
+        // Nothing wanted: whatever is there will do.
+        (_, Value::Null) => true,
+        (Value::Object(existing), Value::Object(wanted)) => wanted
+            .iter()
+            .all(|(key, value)| existing.get(key).is_some_and(|found| covers(found, value))),
+        (Value::Array(existing), Value::Array(wanted)) => {
+            existing.len() == wanted.len() && existing.iter().zip(wanted).all(|(e, w)| covers(e, w))
+        }
+        (Value::String(existing), Value::String(wanted)) => existing.eq_ignore_ascii_case(wanted),
+        (existing, wanted) => existing == wanted,
+    }
+}
+
+/// A model as JSON, for [`covers`].
+pub(crate) fn as_value<T: Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
 }

@@ -31,9 +31,9 @@ use capz_kit::scope::{ClusterScope, ScopeError};
 use capz_kit::tags::{Role, Tags};
 use capz_rules::{Features, names};
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::public_ip::PublicIp;
+use crate::{as_value, covers};
 
 /// The API server's health probe.
 pub const HTTPS_PROBE: &str = "HTTPSProbe";
@@ -264,27 +264,6 @@ fn child<P>(name: &str, properties: P) -> ChildResource<P> {
         etag: None,
         properties: Some(properties),
     }
-}
-
-/// Whether `existing` holds everything `wanted` sets (Azure compares names and enum values without
-/// regard to case).
-fn covers(existing: &Value, wanted: &Value) -> bool {
-    match (existing, wanted) {
-        // Nothing wanted: whatever is there will do.
-        (_, Value::Null) => true,
-        (Value::Object(existing), Value::Object(wanted)) => wanted
-            .iter()
-            .all(|(key, value)| existing.get(key).is_some_and(|found| covers(found, value))),
-        (Value::Array(existing), Value::Array(wanted)) => {
-            existing.len() == wanted.len() && existing.iter().zip(wanted).all(|(e, w)| covers(e, w))
-        }
-        (Value::String(existing), Value::String(wanted)) => existing.eq_ignore_ascii_case(wanted),
-        (existing, wanted) => existing == wanted,
-    }
-}
-
-fn as_value<T: Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 /// Adds each wanted part missing from `existing` (by name) and replaces each that differs from
