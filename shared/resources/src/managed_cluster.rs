@@ -10,13 +10,15 @@ use base64::Engine as _;
 use capz_api::azuremanagedcontrolplane::{
     AzureManagedControlPlaneSkuTier, AzureManagedControlPlaneSpec, ManagedControlPlaneIdentityType,
 };
-use capz_azure::models::compute::{AssignedIdentity, IdentityType, ManagedServiceIdentity};
+use capz_azure::models::compute::{
+    AssignedIdentity, IdentityType, ManagedServiceIdentity, SshConfiguration, SshPublicKey,
+};
 use capz_azure::models::container_service::{
     AadProfile, AddonProfile, AgentPoolProfile, ApiServerAccessProfile, AutoUpgradeProfile, Enabled,
     HttpProxyConfig, ImageCleaner, LinuxProfile, LoadBalancerProfile, ManagedCluster as ManagedClusterModel,
     ManagedClusterProperties, ManagedClusterSecurityProfile, ManagedClusterSku, ManagedOutboundIps,
     NetworkProfile, OidcIssuerProfile, OutboundIpPrefixes, OutboundIps, ServicePrincipalProfile, SkuTier,
-    SshConfiguration, SshPublicKey, UserAssignedIdentityReference,
+    UserAssignedIdentityReference,
 };
 use capz_azure::models::{SubResource, id_of};
 use capz_azure::{IdError, Location, ResourceId};
@@ -389,6 +391,7 @@ fn linux_profile(key: Option<&str>) -> Result<Option<LinuxProfile>, ManagedClust
         admin_username: Some(ADMIN_USER.to_owned()),
         ssh: Some(SshConfiguration {
             public_keys: Some(vec![SshPublicKey {
+                path: None,
                 key_data: Some(key_data.trim().to_owned()),
             }]),
         }),

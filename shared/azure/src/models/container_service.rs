@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::compute::ManagedServiceIdentity;
+use super::compute::{ManagedServiceIdentity, SshConfiguration};
 use super::{ChildResource, ProvisioningState, Secret, SubResource, Tags};
 use crate::id::{ApiVersion, Location, ResourceId};
 
@@ -379,24 +379,6 @@ pub struct LinuxProfile {
     /// The admin's SSH keys.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh: Option<SshConfiguration>,
-}
-
-/// SSH keys of the nodes' admin.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SshConfiguration {
-    /// The public keys.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub public_keys: Option<Vec<SshPublicKey>>,
-}
-
-/// One SSH public key.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SshPublicKey {
-    /// The key, in OpenSSH format.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key_data: Option<String>,
 }
 
 /// A service principal a cluster acts as.
