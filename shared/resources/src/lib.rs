@@ -15,6 +15,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+pub mod agent_pool;
 pub mod availability_set;
 pub mod bastion_host;
 pub mod disk;
@@ -83,4 +84,21 @@ pub(crate) fn covers(existing: &Value, wanted: &Value) -> bool {
 /// A model as JSON, for [`covers`].
 pub(crate) fn as_value<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// The higher of two Kubernetes versions (`1.33.5`, `v1.33`), comparing their numbers: AKS
+/// upgrades on its own, and an upgrade is never undone.
+pub(crate) fn higher_version<'a>(wanted: &'a str, running: &'a str) -> &'a str {
+    let numbers = |version: &str| -> Vec<u64> {
+        version
+            .trim_start_matches('v')
+            .split('.')
+            .map(|part| part.parse().unwrap_or(0))
+            .collect()
+    };
+    if numbers(running) > numbers(wanted) {
+        running
+    } else {
+        wanted
+    }
 }

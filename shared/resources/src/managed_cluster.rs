@@ -26,7 +26,7 @@ use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::tags::{self, Role, Tags};
 use serde_json::{Map, Value};
 
-use crate::{as_value, covers};
+use crate::{as_value, covers, higher_version};
 
 /// The admin user AKS nodes get, as CAPZ names it.
 const ADMIN_USER: &str = "azureuser";
@@ -398,22 +398,6 @@ fn linux_profile(key: Option<&str>) -> Result<Option<LinuxProfile>, ManagedClust
     }))
 }
 
-/// The higher of two Kubernetes versions (`1.33.5`, `1.33`), comparing their numbers.
-fn higher<'a>(wanted: &'a str, running: &'a str) -> &'a str {
-    let numbers = |version: &str| -> Vec<u64> {
-        version
-            .trim_start_matches('v')
-            .split('.')
-            .map(|part| part.parse().unwrap_or(0))
-            .collect()
-    };
-    if numbers(running) > numbers(wanted) {
-        running
-    } else {
-        wanted
-    }
-}
-
 impl AzureResource for ManagedCluster {
     type Model = ManagedClusterModel;
     const SERVICE: &'static str = "managedclusters";
@@ -446,7 +430,7 @@ impl AzureResource for ManagedCluster {
             .as_ref()
             .and_then(|found| found.current_kubernetes_version.as_deref());
         if let (Some(wanted), Some(running)) = (properties.kubernetes_version.as_deref(), running) {
-            properties.kubernetes_version = Some(higher(wanted, running).to_owned());
+            properties.kubernetes_version = Some(higher_version(wanted, running).to_owned());
         }
         let found = as_value(existing);
         let same = covers(&found["properties"], &as_value(&properties))

@@ -262,6 +262,12 @@ pub struct AgentPoolProperties {
     /// The kubelet's settings; fixed at creation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<KubeletConfig>,
+    /// Where the kubelet keeps its data: `OS` or `Temporary`; fixed at creation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kubelet_disk_type: Option<String>,
+    /// Whether the nodes may attach Ultra SSD disks; fixed at creation.
+    #[serde(rename = "enableUltraSSD", skip_serializing_if = "Option::is_none")]
+    pub enable_ultra_ssd: Option<bool>,
     /// The nodes' kernel and swap settings; fixed at creation.
     #[serde(rename = "linuxOSConfig", skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
