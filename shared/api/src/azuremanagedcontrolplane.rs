@@ -261,6 +261,55 @@ pub struct ManagedControlPlaneVirtualNetwork {
     pub resource_group: Option<String>,
 }
 
+impl AzureManagedControlPlaneSpec {
+    /// The virtual network of the cluster named `name` (the control plane's name), with CAPZ's
+    /// defaults for what the spec leaves out: named after the cluster, in its resource group,
+    /// `10.0.0.0/8` with the subnet `10.240.0.0/16` (with the `overlay` plugin mode,
+    /// `10.224.0.0/12` and `10.224.0.0/16`).
+    #[must_use]
+    pub fn defaulted_virtual_network(&self, name: &str) -> ManagedControlPlaneVirtualNetwork {
+        let overlay = self.class.network_plugin_mode == Some(NetworkPluginMode::Overlay);
+        let (vnet_cidr, subnet_cidr) = if overlay {
+            ("10.224.0.0/12", "10.224.0.0/16")
+        } else {
+            ("10.0.0.0/8", "10.240.0.0/16")
+        };
+        let mut network = self.class.virtual_network.clone().unwrap_or_default();
+        if network.name.is_empty() {
+            name.clone_into(&mut network.name);
+        }
+        if network.cidr_block.is_empty() {
+            vnet_cidr.clone_into(&mut network.cidr_block);
+        }
+        if network.resource_group.as_deref().is_none_or(str::is_empty) {
+            network.resource_group = Some(self.class.resource_group_name.clone());
+        }
+        let subnet = network.subnet.get_or_insert_with(ManagedControlPlaneSubnet::default);
+        if subnet.name.is_empty() {
+            name.clone_into(&mut subnet.name);
+        }
+        if subnet.cidr_block.is_empty() {
+            subnet_cidr.clone_into(&mut subnet.cidr_block);
+        }
+        network
+    }
+
+    /// The node resource group AKS creates for the cluster named `name`: the spec's, else
+    /// CAPZ's default `MC_<resourceGroupName>_<name>_<location>`.
+    #[must_use]
+    pub fn defaulted_node_resource_group(&self, name: &str) -> String {
+        self.node_resource_group_name
+            .clone()
+            .filter(|group| !group.is_empty())
+            .unwrap_or_else(|| {
+                format!(
+                    "MC_{}_{name}_{}",
+                    self.class.resource_group_name, self.class.location
+                )
+            })
+    }
+}
+
 /// The subnet of an AKS cluster's nodes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
