@@ -3,8 +3,8 @@
 
 use capz_api::AzureMachine;
 use capz_api::common::MachineAddress;
-use capz_api::common::conditions::{ConditionSeverity, ConditionStatus, ConditionType};
-use capz_kit::conditions::{self, Observation, Reason};
+use capz_api::common::conditions::{ConditionStatus, ConditionType};
+use capz_kit::conditions::{self, Observation};
 use capz_kit::kube::Api;
 use capz_kit::operations::Operations;
 use capz_kit::status::{self, Report};
@@ -59,31 +59,6 @@ struct Applied<'a> {
     failure_message: Option<&'a str>,
 }
 
-/// `Ready`: true when every observation holds, else the most severe one that does not (the
-/// first of equal ones, in the steps' order).
-fn ready(observations: &[Observation]) -> Observation {
-    let rank = |severity: Option<ConditionSeverity>| match severity {
-        Some(ConditionSeverity::Error) => 0,
-        Some(ConditionSeverity::Warning) => 1,
-        _ => 2,
-    };
-    let worst = observations
-        .iter()
-        .filter(|observation| observation.status != ConditionStatus::True)
-        .min_by_key(|observation| rank(observation.severity));
-    match worst {
-        None if !observations.is_empty() => Observation::holds(ConditionType::READY),
-        None => Observation::unknown(ConditionType::READY, Reason::CREATING, "nothing observed yet"),
-        Some(worst) => Observation {
-            type_: ConditionType::READY,
-            status: ConditionStatus::False,
-            severity: worst.severity.or(Some(ConditionSeverity::Info)),
-            reason: worst.reason.clone(),
-            message: worst.message.clone(),
-        },
-    }
-}
-
 /// Applies `observations` with `Ready` summing them up, the fields `machine` sets that capz-rs
 /// does not act on yet (kept out of `Ready`: the VM works without them, and a machine that never
 /// became Ready would be replaced, or hold its cluster back), `fields` and `operations`, when they
@@ -98,7 +73,7 @@ pub(crate) async fn publish(
     operations: &Operations,
     fields: &Fields,
 ) -> capz_kit::kube::Result<bool> {
-    let ready = ready(&observations);
+    let ready = conditions::ready(&observations);
     let applied = Applied {
         ready: ready.status == ConditionStatus::True,
         addresses: fields.addresses.as_deref(),
@@ -118,31 +93,10 @@ pub(crate) async fn publish(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use capz_api::common::conditions::ConditionSeverity;
+    use capz_kit::conditions::Reason;
 
-    #[test]
-    fn ready_sums_up_the_most_severe_failure() {
-        let mut observations = vec![Observation::holds(ConditionType::NETWORK_INTERFACES_READY)];
-        assert_eq!(ready(&observations).status, ConditionStatus::True);
-        observations.push(Observation::fails(
-            ConditionType::VM_RUNNING,
-            Reason::CREATING,
-            ConditionSeverity::Info,
-            "creating",
-        ));
-        observations.push(Observation::fails(
-            ConditionType::ROLE_ASSIGNMENT_READY,
-            Reason::FAILED,
-            ConditionSeverity::Error,
-            "denied",
-        ));
-        let summary = ready(&observations);
-        assert_eq!(summary.status, ConditionStatus::False);
-        assert_eq!(summary.reason, Some(Reason::FAILED));
-        assert_eq!(summary.severity, Some(ConditionSeverity::Error));
-        observations.pop();
-        assert_eq!(ready(&observations).reason, Some(Reason::CREATING));
-    }
+    use super::*;
 
     #[test]
     fn fields_not_acted_on_are_reported_by_compute() {

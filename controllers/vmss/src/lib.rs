@@ -78,13 +78,8 @@ fn pools(ctx: &runner::Context, state: &State) -> Controller<AzureMachinePool> {
         ctx.api::<AzureMachinePool>(),
         everything_but_status::<AzureMachinePool>,
     );
+    let controller = ctx.wake_on_machine_pools(controller, machine_pool_changes);
     let store = controller.store();
-    let machine_pools = watch(ctx.api::<MachinePool>(), ctx.watcher_config())
-        .touched_objects()
-        .predicate_filter(
-            |pool: &MachinePool| Some(machine_pool_changes(pool)),
-            capz_kit::kube::runtime::PredicateConfig::default(),
-        );
     let members = watch(ctx.api::<MemberMeta>(), ctx.watcher_config())
         .touched_objects()
         .predicate_filter(
@@ -97,10 +92,6 @@ fn pools(ctx: &runner::Context, state: &State) -> Controller<AzureMachinePool> {
         futures_util::stream::iter(members_of(&by_cluster, &cluster.namespace, &cluster.name))
     });
     let controller = controller
-        .watches_stream(
-            machine_pools,
-            counted(store.clone(), |pool: MachinePool| infrastructure_of(&pool)),
-        )
         .watches_stream(members, counted(store, |member: MemberMeta| pool_of(&member)))
         .reconcile_on(node_changes);
     ctx.wake_cluster_members(
@@ -132,14 +123,6 @@ fn member_changes(member: &MemberMeta) -> u64 {
     member.owner_references().len().hash(&mut hasher);
     member.finalizers().len().hash(&mut hasher);
     hasher.finish()
-}
-
-/// The AzureMachinePool a MachinePool names as its infrastructure.
-fn infrastructure_of(pool: &MachinePool) -> Option<ObjectRef<AzureMachinePool>> {
-    let reference = pool.spec.template.spec.infrastructure_ref.as_ref()?;
-    reference
-        .is(&AzureMachinePool::group(&()), &AzureMachinePool::kind(&()))
-        .then(|| ObjectRef::new(&reference.name).within(&pool.namespace().unwrap_or_default()))
 }
 
 /// The AzureMachinePool a member belongs to.

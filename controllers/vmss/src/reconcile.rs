@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use capz_api::{AzureMachinePool, AzureMachinePoolMachine};
-use capz_kit::cluster::{azure_cluster_of, is_paused, owner_cluster, owner_machine_pool};
+use capz_kit::cluster::{PoolOwners, azure_cluster_of, pool_owners};
 use capz_kit::error::{Error, Orphaned};
 use capz_kit::finalizer::finalized;
 use capz_kit::kube::runtime::controller::Action;
@@ -21,30 +21,25 @@ pub(crate) async fn reconcile(pool: Arc<AzureMachinePool>, state: Arc<State>) ->
 }
 
 async fn reconcile_pool(pool: Arc<AzureMachinePool>, state: &State) -> Result<Action, Error> {
-    if !state.features.machine_pool {
-        // With the gate off, CAPZ runs no MachinePool controller: pools are left as they are.
-        return Ok(Action::await_change());
-    }
     let client = &state.client;
-    let cluster = owner_cluster(client, pool.as_ref()).await?;
-    if is_paused(cluster.as_ref(), pool.as_ref()) {
-        return Ok(Action::await_change());
-    }
-    let owner = owner_machine_pool(client, pool.as_ref()).await?;
-    let (Some(cluster), Some(owner)) = (cluster, owner) else {
+    let (cluster, owner) = match pool_owners(client, state.features.machine_pool, pool.as_ref()).await? {
+        PoolOwners::Skip => return Ok(Action::await_change()),
         // Cluster API has not linked the pool yet (an owner reference change wakes it), or the
         // owners went before it: without them nothing can be found to clean up.
-        let ours = pool
-            .finalizers()
-            .iter()
-            .any(|finalizer| finalizer == ID.finalizer());
-        if pool.metadata.deletion_timestamp.is_some() && ours {
-            return Err(Error::failed(Orphaned(format!(
-                "the MachinePool or Cluster of AzureMachinePool {} is gone; its scale set cannot be found",
-                pool.name_any()
-            ))));
+        PoolOwners::Unlinked => {
+            let ours = pool
+                .finalizers()
+                .iter()
+                .any(|finalizer| finalizer == ID.finalizer());
+            if pool.metadata.deletion_timestamp.is_some() && ours {
+                return Err(Error::failed(Orphaned(format!(
+                    "the MachinePool or Cluster of AzureMachinePool {} is gone; its scale set cannot be found",
+                    pool.name_any()
+                ))));
+            }
+            return Ok(Action::await_change());
         }
-        return Ok(Action::await_change());
+        PoolOwners::Linked(cluster, owner) => (*cluster, *owner),
     };
     let namespace = pool.namespace().unwrap_or_default();
     let azure_cluster = azure_cluster_of(client, &cluster, &namespace).await?;

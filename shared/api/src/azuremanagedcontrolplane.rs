@@ -284,7 +284,9 @@ impl AzureManagedControlPlaneSpec {
         if network.resource_group.as_deref().is_none_or(str::is_empty) {
             network.resource_group = Some(self.class.resource_group_name.clone());
         }
-        let subnet = network.subnet.get_or_insert_with(ManagedControlPlaneSubnet::default);
+        let subnet = network
+            .subnet
+            .get_or_insert_with(ManagedControlPlaneSubnet::default);
         if subnet.name.is_empty() {
             name.clone_into(&mut subnet.name);
         }

@@ -166,6 +166,43 @@ pub async fn owner_machine(client: &Client, object: &impl Resource) -> kube::Res
     }
 }
 
+/// What an infrastructure machine pool (an AzureMachinePool or AzureManagedMachinePool)
+/// belongs to, or why it is not acted on.
+#[derive(Debug)]
+pub enum PoolOwners {
+    /// Not now: the MachinePool feature gate is off (CAPZ then runs no pool controller), or the
+    /// pool or its Cluster is paused.
+    Skip,
+    /// Cluster API has not linked it to its MachinePool and Cluster yet, or they are gone.
+    Unlinked,
+    /// Its Cluster and MachinePool.
+    Linked(Box<Cluster>, Box<MachinePool>),
+}
+
+/// The owners of `pool`, as [`PoolOwners`] tells them; `machine_pool_gate` is the MachinePool
+/// feature gate.
+///
+/// # Errors
+/// When the API server cannot be read.
+pub async fn pool_owners(
+    client: &Client,
+    machine_pool_gate: bool,
+    pool: &impl Resource,
+) -> kube::Result<PoolOwners> {
+    if !machine_pool_gate {
+        return Ok(PoolOwners::Skip);
+    }
+    let cluster = owner_cluster(client, pool).await?;
+    if is_paused(cluster.as_ref(), pool) {
+        return Ok(PoolOwners::Skip);
+    }
+    let owner = owner_machine_pool(client, pool).await?;
+    Ok(match (cluster, owner) {
+        (Some(cluster), Some(owner)) => PoolOwners::Linked(Box::new(cluster), Box::new(owner)),
+        _ => PoolOwners::Unlinked,
+    })
+}
+
 /// The MachinePool owning `object` (an AzureMachinePool or AzureManagedMachinePool).
 ///
 /// # Errors

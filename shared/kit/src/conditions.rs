@@ -194,6 +194,32 @@ impl Observation {
     }
 }
 
+/// `Ready`: true when every observation holds, else the most severe one that does not (the
+/// first of equal ones, in the steps' order).
+#[must_use]
+pub fn ready(observations: &[Observation]) -> Observation {
+    let rank = |severity: Option<ConditionSeverity>| match severity {
+        Some(ConditionSeverity::Error) => 0,
+        Some(ConditionSeverity::Warning) => 1,
+        _ => 2,
+    };
+    let worst = observations
+        .iter()
+        .filter(|observation| observation.status != ConditionStatus::True)
+        .min_by_key(|observation| rank(observation.severity));
+    match worst {
+        None if !observations.is_empty() => Observation::holds(ConditionType::READY),
+        None => Observation::unknown(ConditionType::READY, Reason::CREATING, "nothing observed yet"),
+        Some(worst) => Observation {
+            type_: ConditionType::READY,
+            status: ConditionStatus::False,
+            severity: worst.severity.or(Some(ConditionSeverity::Info)),
+            reason: worst.reason.clone(),
+            message: worst.message.clone(),
+        },
+    }
+}
+
 /// What to report for a condition whose resources could not be checked because Azure throttled
 /// the caller: `Observation::holds` when the condition holds in `current` (a 429 says nothing
 /// about the resources, and a condition flapping at every throttled pass would keep the
@@ -292,6 +318,30 @@ pub fn differ(current: Option<&Conditions>, owned: &[ConditionType], computed: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ready_sums_up_the_most_severe_failure() {
+        let mut observations = vec![Observation::holds(ConditionType::NETWORK_INTERFACES_READY)];
+        assert_eq!(ready(&observations).status, ConditionStatus::True);
+        observations.push(Observation::fails(
+            ConditionType::VM_RUNNING,
+            Reason::CREATING,
+            ConditionSeverity::Info,
+            "creating",
+        ));
+        observations.push(Observation::fails(
+            ConditionType::ROLE_ASSIGNMENT_READY,
+            Reason::FAILED,
+            ConditionSeverity::Error,
+            "denied",
+        ));
+        let summary = ready(&observations);
+        assert_eq!(summary.status, ConditionStatus::False);
+        assert_eq!(summary.reason, Some(Reason::FAILED));
+        assert_eq!(summary.severity, Some(ConditionSeverity::Error));
+        observations.pop();
+        assert_eq!(ready(&observations).reason, Some(Reason::CREATING));
+    }
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_second(seconds).unwrap()

@@ -53,6 +53,16 @@ reported!(
     capz_api::AzureManagedMachinePool,
 );
 
+/// An AKS infrastructure cluster reports `ready` only.
+impl Reported for capz_api::AzureManagedCluster {
+    fn conditions(&self) -> Option<&Conditions> {
+        None
+    }
+    fn operations(&self) -> Option<&Futures> {
+        None
+    }
+}
+
 /// An identity reports conditions only.
 impl Reported for capz_api::AzureClusterIdentity {
     fn conditions(&self) -> Option<&Conditions> {

@@ -55,7 +55,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use capz_api::AzureCluster;
-use capz_api::capi::Cluster;
+use capz_api::capi::{Cluster, MachinePool};
 use futures_util::Stream;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::core::NamespaceResourceScope;
@@ -368,6 +368,71 @@ impl Context {
                     )
                 }),
             )
+    }
+
+    /// `controller` of an infrastructure machine pool kind `K`, also woken by the events of the
+    /// MachinePools naming one as their infrastructure that change `changes`.
+    #[must_use]
+    pub fn wake_on_machine_pools<K>(
+        &self,
+        controller: Controller<K>,
+        changes: fn(&MachinePool) -> u64,
+    ) -> Controller<K>
+    where
+        K: Clone + Resource<DynamicType = ()> + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let machine_pools = watch(self.api::<MachinePool>(), self.watcher_config())
+            .touched_objects()
+            .predicate_filter(
+                move |pool: &MachinePool| Some(changes(pool)),
+                PredicateConfig::default(),
+            );
+        let store = controller.store();
+        controller.watches_stream(
+            machine_pools,
+            counted(store, |pool: MachinePool| {
+                let reference = pool.spec.template.spec.infrastructure_ref.as_ref()?;
+                reference
+                    .is(&K::group(&()), &K::kind(&()))
+                    .then(|| ObjectRef::new(&reference.name).within(&pool.namespace().unwrap_or_default()))
+            }),
+        )
+    }
+
+    /// `controller`, also woken for the members of a cluster (the objects of its Cluster) by the
+    /// events of another kind `P` that change `changes`; `cluster_of` names the Cluster of a `P`
+    /// (its own name for a Cluster). Objects of `P` are watched without the watch filter's label.
+    #[must_use]
+    pub fn wake_members_on<K, P>(
+        &self,
+        controller: Controller<K>,
+        changes: impl Fn(&P) -> Option<u64> + Send + 'static,
+        cluster_of: fn(&P) -> Option<String>,
+    ) -> Controller<K>
+    where
+        K: Clone + Resource<DynamicType = ()> + DeserializeOwned + Debug + Send + Sync + 'static,
+        P: Clone
+            + Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let peers = watch(self.api::<P>(), watcher::Config::default())
+            .touched_objects()
+            .predicate_filter(changes, PredicateConfig::default());
+        let store = controller.store();
+        let members = store.clone();
+        controller.watches_stream(
+            peers,
+            counted(store, move |peer: P| {
+                let Some(cluster) = cluster_of(&peer) else {
+                    return Vec::new();
+                };
+                members_of(&members, &peer.namespace().unwrap_or_default(), &cluster)
+            }),
+        )
     }
 }
 

@@ -329,10 +329,7 @@ mod tests {
         }));
         let pool = AgentPool::new(&cluster(), "ignored", &spec, context()).unwrap();
         assert_eq!(pool.name(), "pool0");
-        assert_eq!(
-            pool.id().to_string(),
-            format!("{}/agentPools/pool0", cluster())
-        );
+        assert_eq!(pool.id().to_string(), format!("{}/agentPools/pool0", cluster()));
         let body = as_value(&pool.desired(None).unwrap());
         let properties = &body["properties"];
         assert_eq!(properties["type"], "VirtualMachineScaleSets");
@@ -342,7 +339,10 @@ mod tests {
         assert_eq!(properties["count"], 2);
         assert_eq!(properties["orchestratorVersion"], "1.33.5");
         assert_eq!(properties["enableAutoScaling"], true);
-        assert_eq!((properties["minCount"].clone(), properties["maxCount"].clone()), (json!(1), json!(5)));
+        assert_eq!(
+            (properties["minCount"].clone(), properties["maxCount"].clone()),
+            (json!(1), json!(5))
+        );
         assert_eq!(properties["nodeTaints"], json!(["dedicated=gpu:NoSchedule"]));
         assert_eq!(properties["spotMaxPrice"], 0.5);
         assert_eq!(properties["scaleSetPriority"], "Spot");
@@ -375,7 +375,9 @@ mod tests {
     /// label or a taint is a change, sent with AKS's own labels kept.
     #[test]
     fn an_existing_pool_is_written_only_for_a_change() {
-        let autoscaled = spec(json!({"scaling": {"minSize": 1, "maxSize": 5}, "taints": [{"key": "k", "value": "v", "effect": "NoExecute"}]}));
+        let autoscaled = spec(
+            json!({"scaling": {"minSize": 1, "maxSize": 5}, "taints": [{"key": "k", "value": "v", "effect": "NoExecute"}]}),
+        );
         let pool = AgentPool::new(&cluster(), "pool0", &autoscaled, context()).unwrap();
         let existing = answered(&pool, |answer| {
             answer["properties"]["count"] = json!(4);
@@ -400,7 +402,8 @@ mod tests {
     /// Bad input names its field.
     #[test]
     fn bad_input_names_the_field() {
-        let error = AgentPool::new(&cluster(), "p", &spec(json!({"spotMaxPrice": "lots"})), context()).unwrap_err();
+        let error =
+            AgentPool::new(&cluster(), "p", &spec(json!({"spotMaxPrice": "lots"})), context()).unwrap_err();
         assert!(error.to_string().contains("spec.spotMaxPrice"), "{error}");
         let error = AgentPool::new(
             &cluster(),

@@ -88,7 +88,8 @@ pub(crate) fn as_value<T: Serialize>(value: &T) -> Value {
 
 /// The higher of two Kubernetes versions (`1.33.5`, `v1.33`), comparing their numbers: AKS
 /// upgrades on its own, and an upgrade is never undone.
-pub(crate) fn higher_version<'a>(wanted: &'a str, running: &'a str) -> &'a str {
+#[must_use]
+pub fn higher_version<'a>(wanted: &'a str, running: &'a str) -> &'a str {
     let numbers = |version: &str| -> Vec<u64> {
         version
             .trim_start_matches('v')

@@ -22,11 +22,23 @@ impl ResourceGroup {
     /// The group the scope names, in its location, tagged as the cluster's common resource.
     #[must_use]
     pub fn new(scope: &ClusterScope) -> Self {
+        Self::named(
+            scope.group_id(),
+            &scope.name,
+            scope.location.clone(),
+            scope.owned_tags(Role::Common),
+        )
+    }
+
+    /// The group `id` of the cluster `cluster`, in `location`, with `tags` (its ownership tags
+    /// among them).
+    #[must_use]
+    pub fn named(id: ResourceId, cluster: &str, location: Location, tags: Tags) -> Self {
         Self {
-            id: scope.group_id(),
-            cluster: scope.name.clone(),
-            location: scope.location.clone(),
-            tags: scope.owned_tags(Role::Common),
+            id,
+            cluster: cluster.to_owned(),
+            location,
+            tags,
         }
     }
 }

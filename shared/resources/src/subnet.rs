@@ -85,6 +85,26 @@ impl Subnet {
         })
     }
 
+    /// The subnet `id` with the address ranges `prefixes` and the service endpoints
+    /// `service_endpoints` (service, locations), and nothing attached.
+    #[must_use]
+    pub fn plain(
+        id: ResourceId,
+        prefixes: Vec<String>,
+        service_endpoints: Vec<(String, Vec<String>)>,
+        network: Network,
+    ) -> Self {
+        Self {
+            id,
+            network,
+            prefixes,
+            security_group: None,
+            route_table: None,
+            nat_gateway: None,
+            service_endpoints,
+        }
+    }
+
     fn matches(&self, existing: &SubnetProperties) -> bool {
         let prefixes: Vec<&String> = existing
             .address_prefixes

@@ -31,13 +31,32 @@ impl VirtualNetwork {
         let mut tags = spec.class.tags.clone().unwrap_or_default();
         // The ownership and role tags win over the spec's own.
         tags.extend(scope.owned_tags(Role::Common));
-        Ok(Self {
-            id: scope.vnet_id()?,
-            cluster: scope.name.clone(),
-            location: scope.location.clone(),
+        Ok(Self::named(
+            scope.vnet_id()?,
+            &scope.name,
+            scope.location.clone(),
             tags,
-            prefixes: spec.class.cidr_blocks.clone().unwrap_or_default(),
-        })
+            spec.class.cidr_blocks.clone().unwrap_or_default(),
+        ))
+    }
+
+    /// The network `id` of the cluster `cluster`, in `location`, with `tags` (its ownership
+    /// tags among them) and the address space `prefixes`.
+    #[must_use]
+    pub fn named(
+        id: ResourceId,
+        cluster: &str,
+        location: Location,
+        tags: Tags,
+        prefixes: Vec<String>,
+    ) -> Self {
+        Self {
+            id,
+            cluster: cluster.to_owned(),
+            location,
+            tags,
+            prefixes,
+        }
     }
 }
 

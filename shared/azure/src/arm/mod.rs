@@ -82,6 +82,7 @@ enum Call {
     Put,
     Patch,
     Delete,
+    Action,
 }
 
 impl Call {
@@ -91,6 +92,7 @@ impl Call {
             Self::Put => Method::Put,
             Self::Patch => Method::Patch,
             Self::Delete => Method::Delete,
+            Self::Action => Method::Post,
         }
     }
 
@@ -101,6 +103,7 @@ impl Call {
             Self::Poll => "poll",
             Self::Put => "put",
             Self::Patch => "patch",
+            Self::Action => "action",
             Self::Delete => "delete",
         }
     }
@@ -234,6 +237,28 @@ impl ArmClient {
         body: &B,
     ) -> Result<Outcome<T>, ArmError> {
         self.write(OperationMethod::Patch, id, api_version, body).await
+    }
+
+    /// Runs the action `action` of a resource (`POST <id>/<action>`, such as a managed
+    /// cluster's `listClusterAdminCredential`) and reads its answer. Only for actions that answer
+    /// at once.
+    ///
+    /// # Errors
+    /// As [`Self::get`].
+    pub async fn action<T: DeserializeOwned>(
+        &self,
+        id: &ResourceId,
+        action: &str,
+        api_version: &ApiVersion,
+    ) -> Result<T, ArmError> {
+        let url = self.url(&format!("{id}/{action}"), api_version);
+        let response = self
+            .send(Call::Action, &id.resource_type(), url, id.subscription(), None)
+            .await?;
+        match u16::from(response.status()) {
+            200 => parse(&response),
+            _ => Err(error_from(&response)),
+        }
     }
 
     /// Deletes a resource. ARM answers 204 when there was nothing to delete; a missing resource

@@ -1,0 +1,99 @@
+//! Deleting: an AzureManagedControlPlane's managed cluster (AKS deletes its pools and node
+//! resource group with it), then its network and groups when they are ours, in [`DELETION`];
+//! an AzureManagedMachinePool's agent pool, unless its whole cluster is going, in which case
+//! the cluster's delete takes the pool and no pool DELETE is sent (Azure refuses changes to a
+//! cluster being deleted).
+
+use capz_api::capi::Cluster;
+use capz_api::{AzureManagedControlPlane, AzureManagedMachinePool};
+use capz_kit::error::Error;
+use capz_kit::filter::Reported as _;
+use capz_kit::kube::Api;
+use capz_kit::kube::runtime::controller::Action;
+use capz_kit::operations::Operations;
+use capz_kit::progress::{Direction, Outcome, Steps};
+use capz_kit::resource;
+
+use crate::apply::{arm_client, pool_of_plane};
+use crate::context::{Found, ID, State};
+use crate::plan::{self, DELETION, POOL_ORDER, POOL_SERVICES, SERVICES, Unit};
+use crate::status::{self, PlaneFields};
+
+/// Deletes what the control plane `plane` of `cluster` built, and reports where it stands.
+pub(crate) async fn cleanup_plane(
+    state: &State,
+    api: &Api<AzureManagedControlPlane>,
+    plane: &AzureManagedControlPlane,
+    cluster: &Cluster,
+) -> Result<Action, Error> {
+    let mut operations = Operations::owned(plane.operations(), ID.name(), SERVICES);
+    let mut steps = Steps::new(plane.conditions(), Direction::Delete);
+    let fallback = state.subscription.as_deref();
+    let prepared = match plan::control_plane(plane, cluster, &[], fallback) {
+        Err(error) => Err(Outcome::failed(error)),
+        Ok(plan) => arm_client(state, plane).await.map(|(client, _)| (plan, client)),
+    };
+    match prepared {
+        Err(outcome) => steps.hold(DELETION, outcome),
+        Ok((plan, client)) => {
+            for step in DELETION {
+                let work = async {
+                    let mut outcome = Outcome::Done;
+                    match step.unit {
+                        Unit::ManagedCluster => {
+                            outcome.absorb(resource::delete(&client, &plan.cluster, &mut operations).await);
+                        }
+                        // The network goes with its subnet, the groups with what is left in them.
+                        Unit::Network => {
+                            outcome.absorb(resource::delete(&client, &plan.network, &mut operations).await);
+                        }
+                        Unit::Groups => {
+                            for group in plan.groups.iter().rev() {
+                                outcome.absorb(resource::delete(&client, group, &mut operations).await);
+                            }
+                        }
+                        Unit::Subnet => {}
+                    }
+                    outcome
+                };
+                steps.run(step, work).await;
+            }
+        }
+    }
+    let pass = steps.finish();
+    let fields = PlaneFields::default();
+    status::publish_plane(api, plane, pass.observations.clone(), &operations, &fields).await?;
+    pass.next()
+}
+
+/// Deletes the agent pool of `pool`, unless its Cluster is being deleted (then the managed
+/// cluster's delete takes it) or its control plane is gone (and the managed cluster with it).
+pub(crate) async fn cleanup_pool(
+    state: &State,
+    api: &Api<AzureManagedMachinePool>,
+    pool: &AzureManagedMachinePool,
+    found: &Found,
+) -> Result<Action, Error> {
+    let Some(plane) = found.control_plane.as_ref() else {
+        return Ok(Action::await_change());
+    };
+    if found.cluster.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let mut operations = Operations::owned(pool.operations(), ID.name(), POOL_SERVICES);
+    let mut steps = Steps::new(pool.conditions(), Direction::Delete);
+    match pool_of_plane(state, plane, pool, found).await {
+        Err(outcome) => steps.hold(POOL_ORDER, outcome),
+        Ok((agent_pool, client, _)) => {
+            let work = async {
+                let mut outcome = Outcome::Done;
+                outcome.absorb(resource::delete(&client, &agent_pool, &mut operations).await);
+                outcome
+            };
+            steps.run(&POOL_ORDER[0], work).await;
+        }
+    }
+    let pass = steps.finish();
+    status::publish_pool(api, pool, pass.observations.clone(), &operations, None).await?;
+    pass.next()
+}
