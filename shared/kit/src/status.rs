@@ -32,6 +32,9 @@ pub struct Report<'a, F = ()> {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Owned<'a, F> {
+    // Left out when empty, as for a kind without conditions (an AzureManagedCluster): applying
+    // no list drops the entries this manager owned just as an empty one would.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     conditions: Vec<Condition>,
     #[serde(skip_serializing_if = "<[Future]>::is_empty")]
     long_running_operation_states: &'a [Future],

@@ -1,0 +1,333 @@
+//! The aks controller against a real kube-apiserver and the in-process ARM emulator: the Cluster
+//! API objects of an AKS cluster (a Cluster, its AzureManagedControlPlane and AzureManagedCluster,
+//! two MachinePools with their AzureManagedMachinePools) are stored by the test (no Cluster API
+//! controllers run), the controller runs in-process, and the emulator's state and request log
+//! tell what it did.
+
+use std::time::Duration;
+
+use arm_emulator::Config;
+use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
+use capz_harness::fixtures::{CLUSTER, bootstrapped, machine_controller};
+use capz_harness::{EmulatedAzure, InProcessController, TestResult};
+use capz_kit::api::{AzureManagedCluster, AzureManagedControlPlane, AzureManagedMachinePool};
+use capz_kit::azure::models::container_service::ManagedCluster;
+use capz_kit::identity::IdentitySettings;
+use capz_kit::k8s_openapi::api::core::v1::Secret;
+use capz_kit::kube::api::{Api, DeleteParams, Patch, PatchParams};
+use capz_kit::kube::{Client, ResourceExt as _};
+use serde_json::json;
+
+const WAIT: Duration = Duration::from_mins(2);
+const GROUP: &str = "aks-rg";
+
+fn cluster_id() -> String {
+    format!(
+        "/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/{GROUP}/providers/Microsoft.ContainerService/managedClusters/{CLUSTER}"
+    )
+}
+
+fn controller(
+    plane: &capz_harness::Plane,
+    namespace: &str,
+    settings: IdentitySettings,
+) -> TestResult<InProcessController> {
+    Ok(machine_controller(capz_aks::ID, plane, namespace, move |ctx| {
+        capz_aks::run(ctx, settings)
+    })?)
+}
+
+/// The identity, the Cluster, its control plane and its infrastructure cluster.
+async fn cluster_objects(client: &Client, namespace: &str) -> TestResult {
+    capz_harness::apply_yaml(
+        client,
+        namespace,
+        &format!(
+            r"
+apiVersion: v1
+kind: Secret
+metadata: {{name: sp}}
+stringData: {{clientSecret: {DEFAULT_CLIENT_SECRET}}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureClusterIdentity
+metadata: {{name: emulator}}
+spec:
+  type: ServicePrincipal
+  tenantID: {DEFAULT_TENANT}
+  clientID: {DEFAULT_CLIENT_ID}
+  clientSecret: {{name: sp, namespace: {namespace}}}
+  allowedNamespaces: {{}}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata: {{name: {CLUSTER}}}
+spec:
+  clusterNetwork:
+    pods: {{cidrBlocks: [192.168.0.0/16]}}
+    services: {{cidrBlocks: [10.96.0.0/12]}}
+  controlPlaneRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureManagedControlPlane, name: {CLUSTER}}}
+  infrastructureRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureManagedCluster, name: {CLUSTER}}}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureManagedControlPlane
+metadata:
+  name: {CLUSTER}
+  labels: {{cluster.x-k8s.io/cluster-name: {CLUSTER}}}
+spec:
+  version: v1.33.5
+  location: westeurope
+  resourceGroupName: {GROUP}
+  subscriptionID: {DEFAULT_SUBSCRIPTION}
+  identityRef: {{apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: AzureClusterIdentity, name: emulator, namespace: {namespace}}}
+  sku: {{tier: Free}}
+  networkPlugin: azure
+  loadBalancerSKU: Standard
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureManagedCluster
+metadata:
+  name: {CLUSTER}
+  labels: {{cluster.x-k8s.io/cluster-name: {CLUSTER}}}
+spec: {{}}
+"
+        ),
+    )
+    .await?;
+    Ok(())
+}
+
+/// A MachinePool of `replicas` and its AzureManagedMachinePool `name` of `mode`.
+async fn pool(client: &Client, namespace: &str, name: &str, mode: &str, replicas: u32) -> TestResult {
+    let machine_pool = format!(
+        r"
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachinePool
+metadata:
+  name: {name}
+  labels: {{cluster.x-k8s.io/cluster-name: {CLUSTER}}}
+spec:
+  clusterName: {CLUSTER}
+  replicas: {replicas}
+  template:
+    spec:
+      clusterName: {CLUSTER}
+      version: v1.33.5
+      bootstrap: {{dataSecretName: {name}-bootstrap}}
+      infrastructureRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureManagedMachinePool, name: {name}}}
+"
+    );
+    bootstrapped(client, namespace, name, ("MachinePool", &machine_pool), |uid| {
+        format!(
+            r"
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureManagedMachinePool
+metadata:
+  name: {name}
+  labels: {{cluster.x-k8s.io/cluster-name: {CLUSTER}}}
+  ownerReferences: [{{apiVersion: cluster.x-k8s.io/v1beta2, kind: MachinePool, name: {name}, uid: {uid}}}]
+spec:
+  mode: {mode}
+  sku: Standard_D2s_v3
+  name: {name}
+"
+        )
+    })
+    .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_aks_cluster_is_built_with_its_pools_reported_and_deleted_without_pool_deletes() -> TestResult {
+    capz_harness::in_namespace(&[], async |plane, client, namespace| {
+        let azure = EmulatedAzure::start(Config::default()).await?;
+        cluster_objects(&client, &namespace).await?;
+        pool(&client, &namespace, "pool0", "System", 2).await?;
+        pool(&client, &namespace, "pool1", "User", 1).await?;
+        let controller = controller(plane, &namespace, azure.cloud_settings()?)?;
+        let result = Box::pin(lifecycle(&client, &namespace, &azure)).await;
+        controller.stop().await?;
+        result
+    })
+    .await
+}
+
+async fn lifecycle(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
+    let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
+    let plane = capz_harness::wait_for(&planes, CLUSTER, "the control plane initialized", WAIT, |plane| {
+        plane
+            .status
+            .as_ref()
+            .is_some_and(|status| status.ready == Some(true) && status.initialized == Some(true))
+    })
+    .await?;
+    let status = plane.status.as_ref().ok_or("no status")?;
+    assert_eq!(status.version.as_deref(), Some("v1.33.5"));
+    let endpoint = plane.spec.control_plane_endpoint.clone().ok_or("no endpoint")?;
+    assert_eq!(endpoint.port, Some(443));
+    let host = endpoint.host.clone().unwrap_or_default();
+    assert!(host.ends_with(".azmk8s.io"), "{host}");
+
+    // Both pools went inline with the cluster's creation, no agentPools PUT of their own.
+    let built = azure
+        .get::<ManagedCluster>(&cluster_id())
+        .await?
+        .ok_or("no managed cluster")?;
+    let properties = built.properties.clone().unwrap_or_default();
+    let mut pools: Vec<String> = properties
+        .agent_pool_profiles
+        .iter()
+        .flatten()
+        .filter_map(|pool| pool.name.clone())
+        .collect();
+    pools.sort();
+    assert_eq!(pools, ["pool0", "pool1"]);
+    let network = properties.network_profile.clone().unwrap_or_default();
+    assert_eq!(network.service_cidr.as_deref(), Some("10.96.0.0/12"));
+    assert_eq!(network.dns_service_ip.as_deref(), Some("10.96.0.10"));
+
+    // The kubeconfig reaches the cluster's FQDN; the CA Secret holds what it trusts.
+    let secrets = Api::<Secret>::namespaced(client.clone(), namespace);
+    let kubeconfig = secrets.get(&format!("{CLUSTER}-kubeconfig")).await?;
+    let value = kubeconfig
+        .data
+        .as_ref()
+        .and_then(|data| data.get("value"))
+        .ok_or("no value")?;
+    let text = String::from_utf8(value.0.clone())?;
+    assert!(text.contains(&format!("https://{host}:443")), "{text}");
+    assert_eq!(
+        kubeconfig
+            .labels()
+            .get("cluster.x-k8s.io/cluster-name")
+            .map(String::as_str),
+        Some(CLUSTER)
+    );
+    assert!(
+        kubeconfig
+            .owner_references()
+            .iter()
+            .any(|owner| owner.kind == "AzureManagedControlPlane")
+    );
+    let ca = secrets.get(&format!("{CLUSTER}-ca")).await?;
+    let certificate = ca
+        .data
+        .as_ref()
+        .and_then(|data| data.get("tls.crt"))
+        .ok_or("no tls.crt")?;
+    assert!(String::from_utf8_lossy(&certificate.0).contains("BEGIN CERTIFICATE"));
+
+    // The infrastructure cluster follows the control plane.
+    let clusters = Api::<AzureManagedCluster>::namespaced(client.clone(), namespace);
+    let infrastructure = capz_harness::wait_for(
+        &clusters,
+        CLUSTER,
+        "the AzureManagedCluster ready",
+        WAIT,
+        |cluster| {
+            cluster.status.as_ref().and_then(|status| status.ready) == Some(true)
+                && cluster.spec.control_plane_endpoint.is_some()
+        },
+    )
+    .await?;
+    assert_eq!(infrastructure.spec.control_plane_endpoint, Some(endpoint));
+
+    // Each pool reports its scale set's instances, sorted.
+    let pool_api = Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace);
+    for (name, replicas) in [("pool0", 2), ("pool1", 1)] {
+        let pool = capz_harness::wait_for(&pool_api, name, "the pool ready", WAIT, |pool| {
+            pool.status.as_ref().and_then(|status| status.ready) == Some(true)
+        })
+        .await?;
+        let ids = pool.spec.provider_id_list.clone().unwrap_or_default();
+        assert_eq!(ids.len(), replicas, "{ids:?}");
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(ids, sorted);
+        assert!(
+            ids.iter().all(|id| id.starts_with("azure:///subscriptions/")
+                && id.contains("/virtualMachineScaleSets/aks-")),
+            "{ids:?}"
+        );
+        assert_eq!(
+            pool.status.as_ref().and_then(|status| status.replicas),
+            i32::try_from(replicas).ok()
+        );
+    }
+
+    // A steady cluster writes nothing: the only calls other than reads are credential listings.
+    let before = azure.writes().len();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let writes: Vec<String> = azure.writes()[before..]
+        .iter()
+        .filter(|call| !call.contains("/listCluster"))
+        .cloned()
+        .collect();
+    assert_eq!(writes, [] as [String; 0], "a steady cluster wrote");
+
+    // Scaling a pool is one agentPools write.
+    Api::<capz_kit::api::capi::MachinePool>::namespaced(client.clone(), namespace)
+        .patch(
+            "pool1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await?;
+    capz_harness::wait_for(&pool_api, "pool1", "pool1 scaled to 2", WAIT, |pool| {
+        pool.spec
+            .provider_id_list
+            .as_ref()
+            .is_some_and(|ids| ids.len() == 2)
+    })
+    .await?;
+    assert!(
+        azure
+            .writes()
+            .iter()
+            .any(|call| call.starts_with("PUT ") && call.ends_with("/agentPools/pool1")),
+        "{:?}",
+        azure.writes()
+    );
+
+    // The whole cluster goes: its Cluster is deleted first (Cluster API marks it), the pools let
+    // go without a DELETE of their own, and the managed cluster, network and group are deleted.
+    let clusters_api = Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace);
+    clusters_api
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": ["test/hold"]}})),
+        )
+        .await?;
+    clusters_api.delete(CLUSTER, &DeleteParams::default()).await?;
+    for name in ["pool0", "pool1"] {
+        capz_harness::delete_and_wait(&pool_api, name, WAIT).await?;
+    }
+    capz_harness::delete_and_wait(&planes, CLUSTER, WAIT).await?;
+    let pool_deletes: Vec<String> = azure
+        .arm_calls()
+        .into_iter()
+        .filter(|call| call.starts_with("DELETE ") && call.contains("/agentPools/"))
+        .collect();
+    assert_eq!(pool_deletes, [] as [String; 0]);
+    assert!(
+        azure.get::<ManagedCluster>(&cluster_id()).await?.is_none(),
+        "the managed cluster is left"
+    );
+    assert!(
+        azure.deleted_in_order(&[
+            &format!("managedClusters/{CLUSTER}"),
+            &format!("resourceGroups/{GROUP}")
+        ]),
+        "{:?}",
+        azure.arm_calls()
+    );
+    clusters_api
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await?;
+    Ok(())
+}
