@@ -153,6 +153,13 @@ async fn an_aks_cluster_is_built_with_its_pools_reported_and_deleted_without_poo
 }
 
 async fn lifecycle(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
+    built(client, namespace, azure).await?;
+    steady_and_scaled(client, namespace, azure).await?;
+    deleted(client, namespace, azure).await
+}
+
+/// The cluster is built with both pools, and Cluster API's contract is written.
+async fn built(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
     let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
     let plane = capz_harness::wait_for(&planes, CLUSTER, "the control plane initialized", WAIT, |plane| {
         plane
@@ -255,7 +262,13 @@ async fn lifecycle(client: &Client, namespace: &str, azure: &EmulatedAzure) -> T
         );
     }
 
-    // A steady cluster writes nothing: the only calls other than reads are credential listings.
+    Ok(())
+}
+
+/// A steady cluster writes nothing; a scale is one agentPools write.
+async fn steady_and_scaled(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
+    let pool_api = Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace);
+    // The only calls other than reads are credential listings.
     let before = azure.writes().len();
     tokio::time::sleep(Duration::from_secs(6)).await;
     let writes: Vec<String> = azure.writes()[before..]
@@ -289,6 +302,12 @@ async fn lifecycle(client: &Client, namespace: &str, azure: &EmulatedAzure) -> T
         azure.writes()
     );
 
+    Ok(())
+}
+
+async fn deleted(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
+    let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
+    let pool_api = Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace);
     // The whole cluster goes: its Cluster is deleted first (Cluster API marks it), the pools let
     // go without a DELETE of their own, and the managed cluster, network and group are deleted.
     let clusters_api = Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace);
