@@ -384,7 +384,7 @@ sandbox-smoke:
     done
     echo "sandbox-smoke: up, CRDs, owner reference, clusterctl describe, the inventory, the demo cluster (Available, its nodes read through its kubeconfig) and down all work"
 
-# Build, lint and test one controller (network, loadbalancer, privatedns, bastion, compute, vmss, identity or webhooks) on
+# Build, lint and test one controller (network, loadbalancer, privatedns, bastion, compute, vmss, aks, identity or webhooks) on
 # its own, as each job of the CI matrix does: its crate's format, lints and tests (its integration
 # tests against a real API server among them), then its end-to-end case, for which clusterctl
 # installs only the controllers `e2e/suite/controllers.txt` lists for it, run from their images.
@@ -415,7 +415,7 @@ images *names: image-tools
     #!/usr/bin/env bash
     set -euo pipefail
     names=({{names}})
-    [ "${#names[@]}" != 0 ] || names=(capz-network capz-loadbalancer capz-privatedns capz-bastion capz-compute capz-vmss capz-identity capz-webhooks arm-emulator)
+    [ "${#names[@]}" != 0 ] || names=(capz-network capz-loadbalancer capz-privatedns capz-bastion capz-compute capz-vmss capz-aks capz-identity capz-webhooks arm-emulator)
     # Position-dependent executables: with no relocations to apply at start, the pages that hold
     # addresses stay shared with the file instead of being copied into each process. Naming the
     # target keeps the flag off build scripts and proc-macros, which are loaded as shared objects.

@@ -37,6 +37,7 @@ IMAGES = {
     "capz-bastion": "capz-rs bastion controller: the Azure Bastion host of a cluster and its public IP",
     "capz-compute": "capz-rs compute controller: the virtual machine of each AzureMachine",
     "capz-vmss": "capz-rs vmss controller: the scale set of each AzureMachinePool and its instances",
+    "capz-aks": "capz-rs aks controller: the AKS managed cluster of each AzureManagedControlPlane and its agent pools",
     "capz-identity": "capz-rs identity controller: AzureClusterIdentity credentials and their checks",
     "capz-webhooks": "capz-rs admission webhooks: defaulting and validation of the CAPZ kinds",
     "arm-emulator": "an offline emulator of Azure Resource Manager, for tests and demos",

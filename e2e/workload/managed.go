@@ -46,7 +46,7 @@ func (s *simulator) runManaged(ctx context.Context, managed *managedCluster, see
 				nodeName:      node.ComputerName,
 				role:          "aks:" + node.Pool,
 				externalCloud: true,
-				providerID:    "azure://" + node.ID,
+				providerID:    providerID(node.ID),
 				version:       node.KubernetesVersion,
 			}
 			s.machines[key] = state

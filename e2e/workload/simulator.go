@@ -165,7 +165,7 @@ func (s *simulator) tick(ctx context.Context) error {
 				role:          m.Boot.Role,
 				controlPlane:  m.Boot.controlPlane(),
 				externalCloud: m.Boot.NodeRegistration.kubeletArg("cloud-provider") == "external",
-				providerID:    "azure://" + m.ID,
+				providerID:    providerID(m.ID),
 			}
 			s.machines[key] = state
 		}
@@ -440,4 +440,18 @@ func (s *simulator) status() map[string]any {
 
 func (m *machineState) status() machineStatus {
 	return machineStatus{ID: m.id, Node: m.nodeName, Role: m.role, Joined: m.joined, Waiting: m.waiting, Failed: m.failed, Gone: m.gone}
+}
+
+// providerID is the provider ID cloud-provider-azure gives the node of the VM or scale-set
+// instance id: "azure://" and the id, its resource group in lower case (an AKS node resource
+// group such as MC_group_cluster_region shows as mc_group_cluster_region).
+func providerID(id string) string {
+	segments := strings.Split(id, "/")
+	for i := 0; i+1 < len(segments); i++ {
+		if strings.EqualFold(segments[i], "resourceGroups") {
+			segments[i+1] = strings.ToLower(segments[i+1])
+			break
+		}
+	}
+	return "azure://" + strings.Join(segments, "/")
 }

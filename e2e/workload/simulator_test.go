@@ -242,3 +242,11 @@ func TestObjectsWrittenThroughTheAPIAreRead(t *testing.T) {
 		t.Fatalf("nodes %v, %v", nodes, err)
 	}
 }
+
+func TestProviderIDsHaveTheirResourceGroupInLowerCase(t *testing.T) {
+	id := "/subscriptions/s/resourceGroups/MC_Group_c1_westeurope/providers/Microsoft.Compute/virtualMachineScaleSets/aks-pool0-1-vmss/virtualMachines/0"
+	want := "azure:///subscriptions/s/resourceGroups/mc_group_c1_westeurope/providers/Microsoft.Compute/virtualMachineScaleSets/aks-pool0-1-vmss/virtualMachines/0"
+	if got := providerID(id); got != want {
+		t.Fatalf("providerID(%q) = %q, want %q", id, got, want)
+	}
+}

@@ -93,10 +93,13 @@ fn plane_changes(plane: &AzureManagedControlPlane) -> u64 {
     hasher.finish()
 }
 
-/// A pool matters to its control plane when it comes or goes, or changes its mode.
+/// A pool matters to its control plane when it comes or goes, joins its cluster, or changes its
+/// mode.
 fn pool_changes(pool: &AzureManagedMachinePool) -> u64 {
     let mut hasher = DefaultHasher::new();
     pool.uid().hash(&mut hasher);
+    // Cluster API labels it with its cluster after it is made.
+    cluster_name(pool).hash(&mut hasher);
     pool.spec.class.mode.hash(&mut hasher);
     pool.meta().deletion_timestamp.is_some().hash(&mut hasher);
     hasher.finish()

@@ -698,7 +698,7 @@ impl Environment {
     }
 
     /// Deletes the Cluster `name` in `namespace`, waits until every AzureMachine, AzureMachinePool
-    /// (and its machines) and AzureCluster there is gone (each controller released its finalizer),
+    /// (and its machines), AzureCluster and AzureManaged* object there is gone (each controller released its finalizer),
     /// and checks that nothing capz-rs created for it is left in Azure (in its resource group, or
     /// outside any group); returns how long the deletion took.
     ///
@@ -724,6 +724,9 @@ impl Environment {
             "AzureMachinePool",
             "AzureMachinePoolMachine",
             "AzureCluster",
+            "AzureManagedMachinePool",
+            "AzureManagedControlPlane",
+            "AzureManagedCluster",
         ] {
             let api = self.infrastructure(kind, namespace).await?;
             wait_list(&api, "", &format!("every {kind} gone"), timeout, <[_]>::is_empty).await?;

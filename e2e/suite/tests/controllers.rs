@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use arm_emulator::Config;
 use arm_emulator::config::{DEFAULT_SUBSCRIPTION, SeedResource};
-use capz_e2e::{Environment, TestResult, condition, condition_message, wait_list};
+use capz_e2e::{Environment, KUBERNETES_VERSION, TestResult, condition, condition_message, wait_list};
 use kube::Api;
 use kube::api::DynamicObject;
 use serde_json::{Value, json};
@@ -529,6 +529,79 @@ mod vmss {
                     created(environment, "microsoft.compute/virtualmachinescalesets"),
                     1
                 );
+                Ok(())
+            },
+        )
+        .await
+    }
+}
+
+mod aks {
+    use std::time::SystemTime;
+
+    use super::*;
+
+    /// With only the aks controller (and the webhooks), the `aks` flavor converges: the managed
+    /// cluster is made, Cluster API finds its API server through the kubeconfig Secret and each
+    /// pool's instances as Ready Nodes; deleting the Cluster deletes the managed cluster and its
+    /// group, leaving nothing, with no DELETE of a pool (AKS refuses those while the cluster's own
+    /// delete runs, and takes the pools with it).
+    #[tokio::test]
+    async fn the_aks_flavor_converges_and_goes_without_pool_deletes() -> TestResult {
+        // AKS offers only some patches of each minor: the flavor asks for one it has.
+        let supported = |manifest: String| {
+            manifest.replace(&format!("version: {KUBERNETES_VERSION}"), "version: v1.33.5")
+        };
+        with_only_what_edited(
+            "aks",
+            (Some("aks"), 2),
+            supported,
+            async |environment, namespace| {
+                let planes = environment
+                    .infrastructure("AzureManagedControlPlane", namespace)
+                    .await?;
+                wait_list(
+                    &planes,
+                    "",
+                    "the control plane ready and initialized",
+                    TIMEOUT,
+                    |all| {
+                        all.iter().any(|plane| {
+                            plane.data["status"]["ready"] == true
+                                && plane.data["status"]["initialized"] == true
+                        })
+                    },
+                )
+                .await?;
+                let pools = environment.cluster_api("MachinePool", namespace).await?;
+                wait_list(
+                    &pools,
+                    "",
+                    "both MachinePools with two Nodes each",
+                    TIMEOUT * 2,
+                    |all| {
+                        all.len() == 2
+                            && all.iter().all(|pool| {
+                                pool.data["status"]["nodeRefs"].as_array().map(Vec::len) == Some(2)
+                            })
+                    },
+                )
+                .await?;
+                assert_eq!(
+                    created(environment, "microsoft.containerservice/managedclusters"),
+                    1
+                );
+                let deleting = SystemTime::now();
+                environment
+                    .delete_cluster_without_leftovers(CLUSTER, namespace, TIMEOUT)
+                    .await?;
+                let pool_deletes: Vec<String> = environment
+                    .requests_since(deleting)
+                    .into_iter()
+                    .filter(|request| request.method == "DELETE" && request.path.contains("/agentPools/"))
+                    .map(|request| request.path)
+                    .collect();
+                assert_eq!(pool_deletes, [] as [String; 0]);
                 Ok(())
             },
         )

@@ -10,13 +10,14 @@ use capz_harness::container::Runtime;
 use serde_json::Value;
 
 /// Every image (named after the binary it runs) and the crate that binary is built from.
-const IMAGES: [(&str, &str); 9] = [
+const IMAGES: [(&str, &str); 10] = [
     ("capz-network", "controllers/network"),
     ("capz-loadbalancer", "controllers/loadbalancer"),
     ("capz-privatedns", "controllers/privatedns"),
     ("capz-bastion", "controllers/bastion"),
     ("capz-compute", "controllers/compute"),
     ("capz-vmss", "controllers/vmss"),
+    ("capz-aks", "controllers/aks"),
     ("capz-identity", "controllers/identity"),
     ("capz-webhooks", "webhooks"),
     ("arm-emulator", "e2e/arm-emulator"),

@@ -100,6 +100,7 @@ impl Family {
                 | Self::PrivateDns
                 | Self::Compute
                 | Self::Vmss
+                | Self::Aks
                 | Self::Identity
         )
     }
