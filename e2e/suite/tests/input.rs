@@ -2,8 +2,7 @@
 //! virtual network and an exhausted core quota each show as a condition reason saying what to fix,
 //! without a retry storm; deleting a cluster built in a brought virtual network leaves that network
 //! and a foreign security rule as they were; an externally managed AzureCluster is left to its
-//! owner while its machines are still built in the infrastructure it names; and an
-//! AzureManagedCluster is admitted with `kubectl` printing that capz-rs does not reconcile it yet.
+//! owner while its machines are still built in the infrastructure it names.
 //!
 //! The cases run side by side on one emulator, each in its own namespace and resource groups, and
 //! each counts only the requests that address its own resources.
@@ -143,7 +142,6 @@ async fn bad_input_is_reported_and_brought_infrastructure_is_left_alone() -> Tes
         in_namespace(&environment, exhausted_quota),
         in_namespace(&environment, deletion_spares_what_was_brought),
         in_namespace(&environment, externally_managed_cluster),
-        in_namespace(&environment, kinds_this_release_lacks),
     )?;
     Ok(())
 }
@@ -693,29 +691,4 @@ fn worker(cluster: &str) -> TestResult<Vec<DynamicObject>> {
         serde_json::from_value(azure_machine)?,
         serde_json::from_value(machine)?,
     ])
-}
-
-/// An AzureManagedCluster, which no controller of this release reconciles, is admitted with a
-/// warning `kubectl` prints.
-async fn kinds_this_release_lacks(environment: &Environment, namespace: String) -> TestResult {
-    let managed = format!(
-        "apiVersion: {INFRASTRUCTURE}/v1beta1\nkind: AzureManagedCluster\nmetadata:\n  name: managed-0\n  namespace: {namespace}\n\
-         spec: {{}}\n"
-    );
-    let file = environment.plane.dir().join(format!("{namespace}-managed.yaml"));
-    std::fs::write(&file, managed)?;
-    let kubectl = capz_harness::KubeBinaries::locate()?.binary("kubectl");
-    let output = std::process::Command::new(kubectl)
-        .arg("--kubeconfig")
-        .arg(environment.plane.kubeconfig())
-        .args(["apply", "-f"])
-        .arg(&file)
-        .output()?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "kubectl apply failed: {stderr}");
-    assert!(
-        stderr.contains("Warning: AzureManagedCluster: capz-rs does not reconcile this kind yet"),
-        "kubectl printed no warning: {stderr}"
-    );
-    Ok(())
 }

@@ -9,7 +9,10 @@
 
 use std::path::PathBuf;
 
-use capz_api::{AzureCluster, AzureClusterIdentity, AzureMachine, AzureMachinePool, AzureMachineTemplate};
+use capz_api::{
+    AzureCluster, AzureClusterIdentity, AzureMachine, AzureMachinePool, AzureMachineTemplate,
+    AzureManagedCluster, AzureManagedControlPlane, AzureManagedMachinePool,
+};
 use capz_rules::support::{self, Kind};
 use capz_rules::{Context, Features, Operation, Rules, SystemEntropy};
 use serde_json::Value;
@@ -17,7 +20,8 @@ use serde_json::Value;
 mod common;
 
 /// The flavors that ship, by file name; a flavor added or lost must show up here.
-const FLAVORS: [&str; 6] = [
+const FLAVORS: [&str; 7] = [
+    "cluster-template-aks.yaml",
     "cluster-template-apiserver-ilb.yaml",
     "cluster-template-azure-bastion.yaml",
     "cluster-template-machinepool-windows.yaml",
@@ -148,6 +152,23 @@ fn admit(documents: Vec<Value>, features: Features) -> (Vec<String>, usize) {
                 &kind,
                 features,
             ),
+            "AzureManagedControlPlane" => refusal(
+                serde_json::from_value::<AzureManagedControlPlane>(document)
+                    .expect("an AzureManagedControlPlane"),
+                &kind,
+                features,
+            ),
+            "AzureManagedCluster" => refusal(
+                serde_json::from_value::<AzureManagedCluster>(document).expect("an AzureManagedCluster"),
+                &kind,
+                features,
+            ),
+            "AzureManagedMachinePool" => refusal(
+                serde_json::from_value::<AzureManagedMachinePool>(document)
+                    .expect("an AzureManagedMachinePool"),
+                &kind,
+                features,
+            ),
             "AzureClusterIdentity" => refusal(
                 serde_json::from_value::<AzureClusterIdentity>(document).expect("an AzureClusterIdentity"),
                 &kind,
@@ -180,13 +201,23 @@ fn every_flavor_renders_and_its_objects_are_admitted() {
             ..Features::default()
         };
         let documents = rendered(name, path);
-        let clusters = documents.iter().filter(|d| d["kind"] == "AzureCluster").count();
-        let templates = documents
-            .iter()
-            .filter(|d| d["kind"] == "AzureMachineTemplate")
-            .count();
-        assert_eq!(clusters, 1, "{name}: AzureClusters");
-        assert!(templates >= 1, "{name}: the control plane's AzureMachineTemplate");
+        let count = |kind: &str| documents.iter().filter(|d| d["kind"] == kind).count();
+        if count("AzureManagedControlPlane") == 0 {
+            assert_eq!(count("AzureCluster"), 1, "{name}: AzureClusters");
+            assert!(
+                count("AzureMachineTemplate") >= 1,
+                "{name}: the control plane's AzureMachineTemplate"
+            );
+        } else {
+            // A managed (AKS) cluster: AKS runs the control plane, the pools hold the nodes.
+            assert_eq!(
+                count("AzureManagedControlPlane"),
+                1,
+                "{name}: AzureManagedControlPlanes"
+            );
+            assert_eq!(count("AzureManagedCluster"), 1, "{name}: AzureManagedClusters");
+            assert!(count("AzureManagedMachinePool") >= 1, "{name}: its pools");
+        }
         let (refused, admitted) = admit(documents, features);
         assert!(admitted >= 3, "{name}: only {admitted} capz-rs objects");
         failures.extend(refused.into_iter().map(|why| format!("{name}: {why}")));
