@@ -105,10 +105,16 @@ pub(crate) async fn apply_plane(
     let namespace = plane.namespace().unwrap_or_default();
     let pools = pools_of(&state.client, &namespace, &cluster.name_any()).await?;
     let fallback = state.subscription.as_deref();
+    // What earlier passes found stands until this one sees the cluster built again (an upgrade
+    // in flight keeps the version that runs); once reached, the API server stays initialized.
+    let status = plane.status.as_ref();
     let mut fields = PlaneFields {
-        // Once the API server has been reached it stays initialized.
-        initialized: plane.status.as_ref().and_then(|status| status.initialized) == Some(true),
-        ..PlaneFields::default()
+        initialized: status.and_then(|status| status.initialized) == Some(true),
+        version: status.and_then(|status| status.version.clone()),
+        auto_upgrade_version: status.and_then(|status| status.auto_upgrade_version.clone()),
+        issuer_url: status
+            .and_then(|status| status.oidc_issuer_profile.as_ref())
+            .and_then(|profile| profile.issuer_url.clone()),
     };
     let mut endpoint = None;
     let prepared = match plan::control_plane(plane, cluster, &pools, fallback) {
@@ -172,12 +178,9 @@ pub(crate) async fn apply_plane(
                         format!("the cluster runs, but its kubeconfig could not be written: {failure}"),
                     )),
                 }
-                report(&model, &mut fields);
+                report(plane, &model, &mut fields);
             }
         }
-    }
-    if fields.initialized {
-        fields.version = Some(plane.spec.class.version.clone());
     }
     if let Some(endpoint) =
         endpoint.filter(|endpoint| plane.spec.control_plane_endpoint.as_ref() != Some(endpoint))
@@ -198,8 +201,11 @@ pub(crate) async fn apply_plane(
 }
 
 /// What AKS reports of the running cluster `model` that the control plane's status shows: the
-/// OIDC issuer, and the version AKS upgraded to when an upgrade channel follows Kubernetes.
-fn report(model: &ManagedClusterModel, fields: &mut PlaneFields) {
+/// version, the OIDC issuer, and the version AKS upgraded to when an upgrade channel follows
+/// Kubernetes.
+fn report(plane: &AzureManagedControlPlane, model: &ManagedClusterModel, fields: &mut PlaneFields) {
+    // The write of the spec's version is done: it is the version that runs, as CAPZ reports it.
+    fields.version = Some(plane.spec.class.version.clone());
     let properties = model.properties.as_ref();
     fields.issuer_url = properties
         .and_then(|properties| properties.oidc_issuer_profile.as_ref())

@@ -349,6 +349,15 @@ pub(crate) fn agent_pool(
         (Some(wanted), Some(upgraded)) => Some(capz_resources::higher_version(&wanted, &upgraded).to_owned()),
         (wanted, upgraded) => wanted.or(upgraded),
     };
+    // The control plane goes first: a pool never asks for more than the control plane runs (AKS
+    // refuses it), and follows once the control plane's upgrade is done.
+    let running = plane.status.as_ref().and_then(|status| status.version.as_deref());
+    let version = match (version, running) {
+        (Some(version), Some(running)) if capz_resources::compare_versions(&version, running).is_gt() => {
+            Some(running.to_owned())
+        }
+        (version, _) => version,
+    };
     let context = PoolContext {
         replicas: machine_pool.and_then(|machine_pool| machine_pool.spec.replicas),
         version,

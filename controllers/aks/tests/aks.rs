@@ -155,6 +155,8 @@ async fn an_aks_cluster_is_built_with_its_pools_reported_and_deleted_without_poo
 async fn lifecycle(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
     built(client, namespace, azure).await?;
     steady_and_scaled(client, namespace, azure).await?;
+    upgraded(client, namespace, azure).await?;
+    changed_in_place(client, namespace, azure).await?;
     deleted(client, namespace, azure).await
 }
 
@@ -302,6 +304,183 @@ async fn steady_and_scaled(client: &Client, namespace: &str, azure: &EmulatedAzu
         azure.writes()
     );
 
+    Ok(())
+}
+
+fn pool_id(pool: &str) -> String {
+    format!("{}/agentPools/{pool}", cluster_id())
+}
+
+/// The index in the request log of the first PUT to `path` at or after `from`.
+fn first_put(azure: &EmulatedAzure, from: usize, path: &str) -> Option<usize> {
+    azure.arm_calls()[from..]
+        .iter()
+        .position(|call| call == &format!("PUT {path}"))
+        .map(|at| from + at)
+}
+
+/// Both the control plane and its MachinePools asked for the next minor at once: the managed
+/// cluster is upgraded first, then each pool; a version that skips a minor is refused by AKS
+/// and said so on the control plane.
+async fn upgraded(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
+    let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
+    let machine_pools = Api::<capz_kit::api::capi::MachinePool>::namespaced(client.clone(), namespace);
+    // 1.33 to 1.35 skips a minor: AKS refuses, and the control plane says why.
+    planes
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"version": "v1.35.0"}})),
+        )
+        .await?;
+    let refused = capz_harness::wait_for(&planes, CLUSTER, "the skipped minor refused", WAIT, |plane| {
+        plane.status.as_ref().is_some_and(|status| {
+            status.conditions.0.iter().any(|condition| {
+                condition.type_.as_str() == "ManagedClusterRunning"
+                    && condition
+                        .message
+                        .as_deref()
+                        .is_some_and(|message| message.contains("not allowed"))
+            })
+        })
+    })
+    .await?;
+    let status = refused.status.as_ref().ok_or("no status")?;
+    assert_eq!(
+        status.version.as_deref(),
+        Some("v1.33.5"),
+        "the version that runs is kept"
+    );
+    planes
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"version": "v1.33.5"}})),
+        )
+        .await?;
+    capz_harness::wait_for(&planes, CLUSTER, "the control plane ready again", WAIT, |plane| {
+        plane.status.as_ref().is_some_and(|status| {
+            status.conditions.0.iter().any(|condition| {
+                condition.type_.as_str() == "ManagedClusterRunning"
+                    && condition.status == capz_kit::api::common::conditions::ConditionStatus::True
+            })
+        })
+    })
+    .await?;
+    let from = azure.arm_calls().len();
+    planes
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"version": "v1.34.1"}})),
+        )
+        .await?;
+    for pool in ["pool0", "pool1"] {
+        let version = json!({"spec": {"template": {"spec": {"version": "v1.34.1"}}}});
+        machine_pools
+            .patch(pool, &PatchParams::default(), &Patch::Merge(version))
+            .await?;
+    }
+    capz_harness::wait_for(&planes, CLUSTER, "the control plane at v1.34.1", WAIT, |plane| {
+        plane.status.as_ref().and_then(|status| status.version.as_deref()) == Some("v1.34.1")
+    })
+    .await?;
+    let pool_api = Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace);
+    for pool in ["pool0", "pool1"] {
+        let mut upgraded = false;
+        for _ in 0..120 {
+            let found = azure
+                .get::<capz_kit::azure::models::container_service::AgentPool>(&pool_id(pool))
+                .await?;
+            let properties = found.and_then(|found| found.properties).unwrap_or_default();
+            if properties.orchestrator_version.as_deref() == Some("1.34.1")
+                && properties.provisioning_state
+                    == Some(capz_kit::azure::models::ProvisioningState::Succeeded)
+            {
+                upgraded = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        assert!(upgraded, "{pool} was not upgraded");
+        let cluster_put = first_put(azure, from, &cluster_id()).ok_or("no cluster PUT")?;
+        let pool_put = first_put(azure, from, &pool_id(pool)).ok_or("no pool PUT")?;
+        assert!(
+            cluster_put < pool_put,
+            "{pool} was written before the control plane"
+        );
+        pool_api.get(pool).await?;
+    }
+
+    Ok(())
+}
+
+/// Labels, taints and the autoscaler's bounds change on the pool itself: one agentPools write,
+/// the same scale set and instances.
+async fn changed_in_place(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
+    let pool_api = Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace);
+    let before = pool_api
+        .get("pool1")
+        .await?
+        .spec
+        .provider_id_list
+        .unwrap_or_default();
+    let change = json!({"spec": {
+        "nodeLabels": {"team": "a"},
+        "taints": [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}],
+        "scaling": {"minSize": 1, "maxSize": 4},
+    }});
+    pool_api
+        .patch("pool1", &PatchParams::default(), &Patch::Merge(change))
+        .await?;
+    let mut applied = None;
+    for _ in 0..120 {
+        let found = azure
+            .get::<capz_kit::azure::models::container_service::AgentPool>(&pool_id("pool1"))
+            .await?;
+        let properties = found.and_then(|found| found.properties).unwrap_or_default();
+        if properties.node_taints.as_deref() == Some(&["dedicated=batch:NoSchedule".to_owned()][..])
+            && properties.enable_auto_scaling == Some(true)
+        {
+            applied = Some(properties);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let applied = applied.ok_or("the pool's settings were not written")?;
+    assert_eq!(
+        applied
+            .node_labels
+            .unwrap_or_default()
+            .get("team")
+            .map(String::as_str),
+        Some("a")
+    );
+    assert_eq!((applied.min_count, applied.max_count), (Some(1), Some(4)));
+    let after = capz_harness::wait_for(&pool_api, "pool1", "pool1 settled", WAIT, |pool| {
+        pool.status.as_ref().and_then(|status| status.ready) == Some(true)
+    })
+    .await?;
+    assert_eq!(
+        after.spec.provider_id_list.unwrap_or_default(),
+        before,
+        "no node was replaced"
+    );
+    // While AKS's autoscaler sizes the pool, its MachinePool says so and follows AKS's count.
+    let machine_pools = Api::<capz_kit::api::capi::MachinePool>::namespaced(client.clone(), namespace);
+    capz_harness::wait_for(
+        &machine_pools,
+        "pool1",
+        "the MachinePool following the autoscaler",
+        WAIT,
+        |pool| {
+            pool.annotations()
+                .get("cluster.x-k8s.io/replicas-managed-by")
+                .map(String::as_str)
+                == Some("true")
+        },
+    )
+    .await?;
     Ok(())
 }
 

@@ -86,10 +86,9 @@ pub(crate) fn as_value<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-/// The higher of two Kubernetes versions (`1.33.5`, `v1.33`), comparing their numbers: AKS
-/// upgrades on its own, and an upgrade is never undone.
+/// How two Kubernetes versions (`1.33.5`, `v1.33`) compare, by their numbers.
 #[must_use]
-pub fn higher_version<'a>(wanted: &'a str, running: &'a str) -> &'a str {
+pub fn compare_versions(left: &str, right: &str) -> std::cmp::Ordering {
     let numbers = |version: &str| -> Vec<u64> {
         version
             .trim_start_matches('v')
@@ -97,7 +96,14 @@ pub fn higher_version<'a>(wanted: &'a str, running: &'a str) -> &'a str {
             .map(|part| part.parse().unwrap_or(0))
             .collect()
     };
-    if numbers(running) > numbers(wanted) {
+    numbers(left).cmp(&numbers(right))
+}
+
+/// The higher of two Kubernetes versions: AKS upgrades on its own, and an upgrade is never
+/// undone.
+#[must_use]
+pub fn higher_version<'a>(wanted: &'a str, running: &'a str) -> &'a str {
+    if compare_versions(running, wanted).is_gt() {
         running
     } else {
         wanted
