@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use arm_emulator::Config;
 use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT};
-use capz_harness::fixtures::{CLUSTER, bootstrapped, machine_controller};
+use capz_harness::fixtures::{CLUSTER, bootstrapped, machine_controller, machine_pool};
 use capz_harness::{EmulatedAzure, InProcessController, TestResult};
 use capz_kit::api::{AzureManagedCluster, AzureManagedControlPlane, AzureManagedMachinePool};
 use capz_kit::azure::models::container_service::ManagedCluster;
@@ -99,24 +99,7 @@ spec: {{}}
 
 /// A MachinePool of `replicas` and its AzureManagedMachinePool `name` of `mode`.
 async fn pool(client: &Client, namespace: &str, name: &str, mode: &str, replicas: u32) -> TestResult {
-    let machine_pool = format!(
-        r"
-apiVersion: cluster.x-k8s.io/v1beta2
-kind: MachinePool
-metadata:
-  name: {name}
-  labels: {{cluster.x-k8s.io/cluster-name: {CLUSTER}}}
-spec:
-  clusterName: {CLUSTER}
-  replicas: {replicas}
-  template:
-    spec:
-      clusterName: {CLUSTER}
-      version: v1.33.5
-      bootstrap: {{dataSecretName: {name}-bootstrap}}
-      infrastructureRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureManagedMachinePool, name: {name}}}
-"
-    );
+    let machine_pool = machine_pool(name, replicas, &[], "v1.33.5", "AzureManagedMachinePool");
     bootstrapped(client, namespace, name, ("MachinePool", &machine_pool), |uid| {
         format!(
             r"

@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use arm_emulator::Config;
-use capz_harness::fixtures::{CLUSTER, bootstrapped, cluster_objects, compute, machine_controller, seeds};
+use capz_harness::fixtures::{
+    CLUSTER, bootstrapped, cluster_objects, compute, machine_controller, machine_pool, seeds,
+};
 use capz_harness::{EmulatedAzure, InProcessController, TestResult};
 use capz_kit::api::common::conditions::{ConditionType, Conditions};
 use capz_kit::api::{AzureMachinePool, AzureMachinePoolMachine};
@@ -49,26 +51,7 @@ async fn pool(
     (name, replicas, zones): (&str, u32, &[&str]),
     (template_extra, extra): (&str, &str),
 ) -> TestResult {
-    let zones = serde_json::to_string(zones)?;
-    let machine_pool = format!(
-        r"
-apiVersion: cluster.x-k8s.io/v1beta2
-kind: MachinePool
-metadata:
-  name: {name}
-  labels: {{cluster.x-k8s.io/cluster-name: {CLUSTER}}}
-spec:
-  clusterName: {CLUSTER}
-  replicas: {replicas}
-  failureDomains: {zones}
-  template:
-    spec:
-      clusterName: {CLUSTER}
-      version: v1.33.1
-      bootstrap: {{dataSecretName: {name}-bootstrap}}
-      infrastructureRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureMachinePool, name: {name}}}
-"
-    );
+    let machine_pool = machine_pool(name, replicas, zones, "v1.33.1", "AzureMachinePool");
     bootstrapped(client, namespace, name, ("MachinePool", &machine_pool), |uid| {
         format!(
             r"

@@ -201,6 +201,43 @@ where
     InProcessController::start(id, plane, namespace, flags, build)
 }
 
+/// A MachinePool `name` of [`CLUSTER`] with `replicas` over `zones` (none: Azure's choice) at
+/// `version`, whose bootstrap data is the Secret `<name>-bootstrap` and whose infrastructure is
+/// the `infrastructure_kind` of the same name.
+#[must_use]
+pub fn machine_pool(
+    name: &str,
+    replicas: u32,
+    zones: &[&str],
+    version: &str,
+    infrastructure_kind: &str,
+) -> String {
+    let zones = zones
+        .iter()
+        .map(|zone| format!("{zone:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        r"
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachinePool
+metadata:
+  name: {name}
+  labels: {{cluster.x-k8s.io/cluster-name: {CLUSTER}}}
+spec:
+  clusterName: {CLUSTER}
+  replicas: {replicas}
+  failureDomains: [{zones}]
+  template:
+    spec:
+      clusterName: {CLUSTER}
+      version: {version}
+      bootstrap: {{dataSecretName: {name}-bootstrap}}
+      infrastructureRef: {{apiGroup: infrastructure.cluster.x-k8s.io, kind: {infrastructure_kind}, name: {name}}}
+"
+    )
+}
+
 /// Applies the bootstrap data Secret `<name>-bootstrap` (key `value`, a cloud-config), the Cluster
 /// API object `owner` (YAML) of kind `kind` that names it, and then the infrastructure object
 /// `infrastructure` makes (YAML) from the owner's uid, for its owner reference.
