@@ -45,9 +45,6 @@ impl Presence {
     /// Whether the controller of `family` runs. A Lease that cannot be read counts as running:
     /// an API server that does not answer says nothing about the peer.
     pub async fn running(&self, family: Family) -> bool {
-        if !family.released() {
-            return false;
-        }
         let now = Instant::now();
         if let Some((at, running)) = self.lock().get(&family).copied()
             && now.duration_since(at) < FRESH
@@ -90,22 +87,15 @@ fn renewed(lease: &Lease, now: Timestamp) -> bool {
 }
 
 /// `type_` waits for the controller of `family`, which does not run: False, reason
-/// `ControllerNotRunning`, saying how to install it (or that this release has none yet).
+/// `ControllerNotRunning`, saying how to install it.
 #[must_use]
 pub fn not_running(type_: ConditionType, family: Family) -> Observation {
-    let message = if family.released() {
-        format!(
-            "{type_} is set by the {family} controller ({}), which is not running: install it with the \
-             overlay deploy/{family} (or the release's infrastructure-components.yaml), or check why its \
-             Deployment does not run",
-            family.qualified()
-        )
-    } else {
-        format!(
-            "{type_} is set by the {family} controller, which this release of capz-rs does not have yet: \
-             the cluster cannot become Ready until it is released"
-        )
-    };
+    let message = format!(
+        "{type_} is set by the {family} controller ({}), which is not running: install it with the \
+         overlay deploy/{family} (or the release's infrastructure-components.yaml), or check why its \
+         Deployment does not run",
+        family.qualified()
+    );
     Observation::fails(
         type_,
         Reason::CONTROLLER_NOT_RUNNING,
@@ -145,16 +135,10 @@ mod tests {
     }
 
     #[test]
-    fn the_reason_says_how_to_install_the_controller_or_that_it_is_not_released() {
+    fn the_reason_says_how_to_install_the_controller() {
         let installable = not_running(ConditionType::LOAD_BALANCERS_READY, Family::LoadBalancer);
         assert_eq!(installable.reason, Some(Reason::CONTROLLER_NOT_RUNNING));
         let message = installable.message.unwrap();
         assert!(message.contains("deploy/loadbalancer"), "{message}");
-        let planned = not_running(ConditionType::READY, Family::Aks);
-        let message = planned.message.unwrap();
-        assert!(
-            message.contains("aks") && message.contains("does not have yet"),
-            "{message}"
-        );
     }
 }
