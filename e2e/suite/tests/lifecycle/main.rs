@@ -90,6 +90,20 @@ async fn clusters_live_through_upgrades_rollouts_and_remediation() -> TestResult
     Ok(())
 }
 
+/// The provider ID cloud-provider-azure gives the node of the instance `id`: its resource group
+/// (for AKS, `MC_...`) in lower case.
+fn provider_id(id: &str) -> String {
+    let mut segments: Vec<String> = id.split('/').map(str::to_owned).collect();
+    if let Some(at) = segments
+        .iter()
+        .position(|segment| segment.eq_ignore_ascii_case("resourceGroups"))
+        && let Some(group) = segments.get_mut(at + 1)
+    {
+        *group = group.to_ascii_lowercase();
+    }
+    format!("azure://{}", segments.join("/"))
+}
+
 /// A managed cluster with a system pool of one and a user pool of two, made through ARM: the
 /// admin kubeconfig it lists, used by kubectl through the emulator's proxy, lists three Ready
 /// nodes, one per scale-set instance, each with its instance as provider ID.
@@ -102,7 +116,7 @@ async fn an_aks_cluster_answers_its_kubeconfig(environment: &Environment) -> Tes
         .into_iter()
         .flatten()
         .flat_map(|cluster| cluster["nodes"].as_array().cloned().unwrap_or_default())
-        .filter_map(|node| node["id"].as_str().map(|id| format!("azure://{id}")))
+        .filter_map(|node| node["id"].as_str().map(provider_id))
         .collect();
     let provider_ids: BTreeSet<String> = nodes
         .iter()
