@@ -366,7 +366,7 @@ fn the_release_holds_what_clusterctl_and_users_need(release: &Path) -> TestResul
         .lines()
         .filter_map(|line| line.trim().strip_prefix("image: "))
         .collect();
-    assert_eq!(images.len(), 8, "{images:?}");
+    assert_eq!(images.len(), 9, "{images:?}");
     for image in images {
         let (named, digest) = image
             .split_once('@')
