@@ -99,7 +99,7 @@ async fn a_release_installs_with_clusterctl_and_a_cluster_converges() -> TestRes
         "clusterctl's inventory records the release installed"
     );
     let installed = deployments(&environment).await?;
-    assert_eq!(installed.len(), 8, "seven controllers and the webhooks");
+    assert_eq!(installed.len(), 9, "eight controllers and the webhooks");
     for (_, image) in installed.values() {
         assert!(image.contains("@sha256:"), "the release pins {image} by digest");
     }
@@ -261,7 +261,7 @@ async fn clusterctl_upgrades_the_bundle_without_touching_azure(
         restarted.join(", "),
         back.as_secs_f64()
     );
-    assert_eq!(restarted.len(), 8, "every component is replaced: {restarted:?}");
+    assert_eq!(restarted.len(), 9, "every component is replaced: {restarted:?}");
     assert!(back < ADMISSION_BACK, "admission is back after {back:?}");
     let inventory = capz_harness::resource(
         &environment.client,
