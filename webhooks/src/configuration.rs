@@ -3,7 +3,8 @@
 //!
 //! Every kind gets one webhook in each: CAPZ's name (`default.<kind>.<group>`,
 //! `validation.<kind>.<group>`), CAPZ's path, `CREATE` and `UPDATE` of the kind's resource in
-//! `infrastructure.cluster.x-k8s.io/v1beta1` (not its `status`), `sideEffects: None` (so dry-run
+//! `infrastructure.cluster.x-k8s.io/v1beta1` (not its `status`), and `DELETE` too for validating
+//! the kinds whose deletions are checked (the AKS node pools and their templates), `sideEffects: None` (so dry-run
 //! requests are admitted too), `admissionReviewVersions: [v1]` and `failurePolicy: Fail`: an
 //! object is never stored unchecked.
 
@@ -80,11 +81,15 @@ impl Registration {
     }
 }
 
-fn rules(route: &Route) -> Vec<RuleWithOperations> {
+fn rules(route: &Route, hook: Hook) -> Vec<RuleWithOperations> {
+    let mut operations = vec!["CREATE".to_owned(), "UPDATE".to_owned()];
+    if hook == Hook::Validate && route.validates_delete() {
+        operations.push("DELETE".to_owned());
+    }
     vec![RuleWithOperations {
         api_groups: Some(vec![route.group().to_owned()]),
         api_versions: Some(vec![route.version().to_owned()]),
-        operations: Some(vec!["CREATE".to_owned(), "UPDATE".to_owned()]),
+        operations: Some(operations),
         resources: Some(vec![route.plural().to_owned()]),
         scope: None,
     }]
@@ -104,7 +109,7 @@ pub fn mutating(routes: &Routes, name: &str, registration: &Registration) -> Mut
                 .map(|route| MutatingWebhook {
                     name: route.webhook_name(Hook::Mutate),
                     client_config: registration.client_config(route.path(Hook::Mutate)),
-                    rules: Some(rules(route)),
+                    rules: Some(rules(route, Hook::Mutate)),
                     side_effects: "None".to_owned(),
                     admission_review_versions: vec!["v1".to_owned()],
                     failure_policy: Some("Fail".to_owned()),
@@ -134,7 +139,7 @@ pub fn validating(
                 .map(|route| ValidatingWebhook {
                     name: route.webhook_name(Hook::Validate),
                     client_config: registration.client_config(route.path(Hook::Validate)),
-                    rules: Some(rules(route)),
+                    rules: Some(rules(route, Hook::Validate)),
                     side_effects: "None".to_owned(),
                     admission_review_versions: vec!["v1".to_owned()],
                     failure_policy: Some("Fail".to_owned()),
@@ -193,6 +198,23 @@ mod tests {
         assert_eq!(
             rule.operations.as_deref(),
             Some(&["CREATE".to_owned(), "UPDATE".to_owned()][..])
+        );
+
+        let pool = validating
+            .iter()
+            .find(|hook| hook.name.starts_with("validation.azuremanagedmachinepool."))
+            .unwrap();
+        assert_eq!(
+            pool.rules.as_ref().unwrap()[0].operations.as_deref(),
+            Some(&["CREATE".to_owned(), "UPDATE".to_owned(), "DELETE".to_owned()][..])
+        );
+        let pool = mutating
+            .iter()
+            .find(|hook| hook.name.starts_with("default.azuremanagedmachinepool."))
+            .unwrap();
+        assert_eq!(
+            pool.rules.as_ref().unwrap()[0].operations.as_ref().unwrap().len(),
+            2
         );
 
         let service = Registration {

@@ -16,13 +16,19 @@
 //! Validation of a Flexible machine pool needs its MachinePool's Kubernetes version: the
 //! MachinePool in the pool's namespace whose infrastructure reference names the pool
 //! ([`pool_owner`]), as CAPZ finds it (but in the one namespace).
+//!
+//! Validation of the AKS kinds needs their Cluster ([`owner_cluster`]): its network ranges (an
+//! AKS control plane's DNS service IP lies in the service range), whether it is being deleted,
+//! and how many System node pools it has (the AzureManagedMachinePools of its namespace labelled
+//! with its name and the agent pool mode `System`), so that the last one is kept.
 
 use std::collections::BTreeMap;
 
 use capz_api::capi::{Cluster, MachinePool};
-use capz_api::{AzureCluster, AzureMachinePool};
+use capz_api::{AzureCluster, AzureMachinePool, AzureManagedMachinePool};
 use capz_kit::cluster::CLUSTER_NAME_LABEL;
-use capz_rules::PoolOwner;
+use capz_rules::azuremanagedmachinepool::AGENT_POOL_MODE_LABEL;
+use capz_rules::{ClusterFacts, ClusterQuery, OwnerCluster, PoolOwner};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::{Client, Resource as _};
 
@@ -90,4 +96,44 @@ pub async fn pool_owner(client: &Client, namespace: &str, name: &str) -> kube::R
         },
         None => PoolOwner::Missing,
     })
+}
+
+/// The Cluster `query` names in `namespace`, with its System node pools counted when the query
+/// asks.
+///
+/// # Errors
+/// When the API server cannot be read.
+pub async fn owner_cluster(
+    client: &Client,
+    namespace: &str,
+    query: &ClusterQuery,
+) -> kube::Result<OwnerCluster> {
+    let Some(cluster) = Api::<Cluster>::namespaced(client.clone(), namespace)
+        .get_opt(&query.name)
+        .await?
+    else {
+        return Ok(OwnerCluster::Missing);
+    };
+    let network = cluster.spec.cluster_network.as_ref();
+    let ranges = |which: Option<&capz_api::capi::NetworkRanges>| {
+        which.map(|r| r.cidr_blocks.clone()).unwrap_or_default()
+    };
+    let mut facts = ClusterFacts {
+        deleting: cluster.metadata.deletion_timestamp.is_some(),
+        service_cidrs: ranges(network.and_then(|n| n.services.as_ref())),
+        pod_cidrs: ranges(network.and_then(|n| n.pods.as_ref())),
+        system_pools: None,
+    };
+    if query.system_pools && !facts.deleting {
+        let resource = ApiResource::erase::<AzureManagedMachinePool>(&());
+        let selector = format!(
+            "{CLUSTER_NAME_LABEL}={},{AGENT_POOL_MODE_LABEL}=System",
+            query.name
+        );
+        let pools = Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource)
+            .list_metadata(&ListParams::default().labels(&selector))
+            .await?;
+        facts.system_pools = Some(pools.items.len());
+    }
+    Ok(OwnerCluster::Found(facts))
 }

@@ -6,7 +6,9 @@
 //!   re-encoded before and after defaulting, so what merely re-encoding changes (a `null` left out,
 //!   an empty field written) is never part of it: only what defaulting did.
 //! - **Validation** (`validate`) runs [`Rules::validate_create`] or [`Rules::validate_update`];
-//!   deletions are admitted. A denial carries what the API server itself gives for invalid objects:
+//!   deletions are admitted, but for the kinds that check them ([`Rules::VALIDATES_DELETE`]:
+//!   [`Rules::validate_delete`] on the old object). What a kind needs to know of its Cluster
+//!   ([`Rules::cluster_query`]) is looked up first. A denial carries what the API server itself gives for invalid objects:
 //!   a `Status` with code 422, reason `Invalid`, the message of [`Verdict::message`] and one cause
 //!   per field (`FieldValueRequired`, ...), so `kubectl` shows it like built-in validation.
 //!   Warnings go back in the response's `warnings`, admitted or not: the rules' own, and one per
@@ -23,7 +25,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine as _;
 use capz_rules::{
-    Context, Entropy, Features, FieldError, Operation, PoolOwner, Rules, SystemEntropy, Verdict, support,
+    ClusterQuery, Context, Entropy, Features, FieldError, Operation, OwnerCluster, PoolOwner, Rules,
+    SystemEntropy, Verdict, support,
 };
 use json_patch::Patch;
 use kube::Client;
@@ -107,6 +110,7 @@ impl Admission {
             entropy: &*self.entropy,
             cluster_subscription_id,
             machine_pool: PoolOwner::NotLookedUp,
+            cluster: OwnerCluster::NotLookedUp,
         }
     }
 }
@@ -516,6 +520,18 @@ pub(crate) async fn mutate<K: Rules>(admission: &Admission, lookup: Lookup, body
     }
 }
 
+/// The Cluster `query` names in `namespace`; not looked up without a client.
+async fn owner_cluster(
+    admission: &Admission,
+    namespace: &str,
+    query: &ClusterQuery,
+) -> kube::Result<OwnerCluster> {
+    match &admission.client {
+        Some(client) => lookup::owner_cluster(client, namespace, query).await,
+        None => Ok(OwnerCluster::NotLookedUp),
+    }
+}
+
 async fn cluster_subscription(
     admission: &Admission,
     namespace: &str,
@@ -574,7 +590,7 @@ pub(crate) fn defaulting_patch(original: &Value, round_trip: &Value, defaulted: 
 }
 
 /// Validates the object of the review in `body` as `K`: creates and updates by its rules,
-/// deletions admitted.
+/// deletions by its rules when it checks them, admitted otherwise.
 pub(crate) async fn validate<K: Rules>(
     admission: &Admission,
     lookup: ValidationLookup,
@@ -604,26 +620,44 @@ pub(crate) async fn validate<K: Rules>(
             }
         }
     }
-    let mut verdict = match operation {
-        Operation::Delete => return reading.answer(Outcome::Allowed),
-        Operation::Create => match reading.decode(reading.request.object.as_ref(), "object") {
-            Ok(object) => object.validate_create(&ctx),
-            Err(status) => return reading.denied(*status, Outcome::Denied),
-        },
-        Operation::Update => {
-            let both = reading
-                .decode(reading.request.object.as_ref(), "object")
-                .and_then(|object| {
-                    Ok((
-                        object,
-                        reading.decode(reading.request.old_object.as_ref(), "old object")?,
-                    ))
-                });
-            match both {
-                Ok((object, old)) => object.validate_update(&old, &ctx),
-                Err(status) => return reading.denied(*status, Outcome::Denied),
+    let decoded = match operation {
+        // Only kinds that validate deletions decode what is going away.
+        Operation::Delete if !K::VALIDATES_DELETE => return reading.answer(Outcome::Allowed),
+        Operation::Delete => reading
+            .decode(reading.request.old_object.as_ref(), "old object")
+            .map(|old| (old, None)),
+        Operation::Create => reading
+            .decode(reading.request.object.as_ref(), "object")
+            .map(|object| (object, None)),
+        Operation::Update => reading
+            .decode(reading.request.object.as_ref(), "object")
+            .and_then(|object| {
+                Ok((
+                    object,
+                    Some(reading.decode(reading.request.old_object.as_ref(), "old object")?),
+                ))
+            }),
+    };
+    let (object, old) = match decoded {
+        Ok(decoded) => decoded,
+        Err(status) => return reading.denied(*status, Outcome::Denied),
+    };
+    if let Some(query) = object.cluster_query(old.as_ref(), operation) {
+        let namespace = reading.request.namespace.clone().unwrap_or_default();
+        match owner_cluster(admission, &namespace, &query).await {
+            Ok(cluster) => ctx.cluster = cluster,
+            Err(err) => {
+                let message =
+                    format!("cannot look up the Cluster of the object: {err}; the request can be retried");
+                tracing::warn!(kind = %K::kind(&()), error = %err, "lookup failed");
+                return reading.denied(internal_error(&message), Outcome::Error);
             }
         }
+    }
+    let mut verdict = match (operation, &old) {
+        (Operation::Delete, _) => object.validate_delete(&ctx),
+        (Operation::Update, Some(old)) => object.validate_update(old, &ctx),
+        _ => object.validate_create(&ctx),
     };
     if let (Some(kind), Some(object)) = (support::Kind::named(&K::kind(&())), &reading.request.object) {
         let old = reading.request.old_object.as_ref();

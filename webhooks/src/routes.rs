@@ -33,6 +33,7 @@ pub struct Route {
     plural: String,
     lookup: Lookup,
     validation_lookup: ValidationLookup,
+    validates_delete: bool,
     pub(crate) mutate: Handler,
     pub(crate) validate: Handler,
 }
@@ -46,6 +47,7 @@ impl fmt::Debug for Route {
             .field("plural", &self.plural)
             .field("lookup", &self.lookup)
             .field("validation_lookup", &self.validation_lookup)
+            .field("validates_delete", &self.validates_delete)
             .finish_non_exhaustive()
     }
 }
@@ -68,9 +70,16 @@ impl Route {
             plural: K::plural(&()).into_owned(),
             lookup,
             validation_lookup,
+            validates_delete: K::VALIDATES_DELETE,
             mutate,
             validate,
         }
+    }
+
+    /// Whether the validating webhook is sent deletions too ([`Rules::VALIDATES_DELETE`]).
+    #[must_use]
+    pub fn validates_delete(&self) -> bool {
+        self.validates_delete
     }
 
     /// The kind, such as `AzureClusterIdentity`.

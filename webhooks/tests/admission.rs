@@ -15,6 +15,8 @@
 //!   capz: AzureCluster/validateVnetPeerings   # the CAPZ rule or default, as in capz-rules.txt
 //!   object: {spec: {...}}       # a JSON merge patch onto `base` (null removes a field)
 //!   update: {spec: {...}}       # optional: `object` is stored first, then this merge patch is sent
+//!   delete: true                # optional: `object` is stored first, then deleted
+//!   setup: [{...}]              # optional: whole objects applied first (a Cluster, other pools)
 //!   dry_run: true               # optional: sent as a server-side dry run
 //!   refused: {spec.x: FieldValueInvalid}   # the causes, field to reason; or:
 //!   stored: {/spec/x: value}    # admitted; JSON pointers into the answer and their values
@@ -56,6 +58,10 @@ struct Case {
     #[serde(default)]
     object: Value,
     update: Option<Value>,
+    #[serde(default)]
+    delete: bool,
+    #[serde(default)]
+    setup: Vec<Value>,
     #[serde(default)]
     dry_run: bool,
     refused: Option<BTreeMap<String, String>>,
@@ -193,6 +199,18 @@ async fn send_raw(client: &Client, request: http::Request<Vec<u8>>) -> TestResul
 async fn send(client: &Client, path: &str, name: &str, case: &Case, object: &Value) -> TestResult<Answer> {
     let request = kube::core::Request::new(path);
     let body = serde_json::to_vec(object)?;
+    if case.delete {
+        if let Answer::Refused(status) =
+            send_raw(client, request.create(&PostParams::default(), body)?).await?
+        {
+            return Err(format!("the object to delete was refused: {}", status.message).into());
+        }
+        let params = kube::api::DeleteParams {
+            dry_run: case.dry_run,
+            ..kube::api::DeleteParams::default()
+        };
+        return send_raw(client, request.delete(name, &params)?).await;
+    }
     let Some(update) = &case.update else {
         let params = PostParams {
             dry_run: case.dry_run,
@@ -266,8 +284,9 @@ fn judge(case: &Case, answer: &Answer) -> Option<String> {
 }
 
 /// The Cluster `c1` and its AzureCluster (subscription `00000000-0000-0000-0000-0000000000c1`),
-/// for machine defaults that look the subscription up, and MachinePools of `c1` whose versions
-/// Flexible pools are checked against; written before the webhooks are registered.
+/// for machine defaults that look the subscription up, MachinePools of `c1` whose versions
+/// Flexible pools are checked against, and the Cluster `going`, being deleted (a finalizer keeps
+/// it); written before the webhooks are registered.
 async fn cluster_c1(client: &Client, namespace: &str) -> TestResult {
     let machine_pool = |name: &str, version: Option<&str>| {
         let mut pool = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachinePool", "metadata": {"name": name},
@@ -292,6 +311,14 @@ async fn cluster_c1(client: &Client, namespace: &str) -> TestResult {
     for object in objects {
         capz_harness::apply(client, namespace, &serde_json::from_value(object)?).await?;
     }
+    let going = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+        "metadata": {"name": "going", "finalizers": ["capz-rs.test/hold"]},
+        "spec": {"clusterNetwork": {"services": {"cidrBlocks": ["10.96.0.0/12"]}}}});
+    capz_harness::apply(client, namespace, &serde_json::from_value(going)?).await?;
+    let resource = ApiResource::from_gvk(&GroupVersionKind::gvk("cluster.x-k8s.io", "v1beta2", "Cluster"));
+    kube::Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource)
+        .delete("going", &kube::api::DeleteParams::default())
+        .await?;
     Ok(())
 }
 
@@ -321,6 +348,11 @@ async fn run_suite(plane: &'static Plane, file: &str, suite: &Suite) -> TestResu
                 None => format!("case-{index}"),
             };
             object["metadata"]["name"] = json!(name);
+            for extra in &case.setup {
+                capz_harness::apply(&client, &namespace, &serde_json::from_value(extra.clone())?)
+                    .await
+                    .map_err(|error| format!("{file} [{index}] {}: setup: {error}", case.name))?;
+            }
             let verdict = match send(&client, &path, &name, case, &object).await {
                 Ok(answer) => judge(case, &answer),
                 Err(error) => Some(error.to_string()),

@@ -257,15 +257,21 @@ fn cert_manager_certifies_the_service_where_the_server_reads_it() -> TestResult 
 fn the_service_account_may_get_clusters_and_azure_clusters_and_list_machine_pools_only() -> TestResult {
     let objects = render()?;
     let pod = &find(&objects, "Deployment")?["spec"]["template"];
-    // Least privilege: reading Clusters and AzureClusters by name (defaulting looks them up) and
-    // listing MachinePools (a Flexible pool's version), bound to the Pods' ServiceAccount.
+    // Least privilege: reading Clusters and AzureClusters by name (defaulting looks them up),
+    // listing MachinePools (a Flexible pool's version) and AzureManagedMachinePools (an AKS
+    // cluster's System pools), bound to the Pods' ServiceAccount.
     let role = ours(&objects, "ClusterRole")?;
     let rules = role["rules"].as_array().ok_or("no rules")?;
-    assert_eq!(rules.len(), 3, "{rules:?}");
+    assert_eq!(rules.len(), 4, "{rules:?}");
     for (group, resource, verb) in [
         ("cluster.x-k8s.io", "clusters", "get"),
         ("infrastructure.cluster.x-k8s.io", "azureclusters", "get"),
         ("cluster.x-k8s.io", "machinepools", "list"),
+        (
+            "infrastructure.cluster.x-k8s.io",
+            "azuremanagedmachinepools",
+            "list",
+        ),
     ] {
         assert!(
             rules.iter().any(|rule| strings(&rule["apiGroups"]) == [group]

@@ -384,6 +384,7 @@ mod tests {
             entropy: &SystemEntropy,
             cluster_subscription_id: None,
             machine_pool: crate::PoolOwner::NotLookedUp,
+            cluster: crate::OwnerCluster::NotLookedUp,
         }
     }
 

@@ -35,6 +35,9 @@ pub mod azurecluster;
 mod azureclusteridentity;
 pub mod azuremachine;
 pub mod azuremachinepool;
+pub mod azuremanagedcluster;
+pub mod azuremanagedcontrolplane;
+pub mod azuremanagedmachinepool;
 mod checks;
 pub mod cidr;
 pub mod decode;
@@ -48,6 +51,7 @@ pub mod support;
 #[cfg(test)]
 mod testing;
 pub mod unreconciled;
+mod version;
 
 use capz_api::capi::TOPOLOGY_DRY_RUN_ANNOTATION;
 use kube::Resource;
@@ -110,6 +114,43 @@ pub struct Context<'a> {
     pub cluster_subscription_id: Option<String>,
     /// The MachinePool a machine pool belongs to, for the rules that depend on it.
     pub machine_pool: PoolOwner,
+    /// The Cluster the object belongs to, when [`Rules::cluster_query`] asked for it.
+    pub cluster: OwnerCluster,
+}
+
+/// What validation needs looked up about the Cluster an object belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterQuery {
+    /// The Cluster's name, in the object's namespace.
+    pub name: String,
+    /// Whether to count the cluster's System node pools: the AzureManagedMachinePools of the
+    /// namespace labelled with the cluster's name and the agent pool mode `System`.
+    pub system_pools: bool,
+}
+
+/// What the caller found of the Cluster of a [`ClusterQuery`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum OwnerCluster {
+    /// Not looked up: the rules that need it are skipped.
+    #[default]
+    NotLookedUp,
+    /// There is no Cluster of that name.
+    Missing,
+    /// Found.
+    Found(ClusterFacts),
+}
+
+/// The facts about a Cluster that validation reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterFacts {
+    /// Whether it is being deleted.
+    pub deleting: bool,
+    /// Its `spec.clusterNetwork.services.cidrBlocks`.
+    pub service_cidrs: Vec<String>,
+    /// Its `spec.clusterNetwork.pods.cidrBlocks`.
+    pub pod_cidrs: Vec<String>,
+    /// How many System node pools it has, when the query asked.
+    pub system_pools: Option<usize>,
 }
 
 /// What the caller found of the MachinePool whose infrastructure reference names a machine pool.
@@ -162,4 +203,19 @@ pub trait Rules:
 
     /// Decides whether a change from `old` is acceptable.
     fn validate_update(&self, old: &Self, ctx: &Context<'_>) -> Verdict;
+
+    /// Whether deletions of the kind are validated ([`Rules::validate_delete`]); the webhook
+    /// configuration sends them only then.
+    const VALIDATES_DELETE: bool = false;
+
+    /// Decides whether the object may be deleted; every deletion may by default.
+    fn validate_delete(&self, _ctx: &Context<'_>) -> Verdict {
+        Verdict::default()
+    }
+
+    /// What validating `operation` of this object (changed from `old` on an update) needs to
+    /// know about its Cluster, if anything; the caller looks it up into [`Context::cluster`].
+    fn cluster_query(&self, _old: Option<&Self>, _operation: Operation) -> Option<ClusterQuery> {
+        None
+    }
 }

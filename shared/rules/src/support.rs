@@ -36,17 +36,34 @@ pub enum Kind {
     AzureMachinePool,
     /// `AzureClusterIdentity`.
     AzureClusterIdentity,
+    /// `AzureManagedControlPlane`: an AKS cluster.
+    AzureManagedControlPlane,
+    /// `AzureManagedControlPlaneTemplate`: the AzureManagedControlPlane fields a template has,
+    /// under `spec.template.spec`.
+    AzureManagedControlPlaneTemplate,
+    /// `AzureManagedCluster`.
+    AzureManagedCluster,
+    /// `AzureManagedMachinePool`: an AKS node pool.
+    AzureManagedMachinePool,
+    /// `AzureManagedMachinePoolTemplate`: the AzureManagedMachinePool fields under
+    /// `spec.template.spec`.
+    AzureManagedMachinePoolTemplate,
 }
 
 impl Kind {
-    /// Every kind, in the order the docs list them.
-    pub const ALL: [Self; 6] = [
+    /// Every kind, in the order the docs list them. (AzureManagedClusterTemplate has no fields.)
+    pub const ALL: [Self; 11] = [
         Self::AzureCluster,
         Self::AzureClusterTemplate,
         Self::AzureMachine,
         Self::AzureMachineTemplate,
         Self::AzureMachinePool,
         Self::AzureClusterIdentity,
+        Self::AzureManagedControlPlane,
+        Self::AzureManagedControlPlaneTemplate,
+        Self::AzureManagedCluster,
+        Self::AzureManagedMachinePool,
+        Self::AzureManagedMachinePoolTemplate,
     ];
 
     /// The kind called `name`, when the matrix describes it.
@@ -65,6 +82,11 @@ impl Kind {
             Self::AzureMachineTemplate => "AzureMachineTemplate",
             Self::AzureMachinePool => "AzureMachinePool",
             Self::AzureClusterIdentity => "AzureClusterIdentity",
+            Self::AzureManagedControlPlane => "AzureManagedControlPlane",
+            Self::AzureManagedControlPlaneTemplate => "AzureManagedControlPlaneTemplate",
+            Self::AzureManagedCluster => "AzureManagedCluster",
+            Self::AzureManagedMachinePool => "AzureManagedMachinePool",
+            Self::AzureManagedMachinePoolTemplate => "AzureManagedMachinePoolTemplate",
         }
     }
 
@@ -72,7 +94,10 @@ impl Kind {
     #[must_use]
     pub fn spec_root(self) -> &'static str {
         match self {
-            Self::AzureClusterTemplate | Self::AzureMachineTemplate => "spec.template.spec",
+            Self::AzureClusterTemplate
+            | Self::AzureMachineTemplate
+            | Self::AzureManagedControlPlaneTemplate
+            | Self::AzureManagedMachinePoolTemplate => "spec.template.spec",
             _ => "spec",
         }
     }
@@ -83,6 +108,8 @@ impl Kind {
         match self {
             Self::AzureClusterTemplate => Self::AzureCluster,
             Self::AzureMachineTemplate => Self::AzureMachine,
+            Self::AzureManagedControlPlaneTemplate => Self::AzureManagedControlPlane,
+            Self::AzureManagedMachinePoolTemplate => Self::AzureManagedMachinePool,
             other => other,
         }
     }
@@ -94,6 +121,9 @@ impl Kind {
             Self::AzureMachine => &MACHINE,
             Self::AzureMachinePool => &POOL,
             Self::AzureClusterIdentity => &IDENTITY,
+            Self::AzureManagedControlPlane => &MANAGED_CONTROL_PLANE,
+            Self::AzureManagedCluster => &MANAGED_CLUSTER,
+            Self::AzureManagedMachinePool => &MANAGED_POOL,
             _ => &CLUSTER,
         }
     }
@@ -301,33 +331,33 @@ pub fn markdown() -> String {
          A field is *set* when it is present and not null, an empty list or an empty object; \
          *when `value`* means only that value is not acted on. An entry covers the fields under it \
          unless a deeper entry says otherwise; `[]` stands for each element of a list, `{}` for \
-         each value of a map. AzureClusterTemplate and AzureMachineTemplate carry the same fields \
+         each value of a map. The templates (AzureClusterTemplate, AzureMachineTemplate, \
+         AzureManagedControlPlaneTemplate, AzureManagedMachinePoolTemplate) carry the same fields \
          under `spec.template.spec` and get the same warnings; the objects cloned from them report \
-         the conditions.\n",
+         the conditions. The AKS kinds' not-yet fields are reported by the warning only.\n",
     );
-    let _ = write!(
-        out,
-        "\n## Kinds not reconciled yet\n\n\
-         These kinds are served and stored, but no controller of this release acts on them; creating \
-         one is answered with a warning saying so. The webhooks default and validate them as described \
-         in webhooks.md; a kind without rules of its own there is checked by its CRD schema only.\n\n\
-         | Kind | Reconciled by |\n|---|---|\n"
-    );
-    for (kind, family) in crate::unreconciled::unreleased() {
-        let _ = writeln!(
+    if crate::unreconciled::unreleased().next().is_some() {
+        let _ = write!(
             out,
-            "| {kind} | the {family} controller (`capz-{family}`), not released yet |"
+            "\n## Kinds not reconciled yet\n\n\
+             These kinds are served and stored, but no controller of this release acts on them; creating \
+             one is answered with a warning saying so. The webhooks default and validate them as described \
+             in webhooks.md.\n\n\
+             | Kind | Reconciled by |\n|---|---|\n"
         );
+        for (kind, family) in crate::unreconciled::unreleased() {
+            let _ = writeln!(
+                out,
+                "| {kind} | the {family} controller (`capz-{family}`), not released yet |"
+            );
+        }
     }
-    for kind in [
-        Kind::AzureCluster,
-        Kind::AzureMachine,
-        Kind::AzureMachinePool,
-        Kind::AzureClusterIdentity,
-    ] {
+    for kind in Kind::ALL.into_iter().filter(|kind| kind.fields_of() == *kind) {
         let templates = match kind {
             Kind::AzureCluster => " (and AzureClusterTemplate)",
             Kind::AzureMachine => " (and AzureMachineTemplate)",
+            Kind::AzureManagedControlPlane => " (and AzureManagedControlPlaneTemplate)",
+            Kind::AzureManagedMachinePool => " (and AzureManagedMachinePoolTemplate)",
             _ => "",
         };
         let _ = write!(
@@ -610,6 +640,108 @@ static POOL: LazyLock<Vec<Entry>> = LazyLock::new(|| {
     entries
 });
 
+/// Why the fields that patch the generated AKS objects are not acted on.
+const NO_PATCHES: &str = "the AKS objects are sent as built, without merge patches";
+
+static MANAGED_CONTROL_PLANE: LazyLock<Vec<Entry>> = LazyLock::new(|| {
+    let mut entries: Vec<Entry> = [
+        "version",
+        "subscriptionID",
+        "location",
+        "resourceGroupName",
+        "nodeResourceGroupName",
+        "identityRef",
+        "identity",
+        "kubeletUserAssignedIdentity",
+        "additionalTags",
+        "azureEnvironment",
+        "controlPlaneEndpoint",
+        "sshPublicKey",
+        "dnsPrefix",
+        "dnsServiceIP",
+        "networkPlugin",
+        "networkPluginMode",
+        "networkPolicy",
+        "networkDataplane",
+        "outboundType",
+        "loadBalancerSKU",
+        "loadBalancerProfile",
+        "virtualNetwork",
+        "aadProfile",
+        "disableLocalAccounts",
+        "addonProfiles",
+        "sku",
+        "apiServerAccessProfile",
+        "autoscalerProfile",
+        "httpProxyConfig",
+        "oidcIssuerProfile",
+        "autoUpgradeProfile",
+        "securityProfile",
+    ]
+    .iter()
+    .map(|field| acted(field))
+    .collect();
+    entries.extend([
+        not_yet(
+            "virtualNetwork.subnet.privateEndpoints",
+            "no private endpoints are created in the AKS subnet",
+            None,
+        ),
+        not_yet("extensions", "no AKS cluster extensions are installed", None),
+        not_yet("fleetsMember", "the cluster does not join a fleet", None),
+        not_yet("asoManagedClusterPatches", NO_PATCHES, None),
+        only(
+            "enablePreviewFeatures",
+            When::Is(Value::Bool(true)),
+            "the stable AKS API is used; preview-only settings are not sent",
+            None,
+        ),
+        not_yet(
+            "machineTemplate",
+            "Cluster API's machine template contract of control planes is not read",
+            None,
+        ),
+    ]);
+    entries
+});
+
+static MANAGED_CLUSTER: LazyLock<Vec<Entry>> = LazyLock::new(|| vec![acted("controlPlaneEndpoint")]);
+
+static MANAGED_POOL: LazyLock<Vec<Entry>> = LazyLock::new(|| {
+    let mut entries: Vec<Entry> = [
+        "name",
+        "mode",
+        "sku",
+        "osType",
+        "osDiskSizeGB",
+        "osDiskType",
+        "availabilityZones",
+        "nodeLabels",
+        "taints",
+        "scaling",
+        "maxPods",
+        "enableUltraSSD",
+        "enableNodePublicIP",
+        "nodePublicIPPrefixID",
+        "scaleSetPriority",
+        "scaleDownMode",
+        "spotMaxPrice",
+        "kubeletConfig",
+        "kubeletDiskType",
+        "linuxOSConfig",
+        "subnetName",
+        "enableFIPS",
+        "enableEncryptionAtHost",
+        "additionalTags",
+        "providerIDList",
+    ]
+    .iter()
+    .map(|field| acted(field))
+    .collect();
+    entries.push(not_yet("asoManagedClustersAgentPoolPatches", NO_PATCHES, None));
+    entries
+});
+
 const CREDENTIALS_FILE: &str = "capz-rs cannot sign in with a credentials file yet; use WorkloadIdentity \
                                 or UserAssignedMSI";
 
@@ -731,6 +863,7 @@ mod tests {
             assert_eq!(Kind::named(kind.name()), Some(kind));
         }
         assert_eq!(Kind::named("AzureMachinePoolMachine"), None);
+        assert_eq!(Kind::named("AzureManagedClusterTemplate"), None);
         assert_eq!(
             reason(Kind::AzureMachine, "capacityReservationGroupID"),
             Some("the VM is created outside any capacity reservation")

@@ -59,6 +59,7 @@ pub(crate) fn context(operation: Operation, dry_run: bool, subscription: Option<
         entropy: &TestEntropy,
         cluster_subscription_id: subscription.map(str::to_owned),
         machine_pool: crate::PoolOwner::NotLookedUp,
+        cluster: crate::OwnerCluster::NotLookedUp,
     }
 }
 

@@ -4,13 +4,11 @@
 //! prints: nothing happens in Azure until the family's controller is released. Once it is, the
 //! warning goes away by itself.
 //!
-//! The AKS kinds have no defaults or checks of their own yet (the CRD schema still applies);
-//! AzureMachinePool and AzureMachinePoolMachine have theirs (`crate::azuremachinepool`) and add
-//! this warning to them.
+//! Every kind here has rules of its own (`crate::azuremachinepool`,
+//! `crate::azuremanagedcontrolplane`, `crate::azuremanagedcluster`,
+//! `crate::azuremanagedmachinepool`), which add this warning to a creation.
 
 use capz_api::controllers::Family;
-
-use crate::{Context, FieldError, Rules, Verdict};
 
 /// Every kind that needs one of these families, with the family whose controller reconciles it.
 pub const KINDS: [(&str, Family); 8] = [
@@ -51,35 +49,6 @@ pub fn warning_for(kind: &str) -> Option<String> {
         .map(|(name, family)| warning(name, family))
 }
 
-macro_rules! unreconciled {
-    ($($kind:ident),* $(,)?) => {$(
-        impl Rules for capz_api::$kind {
-            fn default(&mut self, _: &Context<'_>) -> Result<(), FieldError> {
-                Ok(())
-            }
-
-            fn validate_create(&self, _: &Context<'_>) -> Verdict {
-                let mut verdict = Verdict::default();
-                verdict.warnings.extend(warning_for(stringify!($kind)));
-                verdict
-            }
-
-            fn validate_update(&self, _: &Self, _: &Context<'_>) -> Verdict {
-                Verdict::default()
-            }
-        }
-    )*};
-}
-
-unreconciled!(
-    AzureManagedControlPlane,
-    AzureManagedControlPlaneTemplate,
-    AzureManagedCluster,
-    AzureManagedClusterTemplate,
-    AzureManagedMachinePool,
-    AzureManagedMachinePoolTemplate,
-);
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,30 +61,5 @@ mod tests {
             assert_eq!(warning_for(kind), (!family.released()).then_some(text), "{kind}");
         }
         assert_eq!(warning_for("AzureMachine"), None);
-    }
-
-    #[test]
-    fn the_aks_kinds_are_admitted_with_the_warning_only() {
-        let ctx = Context {
-            operation: crate::Operation::Create,
-            dry_run: false,
-            features: crate::Features::default(),
-            entropy: &crate::SystemEntropy,
-            cluster_subscription_id: None,
-            machine_pool: crate::PoolOwner::NotLookedUp,
-        };
-        let plane: capz_api::AzureManagedCluster = serde_json::from_value(serde_json::json!({
-            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
-            "kind": "AzureManagedCluster",
-            "metadata": {"name": "c"},
-            "spec": {},
-        }))
-        .unwrap();
-        let verdict = plane.validate_create(&ctx);
-        assert!(verdict.allowed());
-        assert_eq!(
-            verdict.warnings,
-            Vec::from_iter(warning_for("AzureManagedCluster"))
-        );
     }
 }

@@ -33,6 +33,7 @@ fn ctx(operation: Operation, features: Features) -> Context<'static> {
         entropy: &NoEntropy,
         cluster_subscription_id: None,
         machine_pool: capz_rules::PoolOwner::NotLookedUp,
+        cluster: capz_rules::OwnerCluster::NotLookedUp,
     }
 }
 

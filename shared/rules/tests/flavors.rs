@@ -99,6 +99,7 @@ fn create(features: Features) -> Context<'static> {
         entropy: &SystemEntropy,
         cluster_subscription_id: Some(SUBSCRIPTION.to_owned()),
         machine_pool: capz_rules::PoolOwner::NotLookedUp,
+        cluster: capz_rules::OwnerCluster::NotLookedUp,
     }
 }
 

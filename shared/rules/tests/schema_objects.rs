@@ -117,6 +117,7 @@ fn every_spec_reads<K: Rules>() -> usize {
             entropy: &FixedEntropy,
             cluster_subscription_id: None,
             machine_pool: capz_rules::PoolOwner::NotLookedUp,
+            cluster: capz_rules::OwnerCluster::NotLookedUp,
         };
         // Refusals are verdicts; what must not happen is a panic, which fails the test.
         let _ = read.validate_create(&ctx);

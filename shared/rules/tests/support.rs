@@ -86,7 +86,7 @@ fn every_spec_field_has_an_entry_and_every_entry_a_field() -> Result<(), String>
     for kind in Kind::ALL {
         let mut found = Vec::new();
         fields(&spec_schema(kind)?, "", &mut found);
-        assert!(found.len() > 5, "{}: no fields read", kind.name());
+        assert!(!found.is_empty(), "{}: no fields read", kind.name());
         for (path, leaf) in &found {
             if *leaf && !kind.entries().iter().any(|entry| covers(&entry.field, path)) {
                 uncovered.push(format!("{} {}.{path}", kind.name(), kind.spec_root()));
@@ -116,12 +116,7 @@ fn every_spec_field_has_an_entry_and_every_entry_a_field() -> Result<(), String>
 
 #[test]
 fn entries_are_unique_and_a_deeper_one_says_something_else() {
-    for kind in [
-        Kind::AzureCluster,
-        Kind::AzureMachine,
-        Kind::AzureMachinePool,
-        Kind::AzureClusterIdentity,
-    ] {
+    for kind in Kind::ALL.into_iter().filter(|kind| kind.fields_of() == *kind) {
         let entries = kind.entries();
         for (index, entry) in entries.iter().enumerate() {
             assert!(

@@ -22,6 +22,7 @@ use crate::{Context, Rules};
 
 pub use defaults::{default_cluster, default_template, is_ipv6};
 pub use layout::*;
+pub(crate) use validation::check_private_endpoints;
 
 impl Rules for AzureCluster {
     fn default(&mut self, ctx: &Context<'_>) -> Result<(), FieldError> {

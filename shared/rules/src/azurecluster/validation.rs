@@ -415,7 +415,7 @@ pub(super) fn check_service_endpoints(
     }
 }
 
-pub(super) fn check_private_endpoints(
+pub(crate) fn check_private_endpoints(
     endpoints: &PrivateEndpoints,
     subnet: &[Cidr],
     at: &FieldPath,

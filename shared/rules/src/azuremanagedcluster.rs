@@ -1,0 +1,47 @@
+//! AzureManagedCluster and AzureManagedClusterTemplate: CAPZ neither defaults nor checks them.
+//!
+//! An AzureManagedCluster only mirrors its control plane's endpoint, which the controller copies
+//! in, and a template of one has no fields; CAPZ's webhooks for both admit everything (it does not
+//! even keep the endpoint once set), and so do these rules. They are served all the same, so
+//! that the kinds' warnings reach the user.
+
+use capz_api::{AzureManagedCluster, AzureManagedClusterTemplate};
+
+use crate::field::{FieldError, Verdict};
+use crate::{Context, Rules, unreconciled};
+
+impl Rules for AzureManagedCluster {
+    fn default(&mut self, _ctx: &Context<'_>) -> Result<(), FieldError> {
+        Ok(())
+    }
+
+    fn validate_create(&self, _ctx: &Context<'_>) -> Verdict {
+        let mut verdict = Verdict::default();
+        verdict
+            .warnings
+            .extend(unreconciled::warning_for("AzureManagedCluster"));
+        verdict
+    }
+
+    fn validate_update(&self, _old: &Self, _ctx: &Context<'_>) -> Verdict {
+        Verdict::default()
+    }
+}
+
+impl Rules for AzureManagedClusterTemplate {
+    fn default(&mut self, _ctx: &Context<'_>) -> Result<(), FieldError> {
+        Ok(())
+    }
+
+    fn validate_create(&self, _ctx: &Context<'_>) -> Verdict {
+        let mut verdict = Verdict::default();
+        verdict
+            .warnings
+            .extend(unreconciled::warning_for("AzureManagedClusterTemplate"));
+        verdict
+    }
+
+    fn validate_update(&self, _old: &Self, _ctx: &Context<'_>) -> Verdict {
+        Verdict::default()
+    }
+}
