@@ -126,6 +126,7 @@ pub(crate) fn defaulted(
         entropy: &NoEntropy,
         cluster_subscription_id: Some(scope.subscription.to_string()),
         machine_pool: capz_rules::PoolOwner::NotLookedUp,
+        cluster: capz_rules::OwnerCluster::NotLookedUp,
     };
     // Defaulting fails only when it must generate a value, which it may not do here.
     if defaulted.default(&context).is_err() {
