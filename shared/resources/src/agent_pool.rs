@@ -7,12 +7,12 @@
 use std::collections::BTreeMap;
 
 use capz_api::azuremanagedmachinepool::{AzureManagedMachinePoolClassSpec, NodePoolMode, OsType};
+use capz_azure::ResourceId;
 use capz_azure::models::container_service::{
     AgentPool as AgentPoolModel, AgentPoolMode, AgentPoolOsType, AgentPoolProfile, AgentPoolProperties,
     KubeletConfig, LinuxOsConfig,
 };
 use capz_azure::models::id_of;
-use capz_azure::{IdError, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::tags::Tags;
 use serde_json::{Map, Value};
@@ -23,29 +23,7 @@ use crate::{as_value, covers, higher_version};
 const AKS_LABEL_PREFIX: &str = "kubernetes.azure.com";
 
 /// Why a pool's spec gives no agent pool.
-#[derive(Debug, thiserror::Error)]
-pub enum AgentPoolError {
-    /// A name Azure would refuse.
-    #[error("{field}: Invalid value: {value:?}: {source}")]
-    Name {
-        /// The field.
-        field: &'static str,
-        /// Its value.
-        value: String,
-        /// Why.
-        source: IdError,
-    },
-    /// A field whose value cannot be sent.
-    #[error("{field}: Invalid value: {value:?}: {why}")]
-    Invalid {
-        /// The field.
-        field: &'static str,
-        /// Its value.
-        value: String,
-        /// Why, and what to do.
-        why: &'static str,
-    },
-}
+pub type AgentPoolError = crate::InvalidSpec;
 
 /// What a pool takes from its MachinePool and its control plane.
 #[derive(Debug, Clone, Default)]

@@ -109,3 +109,28 @@ pub fn higher_version<'a>(wanted: &'a str, running: &'a str) -> &'a str {
         wanted
     }
 }
+
+/// A spec field whose value Azure would refuse, or that cannot be sent as it is.
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidSpec {
+    /// A name Azure would refuse.
+    #[error("{field}: Invalid value: {value:?}: {source}")]
+    Name {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: String,
+        /// Why.
+        source: capz_azure::IdError,
+    },
+    /// A field whose value cannot be sent.
+    #[error("{field}: Invalid value: {value:?}: {why}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: String,
+        /// Why, and what to do.
+        why: &'static str,
+    },
+}

@@ -21,7 +21,7 @@ use capz_azure::models::container_service::{
     UserAssignedIdentityReference,
 };
 use capz_azure::models::{SubResource, id_of};
-use capz_azure::{IdError, Location, ResourceId};
+use capz_azure::{Location, ResourceId};
 use capz_kit::resource::{AzureResource, Ownership};
 use capz_kit::tags::{self, Role, Tags};
 use serde_json::{Map, Value};
@@ -41,29 +41,7 @@ pub struct ClusterNetwork {
 }
 
 /// Why a control plane's spec gives no managed cluster.
-#[derive(Debug, thiserror::Error)]
-pub enum ManagedClusterError {
-    /// A name Azure would refuse.
-    #[error("{field}: Invalid value: {value:?}: {source}")]
-    Name {
-        /// The field.
-        field: &'static str,
-        /// Its value.
-        value: String,
-        /// Why.
-        source: IdError,
-    },
-    /// A field whose value cannot be sent.
-    #[error("{field}: Invalid value: {value:?}: {why}")]
-    Invalid {
-        /// The field.
-        field: &'static str,
-        /// Its value.
-        value: String,
-        /// Why, and what to do.
-        why: &'static str,
-    },
-}
+pub type ManagedClusterError = crate::InvalidSpec;
 
 /// The managed cluster of one AzureManagedControlPlane.
 #[derive(Debug, Clone)]
