@@ -543,9 +543,9 @@ mod aks {
 
     /// With only the aks controller (and the webhooks), the `aks` flavor converges: the managed
     /// cluster is made, Cluster API finds its API server through the kubeconfig Secret and each
-    /// pool's instances as Ready Nodes; deleting the Cluster deletes the managed cluster and its
-    /// group, leaving nothing, with no DELETE of a pool (AKS refuses those while the cluster's own
-    /// delete runs, and takes the pools with it).
+    /// pool's instances as Ready Nodes; admission refuses to delete the only System pool; deleting
+    /// the Cluster deletes the managed cluster and its group, leaving nothing, with no DELETE of a
+    /// pool (AKS refuses those while the cluster's own delete runs, and takes the pools with it).
     #[tokio::test]
     async fn the_aks_flavor_converges_and_goes_without_pool_deletes() -> TestResult {
         // AKS offers only some patches of each minor: the flavor asks for one it has.
@@ -590,6 +590,26 @@ mod aks {
                 assert_eq!(
                     created(environment, "microsoft.containerservice/managedclusters"),
                     1
+                );
+                // The System pool is the cluster's only one: admission keeps it.
+                let refusal = environment
+                    .infrastructure("AzureManagedMachinePool", namespace)
+                    .await?
+                    .delete(
+                        &format!("{CLUSTER}-pool0"),
+                        &kube::api::DeleteParams {
+                            dry_run: true,
+                            ..kube::api::DeleteParams::default()
+                        },
+                    )
+                    .await
+                    .err()
+                    .map(|err| err.to_string());
+                assert!(
+                    refusal
+                        .as_deref()
+                        .is_some_and(|message| message.contains("must have at least one system pool")),
+                    "{refusal:?}"
                 );
                 let deleting = SystemTime::now();
                 environment

@@ -88,23 +88,6 @@ impl Family {
         }
     }
 
-    /// Whether this release of capz-rs ships the family's controller; the others are planned and
-    /// the objects that need them wait, saying so.
-    #[must_use]
-    pub const fn released(self) -> bool {
-        matches!(
-            self,
-            Self::Network
-                | Self::LoadBalancer
-                | Self::Bastion
-                | Self::PrivateDns
-                | Self::Compute
-                | Self::Vmss
-                | Self::Aks
-                | Self::Identity
-        )
-    }
-
     /// The family whose finalizer `finalizer` is, if it is one of capz-rs's.
     #[must_use]
     pub fn from_finalizer(finalizer: &str) -> Option<Self> {

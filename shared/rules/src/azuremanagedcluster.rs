@@ -2,13 +2,13 @@
 //!
 //! An AzureManagedCluster only mirrors its control plane's endpoint, which the controller copies
 //! in, and a template of one has no fields; CAPZ's webhooks for both admit everything (it does not
-//! even keep the endpoint once set), and so do these rules. They are served all the same, so
-//! that the kinds' warnings reach the user.
+//! even keep the endpoint once set), and so do these rules. They are served all the same, as
+//! CAPZ serves them, so that a manifest naming the webhooks finds them.
 
 use capz_api::{AzureManagedCluster, AzureManagedClusterTemplate};
 
 use crate::field::{FieldError, Verdict};
-use crate::{Context, Rules, unreconciled};
+use crate::{Context, Rules};
 
 impl Rules for AzureManagedCluster {
     fn default(&mut self, _ctx: &Context<'_>) -> Result<(), FieldError> {
@@ -16,11 +16,7 @@ impl Rules for AzureManagedCluster {
     }
 
     fn validate_create(&self, _ctx: &Context<'_>) -> Verdict {
-        let mut verdict = Verdict::default();
-        verdict
-            .warnings
-            .extend(unreconciled::warning_for("AzureManagedCluster"));
-        verdict
+        Verdict::default()
     }
 
     fn validate_update(&self, _old: &Self, _ctx: &Context<'_>) -> Verdict {
@@ -34,11 +30,7 @@ impl Rules for AzureManagedClusterTemplate {
     }
 
     fn validate_create(&self, _ctx: &Context<'_>) -> Verdict {
-        let mut verdict = Verdict::default();
-        verdict
-            .warnings
-            .extend(unreconciled::warning_for("AzureManagedClusterTemplate"));
-        verdict
+        Verdict::default()
     }
 
     fn validate_update(&self, _old: &Self, _ctx: &Context<'_>) -> Verdict {

@@ -21,7 +21,6 @@
 //!     azuremachine   AzureMachine and AzureMachineTemplate: VM spec defaults, checks, immutability
 //!     azuremachinepool   AzureMachinePool and AzureMachinePoolMachine: a scale set's template
 //!                    (the machine's VM profile rules), identities, strategy; the MachinePool gate
-//!   unreconciled  the kinds whose controller may not be released yet: a warning on create
 //! ```
 //!
 //! Values that must be random (an SSH key, a role-assignment name) are generated only when an
@@ -50,7 +49,6 @@ mod ssh;
 pub mod support;
 #[cfg(test)]
 mod testing;
-pub mod unreconciled;
 mod version;
 
 use capz_api::capi::TOPOLOGY_DRY_RUN_ANNOTATION;

@@ -336,22 +336,6 @@ pub fn markdown() -> String {
          under `spec.template.spec` and get the same warnings; the objects cloned from them report \
          the conditions. The AKS kinds' not-yet fields are reported by the warning only.\n",
     );
-    if crate::unreconciled::unreleased().next().is_some() {
-        let _ = write!(
-            out,
-            "\n## Kinds not reconciled yet\n\n\
-             These kinds are served and stored, but no controller of this release acts on them; creating \
-             one is answered with a warning saying so. The webhooks default and validate them as described \
-             in webhooks.md.\n\n\
-             | Kind | Reconciled by |\n|---|---|\n"
-        );
-        for (kind, family) in crate::unreconciled::unreleased() {
-            let _ = writeln!(
-                out,
-                "| {kind} | the {family} controller (`capz-{family}`), not released yet |"
-            );
-        }
-    }
     for kind in Kind::ALL.into_iter().filter(|kind| kind.fields_of() == *kind) {
         let templates = match kind {
             Kind::AzureCluster => " (and AzureClusterTemplate)",

@@ -41,7 +41,7 @@ use crate::azuremachine::profile::{
     default_ssh_key,
 };
 use crate::field::{FieldError, Verdict};
-use crate::{Context, Features, Rules, unreconciled};
+use crate::{Context, Features, Rules};
 use defaults::{default_os_disk, default_strategy};
 use update::{check_pool_machine_update, check_pool_update};
 use validation::{check_machine_pool_gate, check_orchestration_mode, check_pool};
@@ -75,9 +75,6 @@ impl Rules for AzureMachinePool {
             check_orchestration_mode(&self.spec, &ctx.machine_pool, &mut verdict);
         }
         verdict
-            .warnings
-            .extend(unreconciled::warning_for("AzureMachinePool"));
-        verdict
     }
 
     fn validate_update(&self, old: &Self, ctx: &Context<'_>) -> Verdict {
@@ -104,9 +101,6 @@ impl Rules for AzureMachinePoolMachine {
     fn validate_create(&self, ctx: &Context<'_>) -> Verdict {
         let mut verdict = Verdict::default();
         check_machine_pool_gate(ctx.features, &mut verdict);
-        verdict
-            .warnings
-            .extend(unreconciled::warning_for("AzureMachinePoolMachine"));
         verdict
     }
 

@@ -5,7 +5,6 @@ use serde_json::json;
 
 use capz_api::azuremachinepool::{DeletePolicy, DeploymentStrategyType};
 use capz_api::common::compute::{BootDiagnosticsStorageAccountType, CachingType, SpotEvictionPolicy};
-use capz_api::controllers::Family;
 use capz_api::{AzureMachinePoolMachineSpec, AzureMachinePoolSpec};
 
 use super::*;
@@ -351,24 +350,6 @@ fn without_the_machine_pool_gate_pools_and_their_machines_are_refused() {
             .validate_update(&machine, &off)
             .allowed()
     );
-}
-
-#[test]
-fn new_pools_are_warned_about_while_the_vmss_controller_is_unreleased() {
-    let pool_verdict = pool("{}").unwrap().validate_create(&create());
-    let machine_verdict = pool_machine("azure:///a").validate_create(&create());
-    let unreleased = !Family::Vmss.released();
-    for (verdict, kind) in [
-        (&pool_verdict, "AzureMachinePool"),
-        (&machine_verdict, "AzureMachinePoolMachine"),
-    ] {
-        assert!(verdict.allowed(), "{kind}: {:?}", verdict.errors);
-        let warned = verdict
-            .warnings
-            .iter()
-            .any(|warning| warning.starts_with(&format!("{kind}: capz-rs does not reconcile this kind yet")));
-        assert_eq!(warned, unreleased, "{kind}: {:?}", verdict.warnings);
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ mod validation;
 use capz_api::{AzureManagedControlPlane, AzureManagedControlPlaneTemplate};
 
 use crate::field::{FieldError, FieldPath, Verdict};
-use crate::{ClusterQuery, Context, Operation, Rules, unreconciled};
+use crate::{ClusterQuery, Context, Operation, Rules};
 
 impl Rules for AzureManagedControlPlane {
     fn default(&mut self, ctx: &Context<'_>) -> Result<(), FieldError> {
@@ -46,9 +46,6 @@ impl Rules for AzureManagedControlPlane {
     fn validate_create(&self, ctx: &Context<'_>) -> Verdict {
         let mut verdict = Verdict::default();
         check_control_plane(self, ctx, &mut verdict);
-        verdict
-            .warnings
-            .extend(unreconciled::warning_for("AzureManagedControlPlane"));
         verdict
     }
 
@@ -93,9 +90,6 @@ impl Rules for AzureManagedControlPlaneTemplate {
                  clusters; leave it out of the template so that each cluster's network is named after it",
             );
         }
-        verdict
-            .warnings
-            .extend(unreconciled::warning_for("AzureManagedControlPlaneTemplate"));
         verdict
     }
 

@@ -34,7 +34,7 @@ use capz_api::{AzureManagedMachinePool, AzureManagedMachinePoolTemplate};
 use kube::Resource as _;
 
 use crate::field::{FieldError, FieldPath, Verdict};
-use crate::{ClusterQuery, Context, Operation, Rules, unreconciled};
+use crate::{ClusterQuery, Context, Operation, Rules};
 pub use update::{AGENT_POOL_MODE_LABEL, DELETE_FOR_MOVE_ANNOTATION};
 use update::{Differences, LAST_SYSTEM_POOL, is_last_system_pool, leaves_system, system_pools_query};
 
@@ -100,9 +100,6 @@ impl Rules for AzureManagedMachinePool {
         let name = self.metadata.name.as_deref().unwrap_or_default();
         validation::check_pool(&self.spec.class, name, &spec_path(), true, &mut verdict);
         verdict
-            .warnings
-            .extend(unreconciled::warning_for("AzureManagedMachinePool"));
-        verdict
     }
 
     fn validate_update(&self, old: &Self, ctx: &Context<'_>) -> Verdict {
@@ -164,9 +161,6 @@ impl Rules for AzureManagedMachinePoolTemplate {
             false,
             &mut verdict,
         );
-        verdict
-            .warnings
-            .extend(unreconciled::warning_for("AzureManagedMachinePoolTemplate"));
         verdict
     }
 
