@@ -28,7 +28,7 @@ use capz_rules::{
     ClusterQuery, Context, Entropy, Features, FieldError, Operation, OwnerCluster, PoolOwner, Rules,
     SystemEntropy, Verdict, support,
 };
-use json_patch::Patch;
+use json_patch::{Patch, PatchOperation};
 use kube::Client;
 use kube::core::admission::{
     AdmissionResponse, AdmissionReview, META_API_VERSION_V1, META_KIND, Operation as ReviewOperation,
@@ -499,7 +499,12 @@ pub(crate) async fn mutate<K: Rules>(admission: &Admission, lookup: Lookup, body
             );
         }
     };
-    let patch = defaulting_patch(original.unwrap_or(&Value::Null), &before, &after);
+    let patch = defaulting_patch(
+        original.unwrap_or(&Value::Null),
+        &before,
+        &after,
+        K::REQUIRED_EVEN_EMPTY,
+    );
     if patch.0.is_empty() {
         return reading.answer(Outcome::Allowed);
     }
@@ -574,12 +579,19 @@ async fn pool_owner(admission: &Admission, namespace: &str, name: &str) -> kube:
 
 /// What defaulting changed, as a patch against `original` (the object as the API server holds
 /// it): the operations that turn it into `defaulted`, less those that only re-encoding it
-/// (`round_trip`) would make too.
-pub(crate) fn defaulting_patch(original: &Value, round_trip: &Value, defaulted: &Value) -> Patch {
-    if round_trip == defaulted {
-        return Patch(Vec::new());
-    }
-    let encoding = json_patch::diff(original, round_trip).0;
+/// (`round_trip`) would make too, but for adding one of the `required` fields.
+pub(crate) fn defaulting_patch(
+    original: &Value,
+    round_trip: &Value,
+    defaulted: &Value,
+    required: &[&str],
+) -> Patch {
+    let adds_required = |operation: &PatchOperation| matches!(operation, PatchOperation::Add(add) if required.contains(&add.path.as_str()));
+    let encoding: Vec<PatchOperation> = json_patch::diff(original, round_trip)
+        .0
+        .into_iter()
+        .filter(|operation| !adds_required(operation))
+        .collect();
     Patch(
         json_patch::diff(original, defaulted)
             .0

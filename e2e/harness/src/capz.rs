@@ -116,7 +116,10 @@ pub fn flavor_variables(name: &str, namespace: &str) -> Vec<(&'static str, Strin
     ]
     .into_iter()
     .map(|(variable, value)| (variable, value.to_owned()))
-    .chain([("CLUSTER_IDENTITY_NAME", format!("{name}-identity"))])
+    .chain([
+        ("CLUSTER_IDENTITY_NAME", format!("{name}-identity")),
+        ("CLUSTER_CLASS_NAME", format!("{name}-class")),
+    ])
     .collect()
 }
 

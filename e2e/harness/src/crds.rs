@@ -22,9 +22,20 @@ pub fn ours() -> PathBuf {
     repository().join("deploy").join("crds")
 }
 
-/// The clone this crate was built from.
+/// The clone under test: the workspace root above the package cargo runs the test of, else the
+/// one this crate was built from. Clones may share a build directory, so the path compiled in can
+/// name another clone.
 pub(crate) fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("..")
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("..");
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .and_then(|package| {
+            package
+                .ancestors()
+                .find(|dir| dir.join("Cargo.lock").is_file())
+                .map(Path::to_path_buf)
+        })
+        .unwrap_or(built)
 }
 
 /// Cluster API's own CRD directories for the pinned version: core (with MachinePool,

@@ -51,7 +51,7 @@ async fn with_only_what_for(
 async fn with_only_what_edited(
     controller: &str,
     (flavor, workers): (Option<&str>, u32),
-    edit: impl FnOnce(String) -> String,
+    edit: impl Fn(String) -> String,
     check: impl AsyncFnOnce(&mut Environment, &str) -> TestResult,
 ) -> TestResult {
     run_case((controller, false), quick(), (flavor, workers), edit, check).await
@@ -73,7 +73,7 @@ async fn run_case(
     (controller, later): (&str, bool),
     config: Config,
     (flavor, workers): (Option<&str>, u32),
-    edit: impl FnOnce(String) -> String,
+    edit: impl Fn(String) -> String,
     check: impl AsyncFnOnce(&mut Environment, &str) -> TestResult,
 ) -> TestResult {
     let mut installed = needs(controller)?;
@@ -90,13 +90,23 @@ async fn run_case(
     let client = environment.client.clone();
     capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
         environment.create_identity_secret(&namespace).await?;
-        let manifest = environment
-            .generate_flavor(flavor, CLUSTER, &namespace, workers, &[])
-            .await?;
-        capz_harness::apply_yaml(&client, &namespace, &edit(manifest)).await?;
+        // A cluster of a ClusterClass comes after the class, from the flavor that holds it:
+        // clusterctl looks the class up in the namespace.
+        let class = flavor.and_then(class_flavor).map(Some);
+        for flavor in class.into_iter().chain([flavor]) {
+            let manifest = environment
+                .generate_flavor(flavor, CLUSTER, &namespace, workers, &[])
+                .await?;
+            capz_harness::apply_yaml(&client, &namespace, &edit(manifest)).await?;
+        }
         check(&mut environment, &namespace).await
     })
     .await?
+}
+
+/// The flavor with the ClusterClass the topology flavor `flavor` makes its clusters of.
+fn class_flavor(flavor: &str) -> Option<&'static str> {
+    (flavor == "aks-topology").then_some("aks-clusterclass")
 }
 
 fn created(environment: &Environment, type_: &str) -> usize {
@@ -548,84 +558,96 @@ mod aks {
     /// pool (AKS refuses those while the cluster's own delete runs, and takes the pools with it).
     #[tokio::test]
     async fn the_aks_flavor_converges_and_goes_without_pool_deletes() -> TestResult {
-        // AKS offers only some patches of each minor: the flavor asks for one it has.
-        let supported = |manifest: String| {
-            manifest.replace(&format!("version: {KUBERNETES_VERSION}"), "version: v1.33.5")
-        };
-        with_only_what_edited(
-            "aks",
-            (Some("aks"), 2),
-            supported,
-            async |environment, namespace| {
-                let planes = environment
-                    .infrastructure("AzureManagedControlPlane", namespace)
-                    .await?;
-                wait_list(
-                    &planes,
-                    "",
-                    "the control plane ready and initialized",
-                    TIMEOUT,
-                    |all| {
-                        all.iter().any(|plane| {
-                            plane.data["status"]["ready"] == true
-                                && plane.data["status"]["initialized"] == true
-                        })
-                    },
-                )
-                .await?;
-                let pools = environment.cluster_api("MachinePool", namespace).await?;
-                wait_list(
-                    &pools,
-                    "",
-                    "both MachinePools with two Nodes each",
-                    TIMEOUT * 2,
-                    |all| {
-                        all.len() == 2
-                            && all.iter().all(|pool| {
-                                pool.data["status"]["nodeRefs"].as_array().map(Vec::len) == Some(2)
-                            })
-                    },
-                )
-                .await?;
-                assert_eq!(
-                    created(environment, "microsoft.containerservice/managedclusters"),
-                    1
-                );
-                // The System pool is the cluster's only one: admission keeps it.
-                let refusal = environment
-                    .infrastructure("AzureManagedMachinePool", namespace)
-                    .await?
-                    .delete(
-                        &format!("{CLUSTER}-pool0"),
-                        &kube::api::DeleteParams {
-                            dry_run: true,
-                            ..kube::api::DeleteParams::default()
-                        },
-                    )
-                    .await
-                    .err()
-                    .map(|err| err.to_string());
-                assert!(
-                    refusal
-                        .as_deref()
-                        .is_some_and(|message| message.contains("must have at least one system pool")),
-                    "{refusal:?}"
-                );
-                let deleting = SystemTime::now();
-                environment
-                    .delete_cluster_without_leftovers(CLUSTER, namespace, TIMEOUT)
-                    .await?;
-                let pool_deletes: Vec<String> = environment
-                    .requests_since(deleting)
-                    .into_iter()
-                    .filter(|request| request.method == "DELETE" && request.path.contains("/agentPools/"))
-                    .map(|request| request.path)
-                    .collect();
-                assert_eq!(pool_deletes, [] as [String; 0]);
-                Ok(())
+        with_only_what_edited("aks", (Some("aks"), 2), supported, converges_and_goes).await
+    }
+
+    /// The same through a ClusterClass: the `aks-topology` flavor's Cluster, of the class the
+    /// `aks-clusterclass` flavor writes, gets its control plane and pools from Cluster API's
+    /// topology controller, and capz-rs takes it from there as for the `aks` flavor.
+    #[tokio::test]
+    async fn the_aks_topology_flavor_converges_through_its_cluster_class() -> TestResult {
+        with_only_what_edited("aks", (Some("aks-topology"), 2), supported, converges_and_goes).await
+    }
+
+    /// The manifest asking for a version AKS has: it offers only some patches of each minor.
+    #[expect(clippy::needless_pass_by_value, reason = "the shape of a manifest edit")]
+    fn supported(manifest: String) -> String {
+        manifest.replace(&format!("version: {KUBERNETES_VERSION}"), "version: v1.33.5")
+    }
+
+    async fn converges_and_goes(environment: &mut Environment, namespace: &str) -> TestResult {
+        let planes = environment
+            .infrastructure("AzureManagedControlPlane", namespace)
+            .await?;
+        wait_list(
+            &planes,
+            "",
+            "the control plane ready and initialized",
+            TIMEOUT,
+            |all| {
+                all.iter().any(|plane| {
+                    plane.data["status"]["ready"] == true && plane.data["status"]["initialized"] == true
+                })
             },
         )
-        .await
+        .await?;
+        let pools = environment.cluster_api("MachinePool", namespace).await?;
+        wait_list(
+            &pools,
+            "",
+            "both MachinePools with two Nodes each",
+            TIMEOUT * 2,
+            |all| {
+                all.len() == 2
+                    && all
+                        .iter()
+                        .all(|pool| pool.data["status"]["nodeRefs"].as_array().map(Vec::len) == Some(2))
+            },
+        )
+        .await?;
+        assert_eq!(
+            created(environment, "microsoft.containerservice/managedclusters"),
+            1
+        );
+        // The System pool is the cluster's only one: admission keeps it.
+        let agent_pools = environment
+            .infrastructure("AzureManagedMachinePool", namespace)
+            .await?;
+        let system = agent_pools
+            .list(&kube::api::ListParams::default())
+            .await?
+            .items
+            .into_iter()
+            .find(|pool| pool.data["spec"]["mode"] == "System")
+            .and_then(|pool| pool.metadata.name)
+            .ok_or("no System pool")?;
+        let dry_run = kube::api::DeleteParams {
+            dry_run: true,
+            ..kube::api::DeleteParams::default()
+        };
+        let refusal = agent_pools
+            .delete(&system, &dry_run)
+            .await
+            .err()
+            .map(|err| err.to_string());
+        assert!(
+            refusal
+                .as_deref()
+                .is_some_and(|message| message.contains("must have at least one system pool")),
+            "{refusal:?}"
+        );
+        let deleting = SystemTime::now();
+        environment
+            .delete_cluster_without_leftovers(CLUSTER, namespace, TIMEOUT)
+            .await?;
+        let pool_deletes: Vec<String> = environment
+            .requests_since(deleting)
+            .into_iter()
+            .filter(|request| request.method == "DELETE" && request.path.contains("/agentPools/"))
+            .map(|request| request.path)
+            .collect();
+        assert_eq!(pool_deletes, [] as [String; 0]);
+        Ok(())
     }
 }
 

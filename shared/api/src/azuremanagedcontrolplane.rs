@@ -96,6 +96,7 @@ pub struct AzureManagedControlPlaneSpec {
 /// `AzureManagedControlPlane` and `AzureManagedControlPlaneTemplate`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::schema::resource_group_name_required)]
 pub struct AzureManagedControlPlaneClassSpec {
     /// Reserved for Cluster API's machine template contract; it has no fields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,6 +119,9 @@ pub struct AzureManagedControlPlaneClassSpec {
     pub location: String,
 
     /// The resource group the AKS cluster is created in. Immutable.
+    // Read as empty when missing: a control plane Cluster API makes from a ClusterClass has none
+    // until admission defaults it from its cluster's name.
+    #[serde(default)]
     pub resource_group_name: String,
 
     /// Extra Azure tags for the resources created for the cluster.

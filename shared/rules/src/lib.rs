@@ -202,6 +202,11 @@ pub trait Rules:
     /// Decides whether a change from `old` is acceptable.
     fn validate_update(&self, old: &Self, ctx: &Context<'_>) -> Verdict;
 
+    /// The fields (JSON pointers) the schema requires but the kind reads as empty when they are
+    /// missing. Defaulting writes them even when it leaves them empty, as CAPZ's webhooks do by
+    /// encoding every field they hold, so that an object leaving them to admission is stored.
+    const REQUIRED_EVEN_EMPTY: &'static [&'static str] = &[];
+
     /// Whether deletions of the kind are validated ([`Rules::validate_delete`]); the webhook
     /// configuration sends them only then.
     const VALIDATES_DELETE: bool = false;

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 
 use capz_api::{
     AzureCluster, AzureClusterIdentity, AzureMachine, AzureMachinePool, AzureMachineTemplate,
-    AzureManagedCluster, AzureManagedControlPlane, AzureManagedMachinePool,
+    AzureManagedCluster, AzureManagedClusterTemplate, AzureManagedControlPlane,
+    AzureManagedControlPlaneTemplate, AzureManagedMachinePool, AzureManagedMachinePoolTemplate,
 };
 use capz_rules::support::{self, Kind};
 use capz_rules::{Context, Features, Operation, Rules, SystemEntropy};
@@ -20,7 +21,9 @@ use serde_json::Value;
 mod common;
 
 /// The flavors that ship, by file name; a flavor added or lost must show up here.
-const FLAVORS: [&str; 7] = [
+const FLAVORS: [&str; 9] = [
+    "cluster-template-aks-clusterclass.yaml",
+    "cluster-template-aks-topology.yaml",
     "cluster-template-aks.yaml",
     "cluster-template-apiserver-ilb.yaml",
     "cluster-template-azure-bastion.yaml",
@@ -82,6 +85,7 @@ fn required(name: &str) -> Option<&'static str> {
         "AZURE_CLIENT_ID" => "00000000-0000-0000-0000-0000000000bb",
         "AZURE_CONTROL_PLANE_MACHINE_TYPE" | "AZURE_NODE_MACHINE_TYPE" => "Standard_D2s_v3",
         "CLUSTER_IDENTITY_NAME" => "cluster-identity",
+        "CLUSTER_CLASS_NAME" => "aks-class",
         "AZURE_CLUSTER_IDENTITY_SECRET_NAME" => "cluster-identity-secret",
         "AZURE_CLUSTER_IDENTITY_SECRET_NAMESPACE" => "default",
         "AZURE_SSH_PUBLIC_KEY" => "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDdvbmx5IGEgdGVzdA== test",
@@ -123,6 +127,34 @@ fn refusal<T: Rules>(mut object: T, kind: &str, features: Features) -> Option<St
     (!warnings.is_empty()).then(|| format!("{kind} {name} warns: {}", warnings.join("; ")))
 }
 
+/// What Cluster API makes of a template `document`: an object of `kind` with the template's
+/// spec, labelled with its cluster's name.
+fn made_from<T: serde::de::DeserializeOwned>(document: &Value, kind: &str) -> T {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": document["apiVersion"],
+        "kind": kind,
+        "metadata": {
+            "name": "from-template",
+            "labels": {"cluster.x-k8s.io/cluster-name": CLUSTER},
+        },
+        "spec": document["spec"]["template"]["spec"],
+    }))
+    .unwrap_or_else(|err| panic!("a {kind} from a template: {err}"))
+}
+
+/// [`refusal`] of the template `document` of `T`, or else of the object of `kind` made from it.
+fn template_refusal<T: Rules + serde::de::DeserializeOwned, O: Rules + serde::de::DeserializeOwned>(
+    document: Value,
+    kind: &str,
+    made: &str,
+    features: Features,
+) -> Option<String> {
+    let object: O = made_from(&document, made);
+    let template: T = serde_json::from_value(document).unwrap_or_else(|err| panic!("a {kind}: {err}"));
+    refusal(template, kind, features)
+        .or_else(|| refusal(object, made, features).map(|why| format!("a {made} made from it: {why}")))
+}
+
 /// The refusals of the capz-rs objects of one rendered flavor, and how many objects it has.
 fn admit(documents: Vec<Value>, features: Features) -> (Vec<String>, usize) {
     let mut refused = Vec::new();
@@ -135,19 +167,28 @@ fn admit(documents: Vec<Value>, features: Features) -> (Vec<String>, usize) {
                 &kind,
                 features,
             ),
-            "AzureMachineTemplate" => {
-                let template: AzureMachineTemplate =
-                    serde_json::from_value(document).expect("an AzureMachineTemplate");
-                // What Cluster API makes of it: an AzureMachine with its spec, labelled with its
-                // cluster's name.
-                let mut machine = AzureMachine::new("from-template", template.spec.template.spec.clone());
-                machine.metadata.labels =
-                    Some([("cluster.x-k8s.io/cluster-name".to_owned(), CLUSTER.to_owned())].into());
-                refusal(template, &kind, features).or_else(|| {
-                    refusal(machine, "AzureMachine", features)
-                        .map(|why| format!("a machine made from it: {why}"))
-                })
-            }
+            "AzureMachineTemplate" => template_refusal::<AzureMachineTemplate, AzureMachine>(
+                document,
+                &kind,
+                "AzureMachine",
+                features,
+            ),
+            "AzureManagedControlPlaneTemplate" => template_refusal::<
+                AzureManagedControlPlaneTemplate,
+                AzureManagedControlPlane,
+            >(
+                document, &kind, "AzureManagedControlPlane", features
+            ),
+            "AzureManagedClusterTemplate" => template_refusal::<
+                AzureManagedClusterTemplate,
+                AzureManagedCluster,
+            >(document, &kind, "AzureManagedCluster", features),
+            "AzureManagedMachinePoolTemplate" => template_refusal::<
+                AzureManagedMachinePoolTemplate,
+                AzureManagedMachinePool,
+            >(
+                document, &kind, "AzureManagedMachinePool", features
+            ),
             "AzureMachinePool" => refusal(
                 serde_json::from_value::<AzureMachinePool>(document).expect("an AzureMachinePool"),
                 &kind,
@@ -203,7 +244,31 @@ fn every_flavor_renders_and_its_objects_are_admitted() {
         };
         let documents = rendered(name, path);
         let count = |kind: &str| documents.iter().filter(|d| d["kind"] == kind).count();
-        if count("AzureManagedControlPlane") == 0 {
+        if let Some(topology) = documents
+            .iter()
+            .find(|d| d["kind"] == "Cluster" && d["spec"]["topology"].is_object())
+        {
+            // A cluster of a class holds no capz-rs object: the class's flavor has them.
+            assert_eq!(documents.len(), 1, "{name}: only the Cluster");
+            the_class_has_what_the_topology_names(&found, &topology["spec"]["topology"], name);
+            continue;
+        }
+        if count("ClusterClass") == 1 {
+            assert_eq!(
+                count("AzureManagedControlPlaneTemplate"),
+                1,
+                "{name}: the control plane's template"
+            );
+            assert_eq!(
+                count("AzureManagedClusterTemplate"),
+                1,
+                "{name}: the cluster's template"
+            );
+            assert!(
+                count("AzureManagedMachinePoolTemplate") >= 1,
+                "{name}: its pools' templates"
+            );
+        } else if count("AzureManagedControlPlane") == 0 {
             assert_eq!(count("AzureCluster"), 1, "{name}: AzureClusters");
             assert!(
                 count("AzureMachineTemplate") >= 1,
@@ -224,6 +289,54 @@ fn every_flavor_renders_and_its_objects_are_admitted() {
         failures.extend(refused.into_iter().map(|why| format!("{name}: {why}")));
     }
     assert!(failures.is_empty(), "refused:\n{}", failures.join("\n"));
+}
+
+/// The ClusterClass of one of the `flavors` is the class `topology` names, and it has each machine
+/// pool class the topology's pools name, each with a bootstrap and an infrastructure template
+/// the class's flavor holds.
+fn the_class_has_what_the_topology_names(flavors: &[(String, PathBuf)], topology: &Value, name: &str) {
+    let class = topology["class"].as_str().expect("a class name");
+    let documents: Vec<Value> = flavors
+        .iter()
+        .flat_map(|(flavor, path)| rendered(flavor, path))
+        .collect();
+    let found = documents
+        .iter()
+        .find(|d| d["kind"] == "ClusterClass" && d["metadata"]["name"] == class)
+        .unwrap_or_else(|| panic!("{name}: no flavor has the ClusterClass {class}"));
+    let templates: Vec<(&Value, &Value)> = documents
+        .iter()
+        .map(|d| (&d["kind"], &d["metadata"]["name"]))
+        .collect();
+    let pools = topology["workers"]["machinePools"]
+        .as_array()
+        .expect("machine pools");
+    assert!(!pools.is_empty(), "{name}: no pools");
+    for pool in pools {
+        let wanted = &pool["class"];
+        let pool_class = found["spec"]["workers"]["machinePools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|candidate| candidate["class"] == *wanted)
+            .unwrap_or_else(|| panic!("{name}: the class {class} has no pool class {wanted}"));
+        for part in ["bootstrap", "infrastructure"] {
+            let reference = &pool_class["template"][part]["ref"];
+            assert!(
+                templates.contains(&(&reference["kind"], &reference["name"])),
+                "{name}: {wanted}'s {part} template {reference} is in no flavor"
+            );
+        }
+    }
+    for part in [
+        &found["spec"]["controlPlane"]["ref"],
+        &found["spec"]["infrastructure"]["ref"],
+    ] {
+        assert!(
+            templates.contains(&(&part["kind"], &part["name"])),
+            "{name}: the class's template {part} is in no flavor"
+        );
+    }
 }
 
 #[test]

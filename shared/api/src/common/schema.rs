@@ -34,6 +34,11 @@ pub(crate) fn direction_required(schema: &mut Schema) {
     keep_required(schema, "direction");
 }
 
+/// [`name_required`] for an AKS control plane's `resourceGroupName`.
+pub(crate) fn resource_group_name_required(schema: &mut Schema) {
+    keep_required(schema, "resourceGroupName");
+}
+
 /// Drops the default serde's `default` gives `field` and lists it as required again, in the order
 /// of the properties.
 fn keep_required(schema: &mut Schema, field: &str) {

@@ -39,6 +39,8 @@ use crate::field::{FieldError, FieldPath, Verdict};
 use crate::{ClusterQuery, Context, Operation, Rules};
 
 impl Rules for AzureManagedControlPlane {
+    const REQUIRED_EVEN_EMPTY: &'static [&'static str] = &["/spec/resourceGroupName"];
+
     fn default(&mut self, ctx: &Context<'_>) -> Result<(), FieldError> {
         defaults::default_control_plane(self, ctx)
     }
@@ -76,6 +78,9 @@ fn check_control_plane(plane: &AzureManagedControlPlane, ctx: &Context<'_>, verd
 }
 
 impl Rules for AzureManagedControlPlaneTemplate {
+    // A class leaves the group to each cluster: its control plane defaults it from its name.
+    const REQUIRED_EVEN_EMPTY: &'static [&'static str] = &["/spec/template/spec/resourceGroupName"];
+
     fn default(&mut self, _ctx: &Context<'_>) -> Result<(), FieldError> {
         defaults::default_template(self);
         Ok(())
