@@ -179,6 +179,13 @@ impl Entra {
                 ),
             ));
         }
+        // A token does not die with its principal's sign-in, but ARM stops honouring it: the
+        // principal must sign in again, which Entra refuses while it is disabled.
+        if self.is_disabled(client_id) {
+            return Err(invalid(format!(
+                "the application '{client_id}' it was issued to is disabled"
+            )));
+        }
         if let Some(expected) = subscription_tenant
             && !expected.eq_ignore_ascii_case(tenant)
         {
