@@ -512,3 +512,134 @@ async fn deleted(client: &Client, namespace: &str, azure: &EmulatedAzure) -> Tes
         .await?;
     Ok(())
 }
+
+fn group_id() -> String {
+    format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/{GROUP}")
+}
+
+/// The ids of the resources left in Azure under the cluster's group or its node resource group.
+fn left_in_azure(azure: &EmulatedAzure) -> Vec<String> {
+    let node_group = format!("/resourcegroups/mc_{GROUP}_{CLUSTER}_").to_ascii_lowercase();
+    let group = format!("{}/", group_id()).to_ascii_lowercase();
+    azure.running.emulator.snapshot()["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|resource| resource["body"]["id"].as_str())
+        .filter(|id| {
+            let id = id.to_ascii_lowercase();
+            id == group_id().to_ascii_lowercase() || id.starts_with(&group) || id.contains(&node_group)
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The cluster with one System pool, built; the test then runs `scenario`.
+async fn with_built_cluster(
+    scenario: impl AsyncFnOnce(&Client, &str, &EmulatedAzure) -> TestResult,
+) -> TestResult {
+    capz_harness::in_namespace(&[], async |plane, client, namespace| {
+        let azure = EmulatedAzure::start(Config::default()).await?;
+        cluster_objects(&client, &namespace).await?;
+        pool(&client, &namespace, "pool0", "System", 1).await?;
+        let controller = controller(plane, &namespace, azure.cloud_settings()?)?;
+        let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), &namespace);
+        let built =
+            capz_harness::wait_for(&planes, CLUSTER, "the control plane initialized", WAIT, |plane| {
+                plane.status.as_ref().and_then(|status| status.ready) == Some(true)
+            })
+            .await;
+        let result = match built {
+            Ok(_) => Box::pin(scenario(&client, &namespace, &azure)).await,
+            Err(error) => Err(error.into()),
+        };
+        controller.stop().await?;
+        result
+    })
+    .await
+}
+
+/// Cluster API's side of a deletion: the Cluster (held by a test finalizer, as Cluster API holds
+/// it), its pool and its control plane are deleted.
+async fn delete_cluster_objects(client: &Client, namespace: &str) -> TestResult {
+    let clusters = Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace);
+    clusters
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": ["test/hold"]}})),
+        )
+        .await?;
+    clusters.delete(CLUSTER, &DeleteParams::default()).await?;
+    Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace)
+        .delete("pool0", &DeleteParams::default())
+        .await?;
+    Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace)
+        .delete(CLUSTER, &DeleteParams::default())
+        .await?;
+    Ok(())
+}
+
+/// Sets the Cluster's `spec.paused`.
+async fn pause(client: &Client, namespace: &str, paused: bool) -> TestResult {
+    Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace)
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"paused": paused}})),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Waits until the control plane and its pool are gone.
+async fn gone(client: &Client, namespace: &str, timeout: Duration) -> TestResult {
+    let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
+    let pools = Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace);
+    let started = std::time::Instant::now();
+    while planes.get_opt(CLUSTER).await?.is_some() || pools.get_opt("pool0").await?.is_some() {
+        if started.elapsed() > timeout {
+            return Err(format!("the control plane or its pool is still there after {timeout:?}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_cluster_whose_resource_group_was_deleted_in_azure_is_deleted_at_once() -> TestResult {
+    with_built_cluster(async |client, namespace, azure| {
+        // Paused, so that the controller does not build again what goes under its feet.
+        pause(client, namespace, true).await?;
+        let id: capz_kit::azure::ResourceId = group_id().parse()?;
+        let api = capz_kit::azure::ApiVersion::new("2021-04-01");
+        azure.client().delete(&id, &api).await?;
+        for _ in 0..100 {
+            if azure
+                .get_at::<serde_json::Value>(&group_id(), &api)
+                .await?
+                .is_none()
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        // Azure took the managed cluster and its node resource group along.
+        assert_eq!(left_in_azure(azure), [] as [String; 0]);
+        let from = azure.arm_calls().len();
+
+        delete_cluster_objects(client, namespace).await?;
+        pause(client, namespace, false).await?;
+        gone(client, namespace, Duration::from_secs(20)).await?;
+        // Every read answered 404: nothing was deleted or built again.
+        let writes: Vec<String> = azure.arm_calls()[from..]
+            .iter()
+            .filter(|call| !call.starts_with("GET ") && !call.starts_with("HEAD "))
+            .cloned()
+            .collect();
+        assert_eq!(writes, [] as [String; 0]);
+        assert_eq!(left_in_azure(azure), [] as [String; 0]);
+        Ok(())
+    })
+    .await
+}
