@@ -31,25 +31,31 @@ pub(crate) async fn cleanup_plane(
     let fallback = state.subscription.as_deref();
     let prepared = match plan::control_plane(plane, cluster, &[], fallback) {
         Err(error) => Err(Outcome::failed(error)),
-        Ok(plan) => arm_client(state, plane).await.map(|(client, _)| (plan, client)),
+        Ok(plan) => arm_client(state, plane)
+            .await
+            .map(|(client, credential)| (plan, client, credential)),
     };
     match prepared {
         Err(outcome) => steps.hold(DELETION, outcome),
-        Ok((plan, client)) => {
+        Ok((plan, client, credential)) => {
             for step in DELETION {
                 let work = async {
                     let mut outcome = Outcome::Done;
+                    // A refused credential is named: the deletion waits for a person to fix it.
                     match step.unit {
                         Unit::ManagedCluster => {
-                            outcome.absorb(resource::delete(&client, &plan.cluster, &mut operations).await);
+                            let deleted = resource::delete(&client, &plan.cluster, &mut operations).await;
+                            outcome.absorb(credential.blame(deleted));
                         }
                         // The network goes with its subnet, the groups with what is left in them.
                         Unit::Network => {
-                            outcome.absorb(resource::delete(&client, &plan.network, &mut operations).await);
+                            let deleted = resource::delete(&client, &plan.network, &mut operations).await;
+                            outcome.absorb(credential.blame(deleted));
                         }
                         Unit::Groups => {
                             for group in plan.groups.iter().rev() {
-                                outcome.absorb(resource::delete(&client, group, &mut operations).await);
+                                let deleted = resource::delete(&client, group, &mut operations).await;
+                                outcome.absorb(credential.blame(deleted));
                             }
                         }
                         Unit::Subnet => {}

@@ -534,15 +534,30 @@ fn left_in_azure(azure: &EmulatedAzure) -> Vec<String> {
         .collect()
 }
 
-/// The cluster with one System pool, built; the test then runs `scenario`.
+/// The cluster with one System pool, built; the test then runs `scenario`. With `quiet`, the
+/// controller resyncs every ten minutes, as deployed, instead of every two seconds: only its own
+/// requeues and watch events wake it.
 async fn with_built_cluster(
+    quiet: bool,
     scenario: impl AsyncFnOnce(&Client, &str, &EmulatedAzure) -> TestResult,
 ) -> TestResult {
     capz_harness::in_namespace(&[], async |plane, client, namespace| {
         let azure = EmulatedAzure::start(Config::default()).await?;
         cluster_objects(&client, &namespace).await?;
         pool(&client, &namespace, "pool0", "System", 1).await?;
-        let controller = controller(plane, &namespace, azure.cloud_settings()?)?;
+        let settings = azure.cloud_settings()?;
+        let controller = if quiet {
+            let flags = [
+                "--health-probe-bind-address=0",
+                "--metrics-bind-address=0",
+                "--sync-period=10m",
+            ];
+            InProcessController::start(capz_aks::ID, plane, &namespace, flags, move |ctx| {
+                capz_aks::run(ctx, settings)
+            })?
+        } else {
+            controller(plane, &namespace, settings)?
+        };
         let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), &namespace);
         let built =
             capz_harness::wait_for(&planes, CLUSTER, "the control plane initialized", WAIT, |plane| {
@@ -608,7 +623,7 @@ async fn gone(client: &Client, namespace: &str, timeout: Duration) -> TestResult
 
 #[tokio::test]
 async fn a_cluster_whose_resource_group_was_deleted_in_azure_is_deleted_at_once() -> TestResult {
-    with_built_cluster(async |client, namespace, azure| {
+    with_built_cluster(false, async |client, namespace, azure| {
         // Paused, so that the controller does not build again what goes under its feet.
         pause(client, namespace, true).await?;
         let id: capz_kit::azure::ResourceId = group_id().parse()?;
@@ -638,6 +653,97 @@ async fn a_cluster_whose_resource_group_was_deleted_in_azure_is_deleted_at_once(
             .cloned()
             .collect();
         assert_eq!(writes, [] as [String; 0]);
+        assert_eq!(left_in_azure(azure), [] as [String; 0]);
+        Ok(())
+    })
+    .await
+}
+
+/// The control plane's `Ready` condition.
+fn ready(plane: &AzureManagedControlPlane) -> Option<&capz_kit::api::common::conditions::Condition> {
+    plane.status.as_ref().and_then(|status| {
+        status
+            .conditions
+            .0
+            .iter()
+            .find(|condition| condition.type_.as_str() == "Ready")
+    })
+}
+
+#[tokio::test]
+async fn a_deletion_whose_credentials_azure_refuses_waits_names_the_identity_and_ends_once_restored()
+-> TestResult {
+    with_built_cluster(true, async |client, namespace, azure| {
+        let emulator = &azure.running.emulator;
+        // The controller holds a token; disabling its principal makes ARM refuse that token, and
+        // Entra any new one.
+        emulator.set_principal_disabled(DEFAULT_CLIENT_ID, true);
+        delete_cluster_objects(client, namespace).await?;
+        let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
+        let refused = capz_harness::wait_for(
+            &planes,
+            CLUSTER,
+            "Ready naming the refused identity",
+            WAIT,
+            |plane| {
+                ready(plane).is_some_and(|ready| {
+                    ready.status == capz_kit::api::common::conditions::ConditionStatus::False
+                        && ready
+                            .message
+                            .as_deref()
+                            .is_some_and(|message| message.contains("AzureClusterIdentity"))
+                })
+            },
+        )
+        .await?;
+        let condition = ready(&refused).ok_or("no Ready")?;
+        let message = condition.message.clone().unwrap_or_default();
+        assert_eq!(condition.reason.as_deref(), Some("DeletionFailed"), "{message}");
+        assert!(
+            message.contains(&format!(
+                "AzureClusterIdentity {namespace}/emulator (client id {DEFAULT_CLIENT_ID})"
+            )),
+            "{message}"
+        );
+        assert!(message.contains("InvalidAuthenticationToken"), "{message}");
+        assert!(
+            !message.contains(DEFAULT_CLIENT_SECRET),
+            "the secret is shown: {message}"
+        );
+
+        // The refusal waits for a person: no retry storm, nothing deleted meanwhile.
+        let refusals = || {
+            emulator
+                .requests()
+                .iter()
+                .filter(|request| {
+                    request.status == 401 || (request.path.ends_with("/token") && request.status >= 400)
+                })
+                .count()
+        };
+        let first = refusals();
+        tokio::time::sleep(Duration::from_secs(8)).await;
+        assert!(refusals() <= first + 1, "{} refusals after {first}", refusals());
+        assert!(
+            left_in_azure(azure).contains(&cluster_id()),
+            "{:?}",
+            left_in_azure(azure)
+        );
+        assert!(planes.get_opt(CLUSTER).await?.is_some(), "the finalizer went");
+
+        // Restored, the next reconcile (an edit wakes it at once; else the backoff, a minute at
+        // first) deletes everything, with no refusal more.
+        emulator.set_principal_disabled(DEFAULT_CLIENT_ID, false);
+        let restored = refusals();
+        planes
+            .patch(
+                CLUSTER,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"annotations": {"test/credentials": "restored"}}})),
+            )
+            .await?;
+        gone(client, namespace, Duration::from_mins(1)).await?;
+        assert_eq!(refusals(), restored);
         assert_eq!(left_in_azure(azure), [] as [String; 0]);
         Ok(())
     })

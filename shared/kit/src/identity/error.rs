@@ -5,6 +5,7 @@ use capz_azure::CredentialError;
 
 use crate::conditions::Reason;
 use crate::policy::{Category, Classify, credential_reason};
+use crate::resource::ResourceError;
 
 /// The condition reason of an identity the cluster's namespace may not use (CAPZ's).
 pub const NAMESPACE_NOT_ALLOWED_BY_IDENTITY: &str = "NamespaceNotAllowedByIdentity";
@@ -105,6 +106,29 @@ pub enum IdentityError {
         #[source]
         source: kube::Error,
     },
+}
+
+/// Azure refused a cluster's credential during a call: Entra would not sign it in, or ARM
+/// refused the token it holds (a disabled or deleted principal, a revoked secret). Waits for a
+/// person, like every refused credential.
+#[derive(Debug, thiserror::Error)]
+#[error("Azure refused the credentials of {who}: {error}")]
+pub struct CredentialRefused {
+    /// Who signs in (see [`super::CredentialSource`]).
+    pub who: String,
+    /// The call that was refused.
+    #[source]
+    pub error: ResourceError,
+}
+
+impl Classify for CredentialRefused {
+    fn category(&self) -> Category {
+        Category::Terminal
+    }
+
+    fn reason(&self) -> Reason {
+        Reason::new("CredentialRejected")
+    }
 }
 
 impl IdentityError {
