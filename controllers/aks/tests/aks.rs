@@ -749,3 +749,90 @@ async fn a_deletion_whose_credentials_azure_refuses_waits_names_the_identity_and
     })
     .await
 }
+
+#[tokio::test]
+async fn an_abandoned_deletion_lets_go_deletes_nothing_and_names_what_stays() -> TestResult {
+    with_built_cluster(false, async |client, namespace, azure| {
+        // The deletion cannot proceed: Azure refuses the cluster's credentials.
+        azure
+            .running
+            .emulator
+            .set_principal_disabled(DEFAULT_CLIENT_ID, true);
+        let before = left_in_azure(azure);
+        delete_cluster_objects(client, namespace).await?;
+        let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
+        capz_harness::wait_for(&planes, CLUSTER, "the deletion refused", WAIT, |plane| {
+            ready(plane).and_then(|ready| ready.reason.as_deref()) == Some("DeletionFailed")
+        })
+        .await?;
+        let annotation = capz_kit::abandon::annotation(capz_aks::ID);
+        assert_eq!(
+            annotation,
+            "aks.infrastructure.cluster.x-k8s.io/abandon-azure-resources"
+        );
+        planes
+            .patch(
+                CLUSTER,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"annotations": {annotation: "true"}}})),
+            )
+            .await?;
+        gone(client, namespace, Duration::from_secs(20)).await?;
+
+        // Nothing was deleted: Azure holds what it held.
+        let deletes: Vec<String> = azure
+            .arm_calls()
+            .into_iter()
+            .filter(|call| call.starts_with("DELETE "))
+            .collect();
+        assert_eq!(deletes, [] as [String; 0]);
+        assert_eq!(left_in_azure(azure), before);
+        // A Warning event on the control plane names every resource left behind.
+        let events =
+            Api::<capz_kit::k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), namespace)
+                .list(&Default::default())
+                .await?;
+        let abandoned: Vec<_> = events
+            .items
+            .iter()
+            .filter(|event| {
+                event.reason.as_deref() == Some("AzureResourcesAbandoned")
+                    && event
+                        .regarding
+                        .as_ref()
+                        .and_then(|regarding| regarding.name.as_deref())
+                        == Some(CLUSTER)
+            })
+            .collect();
+        assert_eq!(abandoned.len(), 1, "{:?}", events.items);
+        let event = abandoned[0];
+        assert_eq!(event.type_.as_deref(), Some("Warning"));
+        assert_eq!(
+            event
+                .regarding
+                .as_ref()
+                .and_then(|regarding| regarding.kind.as_deref()),
+            Some("AzureManagedControlPlane")
+        );
+        let note = event.note.clone().unwrap_or_default().to_ascii_lowercase();
+        let node_group =
+            format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/MC_{GROUP}_{CLUSTER}_westeurope");
+        let network = format!(
+            "{}/providers/Microsoft.Network/virtualNetworks/{CLUSTER}",
+            group_id()
+        );
+        for id in [cluster_id(), node_group, network, group_id()] {
+            assert!(
+                note.contains(&format!("{} ", id.to_ascii_lowercase()))
+                    || note.ends_with(&id.to_ascii_lowercase()),
+                "{id} is not named: {note}"
+            );
+            assert!(
+                before.iter().any(|left| left.eq_ignore_ascii_case(&id)),
+                "{id} is not in Azure: {before:?}"
+            );
+        }
+        Ok(())
+    })
+    .await
+}
