@@ -624,8 +624,18 @@ async fn gone(client: &Client, namespace: &str, timeout: Duration) -> TestResult
 #[tokio::test]
 async fn a_cluster_whose_resource_group_was_deleted_in_azure_is_deleted_at_once() -> TestResult {
     with_built_cluster(false, async |client, namespace, azure| {
-        // Paused, so that the controller does not build again what goes under its feet.
+        // Paused, so that the controller does not build again what goes under its feet; a
+        // reconcile that began before the pause ends first (ARM hears nothing for two seconds).
         pause(client, namespace, true).await?;
+        let mut calls = azure.arm_calls().len();
+        for _ in 0..15 {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let now = azure.arm_calls().len();
+            if now == calls {
+                break;
+            }
+            calls = now;
+        }
         let id: capz_kit::azure::ResourceId = group_id().parse()?;
         let api = capz_kit::azure::ApiVersion::new("2021-04-01");
         azure.client().delete(&id, &api).await?;
