@@ -117,23 +117,20 @@ pub(crate) async fn abandon_plane(
     let fallback = state.subscription.as_deref();
     let ours = |ownership: Ownership| !matches!(ownership, Ownership::Shared);
     let mut left: Vec<ResourceId> = Vec::new();
-    match cluster.map(|cluster| plan::control_plane(plane, cluster, &[], fallback)) {
-        Some(Ok(plan)) => {
-            left.push(plan.cluster.id().clone());
-            left.extend(plan::node_group(plane, fallback));
-            if ours(plan.network.ownership()) {
-                left.push(plan.network.id().clone());
-            }
-            for group in &plan.groups {
-                if ours(group.ownership()) {
-                    left.push(group.id().clone());
-                }
+    if let Some(Ok(plan)) = cluster.map(|cluster| plan::control_plane(plane, cluster, &[], fallback)) {
+        left.push(plan.cluster.id().clone());
+        left.extend(plan::node_group(plane, fallback));
+        if ours(plan.network.ownership()) {
+            left.push(plan.network.id().clone());
+        }
+        for group in &plan.groups {
+            if ours(group.ownership()) {
+                left.push(group.id().clone());
             }
         }
-        _ => {
-            left.extend(plan::cluster_id(plane, fallback));
-            left.extend(plan::node_group(plane, fallback));
-        }
+    } else {
+        left.extend(plan::cluster_id(plane, fallback));
+        left.extend(plan::node_group(plane, fallback));
     }
     // A group may be named twice (the network's and the cluster's): each id is told once.
     let mut told = std::collections::HashSet::new();

@@ -800,7 +800,7 @@ async fn an_abandoned_deletion_lets_go_deletes_nothing_and_names_what_stays() ->
         // A Warning event on the control plane names every resource left behind.
         let events =
             Api::<capz_kit::k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), namespace)
-                .list(&Default::default())
+                .list(&capz_kit::kube::api::ListParams::default())
                 .await?;
         let abandoned: Vec<_> = events
             .items

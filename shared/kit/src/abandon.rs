@@ -5,6 +5,8 @@
 //! event on the object which Azure resources it leaves behind, so that someone can remove them
 //! by hand. Without the annotation a deletion waits for as long as Azure refuses it.
 
+use std::fmt::Write as _;
+
 use capz_azure::ResourceId;
 use kube::{Resource, ResourceExt as _};
 
@@ -56,7 +58,7 @@ fn note(left: &[ResourceId]) -> String {
             0
         };
         if note.len() + entry.len() + tail > NOTE_LIMIT {
-            note.push_str(&format!(" and {rest} more"));
+            let _ = write!(note, " and {rest} more");
             break;
         }
         note.push_str(&entry);

@@ -483,10 +483,10 @@ mod tests {
     #[tokio::test]
     async fn an_operation_in_flight_is_polled_while_applying_and_pending_while_deleting() {
         let mut outcome = Outcome::Done;
-        outcome.absorb::<()>(Ok(Progress::InProgress {
+        outcome.absorb::<(), crate::resource::ResourceError>(Ok(Progress::InProgress {
             retry_after: Some(Duration::from_secs(9)),
         }));
-        outcome.absorb::<()>(Ok(Progress::InProgress {
+        outcome.absorb::<(), crate::resource::ResourceError>(Ok(Progress::InProgress {
             retry_after: Some(Duration::from_secs(3)),
         }));
         assert!(matches!(outcome, Outcome::InFlight(Some(hint)) if hint == Duration::from_secs(3)));

@@ -179,13 +179,8 @@ impl Entra {
                 ),
             ));
         }
-        // A token does not die with its principal's sign-in, but ARM stops honouring it: the
-        // principal must sign in again, which Entra refuses while it is disabled.
-        if self.is_disabled(client_id) {
-            return Err(invalid(format!(
-                "the application '{client_id}' it was issued to is disabled"
-            )));
-        }
+        // ARM stops honouring a disabled principal's tokens; Entra issues it no new one.
+        self.check_enabled(client_id).map_err(invalid)?;
         if let Some(expected) = subscription_tenant
             && !expected.eq_ignore_ascii_case(tenant)
         {

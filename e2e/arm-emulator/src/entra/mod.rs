@@ -72,6 +72,16 @@ impl Entra {
         crate::lock(&self.disabled).contains(&client_id.to_ascii_lowercase())
     }
 
+    /// Why ARM refuses a token of `client_id`, when an administrator disabled it.
+    fn check_enabled(&self, client_id: &str) -> Result<(), String> {
+        if self.is_disabled(client_id) {
+            return Err(format!(
+                "the application '{client_id}' it was issued to is disabled"
+            ));
+        }
+        Ok(())
+    }
+
     /// The configured tenant `name` designates (ids compare case-insensitively).
     fn tenant(&self, name: &str) -> Option<&str> {
         self.tenants
@@ -362,6 +372,10 @@ impl Emulator {
     /// with `client_id`, as an administrator does in Entra ID: while disabled, token requests
     /// fail with `AADSTS7000112` and ARM answers 401 `InvalidAuthenticationToken` to the tokens
     /// it already holds. Gives whether this changed anything.
+    #[expect(
+        clippy::must_use_candidate,
+        reason = "a test disabling a principal need not know whether it already was"
+    )]
     pub fn set_principal_disabled(&self, client_id: &str, disabled: bool) -> bool {
         let mut set = crate::lock(&self.entra.disabled);
         let client_id = client_id.to_ascii_lowercase();
