@@ -467,20 +467,30 @@ async fn changed_in_place(client: &Client, namespace: &str, azure: &EmulatedAzur
     Ok(())
 }
 
-async fn deleted(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
-    let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
-    let pool_api = Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace);
-    // The whole cluster goes: its Cluster is deleted first (Cluster API marks it), the pools let
-    // go without a DELETE of their own, and the managed cluster, network and group are deleted.
-    let clusters_api = Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace);
-    clusters_api
+/// Deletes the Cluster, which a test finalizer holds (as Cluster API holds it while its members
+/// go); gives its API for letting it go.
+async fn delete_held_cluster(
+    client: &Client,
+    namespace: &str,
+) -> TestResult<Api<capz_kit::api::capi::Cluster>> {
+    let clusters = Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace);
+    clusters
         .patch(
             CLUSTER,
             &PatchParams::default(),
             &Patch::Merge(json!({"metadata": {"finalizers": ["test/hold"]}})),
         )
         .await?;
-    clusters_api.delete(CLUSTER, &DeleteParams::default()).await?;
+    clusters.delete(CLUSTER, &DeleteParams::default()).await?;
+    Ok(clusters)
+}
+
+async fn deleted(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
+    let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
+    let pool_api = Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace);
+    // The whole cluster goes: its Cluster is deleted first (Cluster API marks it), the pools let
+    // go without a DELETE of their own, and the managed cluster, network and group are deleted.
+    let clusters_api = delete_held_cluster(client, namespace).await?;
     for name in ["pool0", "pool1"] {
         capz_harness::delete_and_wait(&pool_api, name, WAIT).await?;
     }
@@ -569,6 +579,11 @@ async fn with_built_cluster(
             Err(error) => Err(error.into()),
         };
         controller.stop().await?;
+        // The Cluster's test finalizer goes, whether or not the scenario deleted it.
+        let release = json!({"metadata": {"finalizers": null}});
+        Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), &namespace)
+            .patch(CLUSTER, &PatchParams::default(), &Patch::Merge(release))
+            .await?;
         result
     })
     .await
@@ -577,15 +592,7 @@ async fn with_built_cluster(
 /// Cluster API's side of a deletion: the Cluster (held by a test finalizer, as Cluster API holds
 /// it), its pool and its control plane are deleted.
 async fn delete_cluster_objects(client: &Client, namespace: &str) -> TestResult {
-    let clusters = Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace);
-    clusters
-        .patch(
-            CLUSTER,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"finalizers": ["test/hold"]}})),
-        )
-        .await?;
-    clusters.delete(CLUSTER, &DeleteParams::default()).await?;
+    delete_held_cluster(client, namespace).await?;
     Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace)
         .delete("pool0", &DeleteParams::default())
         .await?;

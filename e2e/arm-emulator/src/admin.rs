@@ -57,7 +57,7 @@ pub(crate) fn routes() -> Router<Emulator> {
         .route("/_emulator/disabled-principals", get(disabled_principals))
         .route(
             "/_emulator/disabled-principals/{client_id}",
-            axum::routing::put(disable_principal).delete(enable_principal),
+            axum::routing::put(switch_principal).delete(switch_principal),
         )
         .route("/_emulator/boots", get(boots))
         .route(
@@ -336,27 +336,19 @@ async fn disabled_principals(AxumState(emulator): AxumState<Emulator>) -> axum::
     axum::Json(json!({ "clientIds": emulator.disabled_principals() }))
 }
 
-/// 201 when the principal was enabled until now, 200 when it was disabled already.
-async fn disable_principal(
+/// `PUT` disables the principal: 201 when it was enabled until now, 200 when it already was
+/// disabled. `DELETE` enables it again: 204, or 404 when it was not disabled.
+async fn switch_principal(
     AxumState(emulator): AxumState<Emulator>,
+    method: Method,
     axum::extract::Path(client_id): axum::extract::Path<String>,
 ) -> StatusCode {
-    if emulator.set_principal_disabled(&client_id, true) {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    }
-}
-
-/// 204 when the principal was disabled, 404 when it was not.
-async fn enable_principal(
-    AxumState(emulator): AxumState<Emulator>,
-    axum::extract::Path(client_id): axum::extract::Path<String>,
-) -> StatusCode {
-    if emulator.set_principal_disabled(&client_id, false) {
-        StatusCode::NO_CONTENT
-    } else {
-        StatusCode::NOT_FOUND
+    let disable = method == Method::PUT;
+    match (disable, emulator.set_principal_disabled(&client_id, disable)) {
+        (true, true) => StatusCode::CREATED,
+        (true, false) => StatusCode::OK,
+        (false, true) => StatusCode::NO_CONTENT,
+        (false, false) => StatusCode::NOT_FOUND,
     }
 }
 
