@@ -184,6 +184,54 @@ mod tests {
     use super::IdentityError;
 
     #[test]
+    fn a_refused_credential_names_who_signs_in_never_a_secret_and_waits() {
+        use capz_api::azureclusteridentity::IdentityType;
+
+        use super::super::CredentialSource;
+        use super::CredentialRefused;
+        use crate::policy::{Category, Classify};
+        use crate::resource::ResourceError;
+
+        let source = CredentialSource::Identity {
+            namespace: "capz".into(),
+            name: "sp".into(),
+            type_: IdentityType::ServicePrincipal,
+            client_id: "1234".into(),
+        };
+        let id = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg";
+        let refused = CredentialRefused {
+            who: source.to_string(),
+            error: ResourceError::Arm {
+                action: "read",
+                id: id.parse().unwrap(),
+                source: capz_azure::ArmError::Status {
+                    status: 401,
+                    error: capz_azure::ErrorBody {
+                        code: "InvalidAuthenticationToken".into(),
+                        message: "The access token is invalid.".into(),
+                        target: None,
+                        details: Vec::new(),
+                    },
+                    retry_after: None,
+                },
+            },
+        };
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "Azure refused the credentials of AzureClusterIdentity capz/sp (client id 1234): read {id}: \
+                 ARM answered 401 InvalidAuthenticationToken: The access token is invalid."
+            )
+        );
+        assert_eq!(refused.category(), Category::Terminal);
+        assert_eq!(Classify::reason(&refused).as_str(), "CredentialRejected");
+        assert_eq!(
+            CredentialSource::Environment.to_string(),
+            "the controller's own credentials"
+        );
+    }
+
+    #[test]
     fn reasons_and_retry_decisions() {
         let rejected = IdentityError::from(CredentialError::Rejected {
             kind: "client secret",
