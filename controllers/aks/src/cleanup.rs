@@ -12,7 +12,8 @@ use capz_kit::kube::Api;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::operations::Operations;
 use capz_kit::progress::{Direction, Outcome, Steps};
-use capz_kit::resource;
+use capz_kit::resource::{self, AzureResource as _, Ownership};
+use capz_kit::{abandon, azure::ResourceId};
 
 use crate::apply::{arm_client, pool_of_plane};
 use crate::context::{Found, ID, State};
@@ -31,25 +32,31 @@ pub(crate) async fn cleanup_plane(
     let fallback = state.subscription.as_deref();
     let prepared = match plan::control_plane(plane, cluster, &[], fallback) {
         Err(error) => Err(Outcome::failed(error)),
-        Ok(plan) => arm_client(state, plane).await.map(|(client, _)| (plan, client)),
+        Ok(plan) => arm_client(state, plane)
+            .await
+            .map(|(client, credential)| (plan, client, credential)),
     };
     match prepared {
         Err(outcome) => steps.hold(DELETION, outcome),
-        Ok((plan, client)) => {
+        Ok((plan, client, credential)) => {
             for step in DELETION {
                 let work = async {
                     let mut outcome = Outcome::Done;
+                    // A refused credential is named: the deletion waits for a person to fix it.
                     match step.unit {
                         Unit::ManagedCluster => {
-                            outcome.absorb(resource::delete(&client, &plan.cluster, &mut operations).await);
+                            let deleted = resource::delete(&client, &plan.cluster, &mut operations).await;
+                            outcome.absorb(credential.blame(deleted));
                         }
                         // The network goes with its subnet, the groups with what is left in them.
                         Unit::Network => {
-                            outcome.absorb(resource::delete(&client, &plan.network, &mut operations).await);
+                            let deleted = resource::delete(&client, &plan.network, &mut operations).await;
+                            outcome.absorb(credential.blame(deleted));
                         }
                         Unit::Groups => {
                             for group in plan.groups.iter().rev() {
-                                outcome.absorb(resource::delete(&client, group, &mut operations).await);
+                                let deleted = resource::delete(&client, group, &mut operations).await;
+                                outcome.absorb(credential.blame(deleted));
                             }
                         }
                         Unit::Subnet => {}
@@ -96,4 +103,38 @@ pub(crate) async fn cleanup_pool(
     let pass = steps.finish();
     status::publish_pool(api, pool, pass.observations.clone(), &operations, None).await?;
     pass.next()
+}
+
+/// Lets go of `plane` without deleting anything, as its abandon annotation asks, and tells in a
+/// Warning event what stays in Azure: the managed cluster and its node resource group and, when
+/// the controller made them (not brought in the spec), the network and the groups. Without its
+/// Cluster (or with a spec that names nothing valid) only what the spec alone names is told.
+pub(crate) async fn abandon_plane(
+    state: &State,
+    plane: &AzureManagedControlPlane,
+    cluster: Option<&Cluster>,
+) -> Result<Action, Error> {
+    let fallback = state.subscription.as_deref();
+    let ours = |ownership: Ownership| !matches!(ownership, Ownership::Shared);
+    let mut left: Vec<ResourceId> = Vec::new();
+    if let Some(Ok(plan)) = cluster.map(|cluster| plan::control_plane(plane, cluster, &[], fallback)) {
+        left.push(plan.cluster.id().clone());
+        left.extend(plan::node_group(plane, fallback));
+        if ours(plan.network.ownership()) {
+            left.push(plan.network.id().clone());
+        }
+        for group in &plan.groups {
+            if ours(group.ownership()) {
+                left.push(group.id().clone());
+            }
+        }
+    } else {
+        left.extend(plan::cluster_id(plane, fallback));
+        left.extend(plan::node_group(plane, fallback));
+    }
+    // A group may be named twice (the network's and the cluster's): each id is told once.
+    let mut told = std::collections::HashSet::new();
+    left.retain(|id| told.insert(id.to_string().to_ascii_lowercase()));
+    abandon::announce(&left).await;
+    Ok(Action::await_change())
 }

@@ -1,10 +1,12 @@
 //! One reconcile of each kind: find what the object belongs to, skip what is not ours to do yet
-//! (paused, not linked, the MachinePool gate off), then, under the finalizer, apply or clean up.
+//! (paused, not linked, the MachinePool gate off), then, under the finalizer, apply or clean up,
+//! or, for a control plane whose deletion a person abandoned, let go.
 
 use std::sync::Arc;
 
 use capz_api::capi::Cluster;
 use capz_api::{AzureManagedCluster, AzureManagedControlPlane, AzureManagedMachinePool};
+use capz_kit::abandon;
 use capz_kit::cluster::{PoolOwners, is_paused, linked_cluster, owner_cluster, pool_owners};
 use capz_kit::error::{Error, Orphaned};
 use capz_kit::finalizer::finalized;
@@ -13,7 +15,7 @@ use capz_kit::kube::runtime::finalizer::Event;
 use capz_kit::kube::{Api, Client, Resource as _, ResourceExt as _};
 
 use crate::apply::{apply_cluster, apply_plane, apply_pool};
-use crate::cleanup::{cleanup_plane, cleanup_pool};
+use crate::cleanup::{abandon_plane, cleanup_plane, cleanup_pool};
 use crate::context::{Found, ID, State};
 
 /// Whether `object` still carries the controller's finalizer.
@@ -50,6 +52,16 @@ pub(crate) async fn plane(plane: Arc<AzureManagedControlPlane>, state: Arc<State
     if is_paused(cluster.as_ref(), plane.as_ref()) {
         return Ok(Action::await_change());
     }
+    let api =
+        Api::<AzureManagedControlPlane>::namespaced(client.clone(), &plane.namespace().unwrap_or_default());
+    // A person gave up on the deletion: let go, deleting nothing, even when its Cluster is gone.
+    if plane.metadata.deletion_timestamp.is_some() && abandon::requested(plane.as_ref(), ID) {
+        return finalized(&api, ID.finalizer(), plane, async |event| match event {
+            Event::Cleanup(plane) => abandon_plane(&state, &plane, cluster.as_ref()).await,
+            Event::Apply(_) => Ok(Action::await_change()),
+        })
+        .await;
+    }
     let Some(cluster) = cluster else {
         if plane.metadata.deletion_timestamp.is_some() && ours(plane.as_ref()) {
             return Err(Error::failed(Orphaned(format!(
@@ -60,8 +72,6 @@ pub(crate) async fn plane(plane: Arc<AzureManagedControlPlane>, state: Arc<State
         // Cluster API has not linked it yet: the owner reference it sets wakes it.
         return Ok(Action::await_change());
     };
-    let api =
-        Api::<AzureManagedControlPlane>::namespaced(client.clone(), &plane.namespace().unwrap_or_default());
     finalized(&api, ID.finalizer(), plane, async |event| match event {
         Event::Apply(plane) => Box::pin(apply_plane(&state, &api, &plane, &cluster)).await,
         Event::Cleanup(plane) => Box::pin(cleanup_plane(&state, &api, &plane, &cluster)).await,

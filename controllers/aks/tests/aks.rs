@@ -467,20 +467,30 @@ async fn changed_in_place(client: &Client, namespace: &str, azure: &EmulatedAzur
     Ok(())
 }
 
-async fn deleted(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
-    let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
-    let pool_api = Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace);
-    // The whole cluster goes: its Cluster is deleted first (Cluster API marks it), the pools let
-    // go without a DELETE of their own, and the managed cluster, network and group are deleted.
-    let clusters_api = Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace);
-    clusters_api
+/// Deletes the Cluster, which a test finalizer holds (as Cluster API holds it while its members
+/// go); gives its API for letting it go.
+async fn delete_held_cluster(
+    client: &Client,
+    namespace: &str,
+) -> TestResult<Api<capz_kit::api::capi::Cluster>> {
+    let clusters = Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace);
+    clusters
         .patch(
             CLUSTER,
             &PatchParams::default(),
             &Patch::Merge(json!({"metadata": {"finalizers": ["test/hold"]}})),
         )
         .await?;
-    clusters_api.delete(CLUSTER, &DeleteParams::default()).await?;
+    clusters.delete(CLUSTER, &DeleteParams::default()).await?;
+    Ok(clusters)
+}
+
+async fn deleted(client: &Client, namespace: &str, azure: &EmulatedAzure) -> TestResult {
+    let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
+    let pool_api = Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace);
+    // The whole cluster goes: its Cluster is deleted first (Cluster API marks it), the pools let
+    // go without a DELETE of their own, and the managed cluster, network and group are deleted.
+    let clusters_api = delete_held_cluster(client, namespace).await?;
     for name in ["pool0", "pool1"] {
         capz_harness::delete_and_wait(&pool_api, name, WAIT).await?;
     }
@@ -511,4 +521,335 @@ async fn deleted(client: &Client, namespace: &str, azure: &EmulatedAzure) -> Tes
         )
         .await?;
     Ok(())
+}
+
+fn group_id() -> String {
+    format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/{GROUP}")
+}
+
+/// The ids of the resources left in Azure under the cluster's group or its node resource group.
+fn left_in_azure(azure: &EmulatedAzure) -> Vec<String> {
+    let node_group = format!("/resourcegroups/mc_{GROUP}_{CLUSTER}_").to_ascii_lowercase();
+    let group = format!("{}/", group_id()).to_ascii_lowercase();
+    azure.running.emulator.snapshot()["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|resource| resource["body"]["id"].as_str())
+        .filter(|id| {
+            let id = id.to_ascii_lowercase();
+            id == group_id().to_ascii_lowercase() || id.starts_with(&group) || id.contains(&node_group)
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The cluster with one System pool, built; the test then runs `scenario`. With `quiet`, the
+/// controller resyncs every ten minutes, as deployed, instead of every two seconds: only its own
+/// requeues and watch events wake it.
+async fn with_built_cluster(
+    quiet: bool,
+    scenario: impl AsyncFnOnce(&Client, &str, &EmulatedAzure) -> TestResult,
+) -> TestResult {
+    capz_harness::in_namespace(&[], async |plane, client, namespace| {
+        let azure = EmulatedAzure::start(Config::default()).await?;
+        cluster_objects(&client, &namespace).await?;
+        pool(&client, &namespace, "pool0", "System", 1).await?;
+        let settings = azure.cloud_settings()?;
+        let controller = if quiet {
+            let flags = [
+                "--health-probe-bind-address=0",
+                "--metrics-bind-address=0",
+                "--sync-period=10m",
+            ];
+            InProcessController::start(capz_aks::ID, plane, &namespace, flags, move |ctx| {
+                capz_aks::run(ctx, settings)
+            })?
+        } else {
+            controller(plane, &namespace, settings)?
+        };
+        let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), &namespace);
+        let built =
+            capz_harness::wait_for(&planes, CLUSTER, "the control plane initialized", WAIT, |plane| {
+                plane.status.as_ref().and_then(|status| status.ready) == Some(true)
+            })
+            .await;
+        let result = match built {
+            Ok(_) => Box::pin(scenario(&client, &namespace, &azure)).await,
+            Err(error) => Err(error.into()),
+        };
+        controller.stop().await?;
+        // The Cluster's test finalizer goes, whether or not the scenario deleted it.
+        let release = json!({"metadata": {"finalizers": null}});
+        Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), &namespace)
+            .patch(CLUSTER, &PatchParams::default(), &Patch::Merge(release))
+            .await?;
+        result
+    })
+    .await
+}
+
+/// Cluster API's side of a deletion: the Cluster (held by a test finalizer, as Cluster API holds
+/// it), its pool and its control plane are deleted.
+async fn delete_cluster_objects(client: &Client, namespace: &str) -> TestResult {
+    delete_held_cluster(client, namespace).await?;
+    Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace)
+        .delete("pool0", &DeleteParams::default())
+        .await?;
+    Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace)
+        .delete(CLUSTER, &DeleteParams::default())
+        .await?;
+    Ok(())
+}
+
+/// Sets the Cluster's `spec.paused`.
+async fn pause(client: &Client, namespace: &str, paused: bool) -> TestResult {
+    Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace)
+        .patch(
+            CLUSTER,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"paused": paused}})),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Waits until the control plane and its pool are gone.
+async fn gone(client: &Client, namespace: &str, timeout: Duration) -> TestResult {
+    let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
+    let pools = Api::<AzureManagedMachinePool>::namespaced(client.clone(), namespace);
+    let started = std::time::Instant::now();
+    while planes.get_opt(CLUSTER).await?.is_some() || pools.get_opt("pool0").await?.is_some() {
+        if started.elapsed() > timeout {
+            return Err(format!("the control plane or its pool is still there after {timeout:?}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_cluster_whose_resource_group_was_deleted_in_azure_is_deleted_at_once() -> TestResult {
+    with_built_cluster(false, async |client, namespace, azure| {
+        // Paused, so that the controller does not build again what goes under its feet; a
+        // reconcile that began before the pause ends first (ARM hears nothing for two seconds).
+        pause(client, namespace, true).await?;
+        let mut calls = azure.arm_calls().len();
+        for _ in 0..15 {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let now = azure.arm_calls().len();
+            if now == calls {
+                break;
+            }
+            calls = now;
+        }
+        let id: capz_kit::azure::ResourceId = group_id().parse()?;
+        let api = capz_kit::azure::ApiVersion::new("2021-04-01");
+        azure.client().delete(&id, &api).await?;
+        for _ in 0..100 {
+            if azure
+                .get_at::<serde_json::Value>(&group_id(), &api)
+                .await?
+                .is_none()
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        // Azure took the managed cluster and its node resource group along.
+        assert_eq!(left_in_azure(azure), [] as [String; 0]);
+        let from = azure.arm_calls().len();
+
+        delete_cluster_objects(client, namespace).await?;
+        pause(client, namespace, false).await?;
+        gone(client, namespace, Duration::from_secs(20)).await?;
+        // Every read answered 404: nothing was deleted or built again.
+        let writes: Vec<String> = azure.arm_calls()[from..]
+            .iter()
+            .filter(|call| !call.starts_with("GET ") && !call.starts_with("HEAD "))
+            .cloned()
+            .collect();
+        assert_eq!(writes, [] as [String; 0]);
+        assert_eq!(left_in_azure(azure), [] as [String; 0]);
+        Ok(())
+    })
+    .await
+}
+
+/// The control plane's `Ready` condition.
+fn ready(plane: &AzureManagedControlPlane) -> Option<&capz_kit::api::common::conditions::Condition> {
+    plane.status.as_ref().and_then(|status| {
+        status
+            .conditions
+            .0
+            .iter()
+            .find(|condition| condition.type_.as_str() == "Ready")
+    })
+}
+
+#[tokio::test]
+async fn a_deletion_whose_credentials_azure_refuses_waits_names_the_identity_and_ends_once_restored()
+-> TestResult {
+    with_built_cluster(true, async |client, namespace, azure| {
+        let emulator = &azure.running.emulator;
+        // The controller holds a token; disabling its principal makes ARM refuse that token, and
+        // Entra any new one.
+        emulator.set_principal_disabled(DEFAULT_CLIENT_ID, true);
+        delete_cluster_objects(client, namespace).await?;
+        let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
+        let refused = capz_harness::wait_for(
+            &planes,
+            CLUSTER,
+            "Ready naming the refused identity",
+            WAIT,
+            |plane| {
+                ready(plane).is_some_and(|ready| {
+                    ready.status == capz_kit::api::common::conditions::ConditionStatus::False
+                        && ready
+                            .message
+                            .as_deref()
+                            .is_some_and(|message| message.contains("AzureClusterIdentity"))
+                })
+            },
+        )
+        .await?;
+        let condition = ready(&refused).ok_or("no Ready")?;
+        let message = condition.message.clone().unwrap_or_default();
+        assert_eq!(condition.reason.as_deref(), Some("DeletionFailed"), "{message}");
+        assert!(
+            message.contains(&format!(
+                "AzureClusterIdentity {namespace}/emulator (client id {DEFAULT_CLIENT_ID})"
+            )),
+            "{message}"
+        );
+        assert!(message.contains("InvalidAuthenticationToken"), "{message}");
+        assert!(
+            !message.contains(DEFAULT_CLIENT_SECRET),
+            "the secret is shown: {message}"
+        );
+
+        // The refusal waits for a person: no retry storm, nothing deleted meanwhile.
+        let refusals = || {
+            emulator
+                .requests()
+                .iter()
+                .filter(|request| {
+                    request.status == 401 || (request.path.ends_with("/token") && request.status >= 400)
+                })
+                .count()
+        };
+        let first = refusals();
+        tokio::time::sleep(Duration::from_secs(8)).await;
+        assert!(refusals() <= first + 1, "{} refusals after {first}", refusals());
+        assert!(
+            left_in_azure(azure).contains(&cluster_id()),
+            "{:?}",
+            left_in_azure(azure)
+        );
+        assert!(planes.get_opt(CLUSTER).await?.is_some(), "the finalizer went");
+
+        // Restored, the next reconcile (an edit wakes it at once; else the backoff, a minute at
+        // first) deletes everything, with no refusal more.
+        emulator.set_principal_disabled(DEFAULT_CLIENT_ID, false);
+        let restored = refusals();
+        planes
+            .patch(
+                CLUSTER,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"annotations": {"test/credentials": "restored"}}})),
+            )
+            .await?;
+        gone(client, namespace, Duration::from_mins(1)).await?;
+        assert_eq!(refusals(), restored);
+        assert_eq!(left_in_azure(azure), [] as [String; 0]);
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn an_abandoned_deletion_lets_go_deletes_nothing_and_names_what_stays() -> TestResult {
+    with_built_cluster(false, async |client, namespace, azure| {
+        // The deletion cannot proceed: Azure refuses the cluster's credentials.
+        azure
+            .running
+            .emulator
+            .set_principal_disabled(DEFAULT_CLIENT_ID, true);
+        let before = left_in_azure(azure);
+        delete_cluster_objects(client, namespace).await?;
+        let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), namespace);
+        capz_harness::wait_for(&planes, CLUSTER, "the deletion refused", WAIT, |plane| {
+            ready(plane).and_then(|ready| ready.reason.as_deref()) == Some("DeletionFailed")
+        })
+        .await?;
+        let annotation = capz_kit::abandon::annotation(capz_aks::ID);
+        assert_eq!(
+            annotation,
+            "aks.infrastructure.cluster.x-k8s.io/abandon-azure-resources"
+        );
+        planes
+            .patch(
+                CLUSTER,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"annotations": {annotation: "true"}}})),
+            )
+            .await?;
+        gone(client, namespace, Duration::from_secs(20)).await?;
+
+        // Nothing was deleted: Azure holds what it held.
+        let deletes: Vec<String> = azure
+            .arm_calls()
+            .into_iter()
+            .filter(|call| call.starts_with("DELETE "))
+            .collect();
+        assert_eq!(deletes, [] as [String; 0]);
+        assert_eq!(left_in_azure(azure), before);
+        // A Warning event on the control plane names every resource left behind.
+        let events =
+            Api::<capz_kit::k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), namespace)
+                .list(&capz_kit::kube::api::ListParams::default())
+                .await?;
+        let abandoned: Vec<_> = events
+            .items
+            .iter()
+            .filter(|event| {
+                event.reason.as_deref() == Some("AzureResourcesAbandoned")
+                    && event
+                        .regarding
+                        .as_ref()
+                        .and_then(|regarding| regarding.name.as_deref())
+                        == Some(CLUSTER)
+            })
+            .collect();
+        assert_eq!(abandoned.len(), 1, "{:?}", events.items);
+        let event = abandoned[0];
+        assert_eq!(event.type_.as_deref(), Some("Warning"));
+        assert_eq!(
+            event
+                .regarding
+                .as_ref()
+                .and_then(|regarding| regarding.kind.as_deref()),
+            Some("AzureManagedControlPlane")
+        );
+        let note = event.note.clone().unwrap_or_default().to_ascii_lowercase();
+        let node_group =
+            format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/MC_{GROUP}_{CLUSTER}_westeurope");
+        let network = format!(
+            "{}/providers/Microsoft.Network/virtualNetworks/{CLUSTER}",
+            group_id()
+        );
+        for id in [cluster_id(), node_group, network, group_id()] {
+            assert!(
+                note.contains(&format!("{} ", id.to_ascii_lowercase()))
+                    || note.ends_with(&id.to_ascii_lowercase()),
+                "{id} is not named: {note}"
+            );
+            assert!(
+                before.iter().any(|left| left.eq_ignore_ascii_case(&id)),
+                "{id} is not in Azure: {before:?}"
+            );
+        }
+        Ok(())
+    })
+    .await
 }

@@ -508,7 +508,9 @@ impl Run<'_> {
                 Some(ProvisioningState::Succeeded) | None => {}
                 Some(_) => {
                     installing.get_or_insert(name);
-                    outcome.absorb::<()>(Ok(Progress::InProgress { retry_after: None }));
+                    outcome.absorb::<(), capz_kit::resource::ResourceError>(Ok(Progress::InProgress {
+                        retry_after: None,
+                    }));
                 }
             }
         }

@@ -1,6 +1,7 @@
 //! The operations API under `/_emulator/` (for tests, benchmarks and the sandbox, outside ARM's
 //! paths and unauthenticated): health, reset, the request log, fault rules, snapshots of the whole
-//! state, an inventory of every resource, what each machine would boot, and the proxy's routes.
+//! state, an inventory of every resource, what each machine would boot, the proxy's routes, and
+//! disabling service principals.
 //! Also the start state: built-in role definitions and the resources the configuration seeds.
 
 use std::time::Duration;
@@ -53,6 +54,11 @@ pub(crate) fn routes() -> Router<Emulator> {
                 .layer(DefaultBodyLimit::max(SNAPSHOT_LIMIT)),
         )
         .route("/_emulator/inventory", get(inventory))
+        .route("/_emulator/disabled-principals", get(disabled_principals))
+        .route(
+            "/_emulator/disabled-principals/{client_id}",
+            axum::routing::put(switch_principal).delete(switch_principal),
+        )
         .route("/_emulator/boots", get(boots))
         .route(
             "/_emulator/routes",
@@ -136,6 +142,7 @@ impl Emulator {
     pub fn reset(&self) -> Result<(), SeedError> {
         *self.state() = State::default();
         lock(&self.faults).clear();
+        self.enable_all_principals();
         self.seed_built_ins();
         self.seed_resources()
     }
@@ -322,6 +329,26 @@ async fn reset(AxumState(emulator): AxumState<Emulator>) -> Response {
     match emulator.reset() {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(err) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{err}\n")).into_response(),
+    }
+}
+
+async fn disabled_principals(AxumState(emulator): AxumState<Emulator>) -> axum::Json<Value> {
+    axum::Json(json!({ "clientIds": emulator.disabled_principals() }))
+}
+
+/// `PUT` disables the principal: 201 when it was enabled until now, 200 when it already was
+/// disabled. `DELETE` enables it again: 204, or 404 when it was not disabled.
+async fn switch_principal(
+    AxumState(emulator): AxumState<Emulator>,
+    method: Method,
+    axum::extract::Path(client_id): axum::extract::Path<String>,
+) -> StatusCode {
+    let disable = method == Method::PUT;
+    match (disable, emulator.set_principal_disabled(&client_id, disable)) {
+        (true, true) => StatusCode::CREATED,
+        (true, false) => StatusCode::OK,
+        (false, true) => StatusCode::NO_CONTENT,
+        (false, false) => StatusCode::NOT_FOUND,
     }
 }
 

@@ -1,5 +1,6 @@
 //! `Microsoft.Resources/resourceGroups`: create, read, update tags, list and delete (as an LRO that
-//! deletes everything in the group, unless something outside it still refers into it).
+//! deletes everything in the group, with the groups its resources manage, unless something
+//! outside it still refers into it).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -253,11 +254,13 @@ pub(crate) fn operation_result(
     }
 }
 
-/// Completes a group's deletion. Everything in it goes, unless a resource outside the group
-/// still refers into it: then, as in Azure, what is referred to stays with what it needs in the
-/// group, the rest goes, the group is `Succeeded` again and the operation fails with
-/// `ResourceGroupDeletionBlocked`, telling why each remaining resource could not be deleted.
+/// Completes a group's deletion. Resources managing another group go first, with that group;
+/// then everything in it goes, unless a resource outside the group still refers into it: then,
+/// as in Azure, what is referred to stays with what it needs in the group, the rest goes, the
+/// group is `Succeeded` again and the operation fails with `ResourceGroupDeletionBlocked`,
+/// telling why each remaining resource could not be deleted.
 pub(crate) fn remove(state: &mut State, key: &str) -> Outcome {
+    remove_managers(state, key);
     let kept = kept_in_group(state, key);
     if kept.is_empty() {
         state.remove_tree(key);
@@ -277,6 +280,32 @@ pub(crate) fn remove(state: &mut State, key: &str) -> Outcome {
         group.update(|body| body["properties"]["provisioningState"] = json!("Succeeded"));
     }
     Outcome::Failed(Box::new(error))
+}
+
+/// Deletes first the resources in the group that manage a group elsewhere (an AKS cluster and
+/// its node resource group), as Azure does: their delete takes the managed group along, so what
+/// it holds (a node pool's scale set in a subnet of this group) no longer keeps this group's
+/// resources from going.
+fn remove_managers(state: &mut State, key: &str) {
+    let prefix = format!("{key}/");
+    let managers: Vec<(String, String)> = state
+        .resources
+        .iter()
+        .filter(|(_, stored)| stored.type_name == TYPE)
+        .filter_map(|(group, stored)| {
+            let manager = stored.body()["managedBy"].as_str()?.to_ascii_lowercase();
+            // Only a manager that is still there: a group it was not deleted with stays put.
+            (manager.starts_with(&prefix) && state.resources.contains_key(manager.as_str()))
+                .then(|| (group.to_string(), manager))
+        })
+        .collect();
+    for (group, manager) in managers {
+        state.remove_resource(&manager);
+        // A manager whose type does not take its group along: the group goes the same way.
+        if state.resources.contains_key(group.as_str()) {
+            remove(state, &group);
+        }
+    }
 }
 
 /// The documents of the group that a deletion must leave: those a resource outside the group

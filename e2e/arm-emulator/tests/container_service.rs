@@ -784,3 +784,50 @@ async fn a_cluster_kept_without_a_ca_gets_one_on_its_next_write() {
         pem_of(&cluster_entry["certificate-authority-data"])
     );
 }
+
+#[tokio::test]
+async fn deleting_its_group_takes_the_cluster_and_its_node_group_along() {
+    let emulator = Emulator::new(Config::default());
+    let network = common::group_with_network(&emulator, RG, "westeurope").await;
+    let subnet = format!("{}/subnets/nodes", network.body["id"].as_str().unwrap());
+    let mut body = cluster_body("1.33");
+    body["properties"]["networkProfile"] = json!({"networkPlugin": "azure"});
+    body["properties"]["agentPoolProfiles"][0]["vnetSubnetID"] = json!(subnet);
+    let created = send(&emulator, "PUT", &cluster(""), Some(body)).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    // The pool's scale set, in the node group, sits in the subnet of the cluster's group.
+    let (set, _) = scale_set(&emulator, "sys").await;
+    assert_eq!(
+        set["properties"]["virtualMachineProfile"]["networkProfile"]["networkInterfaceConfigurations"][0]["properties"]
+            ["ipConfigurations"][0]["properties"]["subnet"]["id"]
+            .as_str()
+            .map(str::to_ascii_lowercase),
+        Some(subnet.to_ascii_lowercase())
+    );
+
+    let deleted = send(&emulator, "DELETE", &format!("{RG}?api-version=2021-04-01"), None).await;
+    assert_eq!(deleted.status, StatusCode::ACCEPTED, "{}", deleted.body);
+    // A blocked deletion would leave the group `Succeeded`; a finished one leaves nothing.
+    for gone in [
+        format!("{RG}?api-version=2021-04-01"),
+        cluster(""),
+        node_group("?api-version=2021-04-01"),
+    ] {
+        let read = send(&emulator, "GET", &gone, None).await;
+        assert_eq!(read.status, StatusCode::NOT_FOUND, "{gone}: {}", read.body);
+    }
+    let left: Vec<Value> = emulator.snapshot()["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|resource| {
+            let id = resource["body"]["id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            id.contains("/resourcegroups/aks") || id.contains("/resourcegroups/mc_aks_demo")
+        })
+        .cloned()
+        .collect();
+    assert_eq!(left, [] as [Value; 0]);
+}

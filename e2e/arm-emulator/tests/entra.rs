@@ -1398,3 +1398,63 @@ async fn known_issuer_keys_sign_in_identities_made_through_arm_and_their_roles_a
     assert_eq!(assigned.status, StatusCode::CREATED, "{}", assigned.body);
     assert_eq!(arm_call(&emulator, Some(&access)).await.status, StatusCode::OK);
 }
+
+/// Sends a request to the operations API.
+async fn admin(emulator: &Emulator, method: &str, path: &str) -> Reply {
+    let request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", HOST)
+        .body(Body::empty())
+        .unwrap();
+    call(emulator, request).await
+}
+
+#[tokio::test]
+async fn a_disabled_principal_gets_no_token_and_its_tokens_are_refused_until_enabled() {
+    let emulator = Emulator::new(Config::default());
+    let secret = [("client_secret", DEFAULT_CLIENT_SECRET)];
+    let signed_in = exchange(&emulator, DEFAULT_CLIENT_ID, &secret).await;
+    assert_eq!(signed_in.status, StatusCode::OK, "{}", signed_in.body);
+    let held = bearer(signed_in.body["access_token"].as_str().unwrap());
+    assert_eq!(arm_call(&emulator, Some(&held)).await.status, StatusCode::OK);
+
+    let path = format!("/_emulator/disabled-principals/{DEFAULT_CLIENT_ID}");
+    assert_eq!(admin(&emulator, "PUT", &path).await.status, StatusCode::CREATED);
+    assert_eq!(admin(&emulator, "PUT", &path).await.status, StatusCode::OK);
+    let listed = admin(&emulator, "GET", "/_emulator/disabled-principals").await;
+    assert_eq!(
+        listed.body,
+        json!({"clientIds": [DEFAULT_CLIENT_ID.to_ascii_lowercase()]})
+    );
+    // The token it holds is refused by ARM, and Entra issues no new one.
+    let refused = arm_call(&emulator, Some(&held)).await;
+    assert_arm_error(&refused, "InvalidAuthenticationToken");
+    assert!(
+        refused.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(DEFAULT_CLIENT_ID),
+        "{}",
+        refused.body
+    );
+    let denied = exchange(&emulator, DEFAULT_CLIENT_ID, &secret).await;
+    assert_entra_error(&denied, StatusCode::BAD_REQUEST, "unauthorized_client", 7_000_112);
+
+    // Enabled again, the held token works and sign-ins succeed.
+    assert_eq!(
+        admin(&emulator, "DELETE", &path).await.status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        admin(&emulator, "DELETE", &path).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(arm_call(&emulator, Some(&held)).await.status, StatusCode::OK);
+    let again = exchange(&emulator, DEFAULT_CLIENT_ID, &secret).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.body);
+    // A reset enables every principal.
+    assert!(emulator.set_principal_disabled(DEFAULT_CLIENT_ID, true));
+    emulator.reset().unwrap();
+    assert_eq!(emulator.disabled_principals(), [] as [String; 0]);
+}

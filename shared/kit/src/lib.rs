@@ -24,6 +24,7 @@
 
 #![deny(missing_docs)]
 
+pub mod abandon;
 pub mod apply;
 pub mod azure_cluster;
 pub mod bootstrap;

@@ -95,6 +95,15 @@ pub(crate) fn changed(verb: Verb, id: &ResourceId) {
     });
 }
 
+/// Publishes a Warning event on the object of the reconcile running now, at once (not when the
+/// reconcile ends: the object may be gone by then). Outside a wrapped reconcile it does nothing.
+pub(crate) async fn warn(reason: &Reason, action: &str, note: String) {
+    let announcer = SCOPE.try_with(|scope| scope.announcer.clone()).ok().flatten();
+    if let Some((reporter, regarding)) = announcer {
+        reporter.warning(&regarding, reason, action, note).await;
+    }
+}
+
 /// What one reconcile did, as [`observed`] tells it.
 #[derive(Debug)]
 pub struct Observed<T> {

@@ -29,7 +29,7 @@ use crate::error::{Error, Failure};
 use crate::operations::Operations;
 use crate::policy::Category;
 use crate::presence::{Presence, not_running};
-use crate::resource::{self, AzureResource, Progress, ResourceError};
+use crate::resource::{self, AzureResource, Progress};
 
 /// The wait before polling an operation Azure gave no `Retry-After` for.
 pub const POLL: Duration = Duration::from_secs(5);
@@ -79,7 +79,7 @@ impl Outcome {
 
     /// Folds one resource's result in: a failure outweighs an operation in flight, the soonest
     /// hint wins. Gives the resource when it is done.
-    pub fn absorb<T>(&mut self, result: Result<Progress<T>, ResourceError>) -> Option<T> {
+    pub fn absorb<T, E: Into<Failure>>(&mut self, result: Result<Progress<T>, E>) -> Option<T> {
         match result {
             Ok(Progress::Done(model)) => Some(model),
             Ok(Progress::InProgress { retry_after }) => {
@@ -483,10 +483,10 @@ mod tests {
     #[tokio::test]
     async fn an_operation_in_flight_is_polled_while_applying_and_pending_while_deleting() {
         let mut outcome = Outcome::Done;
-        outcome.absorb::<()>(Ok(Progress::InProgress {
+        outcome.absorb::<(), crate::resource::ResourceError>(Ok(Progress::InProgress {
             retry_after: Some(Duration::from_secs(9)),
         }));
-        outcome.absorb::<()>(Ok(Progress::InProgress {
+        outcome.absorb::<(), crate::resource::ResourceError>(Ok(Progress::InProgress {
             retry_after: Some(Duration::from_secs(3)),
         }));
         assert!(matches!(outcome, Outcome::InFlight(Some(hint)) if hint == Duration::from_secs(3)));

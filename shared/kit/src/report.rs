@@ -61,6 +61,14 @@ impl Reporter {
             .await;
     }
 
+    /// Reports something users must act on that is not a failed reconcile about the object
+    /// `regarding`.
+    pub async fn warning(&self, regarding: &ObjectReference, reason: &Reason, action: &str, note: String) {
+        tracing::warn!(reason = %reason, note, "{action}");
+        self.publish(regarding, EventType::Warning, reason, action, note)
+            .await;
+    }
+
     async fn publish(
         &self,
         regarding: &ObjectReference,

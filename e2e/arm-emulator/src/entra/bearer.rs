@@ -179,6 +179,8 @@ impl Entra {
                 ),
             ));
         }
+        // ARM stops honouring a disabled principal's tokens; Entra issues it no new one.
+        self.check_enabled(client_id).map_err(invalid)?;
         if let Some(expected) = subscription_tenant
             && !expected.eq_ignore_ascii_case(tenant)
         {

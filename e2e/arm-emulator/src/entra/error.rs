@@ -121,6 +121,15 @@ impl EntraError {
         )
     }
 
+    /// The application exists but an administrator disabled it.
+    pub(crate) fn disabled_application(client_id: &str) -> Self {
+        Self::bad_request(
+            OAuthError::UnauthorizedClient,
+            7_000_112,
+            format!("Application '{client_id}' is disabled."),
+        )
+    }
+
     pub(crate) fn invalid_secret(client_id: &str) -> Self {
         Self::invalid_client(
             7_000_215,

@@ -48,6 +48,9 @@ pub(crate) struct Entra {
     issuers: Issuers,
     /// Bearer tokens whose signature already checked out, with their claims.
     verified: bearer::Verified,
+    /// Client ids (lower case) of service principals an administrator disabled: Entra issues
+    /// them no token, and ARM refuses the tokens they already hold.
+    disabled: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Entra {
@@ -60,7 +63,23 @@ impl Entra {
             signer: Signer::generate().ok(),
             issuers: Issuers::default(),
             verified: bearer::Verified::default(),
+            disabled: std::sync::Mutex::default(),
         }
+    }
+
+    /// Whether the service principal with this client id is disabled.
+    fn is_disabled(&self, client_id: &str) -> bool {
+        crate::lock(&self.disabled).contains(&client_id.to_ascii_lowercase())
+    }
+
+    /// Why ARM refuses a token of `client_id`, when an administrator disabled it.
+    fn check_enabled(&self, client_id: &str) -> Result<(), String> {
+        if self.is_disabled(client_id) {
+            return Err(format!(
+                "the application '{client_id}' it was issued to is disabled"
+            ));
+        }
+        Ok(())
     }
 
     /// The configured tenant `name` designates (ids compare case-insensitively).
@@ -347,6 +366,35 @@ impl Emulator {
         entra
             .mint(&identity, ARM_RESOURCE, proof, now, TOKEN_LIFETIME)
             .ok()
+    }
+
+    /// Disables (`true`) or enables again (`false`) the service principal or managed identity
+    /// with `client_id`, as an administrator does in Entra ID: while disabled, token requests
+    /// fail with `AADSTS7000112` and ARM answers 401 `InvalidAuthenticationToken` to the tokens
+    /// it already holds. Gives whether this changed anything.
+    #[expect(
+        clippy::must_use_candidate,
+        reason = "a test disabling a principal need not know whether it already was"
+    )]
+    pub fn set_principal_disabled(&self, client_id: &str, disabled: bool) -> bool {
+        let mut set = crate::lock(&self.entra.disabled);
+        let client_id = client_id.to_ascii_lowercase();
+        if disabled {
+            set.insert(client_id)
+        } else {
+            set.remove(&client_id)
+        }
+    }
+
+    /// The client ids of the disabled principals, in lower case.
+    #[must_use]
+    pub fn disabled_principals(&self) -> Vec<String> {
+        crate::lock(&self.entra.disabled).iter().cloned().collect()
+    }
+
+    /// Enables every disabled principal again (a reset).
+    pub(crate) fn enable_all_principals(&self) {
+        crate::lock(&self.entra.disabled).clear();
     }
 
     /// Checks the bearer token of an ARM request (see [`Entra::authenticate`]).

@@ -116,6 +116,9 @@ async fn issue(
         ),
     };
     let principal = principal.as_ref();
+    if entra.is_disabled(&principal.client_id) {
+        return Err(EntraError::disabled_application(&principal.client_id));
+    }
     let proof = if let Some(secret) = form.get("client_secret") {
         if principal.secret.as_deref() != Some(secret) {
             return Err(EntraError::invalid_secret(&principal.client_id));

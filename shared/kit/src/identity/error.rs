@@ -5,6 +5,7 @@ use capz_azure::CredentialError;
 
 use crate::conditions::Reason;
 use crate::policy::{Category, Classify, credential_reason};
+use crate::resource::ResourceError;
 
 /// The condition reason of an identity the cluster's namespace may not use (CAPZ's).
 pub const NAMESPACE_NOT_ALLOWED_BY_IDENTITY: &str = "NamespaceNotAllowedByIdentity";
@@ -107,6 +108,29 @@ pub enum IdentityError {
     },
 }
 
+/// Azure refused a cluster's credential during a call: Entra would not sign it in, or ARM
+/// refused the token it holds (a disabled or deleted principal, a revoked secret). Waits for a
+/// person, like every refused credential.
+#[derive(Debug, thiserror::Error)]
+#[error("Azure refused the credentials of {who}: {error}")]
+pub struct CredentialRefused {
+    /// Who signs in (see [`super::CredentialSource`]).
+    pub who: String,
+    /// The call that was refused.
+    #[source]
+    pub error: ResourceError,
+}
+
+impl Classify for CredentialRefused {
+    fn category(&self) -> Category {
+        Category::Terminal
+    }
+
+    fn reason(&self) -> Reason {
+        Reason::new("CredentialRejected")
+    }
+}
+
 impl IdentityError {
     /// The condition reason (CamelCase) to report the error under.
     #[must_use]
@@ -158,6 +182,54 @@ mod tests {
     use capz_azure::CredentialError;
 
     use super::IdentityError;
+
+    #[test]
+    fn a_refused_credential_names_who_signs_in_never_a_secret_and_waits() {
+        use capz_api::azureclusteridentity::IdentityType;
+
+        use super::super::CredentialSource;
+        use super::CredentialRefused;
+        use crate::policy::{Category, Classify};
+        use crate::resource::ResourceError;
+
+        let source = CredentialSource::Identity {
+            namespace: "capz".into(),
+            name: "sp".into(),
+            type_: IdentityType::ServicePrincipal,
+            client_id: "1234".into(),
+        };
+        let id = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg";
+        let refused = CredentialRefused {
+            who: source.to_string(),
+            error: ResourceError::Arm {
+                action: "read",
+                id: id.parse().unwrap(),
+                source: capz_azure::ArmError::Status {
+                    status: 401,
+                    error: capz_azure::ErrorBody {
+                        code: "InvalidAuthenticationToken".into(),
+                        message: "The access token is invalid.".into(),
+                        target: None,
+                        details: Vec::new(),
+                    },
+                    retry_after: None,
+                },
+            },
+        };
+        assert_eq!(
+            refused.to_string(),
+            format!(
+                "Azure refused the credentials of AzureClusterIdentity capz/sp (client id 1234): read {id}: \
+                 ARM answered 401 InvalidAuthenticationToken: The access token is invalid."
+            )
+        );
+        assert_eq!(refused.category(), Category::Terminal);
+        assert_eq!(Classify::reason(&refused).as_str(), "CredentialRejected");
+        assert_eq!(
+            CredentialSource::Environment.to_string(),
+            "the controller's own credentials"
+        );
+    }
 
     #[test]
     fn reasons_and_retry_decisions() {

@@ -46,14 +46,17 @@ use capz_api::azureclusteridentity::{AzureClusterIdentity, AzureClusterIdentityS
 use capz_api::common::ObjectReference;
 use capz_api::{AzureCluster, AzureManagedControlPlane};
 use capz_azure::{
-    ArmClient, ClientCertificate, Cloud, Credential, FederatedTokenFile, FederatedTokenSource, HttpClient,
-    ManagedIdentityId, ResourceId,
+    ArmClient, Category as ArmCategory, ClientCertificate, Cloud, Credential, FederatedTokenFile,
+    FederatedTokenSource, HttpClient, ManagedIdentityId, ResourceId,
 };
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::{Api, Client};
 
 use cache::{CacheKey, CredentialCache};
-pub use error::{IdentityError, NAMESPACE_NOT_ALLOWED_BY_IDENTITY};
+
+use crate::error::Failure;
+use crate::resource::ResourceError;
+pub use error::{CredentialRefused, IdentityError, NAMESPACE_NOT_ALLOWED_BY_IDENTITY};
 pub use namespaces::namespace_allowed;
 use service_account::ServiceAccountToken;
 use settings::EnvironmentMethod;
@@ -113,9 +116,32 @@ pub enum CredentialSource {
         name: String,
         /// Its type.
         type_: IdentityType,
+        /// The client id it signs in as (empty when its type names none).
+        client_id: String,
     },
     /// The controller's environment (no `spec.identityRef`).
     Environment,
+}
+
+/// Who signs in, as messages name it: never a secret.
+impl fmt::Display for CredentialSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Identity {
+                namespace,
+                name,
+                client_id,
+                ..
+            } if !client_id.is_empty() => {
+                write!(
+                    f,
+                    "AzureClusterIdentity {namespace}/{name} (client id {client_id})"
+                )
+            }
+            Self::Identity { namespace, name, .. } => write!(f, "AzureClusterIdentity {namespace}/{name}"),
+            Self::Environment => f.write_str("the controller's own credentials"),
+        }
+    }
 }
 
 /// Something about a cluster's credential the user should hear of, as a warning event: the
@@ -197,6 +223,25 @@ impl ClusterCredential {
     #[must_use]
     pub fn arm_client(&self, controller: &str) -> ArmClient {
         ArmClient::new(&self.cloud, self.credential.clone(), &self.http, controller)
+    }
+
+    /// `result` of a call made with this credential, with a failure because Azure refused the
+    /// credential (Entra would not sign it in, or ARM answered 401 to its token) told as
+    /// [`CredentialRefused`], naming who signs in: the one thing a person must fix.
+    ///
+    /// # Errors
+    /// `result`'s error, as it is or as a [`CredentialRefused`].
+    pub fn blame<T>(&self, result: Result<T, ResourceError>) -> Result<T, Failure> {
+        result.map_err(|error| match &error {
+            ResourceError::Arm { source, .. } if source.category() == ArmCategory::Unauthorized => {
+                CredentialRefused {
+                    who: self.source.to_string(),
+                    error,
+                }
+                .into()
+            }
+            _ => error.into(),
+        })
     }
 
     /// A token for ARM, from the credential's cache when still fresh: checks that the credential
@@ -342,6 +387,7 @@ impl Identities {
                     namespace: identity.namespace,
                     name: identity.name,
                     type_: identity.spec.type_,
+                    client_id: identity.spec.client_id,
                 };
                 (source, recipe)
             }
@@ -385,6 +431,7 @@ impl Identities {
                 namespace: identity.namespace,
                 name: identity.name,
                 type_: identity.spec.type_,
+                client_id: identity.spec.client_id,
             },
             notices,
         })

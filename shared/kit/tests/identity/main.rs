@@ -255,6 +255,7 @@ async fn service_principals_sign_in_with_the_secret_they_name_and_share_tokens()
                 namespace: test.namespace.clone(),
                 name: "sp".into(),
                 type_: IdentityType::ServicePrincipal,
+                client_id: DEFAULT_CLIENT_ID.into(),
             }
         );
         assert!(first.notices.is_empty(), "{:?}", first.notices);
