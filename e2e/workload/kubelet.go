@@ -91,6 +91,19 @@ func register(ctx context.Context, c inmemoryruntime.Client, m *machineState, r 
 	return nil
 }
 
+// reportKubeletVersion is a kubelet back from a reimage at `version`: its Node says so.
+func reportKubeletVersion(ctx context.Context, c inmemoryruntime.Client, nodeName, version string) error {
+	node := &corev1.Node{}
+	if err := c.Get(ctx, client.ObjectKey{Name: nodeName}, node); err != nil {
+		return fmt.Errorf("reading node %s: %w", nodeName, err)
+	}
+	node.Status.NodeInfo.KubeletVersion = version
+	if err := c.Update(ctx, node); err != nil {
+		return fmt.Errorf("updating node %s to %s: %w", nodeName, version, err)
+	}
+	return nil
+}
+
 const notReadyMessage = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
 
 func setConditions(node *corev1.Node, ready corev1.ConditionStatus, reason, message string) {

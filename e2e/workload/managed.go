@@ -52,6 +52,14 @@ func (s *simulator) runManaged(ctx context.Context, managed *managedCluster, see
 			s.machines[key] = state
 		}
 		state.powerState, state.privateIPs = node.PowerState, node.PrivateIPs
+		if state.joined && state.version != node.KubernetesVersion {
+			// AKS upgrades a pool by reimaging its nodes: each kubelet comes back at the new version.
+			if err := reportKubeletVersion(ctx, cluster.client, state.nodeName, node.KubernetesVersion); err != nil {
+				state.waiting = err.Error()
+				continue
+			}
+			state.version, state.waiting = node.KubernetesVersion, ""
+		}
 		if state.joined || state.powerState != "running" {
 			continue
 		}

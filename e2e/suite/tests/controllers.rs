@@ -553,20 +553,197 @@ mod aks {
 
     /// With only the aks controller (and the webhooks), the `aks` flavor converges: the managed
     /// cluster is made, Cluster API finds its API server through the kubeconfig Secret and each
-    /// pool's instances as Ready Nodes; admission refuses to delete the only System pool; deleting
-    /// the Cluster deletes the managed cluster and its group, leaving nothing, with no DELETE of a
-    /// pool (AKS refuses those while the cluster's own delete runs, and takes the pools with it).
+    /// pool's instances as Ready Nodes. A pool scales out; a User pool added gets its Nodes and,
+    /// its MachinePool deleted, goes from Azure. Admission refuses to delete the only System
+    /// pool; deleting the Cluster deletes the managed cluster and its group, leaving nothing,
+    /// with no DELETE of a pool (AKS refuses those while the cluster's own delete runs, and takes
+    /// the pools with it).
     #[tokio::test]
     async fn the_aks_flavor_converges_and_goes_without_pool_deletes() -> TestResult {
-        with_only_what_edited("aks", (Some("aks"), 2), supported, converges_and_goes).await
+        with_only_what_edited(
+            "aks",
+            (Some("aks"), 2),
+            supported,
+            async |environment, namespace| converges_and_goes(environment, namespace, Change::Pools).await,
+        )
+        .await
     }
 
     /// The same through a ClusterClass: the `aks-topology` flavor's Cluster, of the class the
     /// `aks-clusterclass` flavor writes, gets its control plane and pools from Cluster API's
-    /// topology controller, and capz-rs takes it from there as for the `aks` flavor.
+    /// topology controller, and capz-rs takes it from there as for the `aks` flavor. A new
+    /// minor version in the topology upgrades the managed cluster first, then each pool.
     #[tokio::test]
     async fn the_aks_topology_flavor_converges_through_its_cluster_class() -> TestResult {
-        with_only_what_edited("aks", (Some("aks-topology"), 2), supported, converges_and_goes).await
+        with_only_what_edited(
+            "aks",
+            (Some("aks-topology"), 2),
+            supported,
+            async |environment, namespace| converges_and_goes(environment, namespace, Change::Upgrade).await,
+        )
+        .await
+    }
+
+    /// What a case changes once the cluster has converged.
+    enum Change {
+        /// Scale a pool out, add a User pool and remove it.
+        Pools,
+        /// Upgrade through the topology's version.
+        Upgrade,
+    }
+
+    /// Resource types, in lower case.
+    const MANAGED_CLUSTERS: &str = "microsoft.containerservice/managedclusters";
+    const AGENT_POOLS: &str = "microsoft.containerservice/managedclusters/agentpools";
+
+    /// The ids of the agent pools in Azure (lower case), sorted.
+    fn agent_pools_in_azure(environment: &Environment) -> Vec<String> {
+        let mut pools: Vec<String> = environment
+            .created_in_azure()
+            .into_iter()
+            .filter(|id| id.contains("/agentpools/"))
+            .collect();
+        pools.sort();
+        pools
+    }
+
+    /// Waits until the MachinePool `name` has `nodes` Nodes.
+    async fn nodes_of(environment: &Environment, namespace: &str, name: &str, nodes: usize) -> TestResult {
+        let pools = environment.cluster_api("MachinePool", namespace).await?;
+        wait_list(
+            &pools,
+            "",
+            &format!("{name} with {nodes} Nodes"),
+            TIMEOUT * 2,
+            |all| {
+                all.iter().any(|pool| {
+                    pool.metadata.name.as_deref() == Some(name)
+                        && pool.data["status"]["nodeRefs"].as_array().map(Vec::len) == Some(nodes)
+                })
+            },
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn pools_change(environment: &Environment, namespace: &str) -> TestResult {
+        let machine_pools = environment.cluster_api("MachinePool", namespace).await?;
+        let params = kube::api::PatchParams::default();
+        let user = format!("{CLUSTER}-pool1");
+        machine_pools
+            .patch(
+                &user,
+                &params,
+                &kube::api::Patch::Merge(json!({"spec": {"replicas": 3}})),
+            )
+            .await?;
+        nodes_of(environment, namespace, &user, 3).await?;
+        let added = format!("{CLUSTER}-pool2");
+        let objects: Vec<DynamicObject> = serde_json::from_value(json!([
+            {
+                "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                "kind": "AzureManagedMachinePool",
+                "metadata": {"name": added},
+                "spec": {"mode": "User", "name": "pool2", "sku": "Standard_D2s_v3"},
+            },
+            {
+                "apiVersion": "cluster.x-k8s.io/v1beta1",
+                "kind": "MachinePool",
+                "metadata": {"name": added},
+                "spec": {
+                    "clusterName": CLUSTER,
+                    "replicas": 1,
+                    "template": {"spec": {
+                        "bootstrap": {"dataSecretName": ""},
+                        "clusterName": CLUSTER,
+                        "infrastructureRef": {
+                            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+                            "kind": "AzureManagedMachinePool",
+                            "name": added,
+                        },
+                        "version": "v1.33.5",
+                    }},
+                },
+            },
+        ]))?;
+        environment.apply(namespace, &objects).await?;
+        nodes_of(environment, namespace, &added, 1).await?;
+        let removing = SystemTime::now();
+        machine_pools
+            .delete(&added, &kube::api::DeleteParams::default())
+            .await?;
+        let agent_pools = environment
+            .infrastructure("AzureManagedMachinePool", namespace)
+            .await?;
+        wait_list(&agent_pools, "", "the added pool gone", TIMEOUT, |all| {
+            all.iter()
+                .all(|pool| pool.metadata.name.as_deref() != Some(added.as_str()))
+        })
+        .await?;
+        let deleted: Vec<String> = environment
+            .requests_since(removing)
+            .into_iter()
+            .filter(|request| {
+                request.method == "DELETE" && request.resource_type.eq_ignore_ascii_case(AGENT_POOLS)
+            })
+            .map(|request| request.path)
+            .collect();
+        assert!(
+            deleted.len() == 1 && deleted[0].ends_with("/agentPools/pool2"),
+            "{deleted:?}"
+        );
+        let left: Vec<String> = agent_pools_in_azure(environment)
+            .iter()
+            .filter_map(|id| id.rsplit_once('/').map(|(_, name)| name.to_owned()))
+            .collect();
+        assert_eq!(left, ["pool0", "pool1"], "only the added pool is gone from Azure");
+        Ok(())
+    }
+
+    async fn upgrade(environment: &Environment, namespace: &str) -> TestResult {
+        let clusters = environment.cluster_api("Cluster", namespace).await?;
+        let upgrading = SystemTime::now();
+        clusters
+            .patch(
+                CLUSTER,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(json!({"spec": {"topology": {"version": "v1.34.1"}}})),
+            )
+            .await?;
+        let planes = environment
+            .infrastructure("AzureManagedControlPlane", namespace)
+            .await?;
+        wait_list(&planes, "", "the control plane at v1.34.1", TIMEOUT * 2, |all| {
+            all.iter()
+                .any(|plane| plane.data["status"]["version"] == "v1.34.1")
+        })
+        .await?;
+        let pools = agent_pools_in_azure(environment);
+        assert_eq!(pools.len(), 2, "{pools:?}");
+        let started = Instant::now();
+        while !pools.iter().all(|id| {
+            environment.azure_resource(id).is_some_and(|pool| {
+                pool["properties"]["orchestratorVersion"] == "1.34.1"
+                    && pool["properties"]["provisioningState"] == "Succeeded"
+            })
+        }) {
+            assert!(started.elapsed() < TIMEOUT * 2, "the pools were not upgraded");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        let puts: Vec<String> = environment
+            .requests_since(upgrading)
+            .into_iter()
+            .filter(|request| request.method == "PUT")
+            .map(|request| request.resource_type.to_ascii_lowercase())
+            .filter(|type_| type_ == MANAGED_CLUSTERS || type_ == AGENT_POOLS)
+            .collect();
+        assert_eq!(
+            puts.first().map(String::as_str),
+            Some(MANAGED_CLUSTERS),
+            "the control plane goes first: {puts:?}"
+        );
+        assert!(puts.iter().any(|type_| type_ == AGENT_POOLS), "{puts:?}");
+        Ok(())
     }
 
     /// The manifest asking for a version AKS has: it offers only some patches of each minor.
@@ -575,7 +752,11 @@ mod aks {
         manifest.replace(&format!("version: {KUBERNETES_VERSION}"), "version: v1.33.5")
     }
 
-    async fn converges_and_goes(environment: &mut Environment, namespace: &str) -> TestResult {
+    async fn converges_and_goes(
+        environment: &mut Environment,
+        namespace: &str,
+        change: Change,
+    ) -> TestResult {
         let planes = environment
             .infrastructure("AzureManagedControlPlane", namespace)
             .await?;
@@ -605,10 +786,11 @@ mod aks {
             },
         )
         .await?;
-        assert_eq!(
-            created(environment, "microsoft.containerservice/managedclusters"),
-            1
-        );
+        assert_eq!(created(environment, MANAGED_CLUSTERS), 1);
+        match change {
+            Change::Pools => pools_change(environment, namespace).await?,
+            Change::Upgrade => upgrade(environment, namespace).await?,
+        }
         // The System pool is the cluster's only one: admission keeps it.
         let agent_pools = environment
             .infrastructure("AzureManagedMachinePool", namespace)
