@@ -37,8 +37,6 @@ UNSEEN = {
     ("capz-aks", "infrastructure.cluster.x-k8s.io", "azuremanagedcontrolplanes", "get"): CONFLICT,
     ("capz-aks", "infrastructure.cluster.x-k8s.io", "azuremanagedmachinepools", "get"): CONFLICT,
     ("capz-aks", "infrastructure.cluster.x-k8s.io", "azuremanagedclusters", "get"): CONFLICT,
-    ("capz-aks", "cluster.x-k8s.io", "machinepools", "patch"):
-        "only for a pool whose node count AKS's cluster autoscaler sets (cluster.x-k8s.io/replicas-managed-by)",
     ("capz-vmss", "infrastructure.cluster.x-k8s.io", "azuremachinepoolmachines", "get"):
         "read when its create lost a race with the pass that made it (409), which a run may not hit",
 }

@@ -638,6 +638,7 @@ mod aks {
             )
             .await?;
         nodes_of(environment, namespace, &user, 3).await?;
+        changed_in_place(environment, namespace, &user).await?;
         let added = format!("{CLUSTER}-pool2");
         let objects: Vec<DynamicObject> = serde_json::from_value(json!([
             {
@@ -697,6 +698,99 @@ mod aks {
             .filter_map(|id| id.rsplit_once('/').map(|(_, name)| name.to_owned()))
             .collect();
         assert_eq!(left, ["pool0", "pool1"], "only the added pool is gone from Azure");
+        Ok(())
+    }
+
+    /// Labels, taints and AKS's autoscaler on the pool `name` (`pool1` in Azure) reach its agent
+    /// pool with no Node replaced, and its MachinePool follows the autoscaler; its SKU cannot
+    /// change.
+    async fn changed_in_place(environment: &Environment, namespace: &str, name: &str) -> TestResult {
+        let machine_pools = environment.cluster_api("MachinePool", namespace).await?;
+        let node_names = |pool: &DynamicObject| -> Vec<Value> {
+            pool.data["status"]["nodeRefs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|node| node["name"].clone())
+                .collect()
+        };
+        let before = node_names(&machine_pools.get(name).await?);
+        let agent_pools = environment
+            .infrastructure("AzureManagedMachinePool", namespace)
+            .await?;
+        let change = json!({"spec": {
+            "nodeLabels": {"team": "a"},
+            "taints": [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}],
+            "scaling": {"minSize": 1, "maxSize": 4},
+        }});
+        agent_pools
+            .patch(
+                name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(change),
+            )
+            .await?;
+        let id = agent_pools_in_azure(environment)
+            .into_iter()
+            .find(|id| id.ends_with("/pool1"))
+            .ok_or("no pool1 in Azure")?;
+        let started = Instant::now();
+        loop {
+            let properties = environment
+                .azure_resource(&id)
+                .map(|pool| pool["properties"].clone())
+                .unwrap_or_default();
+            if properties["nodeTaints"] == json!(["dedicated=batch:NoSchedule"])
+                && properties["nodeLabels"]["team"] == "a"
+                && properties["enableAutoScaling"] == true
+                && (properties["minCount"].clone(), properties["maxCount"].clone()) == (json!(1), json!(4))
+            {
+                break;
+            }
+            assert!(
+                started.elapsed() < TIMEOUT,
+                "the pool's settings were not written: {properties}"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        let pools = wait_list(
+            &machine_pools,
+            "",
+            "the MachinePool following AKS's autoscaler",
+            TIMEOUT,
+            |all| {
+                all.iter().any(|pool| {
+                    pool.metadata.name.as_deref() == Some(name)
+                        && kube::ResourceExt::annotations(pool).get("cluster.x-k8s.io/replicas-managed-by")
+                            == Some(&"true".to_owned())
+                })
+            },
+        )
+        .await?;
+        let after = pools
+            .iter()
+            .find(|pool| pool.metadata.name.as_deref() == Some(name))
+            .map(node_names);
+        assert_eq!(after, Some(before), "no Node was replaced");
+        let dry_run = kube::api::PatchParams {
+            dry_run: true,
+            ..kube::api::PatchParams::default()
+        };
+        let refusal = agent_pools
+            .patch(
+                name,
+                &dry_run,
+                &kube::api::Patch::Merge(json!({"spec": {"sku": "Standard_D4s_v3"}})),
+            )
+            .await
+            .err()
+            .map(|err| err.to_string());
+        assert!(
+            refusal
+                .as_deref()
+                .is_some_and(|message| message.contains("spec.sku") && message.contains("immutable")),
+            "{refusal:?}"
+        );
         Ok(())
     }
 
