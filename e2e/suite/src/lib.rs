@@ -180,7 +180,20 @@ impl Environment {
     /// # Errors
     /// As [`Environment::start`]; also when a controller is unknown.
     pub async fn start_with_controllers(config: Config, controllers: &[&str]) -> TestResult<Self> {
-        Self::install(|_| config, &[], &[], Source::Controllers(controllers)).await
+        Self::start_with_controllers_and_args(config, controllers, &[]).await
+    }
+
+    /// [`Environment::start_with_controllers`], with `(deployment, argument)` pairs added to
+    /// capz-rs's Deployments as [`Environment::start_with_args`] adds them.
+    ///
+    /// # Errors
+    /// As [`Environment::start_with_controllers`].
+    pub async fn start_with_controllers_and_args(
+        config: Config,
+        controllers: &[&str],
+        capz_args: &[(&str, &str)],
+    ) -> TestResult<Self> {
+        Self::install(|_| config, &[], capz_args, Source::Controllers(controllers)).await
     }
 
     /// [`Environment::start`], with capz-rs installed from the release `version` in the
