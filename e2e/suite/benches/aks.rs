@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
 
-use arm_emulator::Config;
+use arm_emulator::{Config, LoggedRequest};
 use capz_e2e::{Environment, TestResult, wait_list};
 use kube::api::DynamicObject;
 
@@ -99,24 +99,53 @@ async fn cluster_objects(
     Ok(objects)
 }
 
-/// The ARM calls capz-aks made since `since` (up to `until`, when given), by method.
-fn aks_calls(
+/// The ARM requests capz-aks made since `since` (up to `until`, when given).
+fn aks_requests(
     environment: &Environment,
     since: SystemTime,
     until: Option<SystemTime>,
-) -> BTreeMap<String, usize> {
+) -> Vec<LoggedRequest> {
+    environment
+        .requests_since(since)
+        .into_iter()
+        .filter(|request| {
+            request
+                .user_agent
+                .as_deref()
+                .is_some_and(|agent| agent.contains(AKS))
+                && request.path.starts_with("/subscriptions/")
+                && until.is_none_or(|until| request.answered <= until)
+        })
+        .collect()
+}
+
+/// `requests` counted by method.
+fn by_method(requests: &[LoggedRequest]) -> BTreeMap<String, usize> {
     let mut calls = BTreeMap::new();
-    for request in environment.requests_since(since) {
-        let ours = request
-            .user_agent
-            .as_deref()
-            .is_some_and(|agent| agent.contains(AKS));
-        if ours
-            && request.path.starts_with("/subscriptions/")
-            && until.is_none_or(|until| request.answered <= until)
-        {
-            *calls.entry(request.method.clone()).or_default() += 1;
-        }
+    for request in requests {
+        *calls.entry(request.method.clone()).or_default() += 1;
+    }
+    calls
+}
+
+/// What a request addresses, without names: the types (and action) of its path below the last
+/// provider, such as `managedClusters/agentPools` or `managedClusters/listClusterAdminCredential`;
+/// `resourceGroups` for a group.
+fn addressed(path: &str) -> String {
+    let path = path.split('?').next().unwrap_or_default();
+    match path.rsplit_once("/providers/") {
+        Some((_, typed)) => typed.split('/').skip(1).step_by(2).collect::<Vec<_>>().join("/"),
+        None => "resourceGroups".to_owned(),
+    }
+}
+
+/// `requests` counted by method and what they address.
+fn by_target(requests: &[LoggedRequest]) -> BTreeMap<(String, String), usize> {
+    let mut calls = BTreeMap::new();
+    for request in requests {
+        *calls
+            .entry((request.method.clone(), addressed(&request.path)))
+            .or_default() += 1;
     }
     calls
 }
@@ -190,13 +219,13 @@ async fn bench(options: &Options) -> TestResult {
         let applied_at = Instant::now();
         environment.apply(&namespace, &objects).await?;
         let (planes_ready, all_ready) = ready(&environment, &namespace, options, applied_at).await?;
-        let to_ready = aks_calls(&environment, since, Some(SystemTime::now()));
+        let to_ready = aks_requests(&environment, since, Some(SystemTime::now()));
 
         // Steady state: let the controller settle, then count two of its sync periods.
         tokio::time::sleep(Duration::from_secs(options.sync_period)).await;
         let steady_since = SystemTime::now();
         tokio::time::sleep(Duration::from_secs(2 * options.sync_period)).await;
-        let steady = aks_calls(&environment, steady_since, None);
+        let steady = aks_requests(&environment, steady_since, None);
 
         report(options, (planes_ready, all_ready), &to_ready, &steady);
         environment.print_capz_memory();
@@ -217,8 +246,8 @@ fn per(total: usize, of: u64) -> f64 {
 fn report(
     options: &Options,
     (planes_ready, all_ready): (Duration, Duration),
-    to_ready: &BTreeMap<String, usize>,
-    steady: &BTreeMap<String, usize>,
+    to_ready: &[LoggedRequest],
+    steady: &[LoggedRequest],
 ) {
     let Options {
         clusters,
@@ -245,11 +274,15 @@ fn report(
             per(total, of)
         );
     };
-    row("apply -> Ready, per cluster", to_ready, u64::from(clusters));
-    row("steady state, per sync period", steady, 2);
+    row(
+        "apply -> Ready, per cluster",
+        &by_method(to_ready),
+        u64::from(clusters),
+    );
+    row("steady state, per sync period", &by_method(steady), 2);
     row(
         "steady state, per sync period and cluster",
-        steady,
+        &by_method(steady),
         2 * u64::from(clusters),
     );
     println!(
@@ -262,6 +295,15 @@ fn report(
         "apply -> every pool's replicas ready",
         all_ready.as_secs_f64()
     );
+    for (what, requests) in [
+        ("apply -> Ready", to_ready),
+        ("steady state, two sync periods", steady),
+    ] {
+        println!("{what}, calls by what they address (all clusters):");
+        for ((method, target), count) in by_target(requests) {
+            println!("  {method:<6} {target:<56} {count:>6}");
+        }
+    }
 }
 
 fn main() -> std::process::ExitCode {
