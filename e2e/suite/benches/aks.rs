@@ -38,14 +38,8 @@ fn options() -> Result<Options, String> {
         nodes: 2,
         sync_period: 20,
     };
-    let mut args = std::env::args().skip(1).filter(|arg| arg != "--bench");
-    while let Some(arg) = args.next() {
-        let value: u32 = args
-            .next()
-            .ok_or(format!("{arg} needs a value"))?
-            .parse()
-            .map_err(|err| format!("{arg}: {err}"))?;
-        match arg.as_str() {
+    for (flag, value) in capz_e2e::bench_flags()? {
+        match flag.as_str() {
             "--clusters" => options.clusters = value.max(1),
             "--nodes" => options.nodes = value.max(1),
             "--sync-period" => options.sync_period = u64::from(value.max(1)),
@@ -307,25 +301,5 @@ fn report(
 }
 
 fn main() -> std::process::ExitCode {
-    let options = match options() {
-        Ok(options) => options,
-        Err(problem) => {
-            eprintln!("aks: {problem}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("aks: {err}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(bench(&options)) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("aks: {err}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    capz_e2e::bench_main("aks", options, async |options| bench(&options).await)
 }
