@@ -165,9 +165,9 @@ bench-pools *args: kube-bins capi-bins workload-bins images
     cargo bench --locked -p capz-e2e --bench pools -- {{args}}
 
 # What AKS managed clusters cost capz-aks: `--clusters` clusters of the `aks` flavor with a third
-# pool, on an emulator with no latency (e.g. `just bench-aks --clusters 50 --sync-period 60`); prints its ARM calls
-# from the apply to Ready and per sync period in the steady state, the time to Ready, and each
-# capz-rs process's peak RSS.
+# pool, on an emulator with no latency (e.g. `just bench-aks --clusters 50 --sync-period 60`);
+# prints its ARM calls from the apply to Ready and per sync period in the steady state, the time to
+# Ready, and each capz-rs process's peak RSS.
 bench-aks *args: kube-bins capi-bins workload-bins (images "capz-aks" "capz-webhooks")
     cargo bench --locked -p capz-e2e --bench aks -- {{args}}
 
