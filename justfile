@@ -164,6 +164,13 @@ bench-e2e *args: kube-bins capi-bins workload-bins
 bench-pools *args: kube-bins capi-bins workload-bins images
     cargo bench --locked -p capz-e2e --bench pools -- {{args}}
 
+# What AKS managed clusters cost capz-aks: `--clusters` clusters of the `aks` flavor with a third
+# pool, on an emulator with no latency (e.g. `just bench-aks --clusters 50 --sync-period 60`);
+# prints its ARM calls from the apply to Ready and per sync period in the steady state, the time to
+# Ready, and each capz-rs process's peak RSS.
+bench-aks *args: kube-bins capi-bins workload-bins (images "capz-aks" "capz-webhooks")
+    cargo bench --locked -p capz-e2e --bench aks -- {{args}}
+
 # What simulating workload clusters costs: clusters of VMs that boot, made through the emulator
 # without Cluster API (e.g. `just bench-workloads --clusters 100 --nodes 10`, the defaults); prints
 # the time until every Node registered and the peak RSS of the emulator and the simulator.

@@ -299,30 +299,11 @@ async fn available() -> TestResult {
 }
 
 fn main() -> std::process::ExitCode {
-    let options = match options() {
-        Ok(options) => options,
-        Err(problem) => {
-            eprintln!("convergence: {problem}");
-            return std::process::ExitCode::from(2);
+    capz_e2e::bench_main("convergence", options, async |options| {
+        if options.available {
+            available().await
+        } else {
+            bench(&options).await
         }
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("convergence: {err}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    let outcome = if options.available {
-        runtime.block_on(available())
-    } else {
-        runtime.block_on(bench(&options))
-    };
-    match outcome {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("convergence: {err}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    })
 }

@@ -36,14 +36,8 @@ fn options() -> Result<Options, String> {
         scale_out: 10,
         sync_period: 20,
     };
-    let mut args = std::env::args().skip(1).filter(|arg| arg != "--bench");
-    while let Some(arg) = args.next() {
-        let value: u32 = args
-            .next()
-            .ok_or(format!("{arg} needs a value"))?
-            .parse()
-            .map_err(|err| format!("{arg}: {err}"))?;
-        match arg.as_str() {
+    for (flag, value) in capz_e2e::bench_flags()? {
+        match flag.as_str() {
             "--pools" => options.pools = value.max(1),
             "--instances" => options.instances = value,
             "--scale-out" => options.scale_out = value,
@@ -289,25 +283,5 @@ fn per_period(count: usize) -> f64 {
 }
 
 fn main() -> std::process::ExitCode {
-    let options = match options() {
-        Ok(options) => options,
-        Err(problem) => {
-            eprintln!("pools: {problem}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("pools: {err}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(bench(&options)) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("pools: {err}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    capz_e2e::bench_main("pools", options, async |options| bench(&options).await)
 }

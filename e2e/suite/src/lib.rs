@@ -180,7 +180,20 @@ impl Environment {
     /// # Errors
     /// As [`Environment::start`]; also when a controller is unknown.
     pub async fn start_with_controllers(config: Config, controllers: &[&str]) -> TestResult<Self> {
-        Self::install(|_| config, &[], &[], Source::Controllers(controllers)).await
+        Self::start_with_controllers_and_args(config, controllers, &[]).await
+    }
+
+    /// [`Environment::start_with_controllers`], with `(deployment, argument)` pairs added to
+    /// capz-rs's Deployments as [`Environment::start_with_args`] adds them.
+    ///
+    /// # Errors
+    /// As [`Environment::start_with_controllers`].
+    pub async fn start_with_controllers_and_args(
+        config: Config,
+        controllers: &[&str],
+        capz_args: &[(&str, &str)],
+    ) -> TestResult<Self> {
+        Self::install(|_| config, &[], capz_args, Source::Controllers(controllers)).await
     }
 
     /// [`Environment::start`], with capz-rs installed from the release `version` in the
@@ -938,6 +951,56 @@ impl Environment {
             Ok(_) => Ok(Ok(())),
             Err(kube::Error::Api(status)) => Ok(Err(status.message)),
             Err(err) => Err(err.into()),
+        }
+    }
+}
+
+/// The `--flag value` pairs of a bench program's command line, each value a number (Cargo's own
+/// `--bench` left out), in their order.
+///
+/// # Errors
+/// When a flag has no value or its value is not a number.
+pub fn bench_flags() -> Result<Vec<(String, u32)>, String> {
+    let mut flags = Vec::new();
+    let mut args = std::env::args().skip(1).filter(|arg| arg != "--bench");
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .ok_or(format!("{flag} needs a value"))?
+            .parse()
+            .map_err(|err| format!("{flag}: {err}"))?;
+        flags.push((flag, value));
+    }
+    Ok(flags)
+}
+
+/// The `main` of a bench program `name`: reads its options with `options`, then runs `bench` with
+/// them on a multi-threaded runtime; a problem is printed after the name, and a bad command line
+/// exits with 2.
+pub fn bench_main<O>(
+    name: &str,
+    options: impl FnOnce() -> Result<O, String>,
+    bench: impl AsyncFnOnce(O) -> TestResult,
+) -> std::process::ExitCode {
+    let options = match options() {
+        Ok(options) => options,
+        Err(problem) => {
+            eprintln!("{name}: {problem}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("{name}: {err}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(bench(options)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{name}: {err}");
+            std::process::ExitCode::FAILURE
         }
     }
 }
