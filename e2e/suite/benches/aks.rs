@@ -154,22 +154,9 @@ async fn ready(
     applied_at: Instant,
 ) -> TestResult<(Duration, Duration)> {
     let clusters = options.clusters as usize;
-    let planes = environment
-        .infrastructure("AzureManagedControlPlane", namespace)
+    environment
+        .managed_control_planes_ready(namespace, clusters, Duration::from_mins(30))
         .await?;
-    wait_list(
-        &planes,
-        "",
-        &format!("{clusters} control planes ready and initialized"),
-        Duration::from_mins(30),
-        |all| {
-            all.len() == clusters
-                && all.iter().all(|plane| {
-                    plane.data["status"]["ready"] == true && plane.data["status"]["initialized"] == true
-                })
-        },
-    )
-    .await?;
     let planes_ready = applied_at.elapsed();
     let pools = environment.cluster_api("MachinePool", namespace).await?;
     let nodes = u64::from(options.nodes);

@@ -818,6 +818,33 @@ impl Environment {
             .map(|item| item["body"].clone())
     }
 
+    /// Waits until `count` AzureManagedControlPlanes in `namespace` are ready and initialized.
+    ///
+    /// # Errors
+    /// When they are not within `timeout`, or the API server cannot be asked.
+    pub async fn managed_control_planes_ready(
+        &self,
+        namespace: &str,
+        count: usize,
+        timeout: Duration,
+    ) -> TestResult {
+        let planes = self.infrastructure("AzureManagedControlPlane", namespace).await?;
+        wait_list(
+            &planes,
+            "",
+            &format!("{count} control planes ready and initialized"),
+            timeout,
+            |all| {
+                all.len() == count
+                    && all.iter().all(|plane| {
+                        plane.data["status"]["ready"] == true && plane.data["status"]["initialized"] == true
+                    })
+            },
+        )
+        .await?;
+        Ok(())
+    }
+
     /// The requests the emulator answered at or after `since`, oldest first (of the last thousand
     /// it keeps).
     #[must_use]

@@ -851,21 +851,9 @@ mod aks {
         namespace: &str,
         change: Change,
     ) -> TestResult {
-        let planes = environment
-            .infrastructure("AzureManagedControlPlane", namespace)
+        environment
+            .managed_control_planes_ready(namespace, 1, TIMEOUT)
             .await?;
-        wait_list(
-            &planes,
-            "",
-            "the control plane ready and initialized",
-            TIMEOUT,
-            |all| {
-                all.iter().any(|plane| {
-                    plane.data["status"]["ready"] == true && plane.data["status"]["initialized"] == true
-                })
-            },
-        )
-        .await?;
         let pools = environment.cluster_api("MachinePool", namespace).await?;
         wait_list(
             &pools,
