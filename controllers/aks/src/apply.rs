@@ -6,6 +6,7 @@
 //! AzureManagedCluster, the endpoint its control plane has.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use capz_api::capi::{Cluster, MachinePool};
@@ -271,6 +272,11 @@ async fn listed_kubeconfig(
         .map_err(|error| ConnectError::Unreadable(error.to_string()))
 }
 
+/// How long credentials listed from AKS are trusted before they are listed again: a certificate
+/// AKS rotates reaches the Secrets within this time. CAPZ lists them at every pass, which at a
+/// short sync period costs a POST per cluster and period, counted against ARM's write limit.
+const RELIST_AFTER: Duration = Duration::from_mins(30);
+
 /// Writes the kubeconfig Secrets of a running cluster `model` as CAPZ does and gives where its
 /// API server is reached: `<cluster>-kubeconfig` (the admin credential, or, with local accounts
 /// disabled, the user credential signed in with a token for AKS's Entra application),
@@ -308,6 +314,20 @@ async fn connect(
         .as_ref()
         .is_some_and(|aad| aad.managed);
     let local_disabled = managed_aad && plane.spec.class.disable_local_accounts == Some(true);
+    let secrets = Secrets {
+        state,
+        plane,
+        cluster: &cluster,
+    };
+    let endpoint = ApiEndpoint {
+        host: Some(host.clone()),
+        port: Some(443),
+    };
+    let key = format!("{}/{}", plane.namespace().unwrap_or_default(), plane.name_any());
+    if state.listed_recently(&key, &host) && secrets.holds(&format!("{cluster}-kubeconfig")).await? {
+        return Ok(endpoint);
+    }
+    let mut trusted_for = RELIST_AFTER;
     let user = if managed_aad {
         Some(listed_kubeconfig(client, id, "listClusterUserCredential").await?)
     } else {
@@ -319,14 +339,16 @@ async fn connect(
             .token(&[&format!("{AKS_SERVER_APP}/.default")])
             .await
             .map_err(|error| ConnectError::Token(error.to_string()))?;
+        // Renewed when half its life is gone, well before it expires.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let expires = u64::try_from(token.expires_on.unix_timestamp()).unwrap_or_default();
+        trusted_for = trusted_for.min(Duration::from_secs(expires.saturating_sub(now) / 2));
         with_token(user.as_deref().unwrap_or_default(), token.token.secret())?
     } else {
         listed_kubeconfig(client, id, "listClusterAdminCredential").await?
-    };
-    let secrets = Secrets {
-        state,
-        plane,
-        cluster: &cluster,
     };
     secrets
         .write(&format!("{cluster}-kubeconfig"), "value", &admin, local_disabled)
@@ -339,10 +361,8 @@ async fn connect(
     if let Some(authority) = authority(&admin)? {
         secrets.write_ca(&format!("{cluster}-ca"), &authority).await?;
     }
-    Ok(ApiEndpoint {
-        host: Some(host),
-        port: Some(443),
-    })
+    state.listed(key, host, Instant::now() + trusted_for);
+    Ok(endpoint)
 }
 
 /// `kubeconfig` read as JSON (a kubeconfig in YAML, as AKS answers it).
@@ -409,6 +429,21 @@ struct Secrets<'a> {
 }
 
 impl Secrets<'_> {
+    /// Whether the kubeconfig Secret `name` is there, holding a kubeconfig.
+    async fn holds(&self, name: &str) -> Result<bool, ConnectError> {
+        let existing = self
+            .api()
+            .get_opt(name)
+            .await
+            .map_err(|source| ConnectError::Secret {
+                secret: name.to_owned(),
+                source,
+            })?;
+        Ok(existing
+            .and_then(|secret| secret.data)
+            .is_some_and(|data| data.contains_key("value")))
+    }
+
     /// Applies the Secret `name` holding `kubeconfig` under `key`, unless it already holds the
     /// same credential (see [`same_kubeconfig`]).
     async fn write(&self, name: &str, key: &str, kubeconfig: &[u8], exact: bool) -> Result<(), ConnectError> {
