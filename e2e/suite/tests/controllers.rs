@@ -560,13 +560,7 @@ mod aks {
     /// the pools with it).
     #[tokio::test]
     async fn the_aks_flavor_converges_and_goes_without_pool_deletes() -> TestResult {
-        with_only_what_edited(
-            "aks",
-            (Some("aks"), 2),
-            supported,
-            async |environment, namespace| converges_and_goes(environment, namespace, Change::Pools).await,
-        )
-        .await
+        case("aks", Change::Pools).await
     }
 
     /// The same through a ClusterClass: the `aks-topology` flavor's Cluster, of the class the
@@ -575,11 +569,17 @@ mod aks {
     /// minor version in the topology upgrades the managed cluster first, then each pool.
     #[tokio::test]
     async fn the_aks_topology_flavor_converges_through_its_cluster_class() -> TestResult {
+        case("aks-topology", Change::Upgrade).await
+    }
+
+    /// A cluster of `flavor` with two Nodes a pool, with only the aks controller and the
+    /// webhooks: it converges, takes `change`, and goes.
+    async fn case(flavor: &str, change: Change) -> TestResult {
         with_only_what_edited(
             "aks",
-            (Some("aks-topology"), 2),
+            (Some(flavor), 2),
             supported,
-            async |environment, namespace| converges_and_goes(environment, namespace, Change::Upgrade).await,
+            async |environment, namespace| converges_and_goes(environment, namespace, change).await,
         )
         .await
     }
