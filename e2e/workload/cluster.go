@@ -43,6 +43,12 @@ type workloadCluster struct {
 	// whether the emulator still runs it.
 	managed bool
 	present bool
+
+	// An AKS cluster whose API server takes only Entra tokens (of tenant, when known), and the
+	// reasons it refused requests for, each logged once.
+	entraOnly bool
+	tenant    string
+	refusals  map[string]bool
 }
 
 // newKubeadmCluster reads the authorities of the first control-plane machine's bootstrap data.
@@ -159,6 +165,20 @@ func (c *workloadCluster) removeEtcdMember(pod string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.etcdCerts, pod)
+}
+
+// refused records why a request was refused, telling whether it is the first time for that reason.
+func (c *workloadCluster) refused(why string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refusals[why] {
+		return false
+	}
+	if c.refusals == nil {
+		c.refusals = map[string]bool{}
+	}
+	c.refusals[why] = true
+	return true
 }
 
 // sameAuthority tells whether a joining control plane carries this cluster's CA.

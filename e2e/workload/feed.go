@@ -106,7 +106,7 @@ func (n nodeRegistration) kubeletArg(name string) string {
 }
 
 // managedCluster is an AKS cluster the emulator runs: where its API server is reached, its CA,
-// and its pools' instances, which are its nodes.
+// how callers sign in, and its pools' instances, which are its nodes.
 type managedCluster struct {
 	ID                string            `json:"id"`
 	Name              string            `json:"name"`
@@ -114,6 +114,10 @@ type managedCluster struct {
 	KubernetesVersion string            `json:"kubernetesVersion"`
 	Keys              map[string]string `json:"keys"`
 	Nodes             []managedNode     `json:"nodes"`
+	// Entra integration without local accounts: the API server takes only Entra tokens of
+	// TenantID (the AAD profile's tenant, else the subscription's).
+	LocalAccountsDisabled bool   `json:"localAccountsDisabled"`
+	TenantID              string `json:"tenantId"`
 }
 
 // managedNode is one instance of an AKS pool's scale set.

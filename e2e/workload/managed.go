@@ -31,6 +31,10 @@ func (s *simulator) runManaged(ctx context.Context, managed *managedCluster, see
 		s.clusters[endpoint] = cluster
 	}
 	cluster.present = true
+	if cluster.entraOnly != managed.LocalAccountsDisabled || !strings.EqualFold(cluster.tenant, managed.TenantID) {
+		logger.Info("how callers sign in to a managed cluster", "cluster", managed.ID, "entraOnly", managed.LocalAccountsDisabled, "tenant", managed.TenantID)
+	}
+	cluster.entraOnly, cluster.tenant = managed.LocalAccountsDisabled, managed.TenantID
 	if err := s.serve(ctx, cluster); err != nil {
 		logger.Error(err, "serving a managed cluster", "cluster", managed.ID)
 		return

@@ -45,6 +45,7 @@ type simulator struct {
 	emulator    *emulator
 	joinTimeout time.Duration
 	handler     http.Handler
+	signIn      *entraSignIn
 
 	mu       sync.Mutex
 	clusters map[string]*workloadCluster // by control plane endpoint, lower case
@@ -61,17 +62,14 @@ func newSimulator(manager inmemoryruntime.Manager, emulator *emulator, log logr.
 		clusters:    map[string]*workloadCluster{},
 		byPort:      map[string]*workloadCluster{},
 		machines:    map[string]*machineState{},
+		signIn:      newEntraSignIn(emulator),
 	}
 	resolve := func(host string) (string, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		_, port, err := net.SplitHostPort(host)
+		cluster, err := s.listening(host)
 		if err != nil {
 			return "", err
-		}
-		cluster, ok := s.byPort[port]
-		if !ok {
-			return "", fmt.Errorf("no workload cluster listens on %s", host)
 		}
 		return cluster.group, nil
 	}
@@ -82,6 +80,9 @@ func newSimulator(manager inmemoryruntime.Manager, emulator *emulator, log logr.
 		// target, by the listener the request came in on.
 		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 			r.Host = local.String()
+		}
+		if !s.signedIn(w, r) {
+			return
 		}
 		if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
 			etcd.ServeHTTP(w, r)
@@ -107,6 +108,46 @@ func newSimulator(manager inmemoryruntime.Manager, emulator *emulator, log logr.
 		api.ServeHTTP(w, r)
 	})
 	return s
+}
+
+// listening is the cluster whose listener is at host; s.mu is held.
+func (s *simulator) listening(host string) (*workloadCluster, error) {
+	_, port, err := net.SplitHostPort(host)
+	if err != nil {
+		return nil, err
+	}
+	cluster, ok := s.byPort[port]
+	if !ok {
+		return nil, fmt.Errorf("no workload cluster listens on %s", host)
+	}
+	return cluster, nil
+}
+
+// signedIn tells whether the request may go on to the API server, having answered 401 as
+// kube-apiserver does when it may not: an AKS cluster with Entra integration and no local
+// accounts takes only the emulator's Entra tokens for AKS's server application. Other clusters
+// are reached with client certificates, which go unchecked.
+func (s *simulator) signedIn(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	cluster, err := s.listening(r.Host)
+	entraOnly, tenant := err == nil && cluster.entraOnly, ""
+	if entraOnly {
+		tenant = cluster.tenant
+	}
+	s.mu.Unlock()
+	if !entraOnly {
+		// Without a cluster there, the API handler answers that none is.
+		return true
+	}
+	why := s.signIn.check(tenant, r.Header.Get("Authorization"))
+	if why == "" {
+		return true
+	}
+	if cluster.refused(why) {
+		logger.Info("the API server refuses a request", "cluster", cluster.name, "endpoint", cluster.endpoint, "reason", why)
+	}
+	writeUnauthorized(w)
+	return false
 }
 
 // run polls the emulator every interval until ctx ends.

@@ -168,8 +168,14 @@ impl Emulator {
     /// `{..., "refused"}` with why the machine would never join; machines without custom data
     /// (AKS nodes among them) are left out. Under `managedClusters`, every AKS cluster not
     /// stopped: `{"id", "name", "endpoint", "kubernetesVersion", "powerState",
-    /// "provisioningState", "nodes"}`, each node `{"id", "computerName", "pool", "mode",
-    /// "powerState", "privateIpAddresses", "kubernetesVersion"}`. Never key material or tokens
+    /// "provisioningState", "localAccountsDisabled", "tenantId", "nodes"}`, each node `{"id",
+    /// "computerName", "pool", "mode", "powerState", "privateIpAddresses", "kubernetesVersion"}`.
+    /// `localAccountsDisabled` is true when the cluster has managed Entra integration
+    /// (`aadProfile.managed`) and `disableLocalAccounts`: its API server then takes only Entra
+    /// access tokens for AKS's server application, which this emulator signs (its JWKS at
+    /// `/{tenantId}/discovery/v2.0/keys`). `tenantId` is the tenant those tokens must be of: the
+    /// AAD profile's `tenantID`, else the tenant of the cluster's subscription (`null` if the
+    /// subscription is no longer configured). Never key material or tokens
     /// (see [`Emulator::boots_with_keys`]). Operations in flight stay in flight: a machine still
     /// being created shows as it is.
     #[must_use]
@@ -213,7 +219,7 @@ impl Emulator {
                 Some(machine)
             })
             .collect();
-        let clusters = resources::managed_clusters(&state, secrets == boot::Secrets::Reveal);
+        let clusters = resources::managed_clusters(&state, &self.config, secrets == boot::Secrets::Reveal);
         json!({ "machines": machines, "managedClusters": clusters })
     }
 

@@ -143,6 +143,14 @@ impl Config {
             .find(|(name, _)| name.eq_ignore_ascii_case(resource_type))
             .map_or(self.operation_latency, |(_, latency)| *latency)
     }
+
+    /// The tenant a configured subscription belongs to.
+    pub(crate) fn subscription_tenant(&self, subscription: &str) -> Option<&str> {
+        self.subscriptions
+            .iter()
+            .find(|known| known.id.eq_ignore_ascii_case(subscription))
+            .map(|known| known.tenant.as_str())
+    }
 }
 
 /// A Microsoft Entra tenant.

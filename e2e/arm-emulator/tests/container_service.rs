@@ -3,7 +3,8 @@
 //! System pool; fixed properties stay fixed; one operation runs per cluster; credentials,
 //! versions, upgrade profiles, maintenance configurations and resource health answer. Each
 //! cluster has a CA of its own that no answer shows, which its kubeconfigs trust and sign in
-//! with, and `/_emulator/boots` shows the cluster and its nodes to a stand-in for its API server.
+//! with, and `/_emulator/boots` shows the cluster, its nodes and how callers sign in to a stand-in
+//! for its API server.
 
 #![expect(clippy::unwrap_used, clippy::panic, reason = "a missing value fails the test")]
 
@@ -11,12 +12,15 @@ mod common;
 
 use std::time::Duration;
 
-use arm_emulator::config::DEFAULT_CLIENT_ID;
+use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, Tenant};
 use arm_emulator::{Config, Emulator};
-use axum::http::StatusCode;
+use axum::body::{Body, to_bytes};
+use axum::http::{Request, StatusCode};
 use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use common::Reply;
 use serde_json::{Value, json};
+use tower::ServiceExt;
 
 const SUB: &str = "/subscriptions/00000000-0000-0000-0000-000000000000";
 const RG: &str = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/aks";
@@ -755,6 +759,101 @@ async fn boots_show_the_cluster_its_nodes_and_only_when_asked_its_ca() {
     let stopped = send(&emulator, "POST", &cluster("/stop"), None).await;
     assert_eq!(stopped.status, StatusCode::ACCEPTED, "{}", stopped.body);
     assert_eq!(emulator.boots()["managedClusters"], json!([]));
+}
+
+/// A token the emulator issues to the default principal for `scope`, and its claims (unverified).
+async fn token_claims(emulator: &Emulator, tenant: &str, scope: &str) -> (String, Value) {
+    let form = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs([
+            ("grant_type", "client_credentials"),
+            ("client_id", DEFAULT_CLIENT_ID),
+            ("client_secret", DEFAULT_CLIENT_SECRET),
+            ("scope", scope),
+        ])
+        .finish();
+    let request = Request::post(format!("/{tenant}/oauth2/v2.0/token"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from(form))
+        .unwrap();
+    let response = emulator.router().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let answer: Value =
+        serde_json::from_slice(&to_bytes(response.into_body(), usize::MAX).await.unwrap()).unwrap();
+    let token = answer["access_token"].as_str().unwrap().to_owned();
+    let payload = token.split('.').nth(1).unwrap();
+    let claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+    (token, claims)
+}
+
+#[tokio::test]
+async fn boots_tell_how_the_api_server_signs_callers_in() {
+    const TENANT: &str = "aaaaaaaa-0000-0000-0000-00000000000a";
+    const ELSEWHERE: &str = "bbbbbbbb-0000-0000-0000-00000000000b";
+    const AKS_SERVER_APP: &str = "6dae42f8-4368-4678-94ff-3960e28e3630";
+    // Another tenant than the default one, so that the subscription's is seen to count.
+    let mut config = Config {
+        tenants: vec![Tenant { id: TENANT.into() }],
+        ..Config::default()
+    };
+    config.subscriptions[0].tenant = TENANT.into();
+    config.principals[0].tenant = TENANT.into();
+    let emulator = group(config).await;
+    let feed = |emulator: &Emulator| emulator.boots()["managedClusters"][0].clone();
+    let write = async |body: Value| {
+        let written = send(&emulator, "PUT", &cluster(""), Some(body)).await;
+        assert!(written.status.is_success(), "{}", written.body);
+    };
+
+    // Without Entra integration: local accounts, and the subscription's tenant.
+    write(cluster_body("1.33")).await;
+    let entry = feed(&emulator);
+    assert_eq!(entry["localAccountsDisabled"], false, "{entry}");
+    assert_eq!(entry["tenantId"], TENANT, "{entry}");
+
+    // Local accounts count as disabled only with managed Entra integration.
+    let mut body = cluster_body("1.33");
+    body["properties"]["disableLocalAccounts"] = json!(true);
+    write(body.clone()).await;
+    assert_eq!(feed(&emulator)["localAccountsDisabled"], false);
+
+    // AKS fills in the subscription's tenant as the AAD profile's.
+    body["properties"]["aadProfile"] = json!({"managed": true, "adminGroupObjectIDs": ["g"]});
+    write(body.clone()).await;
+    let entry = feed(&emulator);
+    assert_eq!(entry["localAccountsDisabled"], true, "{entry}");
+    assert_eq!(entry["tenantId"], TENANT, "{entry}");
+    assert_eq!(
+        emulator.boots_with_keys()["managedClusters"][0]["localAccountsDisabled"],
+        true
+    );
+
+    // What a caller signs in with: a token for AKS's server application, in that tenant, signed
+    // by a key of the tenant's JWKS.
+    let (token, claims) = token_claims(&emulator, TENANT, &format!("{AKS_SERVER_APP}/.default")).await;
+    assert_eq!(claims["aud"], AKS_SERVER_APP, "{claims}");
+    assert_eq!(claims["tid"], entry["tenantId"], "{claims}");
+    let header: Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(token.split('.').next().unwrap()).unwrap()).unwrap();
+    let keys = emulator
+        .router()
+        .oneshot(
+            Request::get(format!("/{TENANT}/discovery/v2.0/keys"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let keys: Value = serde_json::from_slice(&to_bytes(keys.into_body(), usize::MAX).await.unwrap()).unwrap();
+    assert_eq!(keys["keys"][0]["kid"], header["kid"], "{keys}");
+    assert_eq!(
+        (&keys["keys"][0]["crv"], &header["alg"]),
+        (&json!("P-256"), &json!("ES256"))
+    );
+
+    // A tenant the AAD profile names is the one.
+    body["properties"]["aadProfile"]["tenantID"] = json!(ELSEWHERE);
+    write(body).await;
+    assert_eq!(feed(&emulator)["tenantId"], ELSEWHERE);
 }
 
 #[tokio::test]

@@ -566,9 +566,10 @@ pub(crate) fn private_addresses(state: &State, machine: &Value) -> Vec<String> {
 }
 
 /// The managed clusters a stand-in for their Kubernetes serves (those not stopped), with their
-/// nodes; with `reveal`, each with its certificate authority.
-pub(crate) fn managed_clusters(state: &State, reveal: bool) -> Vec<Value> {
-    container_service::managed_clusters(state, reveal)
+/// nodes and how their API servers sign callers in; with `reveal`, each with its certificate
+/// authority.
+pub(crate) fn managed_clusters(state: &State, config: &crate::config::Config, reveal: bool) -> Vec<Value> {
+    container_service::managed_clusters(state, config, reveal)
 }
 
 /// Whether `host` (a name or an address, any case) is one the emulator hands out, as a client in

@@ -1,13 +1,14 @@
 //! Managed clusters as a stand-in for their Kubernetes sees them (`/_emulator/boots`): where the
 //! API server is reached, its version and state, the nodes (the instances of the pools' scale
-//! sets in the node resource group) and, asked for, the cluster's CA to serve with. A stopped
-//! cluster runs nothing and is left out.
+//! sets in the node resource group), how its API server signs callers in and, asked for, the
+//! cluster's CA to serve with. A stopped cluster runs nothing and is left out.
 
 use serde_json::{Map, Value, json};
 
 use super::agent_pools::pools_of;
 use super::managed_clusters::{AUTHORITY, MANAGED_CLUSTER};
 use super::node_resource_group::NodeGroup;
+use crate::config::Config;
 use crate::resources::compute::{SCALE_SET, uniform_instances};
 use crate::resources::{power_state, private_addresses};
 use crate::state::State;
@@ -16,9 +17,9 @@ use crate::state::State;
 const POOL_TAG: &str = "aks-managed-poolName";
 
 /// Every managed cluster that is not stopped: `{"id", "name", "endpoint", "kubernetesVersion",
-/// "powerState", "provisioningState", "nodes"}`, and with `reveal` its CA as `keys`
-/// (`ca.crt`, `ca.key`).
-pub(crate) fn managed_clusters(state: &State, reveal: bool) -> Vec<Value> {
+/// "powerState", "provisioningState", "localAccountsDisabled", "tenantId", "nodes"}`, and with
+/// `reveal` its CA as `keys` (`ca.crt`, `ca.key`).
+pub(crate) fn managed_clusters(state: &State, config: &Config, reveal: bool) -> Vec<Value> {
     state
         .resources
         .iter()
@@ -41,6 +42,15 @@ pub(crate) fn managed_clusters(state: &State, reveal: bool) -> Vec<Value> {
                 .as_str()
                 .or_else(|| properties["kubernetesVersion"].as_str())
                 .unwrap_or_default();
+            // With Entra integration and no local account, AKS's API server takes only Entra
+            // tokens, of the cluster's tenant.
+            let local_accounts_disabled = properties["disableLocalAccounts"] == json!(true)
+                && properties.pointer("/aadProfile/managed") == Some(&json!(true));
+            let tenant = properties
+                .pointer("/aadProfile/tenantID")
+                .and_then(Value::as_str)
+                .filter(|tenant| !tenant.is_empty())
+                .or_else(|| config.subscription_tenant(subscription_of(key)?));
             let mut entry = json!({
                 "id": cluster["id"],
                 "name": cluster["name"],
@@ -48,6 +58,8 @@ pub(crate) fn managed_clusters(state: &State, reveal: bool) -> Vec<Value> {
                 "kubernetesVersion": with_v(version),
                 "powerState": power,
                 "provisioningState": properties["provisioningState"],
+                "localAccountsDisabled": local_accounts_disabled,
+                "tenantId": tenant,
                 "nodes": nodes(state, key, &cluster, version),
             });
             if reveal {
@@ -112,6 +124,11 @@ fn nodes(state: &State, cluster_key: &str, cluster: &Value, cluster_version: &st
         }
     }
     nodes
+}
+
+/// The subscription id in a resource's key, `/subscriptions/{id}/...`.
+fn subscription_of(key: &str) -> Option<&str> {
+    key.strip_prefix("/subscriptions/")?.split('/').next()
 }
 
 /// A version as Kubernetes reports it, `v1.33.6`.

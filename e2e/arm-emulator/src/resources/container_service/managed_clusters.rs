@@ -185,7 +185,14 @@ fn prepare_cluster(prepare: &mut Prepare<'_>) -> Result<(), ArmError> {
     properties.insert("nodeResourceGroup".into(), json!(group_name));
     let network = network_profile(&properties)?;
     properties.insert("networkProfile".into(), network);
-    complete(&mut properties, &location);
+    let tenant = prepare
+        .id
+        .subscription
+        .as_deref()
+        .and_then(|subscription| prepare.config.subscription_tenant(subscription))
+        .unwrap_or(crate::config::DEFAULT_TENANT)
+        .to_owned();
+    complete(&mut properties, &location, &tenant);
     properties.insert(AUTHORITY.into(), authority(existing.as_ref())?);
     prepare
         .doc
@@ -339,9 +346,9 @@ fn kubernetes_version(
     Ok(())
 }
 
-/// The cluster's properties completed with AKS's defaults, its OIDC issuer and AAD tenant.
-fn complete(properties: &mut Map<String, Value>, location: &str) {
-    let tenant = crate::config::DEFAULT_TENANT;
+/// The cluster's properties completed with AKS's defaults, its OIDC issuer and AAD tenant (its
+/// subscription's `tenant`, as AKS fills it in).
+fn complete(properties: &mut Map<String, Value>, location: &str, tenant: &str) {
     fill(
         properties,
         json!({
