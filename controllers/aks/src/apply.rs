@@ -5,10 +5,6 @@
 //! `providerIDList` of the pool's scale-set instances, replicas, readiness); for an
 //! AzureManagedCluster, the endpoint its control plane has.
 
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
-
-use base64::Engine as _;
 use capz_api::capi::{Cluster, MachinePool};
 use capz_api::common::ApiEndpoint;
 use capz_api::common::conditions::{ConditionSeverity, ConditionType};
@@ -23,27 +19,22 @@ use capz_kit::conditions::{Observation, Reason};
 use capz_kit::error::Error;
 use capz_kit::filter::Reported as _;
 use capz_kit::identity::{ClusterCredential, ClusterIdentityRef};
-use capz_kit::k8s_openapi::ByteString;
-use capz_kit::k8s_openapi::api::core::v1::Secret;
-use capz_kit::kube::api::{ListParams, ObjectMeta, Patch, PatchParams};
+use capz_kit::kube::api::{ListParams, Patch, PatchParams};
 use capz_kit::kube::runtime::controller::Action;
-use capz_kit::kube::{Api, Resource as _, ResourceExt as _};
+use capz_kit::kube::{Api, ResourceExt as _};
 use capz_kit::operations::Operations;
 use capz_kit::progress::{Direction, Outcome, Steps};
 use capz_kit::resource::{self, AzureResource as _};
 use capz_kit::tags;
 use capz_resources::subnet::Network;
 use capz_resources::virtual_machine::provider_id;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde::Serialize;
 
 use crate::context::{Found, ID, REPLICAS_MANAGED_BY_ANNOTATION, State};
+use crate::kubeconfig::connect;
 use crate::plan::{self, ORDER, POOL_ORDER, POOL_SERVICES, PlanError, SERVICES, Unit};
 use crate::status::{self, PlaneFields};
 
-/// The application id of AKS's Entra server application: the audience of the tokens a cluster
-/// with Entra sign-in accepts.
-const AKS_SERVER_APP: &str = "6dae42f8-4368-4678-94ff-3960e28e3630";
 /// The tags by which AKS names the pool a scale set of the node resource group belongs to.
 const POOL_TAGS: [&str; 2] = ["aks-managed-poolName", "poolName"];
 
@@ -221,321 +212,6 @@ fn report(plane: &AzureManagedControlPlane, model: &ManagedClusterModel, fields:
     }
 }
 
-/// Why the kubeconfig of a running cluster could not be written.
-#[derive(Debug, thiserror::Error)]
-enum ConnectError {
-    #[error("listing its credentials: {0}")]
-    Credentials(#[from] capz_azure::ArmError),
-    #[error("AKS answered no kubeconfig")]
-    NoKubeconfig,
-    #[error("AKS answered a kubeconfig that cannot be read: {0}")]
-    Unreadable(String),
-    #[error("a token for AKS's Entra server application: {0}")]
-    Token(String),
-    #[error("writing Secret {secret}: {source}")]
-    Secret {
-        secret: String,
-        source: capz_kit::kube::Error,
-    },
-    #[error("AKS reports neither a public nor a private FQDN for the API server")]
-    NoEndpoint,
-}
-
-/// The answer of a managed cluster's credential listings.
-#[derive(serde::Deserialize)]
-struct CredentialResults {
-    #[serde(default)]
-    kubeconfigs: Vec<CredentialResult>,
-}
-
-#[derive(serde::Deserialize)]
-struct CredentialResult {
-    value: String,
-}
-
-/// The first kubeconfig the listing `action` answers.
-async fn listed_kubeconfig(
-    client: &ArmClient,
-    id: &ResourceId,
-    action: &str,
-) -> Result<Vec<u8>, ConnectError> {
-    let results: CredentialResults = client
-        .action(id, action, &ManagedClusterModel::API_VERSION)
-        .await?;
-    let first = results
-        .kubeconfigs
-        .into_iter()
-        .next()
-        .ok_or(ConnectError::NoKubeconfig)?;
-    base64::engine::general_purpose::STANDARD
-        .decode(first.value.trim())
-        .map_err(|error| ConnectError::Unreadable(error.to_string()))
-}
-
-/// How long credentials listed from AKS are trusted before they are listed again: a certificate
-/// AKS rotates reaches the Secrets within this time. CAPZ lists them at every pass, which at a
-/// short sync period costs a POST per cluster and period, counted against ARM's write limit.
-const RELIST_AFTER: Duration = Duration::from_mins(30);
-
-/// Writes the kubeconfig Secrets of a running cluster `model` as CAPZ does and gives where its
-/// API server is reached: `<cluster>-kubeconfig` (the admin credential, or, with local accounts
-/// disabled, the user credential signed in with a token for AKS's Entra application),
-/// `<cluster>-kubeconfig-user` with Entra sign-in, and `<cluster>-ca`.
-async fn connect(
-    state: &State,
-    plane: &AzureManagedControlPlane,
-    (client, credential): (&ArmClient, &ClusterCredential),
-    id: &ResourceId,
-    model: &ManagedClusterModel,
-) -> Result<ApiEndpoint, ConnectError> {
-    let properties = model.properties.clone().unwrap_or_default();
-    let access = properties.api_server_access_profile.as_ref();
-    let private = access.and_then(|access| access.enable_private_cluster) == Some(true)
-        && access.and_then(|access| access.enable_private_cluster_public_fqdn) != Some(true);
-    let host = if private {
-        properties.private_fqdn.clone()
-    } else {
-        properties
-            .fqdn
-            .clone()
-            .or_else(|| properties.private_fqdn.clone())
-    }
-    .ok_or(ConnectError::NoEndpoint)?;
-    let cluster = plane
-        .labels()
-        .get(CLUSTER_NAME_LABEL)
-        .cloned()
-        .or_else(|| capz_kit::cluster::cluster_name(plane))
-        .unwrap_or_else(|| plane.name_any());
-    let managed_aad = plane
-        .spec
-        .class
-        .aad_profile
-        .as_ref()
-        .is_some_and(|aad| aad.managed);
-    let local_disabled = managed_aad && plane.spec.class.disable_local_accounts == Some(true);
-    let secrets = Secrets {
-        state,
-        plane,
-        cluster: &cluster,
-    };
-    let endpoint = ApiEndpoint {
-        host: Some(host.clone()),
-        port: Some(443),
-    };
-    let key = format!("{}/{}", plane.namespace().unwrap_or_default(), plane.name_any());
-    if state.listed_recently(&key, &host) && secrets.holds(&format!("{cluster}-kubeconfig")).await? {
-        return Ok(endpoint);
-    }
-    let mut trusted_for = RELIST_AFTER;
-    let user = if managed_aad {
-        Some(listed_kubeconfig(client, id, "listClusterUserCredential").await?)
-    } else {
-        None
-    };
-    let admin = if local_disabled {
-        let token = credential
-            .credential
-            .token(&[&format!("{AKS_SERVER_APP}/.default")])
-            .await
-            .map_err(|error| ConnectError::Token(error.to_string()))?;
-        // Renewed when half its life is gone, well before it expires.
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs();
-        let expires = u64::try_from(token.expires_on.unix_timestamp()).unwrap_or_default();
-        trusted_for = trusted_for.min(Duration::from_secs(expires.saturating_sub(now) / 2));
-        with_token(user.as_deref().unwrap_or_default(), token.token.secret())?
-    } else {
-        listed_kubeconfig(client, id, "listClusterAdminCredential").await?
-    };
-    secrets
-        .write(&format!("{cluster}-kubeconfig"), "value", &admin, local_disabled)
-        .await?;
-    if let Some(user) = &user {
-        secrets
-            .write(&format!("{cluster}-kubeconfig-user"), "value", user, false)
-            .await?;
-    }
-    if let Some(authority) = authority(&admin)? {
-        secrets.write_ca(&format!("{cluster}-ca"), &authority).await?;
-    }
-    state.listed(key, host, Instant::now() + trusted_for);
-    Ok(endpoint)
-}
-
-/// `kubeconfig` read as JSON (a kubeconfig in YAML, as AKS answers it).
-fn parsed(kubeconfig: &[u8]) -> Result<serde_json::Value, ConnectError> {
-    let text =
-        std::str::from_utf8(kubeconfig).map_err(|error| ConnectError::Unreadable(error.to_string()))?;
-    let config = capz_kit::kube::config::Kubeconfig::from_yaml(text)
-        .map_err(|error| ConnectError::Unreadable(error.to_string()))?;
-    serde_json::to_value(config).map_err(|error| ConnectError::Unreadable(error.to_string()))
-}
-
-/// The user kubeconfig `user` signed in with `token` instead of its exec plugin (kubelogin), as
-/// CAPZ writes it for a cluster without local accounts.
-fn with_token(user: &[u8], token: &str) -> Result<Vec<u8>, ConnectError> {
-    let mut config = parsed(user)?;
-    for entry in config["users"].as_array_mut().into_iter().flatten() {
-        if let Some(auth) = entry["user"].as_object_mut() {
-            auth.remove("exec");
-            auth.insert("token".to_owned(), serde_json::Value::String(token.to_owned()));
-        }
-    }
-    // JSON is YAML: every kubeconfig reader takes it.
-    serde_json::to_vec_pretty(&config).map_err(|error| ConnectError::Unreadable(error.to_string()))
-}
-
-/// The certificate authority (PEM) `kubeconfig` trusts, when it names one.
-fn authority(kubeconfig: &[u8]) -> Result<Option<Vec<u8>>, ConnectError> {
-    let config = parsed(kubeconfig)?;
-    let Some(data) = config["clusters"][0]["cluster"]["certificate-authority-data"].as_str() else {
-        return Ok(None);
-    };
-    base64::engine::general_purpose::STANDARD
-        .decode(data)
-        .map(Some)
-        .map_err(|error| ConnectError::Unreadable(error.to_string()))
-}
-
-/// Whether the kubeconfig `old` reaches the same servers, trusting the same authorities, as the
-/// users of `new`: then the credential AKS answered anew (a new client certificate each time)
-/// need not be written again. `exact` compares everything (a token that was renewed).
-fn same_kubeconfig(old: &[u8], new: &[u8], exact: bool) -> bool {
-    if exact {
-        return old == new;
-    }
-    let (Ok(old), Ok(new)) = (parsed(old), parsed(new)) else {
-        return false;
-    };
-    let names = |config: &serde_json::Value| -> Vec<String> {
-        config["users"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|user| user["name"].as_str().map(str::to_owned))
-            .collect()
-    };
-    old["clusters"] == new["clusters"] && names(&old) == names(&new)
-}
-
-/// The Secrets of one control plane.
-struct Secrets<'a> {
-    state: &'a State,
-    plane: &'a AzureManagedControlPlane,
-    cluster: &'a str,
-}
-
-impl Secrets<'_> {
-    /// Whether the kubeconfig Secret `name` is there, holding a kubeconfig.
-    async fn holds(&self, name: &str) -> Result<bool, ConnectError> {
-        let existing = self
-            .api()
-            .get_opt(name)
-            .await
-            .map_err(|source| ConnectError::Secret {
-                secret: name.to_owned(),
-                source,
-            })?;
-        Ok(existing
-            .and_then(|secret| secret.data)
-            .is_some_and(|data| data.contains_key("value")))
-    }
-
-    /// Applies the Secret `name` holding `kubeconfig` under `key`, unless it already holds the
-    /// same credential (see [`same_kubeconfig`]).
-    async fn write(&self, name: &str, key: &str, kubeconfig: &[u8], exact: bool) -> Result<(), ConnectError> {
-        let api = self.api();
-        let existing = api.get_opt(name).await.map_err(|source| ConnectError::Secret {
-            secret: name.to_owned(),
-            source,
-        })?;
-        let held = existing
-            .as_ref()
-            .and_then(|secret| secret.data.as_ref())
-            .and_then(|data| data.get(key));
-        if held.is_some_and(|held| same_kubeconfig(&held.0, kubeconfig, exact)) {
-            return Ok(());
-        }
-        self.apply(
-            name,
-            [(key.to_owned(), ByteString(kubeconfig.to_vec()))].into(),
-            None,
-        )
-        .await
-    }
-
-    /// Applies the Secret `name` holding the cluster's certificate authority. AKS never shows its
-    /// key: `tls.key` is left empty.
-    async fn write_ca(&self, name: &str, certificate: &[u8]) -> Result<(), ConnectError> {
-        let data: BTreeMap<String, ByteString> = [
-            ("tls.crt".to_owned(), ByteString(certificate.to_vec())),
-            ("tls.key".to_owned(), ByteString(Vec::new())),
-        ]
-        .into();
-        let api = self.api();
-        let existing = api.get_opt(name).await.map_err(|source| ConnectError::Secret {
-            secret: name.to_owned(),
-            source,
-        })?;
-        if existing.and_then(|secret| secret.data) == Some(data.clone()) {
-            return Ok(());
-        }
-        self.apply(name, data, None).await
-    }
-
-    fn api(&self) -> Api<Secret> {
-        Api::namespaced(
-            self.state.client.clone(),
-            &self.plane.namespace().unwrap_or_default(),
-        )
-    }
-
-    async fn apply(
-        &self,
-        name: &str,
-        data: BTreeMap<String, ByteString>,
-        type_: Option<String>,
-    ) -> Result<(), ConnectError> {
-        let owner = OwnerReference {
-            api_version: AzureManagedControlPlane::api_version(&()).into_owned(),
-            kind: AzureManagedControlPlane::kind(&()).into_owned(),
-            name: self.plane.name_any(),
-            uid: self.plane.uid().unwrap_or_default(),
-            controller: Some(true),
-            block_owner_deletion: Some(true),
-        };
-        let secret = Secret {
-            metadata: ObjectMeta {
-                name: Some(name.to_owned()),
-                namespace: self.plane.namespace(),
-                labels: Some([(CLUSTER_NAME_LABEL.to_owned(), self.cluster.to_owned())].into()),
-                owner_references: Some(vec![owner]),
-                ..ObjectMeta::default()
-            },
-            data: Some(data),
-            type_,
-            ..Secret::default()
-        };
-        // The Secret is the control plane's: take over what CAPZ's manager wrote before.
-        self.api()
-            .patch(
-                name,
-                &PatchParams::apply(ID.field_manager().as_str()).force(),
-                &Patch::Apply(&secret),
-            )
-            .await
-            .map_err(|source| ConnectError::Secret {
-                secret: name.to_owned(),
-                source,
-            })?;
-        tracing::info!(secret = %name, "wrote the cluster's credentials");
-        Ok(())
-    }
-}
-
 /// Why a pool is not built yet, if it is not: its control plane has not made the cluster.
 fn pool_gate(found: &Found) -> Option<String> {
     let Some(plane) = &found.control_plane else {
@@ -571,7 +247,7 @@ pub(crate) async fn apply_pool(
             let prepared = pool_of_plane(state, plane, pool, found).await;
             match prepared {
                 Err(outcome) => steps.hold(POOL_ORDER, outcome),
-                Ok((agent_pool, client, node_group)) => {
+                Ok((agent_pool, (client, _), node_group)) => {
                     let mut built = None;
                     steps
                         .run(&POOL_ORDER[0], async {
@@ -615,14 +291,21 @@ pub(crate) async fn apply_pool(
     pass.next()
 }
 
-/// The agent pool of `pool`, the ARM client of its control plane's identity, and the node
-/// resource group its scale set is in.
+/// The agent pool of `pool`, the ARM client of its control plane's identity with that
+/// credential, and the node resource group its scale set is in.
 pub(crate) async fn pool_of_plane(
     state: &State,
     plane: &AzureManagedControlPlane,
     pool: &AzureManagedMachinePool,
     found: &Found,
-) -> Result<(capz_resources::agent_pool::AgentPool, ArmClient, ResourceId), Outcome> {
+) -> Result<
+    (
+        capz_resources::agent_pool::AgentPool,
+        (ArmClient, ClusterCredential),
+        ResourceId,
+    ),
+    Outcome,
+> {
     let fallback = state.subscription.as_deref();
     let built = plan::cluster_id(plane, fallback)
         .and_then(|cluster| {
@@ -639,8 +322,7 @@ pub(crate) async fn pool_of_plane(
             ))
         });
     let (agent_pool, node_group) = built.map_err(Outcome::failed)?;
-    let (client, _) = arm_client(state, plane).await?;
-    Ok((agent_pool, client, node_group))
+    Ok((agent_pool, arm_client(state, plane).await?, node_group))
 }
 
 /// The provider IDs of the instances of the pool `pool`, sorted: those of the scale set of the

@@ -91,10 +91,11 @@ pub(crate) async fn cleanup_pool(
     let mut steps = Steps::new(pool.conditions(), Direction::Delete);
     match pool_of_plane(state, plane, pool, found).await {
         Err(outcome) => steps.hold(POOL_ORDER, outcome),
-        Ok((agent_pool, client, _)) => {
+        Ok((agent_pool, (client, credential), _)) => {
             let work = async {
                 let mut outcome = Outcome::Done;
-                outcome.absorb(resource::delete(&client, &agent_pool, &mut operations).await);
+                let deleted = resource::delete(&client, &agent_pool, &mut operations).await;
+                outcome.absorb(credential.blame(deleted));
                 outcome
             };
             steps.run(&POOL_ORDER[0], work).await;

@@ -25,9 +25,18 @@ pub(crate) const REPLICAS_MANAGED_BY_ANNOTATION: &str = "cluster.x-k8s.io/replic
 /// credentials are to be listed again.
 pub(crate) struct State {
     shared: Shared,
-    /// By control plane (`namespace/name`): the API server its kubeconfig Secret reaches and
-    /// until when the credential listed for it is trusted.
-    listings: Mutex<HashMap<String, (String, Instant)>>,
+    /// By control plane (`namespace/name`): the credentials listed last.
+    listings: Mutex<HashMap<String, Listing>>,
+}
+
+/// The credentials listed last for one control plane.
+struct Listing {
+    /// The API server its kubeconfig Secret reaches.
+    host: String,
+    /// Until when they are trusted.
+    until: Instant,
+    /// Whether `kube-public/cluster-info` was written into the workload cluster since.
+    informed: bool,
 }
 
 impl State {
@@ -39,20 +48,35 @@ impl State {
         })
     }
 
-    /// Whether the credentials of the control plane `key`, whose API server is `host`, were
-    /// listed recently enough to be trusted still.
-    pub(crate) fn listed_recently(&self, key: &str, host: &str) -> bool {
-        let listings = self.listings.lock().unwrap_or_else(PoisonError::into_inner);
-        listings
+    /// When the credentials of the control plane `key`, whose API server is `host`, were listed
+    /// recently enough to be trusted still: whether its workload cluster got `cluster-info`.
+    pub(crate) fn listing(&self, key: &str, host: &str) -> Option<bool> {
+        self.listings()
             .get(key)
-            .is_some_and(|(listed_for, until)| listed_for == host && Instant::now() < *until)
+            .filter(|listing| listing.host == host && Instant::now() < listing.until)
+            .map(|listing| listing.informed)
     }
 
     /// Notes that the credentials of the control plane `key` (for `host`) were listed and are
     /// trusted until `until`.
     pub(crate) fn listed(&self, key: String, host: String, until: Instant) {
-        let mut listings = self.listings.lock().unwrap_or_else(PoisonError::into_inner);
-        listings.insert(key, (host, until));
+        let listing = Listing {
+            host,
+            until,
+            informed: false,
+        };
+        self.listings().insert(key, listing);
+    }
+
+    /// Notes that the workload cluster of the control plane `key` got `cluster-info`.
+    pub(crate) fn informed(&self, key: &str) {
+        if let Some(listing) = self.listings().get_mut(key) {
+            listing.informed = true;
+        }
+    }
+
+    fn listings(&self) -> std::sync::MutexGuard<'_, HashMap<String, Listing>> {
+        self.listings.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -30,6 +30,7 @@
 mod apply;
 mod cleanup;
 mod context;
+mod kubeconfig;
 mod plan;
 mod reconcile;
 mod status;
@@ -93,13 +94,19 @@ fn plane_changes(plane: &AzureManagedControlPlane) -> u64 {
     hasher.finish()
 }
 
-/// A pool matters to its control plane when it comes or goes, joins its cluster, or changes its
-/// mode.
+/// A pool matters to its control plane when it comes or goes, joins its cluster or its
+/// MachinePool, or changes its mode.
 fn pool_changes(pool: &AzureManagedMachinePool) -> u64 {
     let mut hasher = DefaultHasher::new();
     pool.uid().hash(&mut hasher);
-    // Cluster API labels it with its cluster after it is made.
+    // Cluster API labels it with its cluster, and makes its MachinePool its owner, after it is
+    // made; the managed cluster is created only with pools so linked.
     cluster_name(pool).hash(&mut hasher);
+    for owner in pool.owner_references() {
+        if owner.kind == "MachinePool" {
+            owner.uid.hash(&mut hasher);
+        }
+    }
     pool.spec.class.mode.hash(&mut hasher);
     pool.meta().deletion_timestamp.is_some().hash(&mut hasher);
     hasher.finish()

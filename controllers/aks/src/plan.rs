@@ -109,7 +109,7 @@ pub(crate) enum PlanError {
     Pool { pool: String, source: AgentPoolError },
     /// AKS needs a System pool to create a cluster (reported by the apply pass).
     #[error(
-        "no AzureManagedMachinePool of this cluster has mode System: AKS needs at least one System pool to create the cluster; add one"
+        "no AzureManagedMachinePool of this cluster with mode System belongs to a MachinePool: AKS needs at least one System pool to create the cluster; add one (or wait for Cluster API to link it)"
     )]
     NoSystemPool,
 }
@@ -232,8 +232,10 @@ pub(crate) fn node_group(
 }
 
 /// The plan of `plane`, of the Cluster `cluster`, whose pools are `pools` (each with its
-/// MachinePool when Cluster API has linked it): they are written with the managed cluster when
-/// it is created.
+/// MachinePool when Cluster API has linked it): those linked are written with the managed
+/// cluster when it is created. One not linked yet is left to its own PUT, as CAPZ leaves it:
+/// its node count and version come from the MachinePool, and guessing them would cost a second
+/// write to correct.
 pub(crate) fn control_plane(
     plane: &AzureManagedControlPlane,
     cluster: &Cluster,
@@ -311,8 +313,11 @@ pub(crate) fn control_plane(
     let mut profiles = Vec::with_capacity(pools.len());
     let mut has_system_pool = false;
     for (pool, machine_pool) in pools {
+        let Some(machine_pool) = machine_pool else {
+            continue;
+        };
         has_system_pool |= pool.spec.class.mode == NodePoolMode::System;
-        profiles.push(agent_pool(plane, pool, machine_pool.as_ref(), &id, &subnet_id)?.profile());
+        profiles.push(agent_pool(plane, pool, Some(machine_pool), &id, &subnet_id)?.profile());
     }
     Ok(Plan {
         has_system_pool,

@@ -1,6 +1,7 @@
 //! One reconcile of each kind: find what the object belongs to, skip what is not ours to do yet
-//! (paused, not linked, the MachinePool gate off), then, under the finalizer, apply or clean up,
-//! or, for a control plane whose deletion a person abandoned, let go.
+//! (paused, not linked, the MachinePool gate off, nothing to build while the Cluster is being
+//! deleted), then, under the finalizer, apply or clean up, or, for a control plane whose
+//! deletion a person abandoned, let go.
 
 use std::sync::Arc;
 
@@ -72,7 +73,11 @@ pub(crate) async fn plane(plane: Arc<AzureManagedControlPlane>, state: Arc<State
         // Cluster API has not linked it yet: the owner reference it sets wakes it.
         return Ok(Action::await_change());
     };
+    let cluster_deleting = cluster.metadata.deletion_timestamp.is_some();
     finalized(&api, ID.finalizer(), plane, async |event| match event {
+        // Cluster API deletes the control plane next: what is missing in Azure (gone out of
+        // band, say) is not built again only to be deleted.
+        Event::Apply(_) if cluster_deleting => Ok(Action::await_change()),
         Event::Apply(plane) => Box::pin(apply_plane(&state, &api, &plane, &cluster)).await,
         Event::Cleanup(plane) => Box::pin(cleanup_plane(&state, &api, &plane, &cluster)).await,
     })
@@ -101,7 +106,10 @@ pub(crate) async fn pool(pool: Arc<AzureManagedMachinePool>, state: Arc<State>) 
     };
     let api =
         Api::<AzureManagedMachinePool>::namespaced(client.clone(), &pool.namespace().unwrap_or_default());
+    let cluster_deleting = found.cluster.metadata.deletion_timestamp.is_some();
     finalized(&api, ID.finalizer(), pool, async |event| match event {
+        // As for the control plane: the pool goes with its cluster, and nothing is built now.
+        Event::Apply(_) if cluster_deleting => Ok(Action::await_change()),
         Event::Apply(pool) => Box::pin(apply_pool(&state, &api, &pool, &found)).await,
         Event::Cleanup(pool) => Box::pin(cleanup_pool(&state, &api, &pool, &found)).await,
     })

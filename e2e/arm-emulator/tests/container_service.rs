@@ -519,6 +519,62 @@ async fn add_ons_deployed_by_policy_come_with_their_identity() {
 }
 
 /// The cluster entry and the user entry of a kubeconfig.
+/// With Entra integration, the user's kubeconfig signs in through kubelogin for AKS's server
+/// application, with no certificate of the cluster's; without local accounts the admin's is
+/// refused.
+#[tokio::test]
+async fn an_entra_cluster_lists_a_kubelogin_user_and_no_admin() {
+    let emulator = group(Config::default()).await;
+    let mut body = cluster_body("1.33");
+    body["properties"]["aadProfile"] =
+        json!({"managed": true, "adminGroupObjectIDs": ["7d0ac1f4-9a4e-4f4e-9d55-3f0f1f7d2a10"]});
+    body["properties"]["disableLocalAccounts"] = json!(true);
+    let put = send(&emulator, "PUT", &cluster(""), Some(body)).await;
+    assert!(put.status.is_success(), "{}", put.body);
+    let listed = send(
+        &emulator,
+        "POST",
+        &cluster("/listClusterUserCredential?api-version=2025-08-01"),
+        None,
+    )
+    .await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    let kubeconfig = base64::engine::general_purpose::STANDARD
+        .decode(listed.body["kubeconfigs"][0]["value"].as_str().unwrap())
+        .unwrap();
+    let kubeconfig = String::from_utf8(kubeconfig).unwrap();
+    let (cluster_entry, user_entry) = kubeconfig_parts(&kubeconfig);
+    assert!(
+        cluster_entry["certificate-authority-data"].is_string(),
+        "{kubeconfig}"
+    );
+    assert_eq!(user_entry["exec"]["command"], "kubelogin", "{kubeconfig}");
+    let args: Vec<&str> = user_entry["exec"]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        args.windows(2)
+            .any(|pair| pair == ["--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630"]),
+        "{kubeconfig}"
+    );
+    assert!(
+        user_entry.get("client-certificate-data").is_none(),
+        "{kubeconfig}"
+    );
+    assert!(user_entry.get("token").is_none(), "{kubeconfig}");
+    let admin = send(
+        &emulator,
+        "POST",
+        &cluster("/listClusterAdminCredential?api-version=2025-08-01"),
+        None,
+    )
+    .await;
+    assert_eq!(admin.status, StatusCode::BAD_REQUEST, "{}", admin.body);
+}
+
 fn kubeconfig_parts(kubeconfig: &str) -> (Value, Value) {
     let config: Value = serde_saphyr::from_str(kubeconfig).unwrap();
     (

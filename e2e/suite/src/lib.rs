@@ -533,6 +533,20 @@ impl Environment {
     /// # Errors
     /// When the Secret is missing or unreadable, or no machine serves the endpoint yet.
     pub async fn workload_client(&self, cluster: &str, namespace: &str) -> TestResult<Client> {
+        self.workload_client_with(cluster, namespace, |_| {}).await
+    }
+
+    /// [`Environment::workload_client`] with its configuration changed by `change` (to sign in
+    /// otherwise, say).
+    ///
+    /// # Errors
+    /// As [`Environment::workload_client`].
+    pub async fn workload_client_with(
+        &self,
+        cluster: &str,
+        namespace: &str,
+        change: impl FnOnce(&mut kube::Config),
+    ) -> TestResult<Client> {
         let secret = Api::<Secret>::namespaced(self.client.clone(), namespace)
             .get(&format!("{cluster}-kubeconfig"))
             .await?;
@@ -559,6 +573,7 @@ impl Environment {
             .ok_or_else(|| format!("no API server answers at {host}:{port} yet"))?;
         config.cluster_url = format!("https://{}", route.target).parse()?;
         config.tls_server_name = Some(host);
+        change(&mut config);
         Ok(Client::try_from(config)?)
     }
 
@@ -816,6 +831,34 @@ impl Environment {
             .iter()
             .find(|item| text(&item["body"]["id"]).eq_ignore_ascii_case(id))
             .map(|item| item["body"].clone())
+    }
+
+    /// Waits until the MachinePool `name` in `namespace` has `nodes` Nodes.
+    ///
+    /// # Errors
+    /// When it has not within `timeout`, or the API server cannot be asked.
+    pub async fn machine_pool_nodes(
+        &self,
+        namespace: &str,
+        name: &str,
+        nodes: usize,
+        timeout: Duration,
+    ) -> TestResult {
+        let pools = self.cluster_api("MachinePool", namespace).await?;
+        wait_list(
+            &pools,
+            "",
+            &format!("{name} with {nodes} Nodes"),
+            timeout,
+            |all| {
+                all.iter().any(|pool| {
+                    pool.metadata.name.as_deref() == Some(name)
+                        && pool.data["status"]["nodeRefs"].as_array().map(Vec::len) == Some(nodes)
+                })
+            },
+        )
+        .await?;
+        Ok(())
     }
 
     /// Waits until `count` AzureManagedControlPlanes in `namespace` are ready and initialized.

@@ -549,6 +549,9 @@ mod vmss {
 mod aks {
     use std::time::SystemTime;
 
+    use arm_emulator::config::{DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET};
+    use base64::Engine as _;
+
     use super::*;
 
     /// With only the aks controller (and the webhooks), the `aks` flavor converges: the managed
@@ -558,30 +561,51 @@ mod aks {
     /// pool; deleting the Cluster deletes the managed cluster and its group, leaving nothing,
     /// with no DELETE of a pool (AKS refuses those while the cluster's own delete runs, and takes
     /// the pools with it).
+    ///
+    /// The cluster signs in with Entra only (no local accounts): the kubeconfig Secret holds a
+    /// token for AKS's server application, which the workload API server takes, and it refuses
+    /// a request without one.
+    ///
+    /// The deletion meets credentials Azure refuses: it waits, `Ready` False naming the
+    /// identity, and ends at the first retry after they are restored, with nothing left.
     #[tokio::test]
     async fn the_aks_flavor_converges_and_goes_without_pool_deletes() -> TestResult {
-        case("aks", Change::Pools).await
+        case("aks", entra_only, Change::Pools, Trouble::CredentialsRefused).await
     }
 
     /// The same through a ClusterClass: the `aks-topology` flavor's Cluster, of the class the
     /// `aks-clusterclass` flavor writes, gets its control plane and pools from Cluster API's
     /// topology controller, and capz-rs takes it from there as for the `aks` flavor. A new
     /// minor version in the topology upgrades the managed cluster first, then each pool.
+    ///
+    /// Its resource group is deleted in Azure before the cluster is: the deletion ends at once,
+    /// with reads only.
     #[tokio::test]
     async fn the_aks_topology_flavor_converges_through_its_cluster_class() -> TestResult {
-        case("aks-topology", Change::Upgrade).await
+        case("aks-topology", supported, Change::Upgrade, Trouble::GroupGone).await
     }
 
-    /// A cluster of `flavor` with two Nodes a pool, with only the aks controller and the
-    /// webhooks: it converges, takes `change`, and goes.
-    async fn case(flavor: &str, change: Change) -> TestResult {
-        with_only_what_edited(
-            "aks",
-            (Some(flavor), 2),
-            supported,
-            async |environment, namespace| converges_and_goes(environment, namespace, change).await,
-        )
+    /// A cluster of `flavor` with two Nodes a pool, its manifest changed by `edit`, with only the
+    /// aks controller and the webhooks: it converges, takes `change`, and goes through
+    /// `trouble`.
+    async fn case(
+        flavor: &str,
+        edit: impl Fn(String) -> String,
+        change: Change,
+        trouble: Trouble,
+    ) -> TestResult {
+        with_only_what_edited("aks", (Some(flavor), 2), edit, async |environment, namespace| {
+            converges_and_goes(environment, namespace, change, trouble).await
+        })
         .await
+    }
+
+    /// What is wrong in Azure when a case's cluster is deleted.
+    enum Trouble {
+        /// Azure refuses the identity's credentials until the test restores them.
+        CredentialsRefused,
+        /// The cluster's resource group was deleted out of band.
+        GroupGone,
     }
 
     /// What a case changes once the cluster has converged.
@@ -607,25 +631,6 @@ mod aks {
         pools
     }
 
-    /// Waits until the MachinePool `name` has `nodes` Nodes.
-    async fn nodes_of(environment: &Environment, namespace: &str, name: &str, nodes: usize) -> TestResult {
-        let pools = environment.cluster_api("MachinePool", namespace).await?;
-        wait_list(
-            &pools,
-            "",
-            &format!("{name} with {nodes} Nodes"),
-            TIMEOUT * 2,
-            |all| {
-                all.iter().any(|pool| {
-                    pool.metadata.name.as_deref() == Some(name)
-                        && pool.data["status"]["nodeRefs"].as_array().map(Vec::len) == Some(nodes)
-                })
-            },
-        )
-        .await?;
-        Ok(())
-    }
-
     async fn pools_change(environment: &Environment, namespace: &str) -> TestResult {
         let machine_pools = environment.cluster_api("MachinePool", namespace).await?;
         let params = kube::api::PatchParams::default();
@@ -637,7 +642,9 @@ mod aks {
                 &kube::api::Patch::Merge(json!({"spec": {"replicas": 3}})),
             )
             .await?;
-        nodes_of(environment, namespace, &user, 3).await?;
+        environment
+            .machine_pool_nodes(namespace, &user, 3, TIMEOUT * 2)
+            .await?;
         changed_in_place(environment, namespace, &user).await?;
         let added = format!("{CLUSTER}-pool2");
         let objects: Vec<DynamicObject> = serde_json::from_value(json!([
@@ -668,7 +675,9 @@ mod aks {
             },
         ]))?;
         environment.apply(namespace, &objects).await?;
-        nodes_of(environment, namespace, &added, 1).await?;
+        environment
+            .machine_pool_nodes(namespace, &added, 1, TIMEOUT * 2)
+            .await?;
         let removing = SystemTime::now();
         machine_pools
             .delete(&added, &kube::api::DeleteParams::default())
@@ -840,6 +849,302 @@ mod aks {
         Ok(())
     }
 
+    /// The workload cluster has `kube-public/cluster-info`: a kubeconfig naming the control
+    /// plane's endpoint and the CA of the `<cluster>-ca` Secret, with no credentials.
+    async fn cluster_info_published(environment: &Environment, namespace: &str) -> TestResult {
+        let plane = control_plane(environment, namespace).await?;
+        let endpoint = &plane.data["spec"]["controlPlaneEndpoint"];
+        let server = format!(
+            "https://{}:{}",
+            endpoint["host"].as_str().unwrap_or_default(),
+            endpoint["port"]
+        );
+        let ca = kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(
+            environment.client.clone(),
+            namespace,
+        )
+        .get(&format!("{CLUSTER}-ca"))
+        .await?
+        .data
+        .and_then(|mut data| data.remove("tls.crt"))
+        .ok_or("the CA Secret has no tls.crt")?;
+        let workload = environment.workload_client(CLUSTER, namespace).await?;
+        let config_maps =
+            kube::Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(workload, "kube-public");
+        let started = Instant::now();
+        let info = loop {
+            // Listed: Cluster API's in-memory API server answers a missing object with no Status.
+            let listed = config_maps.list(&kube::api::ListParams::default()).await?;
+            if let Some(info) = listed
+                .items
+                .into_iter()
+                .find(|map| map.metadata.name.as_deref() == Some("cluster-info"))
+            {
+                break info;
+            }
+            assert!(
+                started.elapsed() < TIMEOUT,
+                "no kube-public/cluster-info in the workload cluster"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(
+            info.data
+                .as_ref()
+                .and_then(|data| data.get("kubeconfig"))
+                .ok_or("cluster-info has no key kubeconfig")?,
+        )?;
+        let cluster = kubeconfig
+            .clusters
+            .first()
+            .and_then(|named| named.cluster.as_ref())
+            .ok_or("cluster-info names no cluster")?;
+        assert_eq!(cluster.server.as_deref(), Some(server.as_str()));
+        assert_eq!(
+            cluster.certificate_authority_data.as_deref(),
+            Some(base64::engine::general_purpose::STANDARD.encode(&ca.0).as_str())
+        );
+        assert!(
+            kubeconfig.auth_infos.is_empty(),
+            "cluster-info holds no credentials"
+        );
+        Ok(())
+    }
+
+    /// The cluster's AzureManagedControlPlane (of a ClusterClass, its name is the topology's).
+    async fn control_plane(environment: &Environment, namespace: &str) -> TestResult<DynamicObject> {
+        let planes = environment
+            .infrastructure("AzureManagedControlPlane", namespace)
+            .await?
+            .list(&kube::api::ListParams::default())
+            .await?;
+        Ok(planes
+            .items
+            .into_iter()
+            .next()
+            .ok_or("no AzureManagedControlPlane")?)
+    }
+
+    /// Whether `request` is a refused sign-in or a call with a refused token.
+    fn refused(request: &arm_emulator::LoggedRequest) -> bool {
+        request.status == 401 || (request.path.ends_with("/token") && request.status >= 400)
+    }
+
+    /// Deletes the Cluster while Azure refuses its identity: the control plane waits, `Ready`
+    /// False with reason `DeletionFailed` naming the AzureClusterIdentity and its client id
+    /// (never the secret). Restored, with no edit to wake the controller, the deletion ends at
+    /// its next retry (the first comes a minute after a refusal) with no refusal more, and
+    /// nothing is left in Azure.
+    async fn deleted_once_credentials_return(environment: &Environment, namespace: &str) -> TestResult {
+        let emulator = &environment.azure.emulator;
+        emulator.set_principal_disabled(DEFAULT_CLIENT_ID, true);
+        environment
+            .cluster_api("Cluster", namespace)
+            .await?
+            .delete(CLUSTER, &kube::api::DeleteParams::default())
+            .await?;
+        let planes = environment
+            .infrastructure("AzureManagedControlPlane", namespace)
+            .await?;
+        let named = |plane: &DynamicObject| {
+            condition(plane, "Ready")
+                .is_some_and(|(status, reason)| status == "False" && reason == "DeletionFailed")
+                && condition_message(plane, "Ready")
+                    .is_some_and(|message| message.contains("AzureClusterIdentity"))
+        };
+        let seen = wait_list(
+            &planes,
+            "",
+            "the deletion waiting, Ready False naming the refused identity",
+            TIMEOUT * 2,
+            |all| all.iter().any(named),
+        )
+        .await?;
+        let message = seen
+            .iter()
+            .find(|plane| named(plane))
+            .and_then(|plane| condition_message(plane, "Ready"))
+            .unwrap_or_default();
+        assert!(
+            message.contains(&format!("(client id {DEFAULT_CLIENT_ID})")),
+            "{message}"
+        );
+        assert!(
+            !message.contains(DEFAULT_CLIENT_SECRET),
+            "the secret is shown: {message}"
+        );
+
+        emulator.set_principal_disabled(DEFAULT_CLIENT_ID, false);
+        let restored = SystemTime::now();
+        let started = Instant::now();
+        environment
+            .delete_cluster_without_leftovers(CLUSTER, namespace, Duration::from_mins(3))
+            .await?;
+        eprintln!(
+            "e2e: the AKS deletion ended {:.1} s after the credentials were restored",
+            started.elapsed().as_secs_f64()
+        );
+        let refusals = environment
+            .requests_since(restored)
+            .iter()
+            .filter(|request| refused(request))
+            .count();
+        assert_eq!(refusals, 0, "refusals after the credentials were restored");
+        Ok(())
+    }
+
+    /// Pauses the Cluster, deletes its resource group in Azure (which takes the managed cluster
+    /// and its node resource group), then deletes the Cluster: the AKS objects go within a minute,
+    /// with nothing written to Azure.
+    async fn deleted_at_once_without_its_group(environment: &Environment, namespace: &str) -> TestResult {
+        let clusters = environment.cluster_api("Cluster", namespace).await?;
+        let pause = |paused: bool| json!({"spec": {"paused": paused}});
+        let params = kube::api::PatchParams::default();
+        clusters
+            .patch(CLUSTER, &params, &kube::api::Patch::Merge(pause(true)))
+            .await?;
+        // A pass that began before the pause ends first: ARM hears nothing for two seconds.
+        let mut calls = environment.requests_since(SystemTime::UNIX_EPOCH).len();
+        for _ in 0..15 {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            let now = environment.requests_since(SystemTime::UNIX_EPOCH).len();
+            if now == calls {
+                break;
+            }
+            calls = now;
+        }
+        let plane = control_plane(environment, namespace).await?;
+        let group = plane.data["spec"]["resourceGroupName"]
+            .as_str()
+            .ok_or("the control plane names no resource group")?
+            .to_owned();
+        let path =
+            format!("/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/{group}?api-version=2021-04-01");
+        let status = environment.arm("DELETE", &path).await?;
+        assert!(matches!(status, 200 | 202), "DELETE {path}: {status}");
+        let started = Instant::now();
+        while environment.arm("GET", &path).await? != 404 {
+            assert!(started.elapsed() < TIMEOUT, "the resource group is still there");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        let managed: Vec<String> = environment
+            .created_in_azure()
+            .into_iter()
+            .filter(|id| id.contains("microsoft.containerservice"))
+            .collect();
+        assert_eq!(managed, [] as [String; 0], "Azure took the managed cluster along");
+
+        let deleting = SystemTime::now();
+        let started = Instant::now();
+        clusters
+            .delete(CLUSTER, &kube::api::DeleteParams::default())
+            .await?;
+        clusters
+            .patch(CLUSTER, &params, &kube::api::Patch::Merge(pause(false)))
+            .await?;
+        for kind in [
+            "AzureManagedMachinePool",
+            "AzureManagedControlPlane",
+            "AzureManagedCluster",
+        ] {
+            let api = environment.infrastructure(kind, namespace).await?;
+            wait_list(
+                &api,
+                "",
+                &format!("every {kind} gone"),
+                Duration::from_mins(1),
+                <[_]>::is_empty,
+            )
+            .await?;
+        }
+        eprintln!(
+            "e2e: the AKS objects went {:.1} s after the Cluster's delete, its group gone",
+            started.elapsed().as_secs_f64()
+        );
+        let writes: Vec<String> = environment
+            .requests_since(deleting)
+            .into_iter()
+            .filter(|request| {
+                !matches!(request.method.as_str(), "GET" | "HEAD")
+                    && !request.path.ends_with("/token")
+                    && !request.path.starts_with("/_emulator")
+            })
+            .map(|request| format!("{} {}", request.method, request.path))
+            .collect();
+        assert_eq!(writes, [] as [String; 0], "only reads once the group was gone");
+        Ok(())
+    }
+
+    /// The group whose members administer an Entra-only cluster.
+    const ADMINS: &str = "7d0ac1f4-9a4e-4f4e-9d55-3f0f1f7d2a10";
+
+    /// The [`supported`] manifest of a cluster that signs in with Entra only.
+    #[expect(clippy::needless_pass_by_value, reason = "the shape of a manifest edit")]
+    fn entra_only(manifest: String) -> String {
+        let anchor = "  oidcIssuerProfile:\n    enabled: true\n";
+        assert!(manifest.contains(anchor), "the aks flavor has changed");
+        supported(manifest.replace(
+            anchor,
+            &format!(
+                "{anchor}  aadProfile:\n    managed: true\n    adminGroupObjectIDs: [{ADMINS}]\n  disableLocalAccounts: true\n"
+            ),
+        ))
+    }
+
+    /// With local accounts disabled, `<cluster>-kubeconfig` signs in with a bearer token (no
+    /// client certificate, no exec plugin) and reaches the workload API server, which refuses the
+    /// same kubeconfig without its token.
+    async fn signs_in_with_a_token(environment: &Environment, namespace: &str) -> TestResult {
+        let secret = kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(
+            environment.client.clone(),
+            namespace,
+        )
+        .get(&format!("{CLUSTER}-kubeconfig"))
+        .await?;
+        let value = secret
+            .data
+            .and_then(|mut data| data.remove("value"))
+            .ok_or("the kubeconfig Secret has no value")?;
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(std::str::from_utf8(&value.0)?)?;
+        let auth = kubeconfig
+            .auth_infos
+            .first()
+            .and_then(|user| user.auth_info.as_ref())
+            .ok_or("the kubeconfig has no user")?;
+        assert!(auth.token.is_some(), "no token in the kubeconfig");
+        assert!(
+            auth.exec.is_none() && auth.client_certificate_data.is_none(),
+            "the kubeconfig signs in otherwise too"
+        );
+        let namespaces = kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(
+            environment.workload_client(CLUSTER, namespace).await?,
+        );
+        assert!(
+            !namespaces
+                .list(&kube::api::ListParams::default())
+                .await?
+                .items
+                .is_empty(),
+            "the workload cluster lists no namespace"
+        );
+        // The same client without the token.
+        let anonymous = environment
+            .workload_client_with(CLUSTER, namespace, |config| config.auth_info.token = None)
+            .await?;
+        let refused = kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(anonymous)
+            .list(&kube::api::ListParams::default())
+            .await
+            .err()
+            .map(|err| err.to_string());
+        assert!(
+            refused
+                .as_deref()
+                .is_some_and(|message| message.contains("401") || message.contains("Unauthorized")),
+            "a request without the token was not refused: {refused:?}"
+        );
+        Ok(())
+    }
+
     /// The manifest asking for a version AKS has: it offers only some patches of each minor.
     #[expect(clippy::needless_pass_by_value, reason = "the shape of a manifest edit")]
     fn supported(manifest: String) -> String {
@@ -850,6 +1155,7 @@ mod aks {
         environment: &mut Environment,
         namespace: &str,
         change: Change,
+        trouble: Trouble,
     ) -> TestResult {
         environment
             .managed_control_planes_ready(namespace, 1, TIMEOUT)
@@ -869,6 +1175,10 @@ mod aks {
         )
         .await?;
         assert_eq!(created(environment, MANAGED_CLUSTERS), 1);
+        cluster_info_published(environment, namespace).await?;
+        if control_plane(environment, namespace).await?.data["spec"]["disableLocalAccounts"] == true {
+            signs_in_with_a_token(environment, namespace).await?;
+        }
         match change {
             Change::Pools => pools_change(environment, namespace).await?,
             Change::Upgrade => upgrade(environment, namespace).await?,
@@ -901,9 +1211,10 @@ mod aks {
             "{refusal:?}"
         );
         let deleting = SystemTime::now();
-        environment
-            .delete_cluster_without_leftovers(CLUSTER, namespace, TIMEOUT)
-            .await?;
+        match trouble {
+            Trouble::CredentialsRefused => deleted_once_credentials_return(environment, namespace).await?,
+            Trouble::GroupGone => deleted_at_once_without_its_group(environment, namespace).await?,
+        }
         let pool_deletes: Vec<String> = environment
             .requests_since(deleting)
             .into_iter()

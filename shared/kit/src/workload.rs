@@ -215,12 +215,21 @@ async fn connect(secret: &Secret, key: &str) -> Result<Client, WorkloadError> {
         .and_then(|data| data.get("value"))
         .ok_or_else(|| unusable("it has no key value".to_owned()))?;
     let text = std::str::from_utf8(&value.0).map_err(|err| unusable(err.to_string()))?;
-    let kubeconfig = Kubeconfig::from_yaml(text).map_err(|err| unusable(err.to_string()))?;
+    client_of(text).await.map_err(unusable)
+}
+
+/// A client of the cluster the kubeconfig `text` reaches (its current context), through the
+/// proxy of the environment.
+///
+/// # Errors
+/// Says why the kubeconfig cannot be used.
+pub async fn client_of(text: &str) -> Result<Client, String> {
+    let kubeconfig = Kubeconfig::from_yaml(text).map_err(|err| err.to_string())?;
     let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
         .await
-        .map_err(|err| unusable(err.to_string()))?;
+        .map_err(|err| err.to_string())?;
     config.proxy_url = proxy_for(&config.cluster_url, &Environment::read());
-    Client::try_from(config).map_err(|err| unusable(err.to_string()))
+    Client::try_from(config).map_err(|err| err.to_string())
 }
 
 /// The proxy settings of the process: `HTTPS_PROXY` and `NO_PROXY` (or their lower-case names).

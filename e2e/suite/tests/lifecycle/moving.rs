@@ -2,11 +2,12 @@
 //! team moves clusters off a bootstrap cluster: two planes, each with its own service-account
 //! issuer, Cluster API and capz-rs, working on one emulated Azure.
 //!
-//! The cluster is the default flavor signing in with workload identity, set up through ARM as a
-//! user does it. Its federated credential trusts only the source's issuer, so after the move the
-//! target's controllers are refused a token until the user adds a federated credential for the
-//! target's issuer; then the target manages the cluster (a worker is added) without the move
-//! itself having written anything to Azure.
+//! Two clusters move, each in its namespace: one of the default flavor and one of the `aks`
+//! flavor, both signing in with workload identity, set up through ARM as a user does it. Its
+//! federated credential trusts only the source's issuer, so after the move the target's
+//! controllers are refused a token until the user adds a federated credential for the target's
+//! issuer; then the target manages both clusters (a worker is added, an AKS pool scales out)
+//! without the move itself having written anything to Azure.
 
 use std::time::{Duration, Instant, SystemTime};
 
@@ -17,6 +18,7 @@ use serde_json::json;
 use crate::{CONVERGE, is_true};
 
 const NAME: &str = "moved";
+const AKS: &str = "moved-aks";
 const WORKERS: &str = "cluster.x-k8s.io/deployment-name=moved-md-0";
 /// The first retry after a refused sign-in comes a minute later; Cluster API then reconnects.
 const RECOVER: Duration = Duration::from_mins(4);
@@ -26,28 +28,35 @@ async fn a_moved_cluster_is_managed_by_the_target_once_its_issuer_is_federated()
     let (source, target) = Environment::start_pair(|source, target| rbac_trusting(&[source, target])).await?;
     let client_id = source.workload_identity_through_arm().await?;
     let client = source.client.clone();
-    capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
+    let both = async |namespace: String, managed: String| -> TestResult {
         let applied_at = source
             .create_cluster_with(NAME, &namespace, (1, 1), true, |objects| {
                 signs_in_with_workload_identity(objects, &client_id)
             })
             .await?;
+        create_aks(&source, &managed, &client_id).await?;
         source.available(NAME, &namespace, CONVERGE, applied_at).await?;
         machines_ready(&source, &namespace, 1, CONVERGE).await?;
+        source.managed_control_planes_ready(&managed, 1, CONVERGE).await?;
+        source
+            .machine_pool_nodes(&managed, &format!("{AKS}-pool1"), 1, CONVERGE)
+            .await?;
 
         let moving = SystemTime::now();
         let started = Instant::now();
         let target_kubeconfig = target.plane.kubeconfig().display().to_string();
-        source
-            .clusterctl
-            .run(&[
-                "move",
-                "--namespace",
-                &namespace,
-                "--to-kubeconfig",
-                &target_kubeconfig,
-            ])
-            .await?;
+        for namespace in [&namespace, &managed] {
+            source
+                .clusterctl
+                .run(&[
+                    "move",
+                    "--namespace",
+                    namespace,
+                    "--to-kubeconfig",
+                    &target_kubeconfig,
+                ])
+                .await?;
+        }
         let moved = SystemTime::now();
         eprintln!(
             "e2e: clusterctl move took {:.1} s",
@@ -70,10 +79,62 @@ async fn a_moved_cluster_is_managed_by_the_target_once_its_issuer_is_federated()
             .await?;
         assert!(left.items.is_empty(), "the source still has the Cluster");
 
-        sign_in_refused_until_federated(&target, &namespace).await?;
-        scale_up(&target, &namespace).await
+        sign_in_refused_until_federated(&target, &namespace, &managed).await?;
+        scale_up(&target, &namespace).await?;
+        aks_pool_scaled(&target, &managed).await
+    };
+    capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult {
+        capz_harness::with_temp_namespace(&client, async |managed| both(namespace, managed).await).await?
     })
     .await?
+}
+
+/// Applies a cluster of the `aks` flavor with one Node a pool in `namespace`, signing in as the
+/// workload identity `client_id`.
+async fn create_aks(source: &Environment, namespace: &str, client_id: &str) -> TestResult {
+    let generated = source
+        .generate_flavor(Some("aks"), AKS, namespace, 1, &[])
+        .await?;
+    // A version AKS offers: it has only some patches of each minor.
+    let generated = generated.replace(
+        &format!("version: {}", capz_e2e::KUBERNETES_VERSION),
+        "version: v1.33.5",
+    );
+    let mut objects = capz_e2e::manifest(&generated)?;
+    signs_in_with_workload_identity(&mut objects, client_id)?;
+    source.apply(namespace, &objects).await
+}
+
+/// The target scales the AKS cluster's User pool from one Node to two: the agent pool grows in
+/// Azure and the new instance is a Node of the MachinePool; the control plane stays Ready.
+async fn aks_pool_scaled(target: &Environment, namespace: &str) -> TestResult {
+    let started = Instant::now();
+    let pool = format!("{AKS}-pool1");
+    target
+        .cluster_api("MachinePool", namespace)
+        .await?
+        .patch(
+            &pool,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await?;
+    target.machine_pool_nodes(namespace, &pool, 2, RECOVER).await?;
+    eprintln!(
+        "e2e: the target scaled the AKS pool to two {:.1} s after the change",
+        started.elapsed().as_secs_f64()
+    );
+    let plane = target
+        .infrastructure("AzureManagedControlPlane", namespace)
+        .await?
+        .get(AKS)
+        .await?;
+    assert!(
+        is_true(&plane, "Ready"),
+        "the AzureManagedControlPlane is not Ready: {:?}",
+        condition_message(&plane, "Ready")
+    );
+    Ok(())
 }
 
 /// Makes the cluster's AzureClusterIdentity sign in as the workload identity `client_id`.
@@ -95,11 +156,12 @@ fn writes_azure(request: &arm_emulator::LoggedRequest) -> bool {
 }
 
 /// The target's controllers sign in with tokens of the target's issuer, which no federated
-/// credential trusts yet: the AzureCluster says the credential was rejected. Once the user adds
-/// one for the target's issuer through ARM, the next attempt signs in and the AzureCluster is
-/// Ready again.
-async fn sign_in_refused_until_federated(target: &Environment, namespace: &str) -> TestResult {
+/// credential trusts yet: the AzureCluster (in `namespace`) and the AzureManagedControlPlane
+/// (in `managed`) say the credential was rejected. Once the user adds one for the target's
+/// issuer through ARM, the next attempt signs in and both are Ready again.
+async fn sign_in_refused_until_federated(target: &Environment, namespace: &str, managed: &str) -> TestResult {
     let clusters = target.infrastructure("AzureCluster", namespace).await?;
+    let planes = target.infrastructure("AzureManagedControlPlane", managed).await?;
     let refused = |cluster: &DynamicObject| {
         cluster.data["status"]["conditions"]
             .as_array()
@@ -108,21 +170,28 @@ async fn sign_in_refused_until_federated(target: &Environment, namespace: &str) 
             .find(|condition| condition["reason"] == "CredentialRejected")
             .map(|condition| condition["message"].as_str().unwrap_or_default().to_owned())
     };
-    let seen = wait_list(
-        &clusters,
-        "",
-        "the moved AzureCluster refused a token on the target, and not Ready",
-        CONVERGE,
-        |all| {
-            all.iter()
-                .any(|cluster| refused(cluster).is_some() && cluster.data["status"]["ready"] != true)
-        },
-    )
-    .await?;
-    let message = seen.iter().find_map(refused).unwrap_or_default();
+    for (objects, what) in [
+        (&clusters, "the moved AzureCluster"),
+        (&planes, "the moved AzureManagedControlPlane"),
+    ] {
+        let seen = wait_list(
+            objects,
+            "",
+            &format!("{what} refused a token on the target"),
+            CONVERGE,
+            |all| all.iter().any(|object| refused(object).is_some()),
+        )
+        .await?;
+        let message = seen.iter().find_map(refused).unwrap_or_default();
+        assert!(
+            message.contains("AADSTS70021"),
+            "{what}: the message does not say no federated credential matched: {message}"
+        );
+    }
+    let cluster = clusters.get(NAME).await?;
     assert!(
-        message.contains("AADSTS70021"),
-        "the message does not say no federated credential matched: {message}"
+        cluster.data["status"]["ready"] != true,
+        "the AzureCluster is ready without a token"
     );
     let federated = Instant::now();
     target.federate_through_arm("capz-target").await?;
@@ -132,6 +201,14 @@ async fn sign_in_refused_until_federated(target: &Environment, namespace: &str) 
         "the moved AzureCluster Ready on the target",
         RECOVER,
         |all| all.iter().any(|cluster| cluster.data["status"]["ready"] == true),
+    )
+    .await?;
+    wait_list(
+        &planes,
+        "",
+        "the moved AzureManagedControlPlane Ready on the target",
+        RECOVER,
+        |all| all.iter().any(|plane| is_true(plane, "Ready")),
     )
     .await?;
     eprintln!(

@@ -560,6 +560,11 @@ fn network_profile(properties: &Map<String, Value>) -> Result<Value, ArmError> {
     Ok(Value::Object(network))
 }
 
+/// AKS's Entra server application: the audience of the tokens an Entra-integrated API server takes.
+const AKS_SERVER_APP: &str = "6dae42f8-4368-4678-94ff-3960e28e3630";
+/// AKS's Entra client application, which kubelogin signs users in as.
+const AKS_CLIENT_APP: &str = "80faf920-1908-4b52-b5ef-a8e7bedfc67a";
+
 /// `len` lower-case letters and digits.
 fn random_label(len: usize) -> String {
     let alphabet = b"abcdefghijklmnopqrstuvwxyz0123456789";
@@ -595,7 +600,9 @@ fn show_pools(state: &State, cluster: &mut Value) {
 /// A kubeconfig for the cluster's API server at its FQDN, as the credential listings answer it:
 /// trusting the cluster's CA, and signed in with a new client certificate of that CA, for the
 /// admin `masterclient` in `system:masters` as AKS's admin kubeconfig is. A cluster without a CA
-/// (kept from an emulator that made none; its next write makes one) gets a token instead.
+/// (kept from an emulator that made none; its next write makes one) gets a token instead. With
+/// Entra integration (`aadProfile.managed`), the user's kubeconfig signs in through kubelogin,
+/// for AKS's Entra server application, as AKS answers it: no certificate of the cluster's.
 fn credentials(act: &mut Act<'_>, user: &'static str) -> Result<Acted, ArmError> {
     let properties = &act.doc["properties"];
     if user == "clusterAdmin" && properties["disableLocalAccounts"] == json!(true) {
@@ -636,6 +643,14 @@ fn credentials(act: &mut Act<'_>, user: &'static str) -> Result<Acted, ArmError>
             String::new(),
             format!("    token: {}\n", uuid::Uuid::new_v4().simple()),
         ),
+    };
+    let sign_in = if user == "clusterUser" && properties["aadProfile"]["managed"] == json!(true) {
+        let tenant = properties["aadProfile"]["tenantID"].as_str().unwrap_or_default();
+        format!(
+            "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: kubelogin\n      args: [get-token, --environment, AzurePublicCloud, --server-id, {AKS_SERVER_APP}, --client-id, {AKS_CLIENT_APP}, --tenant-id, {tenant}, --login, devicecode]\n      env: null\n      interactiveMode: IfAvailable\n      provideClusterInfo: false\n"
+        )
+    } else {
+        sign_in
     };
     let kubeconfig = format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n{trust}    server: https://{server}:443\ncontexts:\n- name: {cluster}\n  context:\n    cluster: {cluster}\n    user: {account}\ncurrent-context: {cluster}\nusers:\n- name: {account}\n  user:\n{sign_in}"
