@@ -849,3 +849,95 @@ async fn an_abandoned_deletion_lets_go_deletes_nothing_and_names_what_stays() ->
     })
     .await
 }
+
+/// A restarted controller lists the credentials again; when Azure throttles that listing, the
+/// Secrets keep the credentials listed before and the control plane stays Ready, and the next
+/// passes list again until one is answered.
+#[tokio::test]
+async fn a_throttled_listing_keeps_the_last_credentials_and_ready() -> TestResult {
+    capz_harness::in_namespace(&[], async |plane, client, namespace| {
+        let azure = EmulatedAzure::start(Config::default()).await?;
+        cluster_objects(&client, &namespace).await?;
+        pool(&client, &namespace, "pool0", "System", 1).await?;
+        let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), &namespace);
+        let first = controller(plane, &namespace, azure.cloud_settings()?)?;
+        let built = capz_harness::wait_for(&planes, CLUSTER, "the control plane ready", WAIT, |plane| {
+            plane.status.as_ref().and_then(|status| status.ready) == Some(true)
+        })
+        .await;
+        first.stop().await?;
+        built?;
+        let secrets = Api::<Secret>::namespaced(client.clone(), &namespace);
+        let held = secrets.get(&format!("{CLUSTER}-kubeconfig")).await?.data;
+
+        let emulator = &azure.running.emulator;
+        let throttle = emulator.add_fault(arm_emulator::faults::Fault {
+            method: Some("POST".to_owned()),
+            path: "*/listClusterAdminCredential".to_owned(),
+            status: Some(429),
+            retry_after_seconds: Some(1),
+            ..arm_emulator::faults::Fault::default()
+        });
+        let listings = || {
+            emulator
+                .requests()
+                .iter()
+                .filter(|request| request.path.ends_with("/listClusterAdminCredential"))
+                .map(|request| request.status)
+                .collect::<Vec<u16>>()
+        };
+        let before = listings().len();
+        let second = controller(plane, &namespace, azure.cloud_settings()?)?;
+        let result = async {
+            let started = std::time::Instant::now();
+            while listings()[before..]
+                .iter()
+                .filter(|status| **status == 429)
+                .count()
+                < 2
+            {
+                assert!(
+                    started.elapsed() < WAIT,
+                    "no listing was throttled: {:?}",
+                    listings()
+                );
+                let plane = planes.get(CLUSTER).await?;
+                assert_eq!(
+                    ready(&plane).map(|ready| ready.status.clone()),
+                    Some(capz_kit::api::common::conditions::ConditionStatus::True),
+                    "{:?}",
+                    ready(&plane)
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            assert_eq!(
+                secrets.get(&format!("{CLUSTER}-kubeconfig")).await?.data,
+                held,
+                "the Secret changed"
+            );
+            // Answered again, the next listing is served and the passes stop listing.
+            emulator.remove_fault(throttle);
+            let started = std::time::Instant::now();
+            while !listings()[before..].contains(&200) {
+                assert!(
+                    started.elapsed() < WAIT,
+                    "the listing never came back: {:?}",
+                    listings()
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            let served = listings().len();
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            assert_eq!(listings().len(), served, "listed again once answered");
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+        }
+        .await;
+        second.stop().await?;
+        let release = json!({"metadata": {"finalizers": null}});
+        Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), &namespace)
+            .patch(CLUSTER, &PatchParams::default(), &Patch::Merge(release))
+            .await?;
+        result
+    })
+    .await
+}

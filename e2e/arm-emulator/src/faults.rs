@@ -11,7 +11,7 @@ use crate::error::ArmError;
 use crate::state::Unsuccessful;
 
 /// A rule for matching requests.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Fault {
     /// The HTTP method to match; any when absent.
