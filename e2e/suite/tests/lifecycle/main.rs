@@ -18,8 +18,9 @@
 //!   kubeconfig `listClusterAdminCredential` returns: its pools' instances are its Nodes.
 //! - MachinePools of the `machinepool` flavor, Uniform and Flexible, converge, scale with each
 //!   delete policy and roll to a new version one Node at a time ([`pools`]).
-//! - `clusterctl move` hands a cluster to a second management cluster ([`moving`], a test of its
-//!   own with its own two planes, run beside the others).
+//! - `clusterctl move` hands a cluster of the default flavor and one of the `aks` flavor to a
+//!   second management cluster ([`moving`], a test of its own with its own two planes, run beside
+//!   the others).
 //! - A cluster of the `private` flavor is reached only through its peering with the plane's
 //!   emulated network and its zone's link to it ([`private`]).
 
