@@ -575,14 +575,19 @@ async fn with_built_cluster(
             Err(error) => Err(error.into()),
         };
         controller.stop().await?;
-        // The Cluster's test finalizer goes, whether or not the scenario deleted it.
-        let release = json!({"metadata": {"finalizers": null}});
-        Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), &namespace)
-            .patch(CLUSTER, &PatchParams::default(), &Patch::Merge(release))
-            .await?;
+        release_cluster(&client, &namespace).await?;
         result
     })
     .await
+}
+
+/// Takes the Cluster's test finalizer off, whether or not the test deleted it.
+async fn release_cluster(client: &Client, namespace: &str) -> TestResult {
+    let release = json!({"metadata": {"finalizers": null}});
+    Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), namespace)
+        .patch(CLUSTER, &PatchParams::default(), &Patch::Merge(release))
+        .await?;
+    Ok(())
 }
 
 /// Cluster API's side of a deletion: the Cluster (held by a test finalizer, as Cluster API holds
@@ -903,7 +908,7 @@ async fn a_throttled_listing_keeps_the_last_credentials_and_ready() -> TestResul
                 );
                 let plane = planes.get(CLUSTER).await?;
                 assert_eq!(
-                    ready(&plane).map(|ready| ready.status.clone()),
+                    ready(&plane).map(|ready| ready.status),
                     Some(capz_kit::api::common::conditions::ConditionStatus::True),
                     "{:?}",
                     ready(&plane)
@@ -933,10 +938,91 @@ async fn a_throttled_listing_keeps_the_last_credentials_and_ready() -> TestResul
         }
         .await;
         second.stop().await?;
-        let release = json!({"metadata": {"finalizers": null}});
-        Api::<capz_kit::api::capi::Cluster>::namespaced(client.clone(), &namespace)
-            .patch(CLUSTER, &PatchParams::default(), &Patch::Merge(release))
+        release_cluster(&client, &namespace).await?;
+        result
+    })
+    .await
+}
+
+/// The claims of the token the kubeconfig Secret of an Entra-only cluster signs in with (capz-aks
+/// writes that kubeconfig as JSON).
+async fn secret_token(secrets: &Api<Secret>) -> TestResult<serde_json::Value> {
+    use base64::Engine as _;
+    let secret = secrets.get(&format!("{CLUSTER}-kubeconfig")).await?;
+    let value = secret
+        .data
+        .and_then(|mut data| data.remove("value"))
+        .ok_or("no value")?;
+    let kubeconfig: serde_json::Value = serde_json::from_slice(&value.0)?;
+    let user = &kubeconfig["users"][0]["user"];
+    assert!(
+        user.get("exec").is_none_or(serde_json::Value::is_null),
+        "the exec plugin stayed: {user}"
+    );
+    let payload = user["token"]
+        .as_str()
+        .and_then(|token| token.split('.').nth(1))
+        .ok_or("the kubeconfig holds no JWT")?;
+    let claims = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload)?;
+    Ok(serde_json::from_slice(&claims)?)
+}
+
+/// Seconds since the epoch.
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// With Entra sign-in only, the kubeconfig Secret signs in with a token for AKS's server
+/// application, and a new one is written when half of the token's life is gone: the Secret
+/// never holds an expired token. (Tokens live 10 s here.)
+#[tokio::test]
+async fn an_entra_only_cluster_has_a_token_kubeconfig_renewed_before_it_expires() -> TestResult {
+    capz_harness::in_namespace(&[], async |plane, client, namespace| {
+        let azure = EmulatedAzure::start(Config {
+            token_lifetime_seconds: 10,
+            ..Config::default()
+        })
+        .await?;
+        cluster_objects(&client, &namespace).await?;
+        let planes = Api::<AzureManagedControlPlane>::namespaced(client.clone(), &namespace);
+        let entra_only = json!({"spec": {
+            "aadProfile": {"managed": true, "adminGroupObjectIDs": ["7d0ac1f4-9a4e-4f4e-9d55-3f0f1f7d2a10"]},
+            "disableLocalAccounts": true,
+        }});
+        planes
+            .patch(CLUSTER, &PatchParams::default(), &Patch::Merge(entra_only))
             .await?;
+        pool(&client, &namespace, "pool0", "System", 1).await?;
+        let controller = controller(plane, &namespace, azure.cloud_settings()?)?;
+        let result = async {
+            capz_harness::wait_for(&planes, CLUSTER, "the control plane ready", WAIT, |plane| {
+                plane.status.as_ref().and_then(|status| status.ready) == Some(true)
+            })
+            .await?;
+            let secrets = Api::<Secret>::namespaced(client.clone(), &namespace);
+            let first = secret_token(&secrets).await?;
+            assert_eq!(first["aud"], "6dae42f8-4368-4678-94ff-3960e28e3630", "{first}");
+            let started = std::time::Instant::now();
+            let mut renewals = 0;
+            let mut held = first;
+            while renewals < 2 {
+                assert!(started.elapsed() < Duration::from_secs(40), "no renewal: {held}");
+                let token = secret_token(&secrets).await?;
+                let expires = token["exp"].as_i64().ok_or("no exp")?;
+                assert!(expires > now(), "the Secret holds an expired token: {token}");
+                if token["exp"] != held["exp"] {
+                    renewals += 1;
+                    held = token;
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+        }
+        .await;
+        controller.stop().await?;
+        release_cluster(&client, &namespace).await?;
         result
     })
     .await

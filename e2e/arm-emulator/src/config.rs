@@ -53,6 +53,9 @@ pub struct Config {
     /// creating a machine or scaling a scale set out there fails as Azure fails when a zone is
     /// out of capacity (`ZonalAllocationFailed`, `AllocationFailed`).
     pub capacity: Vec<CapacityLimit>,
+    /// How long access tokens from the token endpoint live, in seconds (Entra answers 3599);
+    /// shorter lets a test see a client renew its tokens.
+    pub token_lifetime_seconds: i64,
     /// AKS add-ons (`azurepolicy`, `omsagent`, ...) that policies of the subscriptions deploy on
     /// every managed cluster, as Azure Policy's `deployIfNotExists` assignments do: enabled, with
     /// an identity in the node resource group, whatever the cluster's writer asked for.
@@ -88,6 +91,7 @@ impl Default for Config {
             operation_latency: Duration::ZERO,
             latencies: BTreeMap::new(),
             retry_after_seconds: 15,
+            token_lifetime_seconds: 3599,
             page_size: 100,
             request_log_size: 1000,
             tenants: vec![Tenant {

@@ -585,6 +585,14 @@ mod aks {
         case("aks-topology", supported, Change::Upgrade, Trouble::GroupGone).await
     }
 
+    /// A person gives up on a deletion Azure refuses: with the abandon annotation the objects go
+    /// without any DELETE, and a Warning event names every Azure resource left, which are then
+    /// the user's to remove.
+    #[tokio::test]
+    async fn an_abandoned_aks_deletion_names_what_it_leaves() -> TestResult {
+        case("aks", supported, Change::None, Trouble::Abandoned).await
+    }
+
     /// A cluster of `flavor` with two Nodes a pool, its manifest changed by `edit`, with only the
     /// aks controller and the webhooks: it converges, takes `change`, and goes through
     /// `trouble`.
@@ -606,6 +614,8 @@ mod aks {
         CredentialsRefused,
         /// The cluster's resource group was deleted out of band.
         GroupGone,
+        /// Azure refuses the credentials and a person abandons the deletion.
+        Abandoned,
     }
 
     /// What a case changes once the cluster has converged.
@@ -614,6 +624,8 @@ mod aks {
         Pools,
         /// Upgrade through the topology's version.
         Upgrade,
+        /// Nothing.
+        None,
     }
 
     /// Resource types, in lower case.
@@ -993,6 +1005,135 @@ mod aks {
         Ok(())
     }
 
+    /// With Azure refusing the credentials, the control plane carries the abandon annotation and
+    /// the Cluster is deleted: everything goes with no DELETE sent, and one Warning event
+    /// `AzureResourcesAbandoned` on the control plane names resources that cover all the cluster
+    /// has in Azure. Deleting the groups it names (as the user would) leaves nothing.
+    async fn abandoned_naming_what_stays(environment: &Environment, namespace: &str) -> TestResult {
+        let emulator = &environment.azure.emulator;
+        let plane = control_plane(environment, namespace).await?;
+        let name = plane.metadata.name.clone().unwrap_or_default();
+        let group = plane.data["spec"]["resourceGroupName"]
+            .as_str()
+            .ok_or("the control plane names no resource group")?
+            .to_ascii_lowercase();
+        emulator.set_principal_disabled(DEFAULT_CLIENT_ID, true);
+        environment
+            .infrastructure("AzureManagedControlPlane", namespace)
+            .await?
+            .patch(
+                &name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(json!({"metadata": {"annotations": {
+                    "aks.infrastructure.cluster.x-k8s.io/abandon-azure-resources": "true",
+                }}})),
+            )
+            .await?;
+        let deleting = SystemTime::now();
+        environment
+            .cluster_api("Cluster", namespace)
+            .await?
+            .delete(CLUSTER, &kube::api::DeleteParams::default())
+            .await?;
+        aks_objects_gone(environment, namespace, TIMEOUT).await?;
+        emulator.set_principal_disabled(DEFAULT_CLIENT_ID, false);
+        let deletes: Vec<String> = environment
+            .requests_since(deleting)
+            .into_iter()
+            .filter(|request| request.method == "DELETE")
+            .map(|request| request.path)
+            .collect();
+        assert_eq!(
+            deletes,
+            [] as [String; 0],
+            "an abandoned deletion deletes nothing"
+        );
+
+        let named = abandoned_ids(environment, namespace, &name).await?;
+        // What the cluster has in Azure: its group's resources and its node resource group's.
+        let ours = |id: &String| {
+            id.contains(&format!("/resourcegroups/{group}/"))
+                || id.ends_with(&format!("/resourcegroups/{group}"))
+                || id.contains(&format!("/resourcegroups/mc_{group}_"))
+        };
+        let left: Vec<String> = environment.created_in_azure().into_iter().filter(ours).collect();
+        assert!(!left.is_empty(), "nothing of the cluster is in Azure");
+        for id in &left {
+            assert!(
+                named
+                    .iter()
+                    .any(|named| id == named || id.starts_with(&format!("{named}/"))),
+                "{id} is left in Azure but not named: {named:?}"
+            );
+        }
+        for id in &named {
+            assert!(left.contains(id), "{id} is named but not in Azure: {left:?}");
+        }
+        // The user removes what was named: the cluster's group, and with it the managed cluster
+        // and its node resource group (AKS keeps that one from being deleted on its own).
+        let path = named
+            .iter()
+            .find(|id| id.ends_with(&format!("/resourcegroups/{group}")))
+            .map(|id| format!("{id}?api-version=2021-04-01"))
+            .ok_or("the cluster's resource group is not named")?;
+        let status = environment.arm("DELETE", &path).await?;
+        assert!(matches!(status, 200 | 202), "DELETE {path}: {status}");
+        let started = Instant::now();
+        while environment.created_in_azure().iter().any(ours) {
+            assert!(started.elapsed() < TIMEOUT, "the groups are still there");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        Ok(())
+    }
+
+    /// Waits until the cluster's AKS objects are gone.
+    async fn aks_objects_gone(environment: &Environment, namespace: &str, timeout: Duration) -> TestResult {
+        for kind in [
+            "AzureManagedMachinePool",
+            "AzureManagedControlPlane",
+            "AzureManagedCluster",
+        ] {
+            let api = environment.infrastructure(kind, namespace).await?;
+            wait_list(&api, "", &format!("every {kind} gone"), timeout, <[_]>::is_empty).await?;
+        }
+        Ok(())
+    }
+
+    /// The ids (lower case) the one `AzureResourcesAbandoned` Warning event on the control plane
+    /// `name` names.
+    async fn abandoned_ids(
+        environment: &Environment,
+        namespace: &str,
+        name: &str,
+    ) -> TestResult<Vec<String>> {
+        let events = kube::Api::<k8s_openapi::api::events::v1::Event>::namespaced(
+            environment.client.clone(),
+            namespace,
+        )
+        .list(&kube::api::ListParams::default())
+        .await?;
+        let notes: Vec<String> = events
+            .items
+            .iter()
+            .filter(|event| {
+                event.reason.as_deref() == Some("AzureResourcesAbandoned")
+                    && event.type_.as_deref() == Some("Warning")
+                    && event
+                        .regarding
+                        .as_ref()
+                        .and_then(|regarding| regarding.name.as_deref())
+                        == Some(name)
+            })
+            .filter_map(|event| event.note.clone())
+            .collect();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        Ok(notes[0]
+            .split_whitespace()
+            .filter(|word| word.starts_with("/subscriptions/"))
+            .map(str::to_ascii_lowercase)
+            .collect())
+    }
+
     /// Pauses the Cluster, deletes its resource group in Azure (which takes the managed cluster
     /// and its node resource group), then deletes the Cluster: the AKS objects go within a minute,
     /// with nothing written to Azure.
@@ -1042,21 +1183,7 @@ mod aks {
         clusters
             .patch(CLUSTER, &params, &kube::api::Patch::Merge(pause(false)))
             .await?;
-        for kind in [
-            "AzureManagedMachinePool",
-            "AzureManagedControlPlane",
-            "AzureManagedCluster",
-        ] {
-            let api = environment.infrastructure(kind, namespace).await?;
-            wait_list(
-                &api,
-                "",
-                &format!("every {kind} gone"),
-                Duration::from_mins(1),
-                <[_]>::is_empty,
-            )
-            .await?;
-        }
+        aks_objects_gone(environment, namespace, Duration::from_mins(1)).await?;
         eprintln!(
             "e2e: the AKS objects went {:.1} s after the Cluster's delete, its group gone",
             started.elapsed().as_secs_f64()
@@ -1182,6 +1309,7 @@ mod aks {
         match change {
             Change::Pools => pools_change(environment, namespace).await?,
             Change::Upgrade => upgrade(environment, namespace).await?,
+            Change::None => {}
         }
         // The System pool is the cluster's only one: admission keeps it.
         let agent_pools = environment
@@ -1214,6 +1342,7 @@ mod aks {
         match trouble {
             Trouble::CredentialsRefused => deleted_once_credentials_return(environment, namespace).await?,
             Trouble::GroupGone => deleted_at_once_without_its_group(environment, namespace).await?,
+            Trouble::Abandoned => abandoned_naming_what_stays(environment, namespace).await?,
         }
         let pool_deletes: Vec<String> = environment
             .requests_since(deleting)

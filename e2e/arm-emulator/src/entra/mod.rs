@@ -30,8 +30,6 @@ use clock::UnixTime;
 use issuers::Issuers;
 use jwt::Signer;
 
-/// How long access tokens from the token endpoint live, in seconds (what Entra answers).
-const TOKEN_LIFETIME: i64 = 3599;
 /// The resource `Emulator::access_token` mints tokens for.
 const ARM_RESOURCE: &str = "https://management.azure.com/";
 
@@ -48,6 +46,8 @@ pub(crate) struct Entra {
     issuers: Issuers,
     /// Bearer tokens whose signature already checked out, with their claims.
     verified: bearer::Verified,
+    /// How long access tokens from the token endpoint live, in seconds.
+    token_lifetime: i64,
     /// Client ids (lower case) of service principals an administrator disabled: Entra issues
     /// them no token, and ARM refuses the tokens they already hold.
     disabled: std::sync::Mutex<std::collections::BTreeSet<String>>,
@@ -64,6 +64,7 @@ impl Entra {
             issuers: Issuers::default(),
             verified: bearer::Verified::default(),
             disabled: std::sync::Mutex::default(),
+            token_lifetime: config.token_lifetime_seconds,
         }
     }
 
@@ -364,7 +365,7 @@ impl Emulator {
             })?;
         let now = UnixTime::from_system(self.wall_clock());
         entra
-            .mint(&identity, ARM_RESOURCE, proof, now, TOKEN_LIFETIME)
+            .mint(&identity, ARM_RESOURCE, proof, now, entra.token_lifetime)
             .ok()
     }
 

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::clock::UnixTime;
 use super::error::{EntraError, OAuthError};
 use super::jwt::Jwt;
-use super::{Context, Identity, Proof, TOKEN_LIFETIME, v1_token_body};
+use super::{Context, Identity, Proof, v1_token_body};
 use crate::Emulator;
 use crate::config::{FederatedCredential, Principal};
 
@@ -146,17 +146,18 @@ async fn issue(
             resource,
             proof,
             context.now,
-            TOKEN_LIFETIME,
+            entra.token_lifetime,
         )
         .map_err(|_| EntraError::transient())?;
+    let lifetime = entra.token_lifetime;
     Ok(match version {
         Version::V2 => json!({
             "token_type": "Bearer",
-            "expires_in": TOKEN_LIFETIME,
-            "ext_expires_in": TOKEN_LIFETIME,
+            "expires_in": lifetime,
+            "ext_expires_in": lifetime,
             "access_token": token,
         }),
-        Version::V1 => v1_token_body(&token, resource, context.now, TOKEN_LIFETIME),
+        Version::V1 => v1_token_body(&token, resource, context.now, lifetime),
     })
 }
 
