@@ -293,6 +293,98 @@ capi-bins:
     done
     echo "$out"
 
+# Build the pinned CAPZ manager and ASO controller and generate the ASO CRDs CAPZ uses, for
+# benchmarks beside capz-rs (once per version; not used by the tests); print their directory.
+peer-bins:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    capz=$(cd e2e/peer/capz && go list -m -f '{{{{.Version}}' sigs.k8s.io/cluster-api-provider-azure)
+    aso=$(cd e2e/peer/aso && go list -m -f '{{{{.Version}}' github.com/Azure/azure-service-operator/v2)
+    out="{{cache}}/peer-bins/$capz-$aso"
+    # The kinds CAPZ's release has ASO serve (its --crd-pattern in config/aso), as <group>_<plural>.
+    wanted=(containerservice.azure.com_fleetsmembers containerservice.azure.com_maintenanceconfigurations
+        containerservice.azure.com_managedclusters containerservice.azure.com_managedclustersagentpools
+        kubernetesconfiguration.azure.com_extensions network.azure.com_bastionhosts
+        network.azure.com_natgateways network.azure.com_privateendpoints network.azure.com_virtualnetworks
+        network.azure.com_virtualnetworkssubnets resources.azure.com_resourcegroups)
+    groups=(containerservice kubernetesconfiguration network resources)
+    if [ -x "$out/capz-manager" ] && [ -x "$out/aso-controller" ] && [ -d "$out/crds" ]; then
+        echo "$out"
+        exit 0
+    fi
+    echo "peer-bins: building CAPZ $capz and ASO $aso" >&2
+    # CAPZ's release build stamps these from git (hack/version.sh); gitVersion goes into its ARM
+    # User-Agent. The module proxy does not tell the release commit, so that one stays empty.
+    major=${capz#v}
+    major=${major%%.*}
+    minor=${capz#v*.}
+    minor=${minor%%.*}
+    pkg=sigs.k8s.io/cluster-api-provider-azure/version
+    capz_ldflags="-s -w -X $pkg.gitVersion=$capz -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+    capz_ldflags+=" -X $pkg.gitCommit= -X $pkg.gitTreeState=clean -X $pkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    # ASO's one stamp, which its ARM User-Agent carries.
+    aso_ldflags="-s -w -X github.com/Azure/azure-service-operator/v2/internal/version.BuildVersion=$aso"
+    mkdir -p "$out"
+    # Built and generated beside the target and moved in at the end, so an interrupted run never
+    # leaves a directory that looks finished.
+    tmp=$(mktemp -d "$out.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    export CGO_ENABLED=0
+    # Each step in a subshell of its own, in the module it builds from.
+    step() {
+        local start=$SECONDS
+        "$@"
+        echo "peer-bins: $1 ($((SECONDS - start)) s)" >&2
+    }
+    controller-gen() (
+        cd e2e/peer/aso
+        go build -trimpath -ldflags="-s -w" -o "$tmp/controller-gen" sigs.k8s.io/controller-tools/cmd/controller-gen
+    )
+    # ASO's module has its API types but not its generated CRDs: generate them as ASO's build does
+    # (the options of its Taskfile), over the whole of each group CAPZ uses, since a CRD gets one
+    # version per package of its group that defines the kind, the storage version included.
+    crds() (
+        cd e2e/peer/aso
+        local group paths=()
+        for group in "${groups[@]}"; do
+            paths+=("paths=github.com/Azure/azure-service-operator/v2/api/$group/...")
+        done
+        "$tmp/controller-gen" crd:crdVersions=v1,allowDangerousTypes=true "${paths[@]}" \
+            output:crd:artifacts:config="$tmp/generated"
+        mkdir "$tmp/crds"
+        local crd
+        for crd in "${wanted[@]}"; do
+            if [ ! -f "$tmp/generated/$crd.yaml" ]; then
+                echo "peer-bins: controller-gen wrote no $crd.yaml" >&2
+                exit 1
+            fi
+            # The labels ASO's release adds: ASO only manages CRDs with its name label, and
+            # compares the version label with its own to decide whether to update one.
+            awk -v aso="$aso" 'NR == 1 && /^---$/ { next } { print } /^metadata:$/ && !done {
+                print "  labels:"; print "    app.kubernetes.io/name: azure-service-operator"
+                print "    app.kubernetes.io/version: " aso; done = 1 }' \
+                "$tmp/generated/$crd.yaml" > "$tmp/crds/$crd.yaml"
+        done
+    )
+    # No build tags: CAPZ's and ASO's release images are built without any.
+    capz-manager() (
+        cd e2e/peer/capz
+        go build -trimpath -ldflags="$capz_ldflags" -o "$tmp/capz-manager" sigs.k8s.io/cluster-api-provider-azure
+    )
+    aso-controller() (
+        cd e2e/peer/aso
+        go build -trimpath -ldflags="$aso_ldflags" -o "$tmp/aso-controller" \
+            github.com/Azure/azure-service-operator/v2/cmd/controller
+    )
+    step controller-gen
+    step crds
+    step capz-manager
+    step aso-controller
+    rm -rf "$out/crds"
+    mv "$tmp/crds" "$out/crds"
+    mv -f "$tmp/controller-gen" "$tmp/capz-manager" "$tmp/aso-controller" "$out/"
+    echo "$out"
+
 # Build the workload cluster simulator (what boots on the emulator's machines, e2e/workload) into
 # the cache, reusing the Go build cache of `capi-bins`; print the binary's path.
 workload-bins:
