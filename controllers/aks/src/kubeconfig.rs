@@ -153,14 +153,12 @@ pub(crate) async fn connect(
         }
         return Ok(endpoint);
     }
-    let listed = async {
-        let (admin, trusted_for) =
-            list(&secrets, (client, credential), id, (managed_aad, local_disabled)).await?;
-        state.listed(key.clone(), host.clone(), Instant::now() + trusted_for);
-        Ok::<_, ConnectError>(admin)
-    };
-    let admin = match listed.await {
-        Ok(admin) => admin,
+    let listed = list(&secrets, (client, credential), id, (managed_aad, local_disabled)).await;
+    let admin = match listed {
+        Ok((admin, trusted_for)) => {
+            state.listed(key.clone(), host.clone(), Instant::now() + trusted_for);
+            admin
+        }
         // Azure is busy: the Secrets keep the last credentials while they reach the same API
         // server, and the next pass lists again. The cluster did not stop running.
         Err(error) if error.passes() => match secrets.read(&kubeconfig).await? {

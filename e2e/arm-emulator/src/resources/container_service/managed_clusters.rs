@@ -621,7 +621,17 @@ fn credentials(act: &mut Act<'_>, user: &'static str) -> Result<Acted, ArmError>
     let account = format!("{user}_{group}_{cluster}");
     let encode = |pem: &str| base64::engine::general_purpose::STANDARD.encode(pem);
     let authority = &properties[AUTHORITY];
+    let kubelogin = (user == "clusterUser" && properties["aadProfile"]["managed"] == json!(true)).then(|| {
+        let tenant = properties["aadProfile"]["tenantID"].as_str().unwrap_or_default();
+        format!(
+            "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: kubelogin\n      args: [get-token, --environment, AzurePublicCloud, --server-id, {AKS_SERVER_APP}, --client-id, {AKS_CLIENT_APP}, --tenant-id, {tenant}, --login, devicecode]\n      env: null\n      interactiveMode: IfAvailable\n      provideClusterInfo: false\n"
+        )
+    });
     let (trust, sign_in) = match (authority["certificate"].as_str(), authority["key"].as_str()) {
+        (Some(certificate), Some(_)) if let Some(kubelogin) = kubelogin => (
+            format!("    certificate-authority-data: {}\n", encode(certificate)),
+            kubelogin,
+        ),
         (Some(certificate), Some(key)) => {
             let (common_name, organization) = match user {
                 "clusterAdmin" => ("masterclient", Some("system:masters")),
@@ -643,14 +653,6 @@ fn credentials(act: &mut Act<'_>, user: &'static str) -> Result<Acted, ArmError>
             String::new(),
             format!("    token: {}\n", uuid::Uuid::new_v4().simple()),
         ),
-    };
-    let sign_in = if user == "clusterUser" && properties["aadProfile"]["managed"] == json!(true) {
-        let tenant = properties["aadProfile"]["tenantID"].as_str().unwrap_or_default();
-        format!(
-            "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: kubelogin\n      args: [get-token, --environment, AzurePublicCloud, --server-id, {AKS_SERVER_APP}, --client-id, {AKS_CLIENT_APP}, --tenant-id, {tenant}, --login, devicecode]\n      env: null\n      interactiveMode: IfAvailable\n      provideClusterInfo: false\n"
-        )
-    } else {
-        sign_in
     };
     let kubeconfig = format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n{trust}    server: https://{server}:443\ncontexts:\n- name: {cluster}\n  context:\n    cluster: {cluster}\n    user: {account}\ncurrent-context: {cluster}\nusers:\n- name: {account}\n  user:\n{sign_in}"
