@@ -171,6 +171,16 @@ bench-pools *args: kube-bins capi-bins workload-bins images
 bench-aks *args: kube-bins capi-bins workload-bins (images "capz-aks" "capz-webhooks")
     cargo bench --locked -p capz-e2e --bench aks -- {{args}}
 
+# capz-rs and CAPZ (v1.26.0, with the Azure Service Operator it drives) side by side: the same
+# cluster of `--machines` machines applied to a plane running each, on emulators of their own, one
+# after the other (e.g. `just bench-peer --machines 10`); prints the medians of `--runs` runs and
+# their ratios: times to Ready, ARM and Kubernetes API calls, steady-state reads and writes, and
+# every process's peak RSS and CPU seconds. `just peer-bins` builds CAPZ and ASO first.
+bench-peer *args: kube-bins capi-bins workload-bins peer-bins
+    cargo build --locked --release --bins
+    # Both sides as plain processes: CAPZ and ASO have no images here.
+    CAPZ_HARNESS_RUNTIME=process cargo bench --locked -p capz-e2e --bench peer -- {{args}}
+
 # What simulating workload clusters costs: clusters of VMs that boot, made through the emulator
 # without Cluster API (e.g. `just bench-workloads --clusters 100 --nodes 10`, the defaults); prints
 # the time until every Node registered and the peak RSS of the emulator and the simulator.
@@ -308,11 +318,11 @@ peer-bins:
         network.azure.com_natgateways network.azure.com_privateendpoints network.azure.com_virtualnetworks
         network.azure.com_virtualnetworkssubnets resources.azure.com_resourcegroups)
     groups=(containerservice kubernetesconfiguration network resources)
-    if [ -x "$out/capz-manager" ] && [ -x "$out/aso-controller" ] && [ -d "$out/crds" ]; then
+    if [ -x "$out/capz-manager" ] && [ -x "$out/aso-controller" ] && [ -d "$out/crds" ] && [ -f "$out/webhooks.yaml" ]; then
         echo "$out"
         exit 0
     fi
-    echo "peer-bins: building CAPZ $capz and ASO $aso" >&2
+    echo "peer-bins: building CAPZ $capz and ASO $aso (what $out lacks)" >&2
     # CAPZ's release build stamps these from git (hack/version.sh); gitVersion goes into its ARM
     # User-Agent. The module proxy does not tell the release commit, so that one stays empty.
     major=${capz#v}
@@ -366,6 +376,17 @@ peer-bins:
                 "$tmp/generated/$crd.yaml" > "$tmp/crds/$crd.yaml"
         done
     )
+    # ASO's admission webhooks, from the markers on its types, as ASO's build writes them; the
+    # harness keeps those of the kinds it installs.
+    webhooks() (
+        cd e2e/peer/aso
+        local group paths=()
+        for group in "${groups[@]}"; do
+            paths+=("paths=github.com/Azure/azure-service-operator/v2/api/$group/.../webhook")
+        done
+        "$tmp/controller-gen" webhook "${paths[@]}" output:webhook:artifacts:config="$tmp/webhook"
+        mv "$tmp/webhook/manifests.yaml" "$tmp/webhooks.yaml"
+    )
     # No build tags: CAPZ's and ASO's release images are built without any.
     capz-manager() (
         cd e2e/peer/capz
@@ -376,13 +397,28 @@ peer-bins:
         go build -trimpath -ldflags="$aso_ldflags" -o "$tmp/aso-controller" \
             github.com/Azure/azure-service-operator/v2/cmd/controller
     )
-    step controller-gen
-    step crds
-    step capz-manager
-    step aso-controller
-    rm -rf "$out/crds"
-    mv "$tmp/crds" "$out/crds"
-    mv -f "$tmp/controller-gen" "$tmp/capz-manager" "$tmp/aso-controller" "$out/"
+    # Only what the directory lacks is built; each piece moves in when it is whole.
+    if [ -x "$out/controller-gen" ]; then
+        cp "$out/controller-gen" "$tmp/controller-gen"
+    else
+        step controller-gen
+        mv -f "$tmp/controller-gen" "$out/"
+        cp "$out/controller-gen" "$tmp/controller-gen"
+    fi
+    if [ ! -d "$out/crds" ]; then
+        step crds
+        mv "$tmp/crds" "$out/crds"
+    fi
+    if [ ! -f "$out/webhooks.yaml" ]; then
+        step webhooks
+        mv "$tmp/webhooks.yaml" "$out/"
+    fi
+    for binary in capz-manager aso-controller; do
+        if [ ! -x "$out/$binary" ]; then
+            step "$binary"
+            mv -f "$tmp/$binary" "$out/"
+        fi
+    done
     echo "$out"
 
 # Build the workload cluster simulator (what boots on the emulator's machines, e2e/workload) into

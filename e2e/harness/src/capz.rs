@@ -95,8 +95,7 @@ pub fn addon_objects(cluster: &str) -> Result<Vec<DynamicObject>> {
     Ok(objects)
 }
 /// A valid OpenSSH public key (ed25519), base64-encoded as the flavors take it.
-pub const SSH_PUBLIC_KEY_B64: &str =
-    "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSURkdmJteDVJR0VnZEdWemRBPT0gdGVzdA==";
+pub const SSH_PUBLIC_KEY_B64: &str = "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSUFBQkFnTUVCUVlIQ0FrS0N3d05EZzhRRVJJVEZCVVdGeGdaR2hzY0hSNGYgdGVzdA==";
 
 /// The variables `clusterctl generate cluster <name>` needs for the default flavor in `namespace`,
 /// signing in as the ARM emulator's default principal (its secret in [`IDENTITY_SECRET`]).

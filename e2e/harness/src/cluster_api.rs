@@ -197,7 +197,12 @@ impl Plane {
 
 /// Points the conversion of the provider's CRDs (those clusterctl labelled with `selector`) at its
 /// webhook server instead of its Service.
-async fn convert_through(client: &kube::Client, selector: &str, url: &str, ca_bundle: &str) -> Result<()> {
+pub(crate) async fn convert_through(
+    client: &kube::Client,
+    selector: &str,
+    url: &str,
+    ca_bundle: &str,
+) -> Result<()> {
     let api = Api::<CustomResourceDefinition>::all(client.clone());
     let conversion = json!({"spec": {"conversion": {"webhook": {"clientConfig": {
         "url": format!("{url}/convert"),

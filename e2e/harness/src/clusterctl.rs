@@ -75,16 +75,33 @@ impl Clusterctl {
                 message: format!("is missing: release {version} is not in {}", repository.display()),
             });
         }
-        let config = self.home.join("clusterctl-release.yaml");
-        let capi = self.binary.parent().map(repository_config).unwrap_or_default();
         // `latest` lets `clusterctl upgrade` find releases written to the repository later.
         let latest = release.join("latest").join("infrastructure-components.yaml");
-        name_capz(&capi, &latest, &config)?;
+        self.with_azure_provider(&latest, version, "release")
+    }
+
+    /// This clusterctl with the `azure` infrastructure provider's `version` read from the
+    /// components file `components` (the release layout: `<provider>/<version>/<file>` beside
+    /// `metadata.yaml`), its configuration written as `clusterctl-<name>.yaml`; Cluster API's
+    /// providers stay as they are.
+    ///
+    /// # Errors
+    /// When the configuration cannot be written.
+    pub fn with_azure_provider(&self, components: &Path, version: &str, name: &str) -> Result<Self> {
+        let config = self.home.join(format!("clusterctl-{name}.yaml"));
+        let capi = self.binary.parent().map(repository_config).unwrap_or_default();
+        name_capz(&capi, components, &config)?;
         Ok(Self {
             config,
             capz_version: version.to_owned(),
             ..self.clone()
         })
+    }
+
+    /// The directory clusterctl keeps its files in.
+    #[must_use]
+    pub fn home(&self) -> &Path {
+        &self.home
     }
 
     /// This clusterctl with capz-rs's provider holding only `controllers` (directories of
@@ -116,13 +133,7 @@ impl Clusterctl {
         let file = selection.join("kustomization.yaml");
         std::fs::write(&file, kustomization).map_err(Error::io("write", &file))?;
         let components = render_capz(&selection, &self.home.join("selected"))?;
-        let config = self.home.join("clusterctl-selected.yaml");
-        let capi = self.binary.parent().map(repository_config).unwrap_or_default();
-        name_capz(&capi, &components, &config)?;
-        Ok(Self {
-            config,
-            ..self.clone()
-        })
+        self.with_azure_provider(&components, &self.capz_version, "selected")
     }
 
     /// The manifest of one controller of this clone (a directory of `deploy/`, such as
@@ -302,8 +313,8 @@ fn render_capz(overlay: &Path, repository: &Path) -> Result<PathBuf> {
     Ok(file)
 }
 
-/// Writes `config`: Cluster API's providers (from `capi_config`) and capz-rs as the `azure`
-/// infrastructure provider at `components`.
+/// Writes `config`: Cluster API's providers (from `capi_config`) and the `azure` infrastructure
+/// provider (capz-rs, or CAPZ beside it) at `components`.
 fn name_capz(capi_config: &Path, components: &Path, config: &Path) -> Result<()> {
     let mut text = std::fs::read_to_string(capi_config).map_err(Error::io("read", capi_config))?;
     let _ = write!(
@@ -370,7 +381,7 @@ fn repository(binaries: &Path) -> Result<PathBuf> {
 }
 
 /// What `kubectl kustomize dir` renders.
-fn kustomize(kubectl: &Path, dir: &Path) -> Result<String> {
+pub(crate) fn kustomize(kubectl: &Path, dir: &Path) -> Result<String> {
     let output = Command::new(kubectl)
         .arg("kustomize")
         .arg(dir)

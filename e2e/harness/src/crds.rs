@@ -131,7 +131,14 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<CustomResourceDefinition>> {
 /// # Errors
 /// When a CRD is refused or not served in time.
 pub async fn install(client: &Client, paths: &[PathBuf]) -> Result<Vec<String>> {
-    let crds = load(paths)?;
+    install_crds(client, &load(paths)?).await
+}
+
+/// Applies `crds` and waits until each is established and every served version answers a list.
+///
+/// # Errors
+/// When a CRD is refused or not served in time.
+pub async fn install_crds(client: &Client, crds: &[CustomResourceDefinition]) -> Result<Vec<String>> {
     let api = Api::<CustomResourceDefinition>::all(client.clone());
     let params = PatchParams::apply(FIELD_MANAGER).force();
     // All at once: each apply waits mostly on the API server building the CRD's schema.

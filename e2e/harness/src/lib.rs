@@ -27,6 +27,7 @@ pub mod crds;
 mod error;
 pub mod fixtures;
 mod kit;
+pub mod peer;
 mod pki;
 mod plane;
 mod process;

@@ -30,6 +30,9 @@ pub struct Options {
     pub dir: Option<PathBuf>,
     /// The API server's port; a free one when empty.
     pub port: Option<u16>,
+    /// Where the API server records every request (who, with which `User-Agent`, verb and
+    /// resource) as JSON lines, for benchmarks counting each client's calls; none when empty.
+    pub audit_log: Option<PathBuf>,
 }
 
 impl Options {
@@ -44,6 +47,7 @@ impl Options {
             crds,
             dir: None,
             port: None,
+            audit_log: None,
         })
     }
 }
@@ -109,7 +113,7 @@ impl Plane {
         pki::write(&plane.ca_file, plane.authority.cert_pem())?;
         plane.start_etcd(&binaries, etcd_port, etcd_peer_port)?;
         let token = plane.write_api_server_files()?;
-        plane.start_api_server(&binaries, etcd_port, port)?;
+        plane.start_api_server(&binaries, etcd_port, port, options.audit_log.as_deref())?;
         plane.write_kubeconfig(&token)?;
         let client = plane.wait_ready().await?;
         allow_anonymous_issuer_discovery(&client).await?;
@@ -153,7 +157,13 @@ impl Plane {
         Ok(token)
     }
 
-    fn start_api_server(&mut self, binaries: &KubeBinaries, etcd_port: u16, port: u16) -> Result<()> {
+    fn start_api_server(
+        &mut self,
+        binaries: &KubeBinaries,
+        etcd_port: u16,
+        port: u16,
+        audit_log: Option<&Path>,
+    ) -> Result<()> {
         let file = |name: &str| self.dir.join(name).display().to_string();
         let args = vec![
             format!("--etcd-servers=http://127.0.0.1:{etcd_port}"),
@@ -174,37 +184,42 @@ impl Plane {
             "--allow-privileged=true".to_owned(),
             format!("--cert-dir={}", self.dir.display()),
         ];
-        let args = [args, self.audit_args()?].concat();
+        let args = [args, self.audit_args(audit_log)?].concat();
         self.spawn("kube-apiserver", &binaries.binary("kube-apiserver"), &args)
     }
 
-    /// With `CAPZ_AUDIT_DIR` set, the API server records every request of capz-rs's
-    /// ServiceAccounts (who, verb, resource, namespace, answer) in a file of that directory named
-    /// after the plane, for the check that `deploy/` grants no more than they use
-    /// (`just rbac-audit`).
-    fn audit_args(&self) -> Result<Vec<String>> {
-        let Some(audit_dir) = std::env::var_os("CAPZ_AUDIT_DIR") else {
-            return Ok(Vec::new());
+    /// With `audit_log`, the API server records every request there. Else, with `CAPZ_AUDIT_DIR`
+    /// set, it records every request of capz-rs's ServiceAccounts (who, verb, resource,
+    /// namespace, answer) in a file of that directory named after the plane, for the check that
+    /// `deploy/` grants no more than they use (`just rbac-audit`).
+    fn audit_args(&self, audit_log: Option<&Path>) -> Result<Vec<String>> {
+        let (log, who) = match (audit_log, std::env::var_os("CAPZ_AUDIT_DIR")) {
+            (Some(log), _) => (log.to_owned(), ""),
+            (None, Some(audit_dir)) => {
+                let audit_dir = PathBuf::from(audit_dir);
+                std::fs::create_dir_all(&audit_dir).map_err(Error::io("create", &audit_dir))?;
+                let name = self
+                    .dir
+                    .file_name()
+                    .map(|name| name.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                (
+                    audit_dir.join(format!("{name}.log")),
+                    "\n  userGroups: [\"system:serviceaccounts:capz-system\"]\n- level: None",
+                )
+            }
+            (None, None) => return Ok(Vec::new()),
         };
-        let audit_dir = PathBuf::from(audit_dir);
-        std::fs::create_dir_all(&audit_dir).map_err(Error::io("create", &audit_dir))?;
         let policy = self.dir.join("audit-policy.yaml");
         pki::write(
             &policy,
-            "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n\
-             - level: Metadata\n  userGroups: [\"system:serviceaccounts:capz-system\"]\n- level: None\n",
+            &format!(
+                "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata{who}\n"
+            ),
         )?;
-        let name = self
-            .dir
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
         Ok(vec![
             format!("--audit-policy-file={}", policy.display()),
-            format!(
-                "--audit-log-path={}",
-                audit_dir.join(format!("{name}.log")).display()
-            ),
+            format!("--audit-log-path={}", log.display()),
             "--audit-log-format=json".to_owned(),
         ])
     }

@@ -183,6 +183,7 @@ async fn a_plane_of_its_own_stops_when_dropped_and_leaves_nothing() {
         crds: vec![crds::ours()],
         dir: None,
         port: None,
+        audit_log: None,
     })
     .await
     .unwrap();

@@ -17,6 +17,7 @@ use arm_emulator::proxy::RunningProxy;
 use arm_emulator::{Config, LoggedRequest, Running, RunningImds};
 use base64::Engine as _;
 use capz_harness::container::Runtime;
+use capz_harness::peer::{Peer, PeerOptions};
 use capz_harness::{AzureEndpoint, Capz, Clusterctl, Plane};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
@@ -93,7 +94,13 @@ struct Azure {
 
 impl Azure {
     async fn start(config: Config) -> TestResult<Self> {
-        let tls = arm_emulator::tls::Tls::generate(&[])?;
+        // Valid for Azure's own host names too, which the proxy answers for clients that know no
+        // other cloud (CAPZ, beside capz-rs).
+        let names: Vec<String> = arm_emulator::proxy::AZURE_HOSTS
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let tls = arm_emulator::tls::Tls::generate(&names)?;
         let arm = arm_emulator::start_tls(([127, 0, 0, 1], 0).into(), config, &tls).await?;
         let imds = arm_emulator::start_imds(([127, 0, 0, 1], 0).into(), &arm.emulator).await?;
         let proxy = arm_emulator::proxy::start_proxy(([127, 0, 0, 1], 0).into(), &arm.emulator, &tls).await?;
@@ -103,6 +110,86 @@ impl Azure {
             proxy: Arc::new(proxy),
             ca_pem: tls.ca_pem,
             workloads: None,
+        })
+    }
+}
+
+/// Writes the emulator's CA into the plane's directory, then installs and runs Cluster API,
+/// reaching workload clusters as it would on Azure, at their endpoints (through the emulator's
+/// proxy); returns the CA file and clusterctl.
+async fn start_cluster_api(plane: &mut Plane, azure: &Azure) -> TestResult<(std::path::PathBuf, Clusterctl)> {
+    let ca_file = plane.dir().join("azure-ca.pem");
+    std::fs::write(&ca_file, &azure.ca_pem)?;
+    plane.reach_workload_clusters_through(&format!("http://{}", azure.proxy.address));
+    let clusterctl = plane.start_cluster_api().await?;
+    Ok((ca_file, clusterctl))
+}
+
+/// Runs the workload cluster simulator booting `azure`'s machines; returns its status URL.
+async fn start_simulator(plane: &mut Plane, azure: &Azure, ca_file: &Path) -> TestResult<String> {
+    Ok(plane
+        .start_workload_simulator(&azure.arm.base_url(), ca_file, Duration::from_millis(200))
+        .await?)
+}
+
+/// A management cluster with Cluster API and the provider capz-rs replaces, CAPZ with the Azure
+/// Service Operator (see [`capz_harness::peer`]), and an emulated Azure of its own: the other
+/// side of the benchmarks that compare the two. Its plane has Cluster API's CRDs only, since
+/// CAPZ's have capz-rs's names.
+pub struct PeerEnvironment {
+    pub plane: Plane,
+    /// clusterctl knowing CAPZ as the `azure` provider.
+    pub clusterctl: Clusterctl,
+    pub azure: Arc<Running>,
+    /// The emulator's HTTPS proxy, which answers for Azure's host names and routes workload
+    /// clusters' endpoints to their API servers.
+    pub proxy: Arc<RunningProxy>,
+    /// The status endpoint of the workload cluster simulator.
+    pub workloads: String,
+    pub peer: Peer,
+    pub client: Client,
+}
+
+impl PeerEnvironment {
+    /// Starts the plane (recording every request in `audit_log`, if given), installs and runs
+    /// Cluster API, then CAPZ and ASO as `options` say, against an emulator configured by
+    /// `config`.
+    ///
+    /// # Errors
+    /// When any part does not start; the error says which and where its log is.
+    pub async fn start(
+        config: Config,
+        options: &PeerOptions,
+        audit_log: Option<std::path::PathBuf>,
+    ) -> TestResult<Self> {
+        let started = Instant::now();
+        let mut plane = Plane::start_with(capz_harness::Options {
+            crds: capz_harness::crds::cluster_api()?,
+            dir: None,
+            port: None,
+            audit_log,
+        })
+        .await?;
+        let azure = Azure::start(config).await?;
+        let (ca_file, clusterctl) = start_cluster_api(&mut plane, &azure).await?;
+        let workloads = start_simulator(&mut plane, &azure, &ca_file).await?;
+        let (clusterctl, peer) = plane.start_peer(&clusterctl, &ca_file, options).await?;
+        let client = plane.client().await?;
+        eprintln!(
+            "e2e: Cluster API, CAPZ {} and ASO {} serve after {:.1} s; logs in {}",
+            capz_harness::peer::capz_version(),
+            capz_harness::peer::aso_version(),
+            started.elapsed().as_secs_f64(),
+            plane.dir().join("logs").display()
+        );
+        Ok(Self {
+            plane,
+            clusterctl,
+            azure: azure.arm,
+            proxy: azure.proxy,
+            workloads,
+            peer,
+            client,
         })
     }
 }
@@ -226,6 +313,15 @@ impl Environment {
         Ok((first, second))
     }
 
+    /// [`Environment::start_with_args`] on `plane`, started by the caller.
+    ///
+    /// # Errors
+    /// As [`Environment::start`].
+    pub async fn start_on(plane: Plane, config: Config, capz_args: &[(&str, &str)]) -> TestResult<Self> {
+        let azure = Azure::start(config).await?;
+        Self::install_on(plane, azure, &[], capz_args, Source::Clone).await
+    }
+
     async fn install(
         config: impl FnOnce(&Plane) -> Config,
         variables: &[(&str, &str)],
@@ -245,11 +341,7 @@ impl Environment {
         source: Source<'_>,
     ) -> TestResult<Self> {
         let started = Instant::now();
-        let ca_file = plane.dir().join("azure-ca.pem");
-        std::fs::write(&ca_file, &azure.ca_pem)?;
-        // Cluster API reaches workload clusters as it would on Azure, at their endpoints.
-        plane.reach_workload_clusters_through(&format!("http://{}", azure.proxy.address));
-        let mut clusterctl = plane.start_cluster_api().await?;
+        let (ca_file, mut clusterctl) = start_cluster_api(&mut plane, &azure).await?;
         match source {
             Source::Clone => {}
             Source::Controllers(controllers) => clusterctl = clusterctl.with_controllers(controllers)?,
@@ -260,11 +352,7 @@ impl Environment {
         }
         let workloads = match azure.workloads {
             Some(workloads) => workloads,
-            None => {
-                plane
-                    .start_workload_simulator(&azure.arm.base_url(), &ca_file, Duration::from_millis(200))
-                    .await?
-            }
+            None => start_simulator(&mut plane, &azure, &ca_file).await?,
         };
         let endpoint = AzureEndpoint {
             url: azure.arm.base_url(),
@@ -483,14 +571,7 @@ impl Environment {
     /// # Errors
     /// When the API server refuses it.
     pub async fn create_identity_secret_holding(&self, namespace: &str, client_secret: &str) -> TestResult {
-        let secret: Secret = serde_json::from_value(json!({
-            "metadata": {"name": IDENTITY_SECRET},
-            "stringData": {"clientSecret": client_secret},
-        }))?;
-        Api::<Secret>::namespaced(self.client.clone(), namespace)
-            .create(&PostParams::default(), &secret)
-            .await?;
-        Ok(())
+        create_identity_secret(&self.client, namespace, client_secret).await
     }
 
     /// Writes the `<cluster>-kubeconfig` Secret Cluster API reaches a workload cluster with,
@@ -1109,6 +1190,22 @@ pub fn process_memory(pid: u32) -> Memory {
         anonymous: field("RssAnon:"),
         file: field("RssFile:"),
     }
+}
+
+/// Creates the Secret the identities [`service_principal_identity`] writes read in `namespace`,
+/// holding `client_secret`.
+///
+/// # Errors
+/// When the API server refuses it.
+pub async fn create_identity_secret(client: &Client, namespace: &str, client_secret: &str) -> TestResult {
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": IDENTITY_SECRET},
+        "stringData": {"clientSecret": client_secret},
+    }))?;
+    Api::<Secret>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &secret)
+        .await?;
+    Ok(())
 }
 
 /// Whether an AzureMachine is Ready with its VM: a providerID and addresses.

@@ -1,0 +1,564 @@
+//! capz-rs and CAPZ side by side: the same cluster applied to a management plane running capz-rs
+//! and to one running CAPZ with the Azure Service Operator (ASO) it drives, each against an ARM
+//! emulator of its own with no latency, one after the other on the same machine.
+//!
+//! The cluster is `bench-e2e`'s: the default flavor's AzureCluster (network, NAT gateway, API
+//! server load balancer) and a MachineDeployment of `--machines` machines whose bootstrap data a
+//! Secret gives, so every machine gets its VM without a control plane to wait for.
+//!
+//! Per side and run (`--runs`, 3 by default; the medians are printed): time from the apply to
+//! AzureCluster Ready, to the first VM created in Azure, to the last, and to every AzureMachine
+//! Ready; ARM calls from the apply until then, by method and per machine (sign-ins apart); the
+//! Kubernetes API calls the provider's processes made (from the API server's audit log) and
+//! their reconciles (from their `controller_runtime_reconcile_total`); each process's peak RSS
+//! and CPU seconds. Every run uses each implementation's defaults (sync period 10 minutes for
+//! both, ASO's own resync an hour). The last run then counts ARM calls in the steady state over
+//! `--default-window` seconds (600, one default sync period). One more run per side with every
+//! controller's sync period set to `--sync-period` (60 s; ASO's `AZURE_SYNC_PERIOD` too) counts
+//! the steady state over two of those periods.
+//!
+//! `just bench-peer --machines 10` (`just peer-bins` builds CAPZ and ASO first).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+
+use arm_emulator::config::DEFAULT_CLIENT_SECRET;
+use arm_emulator::{Config, LoggedRequest, Running};
+use capz_e2e::{
+    Environment, INFRASTRUCTURE, PeerEnvironment, TestResult, bootstrap_secret, cluster_manifest,
+    machine_deployment, machine_ready, process_memory, service_principal_identity, wait_list,
+};
+use capz_harness::Plane;
+use capz_harness::peer::{ASO_CONTROLLER, CAPZ_MANAGER, PeerOptions};
+use kube::Client;
+use kube::api::{Api, DynamicObject};
+
+const CLUSTER: &str = "bench";
+
+/// capz-rs's Deployments that reconcile (the webhook server does not).
+const CONTROLLERS: [&str; 8] = [
+    "capz-network",
+    "capz-loadbalancer",
+    "capz-privatedns",
+    "capz-bastion",
+    "capz-compute",
+    "capz-identity",
+    "capz-vmss",
+    "capz-aks",
+];
+
+struct Options {
+    machines: u32,
+    runs: usize,
+    sync_period: u64,
+    default_window: u64,
+}
+
+fn options() -> Result<Options, String> {
+    let mut options = Options {
+        machines: 10,
+        runs: 3,
+        sync_period: 60,
+        default_window: 600,
+    };
+    let mut args = std::env::args().skip(1).filter(|arg| arg != "--bench");
+    while let Some(arg) = args.next() {
+        let mut number = || -> Result<u64, String> {
+            args.next()
+                .ok_or(format!("{arg} needs a value"))?
+                .parse()
+                .map_err(|err| format!("{arg}: {err}"))
+        };
+        match arg.as_str() {
+            "--machines" => options.machines = u32::try_from(number()?).map_err(|err| err.to_string())?,
+            "--runs" => options.runs = usize::try_from(number()?).map_err(|err| err.to_string())?.max(1),
+            "--sync-period" => options.sync_period = number()?,
+            "--default-window" => options.default_window = number()?,
+            other => {
+                return Err(format!(
+                    "unexpected argument {other}; use --machines N --runs N --sync-period SECONDS --default-window SECONDS"
+                ));
+            }
+        }
+    }
+    Ok(options)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+enum Side {
+    #[default]
+    CapzRs,
+    Capz,
+}
+
+impl Side {
+    fn name(self) -> &'static str {
+        match self {
+            Self::CapzRs => "capz-rs",
+            Self::Capz => "CAPZ + ASO",
+        }
+    }
+
+    /// Whether the plane's process `name` is this side's provider.
+    fn is_provider(self, name: &str) -> bool {
+        match self {
+            Self::CapzRs => name.starts_with("capz-"),
+            Self::Capz => name == CAPZ_MANAGER || name == ASO_CONTROLLER,
+        }
+    }
+}
+
+/// One side's management plane, running.
+enum Management {
+    CapzRs(Box<Environment>),
+    Capz(Box<PeerEnvironment>),
+}
+
+impl Management {
+    async fn start(side: Side, sync_period: Option<u64>, audit_log: &Path) -> TestResult<Self> {
+        let config = Config {
+            retry_after_seconds: 1,
+            ..Config::default()
+        };
+        Ok(match side {
+            Side::CapzRs => {
+                let mut plane_options = capz_harness::Options::with_all_crds()?;
+                plane_options.audit_log = Some(audit_log.to_owned());
+                let plane = Plane::start_with(plane_options).await?;
+                let argument = sync_period.map(|seconds| format!("--sync-period={seconds}s"));
+                let args: Vec<(&str, &str)> = argument
+                    .iter()
+                    .flat_map(|argument| CONTROLLERS.map(|controller| (controller, argument.as_str())))
+                    .collect();
+                Self::CapzRs(Box::new(Environment::start_on(plane, config, &args).await?))
+            }
+            Side::Capz => {
+                let period = sync_period.map(Duration::from_secs);
+                let options = PeerOptions {
+                    capz_sync_period: period,
+                    aso_sync_period: period,
+                };
+                Self::Capz(Box::new(
+                    PeerEnvironment::start(config, &options, Some(audit_log.to_owned())).await?,
+                ))
+            }
+        })
+    }
+
+    fn plane(&self) -> &Plane {
+        match self {
+            Self::CapzRs(environment) => &environment.plane,
+            Self::Capz(environment) => &environment.plane,
+        }
+    }
+
+    fn client(&self) -> &Client {
+        match self {
+            Self::CapzRs(environment) => &environment.client,
+            Self::Capz(environment) => &environment.client,
+        }
+    }
+
+    fn azure(&self) -> &Running {
+        match self {
+            Self::CapzRs(environment) => &environment.azure,
+            Self::Capz(environment) => &environment.azure,
+        }
+    }
+
+    /// Where each provider process serves `/metrics`.
+    fn metrics(&self) -> Vec<(String, std::net::SocketAddr)> {
+        match self {
+            Self::CapzRs(environment) => environment
+                .capz
+                .processes()
+                .into_iter()
+                .filter_map(|name| Some((name.to_owned(), environment.capz.metrics_address(name)?)))
+                .collect(),
+            Self::Capz(environment) => vec![
+                (CAPZ_MANAGER.to_owned(), environment.peer.capz_metrics),
+                (ASO_CONTROLLER.to_owned(), environment.peer.aso_metrics),
+            ],
+        }
+    }
+}
+
+fn manifest(namespace: &str, machines: u32) -> String {
+    let bootstrap = format!("{CLUSTER}-bootstrap");
+    [
+        cluster_manifest(CLUSTER, CLUSTER),
+        service_principal_identity(CLUSTER, namespace),
+        bootstrap_secret(&bootstrap),
+        machine_deployment(&format!("{CLUSTER}-workers"), CLUSTER, machines, &bootstrap),
+    ]
+    .join("---\n")
+}
+
+/// What one run measured.
+#[derive(Default)]
+struct Figures {
+    side: Side,
+    cluster_ready: f64,
+    first_vm: f64,
+    last_vm: f64,
+    machines_ready: f64,
+    /// ARM calls to a resource from the apply until every AzureMachine was Ready, by method.
+    arm_calls: BTreeMap<String, usize>,
+    /// The same by caller (the first word of the User-Agent that tells the process).
+    arm_callers: BTreeMap<String, usize>,
+    sign_ins: usize,
+    /// Kubernetes API calls of the provider's processes from the plane's start to the end of the
+    /// run, and their reconciles.
+    kube_calls: usize,
+    reconciles: f64,
+    /// Per process of the plane: peak RSS (MiB) and CPU seconds.
+    processes: Vec<(String, f64, f64)>,
+    /// Steady state: ARM calls by method over `steady_seconds`.
+    steady: BTreeMap<String, usize>,
+    steady_seconds: u64,
+}
+
+/// Whether a logged request is an ARM call to a resource (not a sign-in or metadata).
+fn is_arm(request: &LoggedRequest) -> bool {
+    request.path.starts_with("/subscriptions/") && request.resource_type.contains('/')
+}
+
+fn is_sign_in(request: &LoggedRequest) -> bool {
+    request.path.ends_with("/oauth2/v2.0/token") || request.path.ends_with("/oauth2/token")
+}
+
+/// Who made a request: ASO says so in its User-Agent (`aso-controller/...`), CAPZ with
+/// `cluster-api-provider-azure/...`, capz-rs with `capz-rs/<version> <controller>`.
+fn caller(request: &LoggedRequest) -> String {
+    let agent = request.user_agent.as_deref().unwrap_or("-");
+    if agent.starts_with("capz-rs/") {
+        return agent.split_whitespace().nth(1).unwrap_or("capz-rs").to_owned();
+    }
+    for (mark, name) in [
+        ("aso-controller/", ASO_CONTROLLER),
+        ("cluster-api-provider-azure/", CAPZ_MANAGER),
+    ] {
+        if agent.contains(mark) {
+            return name.to_owned();
+        }
+    }
+    agent.split('/').next().unwrap_or("-").to_owned()
+}
+
+fn seconds_after(since: SystemTime, time: SystemTime) -> f64 {
+    time.duration_since(since).unwrap_or_default().as_secs_f64()
+}
+
+/// CPU seconds (user + system) the process `pid` has used.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let ticks = |index: usize| {
+        fields
+            .get(index)
+            .and_then(|value| value.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of stat, 11 and 12 after the name; 100 ticks a second.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// The sum of `controller_runtime_reconcile_total` at `address`.
+async fn reconciles(address: std::net::SocketAddr) -> f64 {
+    let Ok((_, body)) = capz_harness::http_get(address, "/metrics").await else {
+        return 0.0;
+    };
+    body.lines()
+        .filter(|line| line.starts_with("controller_runtime_reconcile_total{"))
+        .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum()
+}
+
+/// Requests in the audit log `log` by the provider's processes: capz-rs's ServiceAccounts, or
+/// the clients whose User-Agent names CAPZ's manager or ASO's controller.
+fn kube_calls(log: &Path, side: Side) -> usize {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|event| event["stage"] == "ResponseComplete")
+        .filter(|event| {
+            let user = event["user"]["username"].as_str().unwrap_or_default();
+            let agent = event["userAgent"].as_str().unwrap_or_default();
+            match side {
+                Side::CapzRs => user.starts_with("system:serviceaccount:capz-system:"),
+                Side::Capz => {
+                    agent.starts_with("manager/")
+                        || agent.starts_with("aso-controller/")
+                        || agent.starts_with("cluster-api-provider-azure")
+                }
+            }
+        })
+        .count()
+}
+
+async fn run(
+    side: Side,
+    options: &Options,
+    sync_period: Option<u64>,
+    steady: Option<u64>,
+) -> TestResult<Figures> {
+    let audit = tempfile_path(side)?;
+    let running = Management::start(side, sync_period, &audit).await?;
+    let client = running.client().clone();
+    let machines = options.machines;
+    let figures = capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult<Figures> {
+        capz_e2e::create_identity_secret(&client, &namespace, DEFAULT_CLIENT_SECRET).await?;
+        let applied_at = Instant::now();
+        let applied_clock = SystemTime::now();
+        capz_harness::apply_yaml(&client, &namespace, &manifest(&namespace, machines)).await?;
+        let infrastructure = async |kind: &str| -> TestResult<Api<DynamicObject>> {
+            let resource = capz_harness::resource(&client, INFRASTRUCTURE, "v1beta1", kind).await?;
+            Ok(Api::namespaced_with(client.clone(), &namespace, &resource))
+        };
+        let clusters = infrastructure("AzureCluster").await?;
+        wait_list(
+            &clusters,
+            "",
+            "AzureCluster Ready",
+            Duration::from_mins(10),
+            |all| all.iter().any(|cluster| cluster.data["status"]["ready"] == true),
+        )
+        .await?;
+        let mut figures = Figures {
+            side,
+            cluster_ready: applied_at.elapsed().as_secs_f64(),
+            ..Figures::default()
+        };
+        let azure_machines = infrastructure("AzureMachine").await?;
+        wait_list(
+            &azure_machines,
+            "",
+            "every AzureMachine Ready",
+            Duration::from_mins(20),
+            |all| all.len() == machines as usize && all.iter().all(machine_ready),
+        )
+        .await?;
+        figures.machines_ready = applied_at.elapsed().as_secs_f64();
+        let ready_clock = SystemTime::now();
+        let requests = running.azure().emulator.requests();
+        let until_ready = requests
+            .iter()
+            .filter(|request| request.received >= applied_clock && request.received <= ready_clock);
+        let mut vms = Vec::new();
+        for request in until_ready {
+            if is_sign_in(request) {
+                figures.sign_ins += 1;
+            }
+            if !is_arm(request) {
+                continue;
+            }
+            *figures.arm_calls.entry(request.method.clone()).or_default() += 1;
+            *figures.arm_callers.entry(caller(request)).or_default() += 1;
+            if request.method == "PUT"
+                && request
+                    .resource_type
+                    .eq_ignore_ascii_case("Microsoft.Compute/virtualMachines")
+                && (200..300).contains(&request.status)
+            {
+                vms.push(seconds_after(applied_clock, request.answered));
+            }
+        }
+        figures.first_vm = vms.iter().copied().fold(f64::INFINITY, f64::min);
+        figures.last_vm = vms.iter().copied().fold(0.0, f64::max);
+        if let Some(window) = steady {
+            // Settle first: the last reconciles of the convergence are not steady state.
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            let start = SystemTime::now();
+            tokio::time::sleep(Duration::from_secs(window)).await;
+            let end = SystemTime::now();
+            for request in running.azure().emulator.requests() {
+                if request.received >= start && request.received <= end && is_arm(&request) {
+                    *figures.steady.entry(request.method.clone()).or_default() += 1;
+                }
+            }
+            figures.steady_seconds = window;
+        }
+        Ok(figures)
+    })
+    .await??;
+    let mut figures = figures;
+    for (_, address) in running.metrics() {
+        figures.reconciles += reconciles(address).await;
+    }
+    figures.kube_calls = kube_calls(&audit, side);
+    for process in running.plane().processes() {
+        let pid = process.program_id();
+        figures.processes.push((
+            process.name().to_owned(),
+            process_memory(pid).peak,
+            cpu_seconds(pid),
+        ));
+    }
+    let _ = std::fs::remove_file(&audit);
+    Ok(figures)
+}
+
+fn tempfile_path(side: Side) -> TestResult<std::path::PathBuf> {
+    let name = match side {
+        Side::CapzRs => "capz-rs",
+        Side::Capz => "capz",
+    };
+    Ok(std::env::temp_dir().join(format!("bench-peer-{}-{name}-audit.log", std::process::id())))
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or_default()
+}
+
+#[expect(clippy::cast_precision_loss, reason = "counts far below 2^52")]
+fn count(value: usize) -> f64 {
+    value as f64
+}
+
+/// Prints a row: the medians of `value` over each side's runs and their ratio (capz-rs ÷ CAPZ).
+fn row(label: &str, ours: &[Figures], theirs: &[Figures], value: impl Fn(&Figures) -> f64) {
+    let a = median(ours.iter().map(&value).collect());
+    let b = median(theirs.iter().map(&value).collect());
+    let ratio = if b == 0.0 { f64::NAN } else { a / b };
+    println!("{label:<44} {a:>12.2} {b:>12.2} {ratio:>8.2}");
+}
+
+fn provider_sum(figures: &Figures, of: impl Fn(&(String, f64, f64)) -> f64) -> f64 {
+    figures
+        .processes
+        .iter()
+        .filter(|process| figures.side.is_provider(&process.0))
+        .map(of)
+        .sum()
+}
+
+fn print_processes(side: Side, figures: &Figures) {
+    println!("\n{} processes (last run): peak RSS MiB, CPU s", side.name());
+    for (name, rss, cpu) in &figures.processes {
+        println!("  {name:<32} {rss:>8.1} {cpu:>8.2}");
+    }
+}
+
+fn print_steady(side: Side, figures: &Figures, per: u64) {
+    let reads = figures.steady.get("GET").copied().unwrap_or_default();
+    let writes: usize = figures
+        .steady
+        .iter()
+        .filter(|(method, _)| *method != "GET")
+        .map(|(_, n)| n)
+        .sum();
+    let periods = count(usize::try_from(figures.steady_seconds).unwrap_or(1))
+        / count(usize::try_from(per).unwrap_or(1));
+    println!(
+        "  {:<12} over {:>4} s: {reads} reads, {writes} writes ({:.2} reads and {:.2} writes per {per} s)",
+        side.name(),
+        figures.steady_seconds,
+        count(reads) / periods,
+        count(writes) / periods
+    );
+}
+
+async fn bench(options: Options) -> TestResult {
+    capz_harness::peer::binaries()?;
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    for index in 0..options.runs {
+        let steady = (index + 1 == options.runs).then_some(options.default_window);
+        for side in [Side::CapzRs, Side::Capz] {
+            let figures = run(side, &options, None, steady).await?;
+            eprintln!(
+                "bench-peer: run {} of {}, {}: every AzureMachine Ready after {:.1} s",
+                index + 1,
+                options.runs,
+                side.name(),
+                figures.machines_ready
+            );
+            match side {
+                Side::CapzRs => ours.push(figures),
+                Side::Capz => theirs.push(figures),
+            }
+        }
+    }
+    let mut common = Vec::new();
+    for side in [Side::CapzRs, Side::Capz] {
+        common.push(
+            run(
+                side,
+                &options,
+                Some(options.sync_period),
+                Some(2 * options.sync_period),
+            )
+            .await?,
+        );
+    }
+
+    let machines = f64::from(options.machines);
+    println!(
+        "\n{} machines, median of {} runs, emulator with no latency; defaults: sync period 10 min (capz-rs, CAPZ), ASO resync 1 h",
+        options.machines, options.runs
+    );
+    println!("{:<44} {:>12} {:>12} {:>8}", "", "capz-rs", "CAPZ + ASO", "ratio");
+    row("apply -> AzureCluster Ready (s)", &ours, &theirs, |f| {
+        f.cluster_ready
+    });
+    row("apply -> first VM created (s)", &ours, &theirs, |f| f.first_vm);
+    row("apply -> last VM created (s)", &ours, &theirs, |f| f.last_vm);
+    row("apply -> every AzureMachine Ready (s)", &ours, &theirs, |f| {
+        f.machines_ready
+    });
+    for method in ["GET", "PUT", "PATCH", "POST", "DELETE"] {
+        row(&format!("ARM {method} to Ready"), &ours, &theirs, |f| {
+            count(f.arm_calls.get(method).copied().unwrap_or_default())
+        });
+    }
+    row("ARM calls to Ready, per machine", &ours, &theirs, |f| {
+        count(f.arm_calls.values().sum()) / machines
+    });
+    row("sign-ins (token requests) to Ready", &ours, &theirs, |f| {
+        count(f.sign_ins)
+    });
+    row("Kubernetes API calls (provider)", &ours, &theirs, |f| {
+        count(f.kube_calls)
+    });
+    row("reconciles (provider)", &ours, &theirs, |f| f.reconciles);
+    row("Kubernetes API calls per reconcile", &ours, &theirs, |f| {
+        count(f.kube_calls) / f.reconciles.max(1.0)
+    });
+    row("peak RSS, provider processes summed (MiB)", &ours, &theirs, |f| {
+        provider_sum(f, |process| process.1)
+    });
+    row("CPU s, provider processes summed", &ours, &theirs, |f| {
+        provider_sum(f, |process| process.2)
+    });
+    println!("\nARM calls to Ready by caller (last run):");
+    for (side, figures) in [(Side::CapzRs, ours.last()), (Side::Capz, theirs.last())] {
+        if let Some(figures) = figures {
+            println!("  {:<12} {:?}", side.name(), figures.arm_callers);
+        }
+    }
+    println!("\nsteady state at the defaults (last run; 10 min sync period, ASO 1 h):");
+    if let (Some(a), Some(b)) = (ours.last(), theirs.last()) {
+        print_steady(Side::CapzRs, a, 600);
+        print_steady(Side::Capz, b, 600);
+    }
+    println!(
+        "\nsteady state with every sync period at {} s:",
+        options.sync_period
+    );
+    print_steady(Side::CapzRs, &common[0], options.sync_period);
+    print_steady(Side::Capz, &common[1], options.sync_period);
+    if let (Some(a), Some(b)) = (ours.last(), theirs.last()) {
+        print_processes(Side::CapzRs, a);
+        print_processes(Side::Capz, b);
+    }
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    capz_e2e::bench_main("bench-peer", options, bench)
+}
