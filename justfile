@@ -158,6 +158,15 @@ bench-e2e *args: kube-bins capi-bins workload-bins
     cargo build --locked --release --bins
     cargo bench --locked -p capz-e2e --bench convergence -- {{args}}
 
+# Many clusters on one plane within Azure's default request limits: `--clusters` clusters of
+# `--machines` machines with bootstrap Secrets (defaults 100 and 10, the controllers' own sync period
+# of 10 minutes; e.g. `just bench-scale --clusters 10 --machines 10 --sync-period 60`); prints the
+# time to every AzureCluster and AzureMachine Ready, ARM calls per machine and per sync period, the
+# 429s met and whether any client came back before its Retry-After, and each process's peak RSS and
+# CPU time.
+bench-scale *args: kube-bins capi-bins workload-bins images
+    cargo bench --locked -p capz-e2e --bench scale -- {{args}}
+
 # What MachinePools cost capz-vmss: one cluster of the `machinepool` flavor with booted instances
 # (e.g. `just bench-pools --pools 20 --instances 50`); prints ARM calls per pool per sync period,
 # the time and calls of a scale-out, and each capz-rs process's peak RSS.

@@ -418,8 +418,13 @@ impl Emulator {
     }
 
     /// Answers a signed-in caller's request within its request limits and role assignments,
-    /// reporting what remains of its bucket.
-    fn answer_signed_in(&self, caller: &Caller, call: &Call<'_>) -> (Answer, String) {
+    /// reporting what remains of its bucket; `drawn` gets the buckets it drew on.
+    fn answer_signed_in(
+        &self,
+        caller: &Caller,
+        call: &Call<'_>,
+        drawn: &mut throttle::Drawn,
+    ) -> (Answer, String) {
         // Budgets are per principal; the message names the subscription, or the tenant for
         // calls outside subscriptions.
         let mut segments = call.path.split('/').skip(1);
@@ -437,12 +442,13 @@ impl Emulator {
             &scope,
             call.method,
             self.now(),
+            drawn,
         );
         let remaining = allowance.as_ref().ok().cloned();
         let (mut answer, resource_type) = match (allowance, self.authorize(caller, call.method, call.path)) {
             (Err((throttled, retry_after)), _) => (retry_later(throttled, retry_after), "-".to_owned()),
             (Ok(_), Err(refused)) => (refused.into_answer(), "-".to_owned()),
-            (Ok(_), Ok(())) => self.answer_within_vm_limits(call),
+            (Ok(_), Ok(())) => self.answer_within_vm_limits(call, drawn),
         };
         if let Some((header, value)) = remaining {
             answer.headers.push((header, value));
@@ -452,8 +458,8 @@ impl Emulator {
 
     /// Answers a request that Microsoft.Compute's virtual machine limits allow, reporting what
     /// remains of them; refuses it with 429 otherwise.
-    fn answer_within_vm_limits(&self, call: &Call<'_>) -> (Answer, String) {
-        match self.take_vm_allowance(call.method, call.path) {
+    fn answer_within_vm_limits(&self, call: &Call<'_>, drawn: &mut throttle::Drawn) -> (Answer, String) {
+        match self.take_vm_allowance(call.method, call.path, drawn) {
             Err((throttled, retry_after)) => (retry_later(throttled, retry_after), "-".to_owned()),
             Ok(allowance) => {
                 let (mut answer, resource_type) = self.answer(call);
@@ -808,6 +814,7 @@ async fn arm(
     }
     // ARM refuses a request body over its size limit before it looks at anything else.
     let body = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await;
+    let mut drawn = throttle::Drawn::default();
     let (mut answer, resource_type, caller) = match (effect.answer, body) {
         (None, Err(_)) => {
             let too_large = ArmError::new(
@@ -842,7 +849,7 @@ async fn arm(
                     body: &body,
                     caller: Some(&caller.object_id),
                 };
-                let (answer, resource_type) = emulator.answer_signed_in(&caller, &call);
+                let (answer, resource_type) = emulator.answer_signed_in(&caller, &call, &mut drawn);
                 (answer, resource_type, Some(caller))
             }
             Err(refusal) => {
@@ -880,6 +887,8 @@ async fn arm(
             caller,
             user_agent: user_agent(&headers),
             retry_after,
+            budgets: drawn.budgets,
+            throttled_by: drawn.empty,
             received,
             answered: SystemTime::now(),
         },

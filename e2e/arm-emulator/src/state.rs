@@ -335,6 +335,16 @@ pub struct LoggedRequest {
     pub user_agent: Option<String>,
     /// The `Retry-After` of the answer, in seconds.
     pub retry_after: Option<u64>,
+    /// The request budgets (token buckets) it was counted against: its principal's
+    /// `<object id>/reads`, `/writes` or `/deletes`, and for a virtual machine write
+    /// Microsoft.Compute's `Microsoft.Compute/<operation><scope>/<subscription or machine id>`
+    /// (`PutVMSubscriptionMaximum`, `PutVMResource`, ...). Empty for sign-ins, refused tokens and
+    /// injected faults.
+    pub budgets: Vec<String>,
+    /// Of `budgets`, those that were empty: why the request was answered 429. A client that
+    /// sends another request drawing on one of them before the `Retry-After` has passed is
+    /// coming back early.
+    pub throttled_by: Vec<String>,
     /// When the request arrived, by the real clock (`Emulator::advance_clock` does not move it).
     #[serde(serialize_with = "serialize_time")]
     pub received: SystemTime,

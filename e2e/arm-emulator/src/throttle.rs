@@ -2,6 +2,8 @@
 //! and deletes; Microsoft.Compute adds its own for virtual machine creates, updates and deletes,
 //! one per subscription and one per machine. A request that finds a bucket empty is answered 429
 //! with `Retry-After`; every answer tells how many requests remain, in the headers Azure sends.
+//! The request log names the buckets each request drew on and the ones that refused it, so that a
+//! client coming back to an empty bucket before its `Retry-After` can be told from one that waited.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -138,6 +140,23 @@ impl VmOperation {
     }
 }
 
+/// The buckets a request drew on, by name, and those of them that were empty when it came (why it
+/// was answered 429); the request log keeps both.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Drawn {
+    pub(crate) budgets: Vec<String>,
+    pub(crate) empty: Vec<String>,
+}
+
+impl Drawn {
+    fn draw(&mut self, budget: String, refused: bool) {
+        if refused {
+            self.empty.push(budget.clone());
+        }
+        self.budgets.push(budget);
+    }
+}
+
 impl RateLimits {
     /// Buckets no client empties, for benchmarks and fuzzing.
     #[must_use]
@@ -196,6 +215,15 @@ impl Kind {
             Method::GET | Method::HEAD => Self::Reads,
             Method::DELETE => Self::Deletes,
             _ => Self::Writes,
+        }
+    }
+
+    /// The bucket's name in the request log, after the principal's object id.
+    fn budget(self) -> &'static str {
+        match self {
+            Self::Reads => "reads",
+            Self::Writes => "writes",
+            Self::Deletes => "deletes",
         }
     }
 
@@ -283,6 +311,7 @@ impl Throttle {
         scope: &str,
         method: &Method,
         now: Instant,
+        drawn: &mut Drawn,
     ) -> Result<(&'static str, String), (ArmError, u64)> {
         let kind = Kind::of(method);
         let bucket = kind.bucket(limits);
@@ -290,7 +319,9 @@ impl Throttle {
             .levels
             .entry((principal.to_owned(), kind))
             .or_insert_with(|| Level::full(bucket, now));
-        if let Err(seconds) = level.refill(bucket, now) {
+        let refill = level.refill(bucket, now);
+        drawn.draw(format!("{principal}/{}", kind.budget()), refill.is_err());
+        if let Err(seconds) = refill {
             return Err((
                 ArmError::new(
                     StatusCode::TOO_MANY_REQUESTS,
@@ -342,6 +373,7 @@ impl Throttle {
         subscription: &str,
         machine: &str,
         now: Instant,
+        drawn: &mut Drawn,
     ) -> Result<String, (ArmError, u64)> {
         let policy = operation.policy(limits);
         let scopes = [
@@ -359,7 +391,12 @@ impl Throttle {
                 .compute
                 .entry((key.clone(), operation))
                 .or_insert_with(|| Level::full(*bucket, now));
-            if let Err(seconds) = level.refill(*bucket, now) {
+            let refill = level.refill(*bucket, now);
+            drawn.draw(
+                format!("Microsoft.Compute/{}{suffix}/{key}", operation.name()),
+                refill.is_err(),
+            );
+            if let Err(seconds) = refill {
                 retry_after = retry_after.max(seconds);
                 exhausted.push(json!({
                     "code": "TooManyRequests",
@@ -408,6 +445,7 @@ impl Emulator {
         &self,
         method: &Method,
         path: &str,
+        drawn: &mut Drawn,
     ) -> Result<Option<String>, (ArmError, u64)> {
         let Some(ArmPath::Resource(id)) = ArmPath::parse(path) else {
             return Ok(None);
@@ -430,6 +468,7 @@ impl Emulator {
                 &subscription,
                 &machine,
                 now,
+                drawn,
             )
             .map(Some)
     }
@@ -441,7 +480,7 @@ mod tests {
 
     use axum::http::Method;
 
-    use super::{Bucket, RateLimits, Throttle};
+    use super::{Bucket, ComputeLimits, Drawn, RateLimits, Throttle, VmOperation, VmPolicy};
 
     #[test]
     fn buckets_empty_then_refill_with_time() {
@@ -456,15 +495,21 @@ mod tests {
         let start = Instant::now();
         let scope = "subscription 's'";
         assert_eq!(
-            throttle.take(&limits, "p", scope, &Method::PUT, start).unwrap().1,
+            throttle
+                .take(&limits, "p", scope, &Method::PUT, start, &mut Drawn::default())
+                .unwrap()
+                .1,
             "1"
         );
         assert_eq!(
-            throttle.take(&limits, "p", scope, &Method::PUT, start).unwrap().1,
+            throttle
+                .take(&limits, "p", scope, &Method::PUT, start, &mut Drawn::default())
+                .unwrap()
+                .1,
             "0"
         );
         let (error, retry_after) = throttle
-            .take(&limits, "p", scope, &Method::PUT, start)
+            .take(&limits, "p", scope, &Method::PUT, start, &mut Drawn::default())
             .unwrap_err();
         assert_eq!((error.status.as_u16(), retry_after), (429, 1));
         assert_eq!(error.code, "SubscriptionRequestsThrottled");
@@ -484,11 +529,26 @@ mod tests {
             ("x-ms-ratelimit-remaining-subscription-deletes", "200".to_owned())
         );
         // Another principal and another kind have their own buckets.
-        assert!(throttle.take(&limits, "q", scope, &Method::PUT, start).is_ok());
-        assert!(throttle.take(&limits, "p", scope, &Method::GET, start).is_ok());
         assert!(
             throttle
-                .take(&limits, "p", scope, &Method::PUT, start + Duration::from_secs(1))
+                .take(&limits, "q", scope, &Method::PUT, start, &mut Drawn::default())
+                .is_ok()
+        );
+        assert!(
+            throttle
+                .take(&limits, "p", scope, &Method::GET, start, &mut Drawn::default())
+                .is_ok()
+        );
+        assert!(
+            throttle
+                .take(
+                    &limits,
+                    "p",
+                    scope,
+                    &Method::PUT,
+                    start + Duration::from_secs(1),
+                    &mut Drawn::default(),
+                )
                 .is_ok()
         );
     }
@@ -497,7 +557,6 @@ mod tests {
     fn machine_operations_are_told_apart() {
         use crate::path::ArmPath;
 
-        use super::VmOperation;
         let vm = "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachines/m";
         let of = |method: &Method, path: &str, exists: bool| {
             let Some(ArmPath::Resource(id)) = ArmPath::parse(path) else {
@@ -513,5 +572,88 @@ mod tests {
         assert_eq!(of(&Method::DELETE, &extension, true), Some(VmOperation::Update));
         let disk = "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/disks/d";
         assert_eq!(of(&Method::PUT, disk, false), None);
+    }
+
+    #[test]
+    fn each_request_names_the_buckets_it_drew_on_and_those_that_refused_it() {
+        let one = Bucket {
+            burst: 1,
+            per_second: 0.5,
+        };
+        let limits = RateLimits {
+            reads: one,
+            compute: ComputeLimits {
+                put_vm: VmPolicy {
+                    subscription: Bucket {
+                        burst: 10,
+                        per_second: 1.0,
+                    },
+                    resource: one,
+                },
+                ..ComputeLimits::default()
+            },
+            ..RateLimits::default()
+        };
+        let mut throttle = Throttle::default();
+        let start = Instant::now();
+        let scope = "subscription 's'";
+        let mut drawn = Drawn::default();
+        assert!(
+            throttle
+                .take(&limits, "p", scope, &Method::GET, start, &mut drawn)
+                .is_ok()
+        );
+        assert_eq!(
+            drawn,
+            Drawn {
+                budgets: vec!["p/reads".to_owned()],
+                empty: Vec::new(),
+            }
+        );
+        let mut refused = Drawn::default();
+        let (_, retry_after) = throttle
+            .take(&limits, "p", scope, &Method::HEAD, start, &mut refused)
+            .unwrap_err();
+        assert_eq!(retry_after, 2);
+        assert_eq!(refused.empty, ["p/reads"]);
+
+        // A machine's create draws on the principal's writes, then on Microsoft.Compute's
+        // buckets of the subscription and of the machine; the second create of the same machine
+        // finds the machine's empty and only that one is named as refusing it.
+        let machine = "/subscriptions/s/resourcegroups/g/providers/microsoft.compute/virtualmachines/m";
+        let mut created = Drawn::default();
+        let _ = throttle.take(&limits, "p", scope, &Method::PUT, start, &mut created);
+        assert!(
+            throttle
+                .take_vm(
+                    &limits.compute,
+                    VmOperation::Put,
+                    "S",
+                    machine,
+                    start,
+                    &mut created
+                )
+                .is_ok()
+        );
+        assert_eq!(
+            created.budgets,
+            [
+                "p/writes".to_owned(),
+                "Microsoft.Compute/PutVMSubscriptionMaximum/s".to_owned(),
+                format!("Microsoft.Compute/PutVMResource/{machine}"),
+            ]
+        );
+        assert!(created.empty.is_empty());
+        let mut again = Drawn::default();
+        assert!(
+            throttle
+                .take_vm(&limits.compute, VmOperation::Put, "S", machine, start, &mut again)
+                .is_err()
+        );
+        assert_eq!(again.budgets.len(), 2);
+        assert_eq!(
+            again.empty,
+            [format!("Microsoft.Compute/PutVMResource/{machine}")]
+        );
     }
 }

@@ -768,6 +768,16 @@ async fn request_limits_throttle_each_principal() {
     let throttled = send(&emulator, "PUT", &group, Some(json!({"location": "westeurope"}))).await;
     assert_eq!(throttled.status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(throttled.headers["retry-after"], "2");
+    // The log names the bucket that refused it, which the read before it did not draw on.
+    let principal = arm_emulator::config::derived_object_id(arm_emulator::config::DEFAULT_CLIENT_ID);
+    let log = emulator.requests();
+    let [.., read, _, refused] = log.as_slice() else {
+        panic!("four requests logged: {log:?}");
+    };
+    assert_eq!(read.budgets, [format!("{principal}/reads")]);
+    assert!(read.throttled_by.is_empty());
+    assert_eq!(refused.throttled_by, [format!("{principal}/writes")]);
+    assert_eq!((refused.status, refused.retry_after), (429, Some(2)));
     emulator.advance_clock(std::time::Duration::from_secs(2));
     assert_eq!(
         send(&emulator, "PUT", &group, Some(json!({"location": "westeurope"})))

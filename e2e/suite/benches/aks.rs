@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::{Config, LoggedRequest};
+use capz_e2e::bench::{self, Calls, by_method, count, per, total};
 use capz_e2e::{Environment, TestResult, wait_list};
 use kube::api::DynamicObject;
 
@@ -114,15 +115,6 @@ fn aks_requests(
         .collect()
 }
 
-/// `requests` counted by method.
-fn by_method(requests: &[LoggedRequest]) -> BTreeMap<String, usize> {
-    let mut calls = BTreeMap::new();
-    for request in requests {
-        *calls.entry(request.method.clone()).or_default() += 1;
-    }
-    calls
-}
-
 /// What a request addresses, without names: the types (and action) of its path below the last
 /// provider, such as `managedClusters/agentPools` or `managedClusters/listClusterAdminCredential`;
 /// `resourceGroups` for a group.
@@ -204,9 +196,8 @@ async fn bench(options: &Options) -> TestResult {
         let to_ready = aks_requests(&environment, since, Some(SystemTime::now()));
 
         // Steady state: let the controller settle, then count two of its sync periods.
-        tokio::time::sleep(Duration::from_secs(options.sync_period)).await;
-        let steady_since = SystemTime::now();
-        tokio::time::sleep(Duration::from_secs(2 * options.sync_period)).await;
+        let steady_since =
+            bench::steady_state(Duration::from_secs(options.sync_period), 2, SystemTime::now).await;
         let steady = aks_requests(&environment, steady_since, None);
 
         report(options, (planes_ready, all_ready), &to_ready, &steady);
@@ -214,15 +205,6 @@ async fn bench(options: &Options) -> TestResult {
         Ok(())
     })
     .await?
-}
-
-fn count(calls: &BTreeMap<String, usize>, method: &str) -> usize {
-    calls.get(method).copied().unwrap_or_default()
-}
-
-#[expect(clippy::cast_precision_loss, reason = "counts far below 2^52")]
-fn per(total: usize, of: u64) -> f64 {
-    total as f64 / of as f64
 }
 
 fn report(
@@ -244,8 +226,8 @@ fn report(
         "{:<44} {:>8} {:>8} {:>8} {:>8} {:>8}",
         "capz-aks ARM calls", "GET", "PUT", "POST", "other", "total"
     );
-    let row = |what: &str, calls: &BTreeMap<String, usize>, of: u64| {
-        let total: usize = calls.values().sum();
+    let row = |what: &str, calls: &Calls, of: u64| {
+        let total = total(calls);
         let (get, put, post) = (count(calls, "GET"), count(calls, "PUT"), count(calls, "POST"));
         println!(
             "{what:<44} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>8.1}",

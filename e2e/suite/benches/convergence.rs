@@ -22,10 +22,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::Config;
-use capz_e2e::{
-    Environment, TestResult, bootstrap_secret, cluster_manifest, condition, machine_deployment,
-    service_principal_identity, wait_list,
-};
+use capz_e2e::bench::{self, Calls, per, total};
+use capz_e2e::{Environment, TestResult, cluster_manifest, condition, service_principal_identity, wait_list};
 
 const CLUSTER: &str = "bench";
 
@@ -82,7 +80,6 @@ const PRIVATE_NETWORK: &str = "  bastionSpec:
 ";
 
 fn manifest(namespace: &str, machines: u32, private: bool) -> String {
-    let bootstrap = format!("{CLUSTER}-bootstrap");
     let mut cluster = cluster_manifest(CLUSTER, CLUSTER);
     if private {
         cluster = cluster.replacen("  networkSpec:\n", PRIVATE_NETWORK, 1);
@@ -90,8 +87,7 @@ fn manifest(namespace: &str, machines: u32, private: bool) -> String {
     [
         cluster,
         service_principal_identity(CLUSTER, namespace),
-        bootstrap_secret(&bootstrap),
-        machine_deployment(&format!("{CLUSTER}-workers"), CLUSTER, machines, &bootstrap),
+        bench::workers_from_secret(CLUSTER, machines),
     ]
     .join("---\n")
 }
@@ -100,8 +96,8 @@ fn manifest(namespace: &str, machines: u32, private: bool) -> String {
 type Counts = BTreeMap<(String, String, u16), u64>;
 
 /// ARM requests (to a resource type, not sign-ins or metadata) answered since `before`, by method.
-fn arm_calls(environment: &Environment, before: &Counts) -> BTreeMap<String, usize> {
-    let mut calls = BTreeMap::new();
+fn arm_calls(environment: &Environment, before: &Counts) -> Calls {
+    let mut calls = Calls::new();
     for ((method, resource_type, status), count) in environment.azure.emulator.counts() {
         let earlier = before
             .get(&(method.clone(), resource_type.clone(), status))
@@ -112,10 +108,6 @@ fn arm_calls(environment: &Environment, before: &Counts) -> BTreeMap<String, usi
         }
     }
     calls
-}
-
-fn total(calls: &BTreeMap<String, usize>) -> usize {
-    calls.values().sum()
 }
 
 /// Prints the ARM calls between `since` and `until`: arrival and answer in seconds after `since`,
@@ -148,11 +140,6 @@ fn print_timeline(environment: &Environment, since: SystemTime, until: SystemTim
             request.status
         );
     }
-}
-
-#[expect(clippy::cast_precision_loss, reason = "counts far below 2^52")]
-fn per(count: usize, of: u32) -> f64 {
-    count as f64 / f64::from(of)
 }
 
 async fn bench(options: &Options) -> TestResult {
@@ -205,9 +192,10 @@ async fn bench(options: &Options) -> TestResult {
         let machine_calls = arm_calls(&environment, &machines_start);
 
         // Steady state: let the controllers settle, then count what two full sync periods cost.
-        tokio::time::sleep(Duration::from_secs(options.sync_period)).await;
-        let steady_start = environment.azure.emulator.counts();
-        tokio::time::sleep(Duration::from_secs(2 * options.sync_period)).await;
+        let steady_start = bench::steady_state(Duration::from_secs(options.sync_period), 2, || {
+            environment.azure.emulator.counts()
+        })
+        .await;
         let steady = arm_calls(&environment, &steady_start);
         let resources = environment.created_in_azure().len();
 
@@ -227,7 +215,7 @@ async fn bench(options: &Options) -> TestResult {
         );
         println!(
             "ARM calls per AzureMachine to Ready    {:>8.2}     ({machine_calls:?})",
-            per(total(&machine_calls), machines)
+            per(total(&machine_calls), u64::from(machines))
         );
         let writes = total(&steady) - steady.get("GET").copied().unwrap_or_default();
         println!(

@@ -25,9 +25,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::config::DEFAULT_CLIENT_SECRET;
 use arm_emulator::{Config, LoggedRequest, Running};
+use capz_e2e::bench::{process_cpu_seconds, workers_from_secret};
 use capz_e2e::{
-    Environment, INFRASTRUCTURE, PeerEnvironment, TestResult, bootstrap_secret, cluster_manifest,
-    machine_deployment, machine_ready, process_memory, service_principal_identity, wait_list,
+    Environment, INFRASTRUCTURE, PeerEnvironment, TestResult, cluster_manifest, machine_ready,
+    process_memory, service_principal_identity, wait_list,
 };
 use capz_harness::Plane;
 use capz_harness::peer::{ASO_CONTROLLER, CAPZ_MANAGER, PeerOptions};
@@ -185,12 +186,10 @@ impl Management {
 }
 
 fn manifest(namespace: &str, machines: u32) -> String {
-    let bootstrap = format!("{CLUSTER}-bootstrap");
     [
         cluster_manifest(CLUSTER, CLUSTER),
         service_principal_identity(CLUSTER, namespace),
-        bootstrap_secret(&bootstrap),
-        machine_deployment(&format!("{CLUSTER}-workers"), CLUSTER, machines, &bootstrap),
+        workers_from_secret(CLUSTER, machines),
     ]
     .join("---\n")
 }
@@ -248,23 +247,6 @@ fn caller(request: &LoggedRequest) -> String {
 
 fn seconds_after(since: SystemTime, time: SystemTime) -> f64 {
     time.duration_since(since).unwrap_or_default().as_secs_f64()
-}
-
-/// CPU seconds (user + system) the process `pid` has used.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
-    let ticks = |index: usize| {
-        fields
-            .get(index)
-            .and_then(|value| value.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // utime and stime are fields 14 and 15 of stat, 11 and 12 after the name; 100 ticks a second.
-    (ticks(11) + ticks(12)) / 100.0
 }
 
 /// The sum of `controller_runtime_reconcile_total` at `address`.
@@ -395,7 +377,7 @@ async fn run(
         figures.processes.push((
             process.name().to_owned(),
             process_memory(pid).peak,
-            cpu_seconds(pid),
+            process_cpu_seconds(pid),
         ));
     }
     let _ = std::fs::remove_file(&audit);

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::Config;
+use capz_e2e::bench::{self, per, total};
 use capz_e2e::{Environment, TestResult, node_ready, wait_list};
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
@@ -129,10 +130,6 @@ async fn pools_ready(environment: &Environment, namespace: &str, replicas: u32, 
     Ok(())
 }
 
-fn total(calls: &BTreeMap<String, usize>) -> usize {
-    calls.values().sum()
-}
-
 async fn bench(options: &Options) -> TestResult {
     let sync_period = format!("--sync-period={}s", options.sync_period);
     let environment = Environment::start_with_args(
@@ -171,9 +168,8 @@ async fn bench(options: &Options) -> TestResult {
         let converged = applied_at.elapsed();
 
         // Steady state: let the controllers settle, then count two sync periods of capz-vmss.
-        tokio::time::sleep(Duration::from_secs(options.sync_period)).await;
-        let steady_since = SystemTime::now();
-        tokio::time::sleep(Duration::from_secs(2 * options.sync_period)).await;
+        let steady_since =
+            bench::steady_state(Duration::from_secs(options.sync_period), 2, SystemTime::now).await;
         let steady: Vec<BTreeMap<String, usize>> = (0..pools)
             .map(|index| pool_calls(&environment, steady_since, &pool_name(index)))
             .collect();
@@ -260,7 +256,7 @@ fn report(options: &Options, converged: Duration, steady: &[BTreeMap<String, usi
         println!(
             "  {:<16} {:>5.1} reads, {} writes   {calls:?}",
             pool_name(u32::try_from(index).unwrap_or_default()),
-            per_period(reads),
+            per(reads, 2),
             total(calls) - reads
         );
     }
@@ -275,11 +271,6 @@ fn report(options: &Options, converged: Duration, steady: &[BTreeMap<String, usi
         total(&scale_out.calls),
         scale_out.calls
     );
-}
-
-#[expect(clippy::cast_precision_loss, reason = "counts far below 2^52")]
-fn per_period(count: usize) -> f64 {
-    count as f64 / 2.0
 }
 
 fn main() -> std::process::ExitCode {

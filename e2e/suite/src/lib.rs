@@ -26,6 +26,9 @@ use kube::{Client, ResourceExt as _};
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
+pub mod bench;
+pub use bench::{Memory, bench_flags, bench_main, process_memory};
+
 /// What the tests return: any error, with its message.
 pub type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -886,22 +889,16 @@ impl Environment {
     }
 
     /// Prints the peak resident set of each capz-rs process, with the current one split into
-    /// anonymous and file-backed memory, in MiB.
+    /// anonymous and file-backed memory, in MiB, and the CPU time each used so far.
     pub fn print_capz_memory(&self) {
-        println!("peak RSS (current: anonymous + file-backed) per process, MiB:");
-        for process in self.plane.processes() {
-            if process.name().starts_with("capz-") {
-                let memory = process_memory(process.program_id());
-                println!(
-                    "  {:<20} {:>7.1} ({:.1}: {:.1} + {:.1})",
-                    process.name(),
-                    memory.peak,
-                    memory.current,
-                    memory.anonymous,
-                    memory.file
-                );
-            }
-        }
+        println!("capz-rs processes:");
+        bench::print_usage(
+            self.plane
+                .processes()
+                .iter()
+                .filter(|process| process.name().starts_with("capz-"))
+                .map(|process| (process.name(), process.program_id())),
+        );
     }
 
     /// The body of the resource `id` as the emulator holds it, `None` when there is none.
@@ -1106,91 +1103,8 @@ impl Environment {
     }
 }
 
-/// The `--flag value` pairs of a bench program's command line, each value a number (Cargo's own
-/// `--bench` left out), in their order.
-///
-/// # Errors
-/// When a flag has no value or its value is not a number.
-pub fn bench_flags() -> Result<Vec<(String, u32)>, String> {
-    let mut flags = Vec::new();
-    let mut args = std::env::args().skip(1).filter(|arg| arg != "--bench");
-    while let Some(flag) = args.next() {
-        let value = args
-            .next()
-            .ok_or(format!("{flag} needs a value"))?
-            .parse()
-            .map_err(|err| format!("{flag}: {err}"))?;
-        flags.push((flag, value));
-    }
-    Ok(flags)
-}
-
-/// The `main` of a bench program `name`: reads its options with `options`, then runs `bench` with
-/// them on a multi-threaded runtime; a problem is printed after the name, and a bad command line
-/// exits with 2.
-pub fn bench_main<O>(
-    name: &str,
-    options: impl FnOnce() -> Result<O, String>,
-    bench: impl AsyncFnOnce(O) -> TestResult,
-) -> std::process::ExitCode {
-    let options = match options() {
-        Ok(options) => options,
-        Err(problem) => {
-            eprintln!("{name}: {problem}");
-            return std::process::ExitCode::from(2);
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("{name}: {err}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(bench(options)) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("{name}: {err}");
-            std::process::ExitCode::FAILURE
-        }
-    }
-}
-
 /// The label of control-plane Machines and AzureMachines.
 pub const CONTROL_PLANE: &str = "cluster.x-k8s.io/control-plane";
-
-/// A process's resident set, in MiB, as `/proc` tells it.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Memory {
-    /// The peak resident set (`VmHWM`).
-    pub peak: f64,
-    /// The resident set now (`VmRSS`).
-    pub current: f64,
-    /// Of the current, anonymous memory (heap and stacks).
-    pub anonymous: f64,
-    /// Of the current, pages of files (the executable and its libraries).
-    pub file: f64,
-}
-
-/// The resident set of process `pid`; zeros for a process that is gone.
-#[must_use]
-pub fn process_memory(pid: u32) -> Memory {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix(name))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|kib| kib.parse::<f64>().ok())
-            .map_or(0.0, |kib| kib / 1024.0)
-    };
-    Memory {
-        peak: field("VmHWM:"),
-        current: field("VmRSS:"),
-        anonymous: field("RssAnon:"),
-        file: field("RssFile:"),
-    }
-}
 
 /// Creates the Secret the identities [`service_principal_identity`] writes read in `namespace`,
 /// holding `client_secret`.

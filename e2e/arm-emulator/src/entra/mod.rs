@@ -287,6 +287,8 @@ pub(crate) async fn log_sign_in(
             caller: None,
             user_agent: crate::user_agent(&headers),
             retry_after,
+            budgets: Vec::new(),
+            throttled_by: Vec::new(),
             received,
             answered: std::time::SystemTime::now(),
         },

@@ -1,0 +1,530 @@
+//! What many clusters cost capz-rs on one management plane: `--clusters` clusters of `--machines`
+//! machines each (defaults 100 and 10: 1,000 machines), every machine given its bootstrap data by a
+//! Secret (`dataSecretName`) as in `just bench-e2e`, on an emulator that keeps Azure's default
+//! request limits (per principal, 250 reads at 25 a second, 200 writes and 200 deletes at 10 a
+//! second, and Microsoft.Compute's virtual machine limits). Every cluster signs in as one
+//! AzureClusterIdentity, so all of them draw on one principal's buckets, as clusters sharing a
+//! service principal do in Azure. Operations take no time; their polls are told `Retry-After: 1`.
+//!
+//! The clusters are applied concurrently, a few at a time, into one namespace. The bench reports
+//! the time from the first apply to every AzureCluster Ready and to every AzureMachine Ready; the
+//! ARM calls to get there, by process and method, and per machine; the 429s met, and whether a
+//! throttling storm happened: a request a process sent to a bucket the emulator had refused it
+//! before the `Retry-After` it was given had passed (from the emulator's request log, which names
+//! the buckets each request drew on and the ones that refused it). Then, after one sync period
+//! to settle, the ARM calls of one more period (no writes expected), and last each process's peak
+//! resident set and CPU time: capz-rs's controllers, Cluster API's managers, the API server and
+//! etcd, the workload cluster simulator, and this program, which runs the emulator.
+//!
+//! `just bench-scale` (defaults `--clusters 100 --machines 10 --sync-period 600`, the controllers'
+//! own default sync period of 10 minutes).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::{Duration, Instant, SystemTime};
+
+use arm_emulator::{Config, LoggedRequest};
+use capz_e2e::bench::{self, Calls, by_method, count, per, total};
+use capz_e2e::{Environment, TestResult, cluster_manifest, condition, service_principal_identity, summary};
+use futures_util::StreamExt as _;
+use kube::api::{Api, DynamicObject, ListParams};
+
+/// The AzureClusterIdentity every cluster signs in as.
+const IDENTITY: &str = "scale";
+
+/// The controllers' `--sync-period` when none is given: theirs (and CAPZ's) default, 10 minutes.
+const DEFAULT_SYNC_PERIOD: u64 = 600;
+
+/// How many clusters are being applied at any time.
+const APPLYING: usize = 10;
+
+/// How long the bench waits for every AzureCluster, then every AzureMachine, to be Ready.
+const TIMEOUT: Duration = Duration::from_mins(40);
+
+/// The issue's targets: everything Ready within 5 minutes, each controller under 30 MB.
+const READY_TARGET: Duration = Duration::from_mins(5);
+const RSS_TARGET_MIB: f64 = 30e6 / (1024.0 * 1024.0);
+
+/// A request the emulator received this soon after it answered a 429 may have left its client
+/// before the client read the answer: it is not counted as coming back early.
+const IN_FLIGHT: Duration = Duration::from_millis(100);
+
+/// The capz-rs controllers, each given the sync period.
+const CONTROLLERS: [&str; 8] = [
+    "capz-network",
+    "capz-loadbalancer",
+    "capz-privatedns",
+    "capz-bastion",
+    "capz-compute",
+    "capz-vmss",
+    "capz-aks",
+    "capz-identity",
+];
+
+struct Options {
+    clusters: u32,
+    machines: u32,
+    sync_period: u64,
+}
+
+fn options() -> Result<Options, String> {
+    let mut options = Options {
+        clusters: 100,
+        machines: 10,
+        sync_period: DEFAULT_SYNC_PERIOD,
+    };
+    for (flag, value) in bench::bench_flags()? {
+        match flag.as_str() {
+            "--clusters" => options.clusters = value.max(1),
+            "--machines" => options.machines = value.max(1),
+            "--sync-period" => options.sync_period = u64::from(value.max(1)),
+            other => {
+                return Err(format!(
+                    "unexpected argument {other}; use --clusters N --machines N --sync-period SECONDS"
+                ));
+            }
+        }
+    }
+    Ok(options)
+}
+
+/// The Cluster, AzureCluster and workers of cluster `index`.
+fn cluster(index: u32, machines: u32) -> String {
+    let name = format!("scale-{index}");
+    [
+        cluster_manifest(&name, IDENTITY),
+        bench::workers_from_secret(&name, machines),
+    ]
+    .join("---\n")
+}
+
+/// Lists `api` until `want` of its objects are `ready`; returns how long after `applied_at` that
+/// was. Prints the progress every 30 s, so a run that stalls shows where.
+async fn all_ready(
+    api: &Api<DynamicObject>,
+    what: &str,
+    want: usize,
+    ready: impl Fn(&DynamicObject) -> bool,
+    applied_at: Instant,
+) -> TestResult<Duration> {
+    // Each list is work for the API server the controllers and Cluster API share: a thousand
+    // AzureMachines are listed every 5 s, a few every 200 ms.
+    let interval = Duration::from_millis((5 * want as u64).clamp(200, 5000));
+    let mut reported = Instant::now();
+    loop {
+        let objects = api.list(&ListParams::default()).await?.items;
+        let done = objects.iter().filter(|object| ready(object)).count();
+        if done == want {
+            return Ok(applied_at.elapsed());
+        }
+        if applied_at.elapsed() > TIMEOUT {
+            let waiting: Vec<String> = objects
+                .iter()
+                .filter(|object| !ready(object))
+                .take(5)
+                .map(summary)
+                .collect();
+            return Err(format!(
+                "{done} of {want} {what} Ready after {} s (of {} listed); some not Ready:\n{}",
+                TIMEOUT.as_secs(),
+                objects.len(),
+                waiting.join("\n")
+            )
+            .into());
+        }
+        if reported.elapsed() >= Duration::from_secs(30) {
+            eprintln!(
+                "bench-scale: {done} of {want} {what} Ready {:.0} s after the first apply",
+                applied_at.elapsed().as_secs_f64()
+            );
+            reported = Instant::now();
+        }
+        tokio::time::sleep(interval).await;
+    }
+}
+
+/// The controller that made a request, from its `User-Agent` (`capz-rs/<version> <controller>`).
+fn process(request: &LoggedRequest) -> &str {
+    request
+        .user_agent
+        .as_deref()
+        .and_then(|agent| agent.split_whitespace().nth(1))
+        .unwrap_or("-")
+}
+
+/// What kind of bucket a budget of the request log is: the principal's `reads`, `writes` or
+/// `deletes`, or a Microsoft.Compute policy such as `Microsoft.Compute/PutVMResource`.
+fn bucket_kind(budget: &str) -> String {
+    if budget.starts_with("Microsoft.Compute/") {
+        budget.splitn(3, '/').take(2).collect::<Vec<_>>().join("/")
+    } else {
+        budget.rsplit('/').next().unwrap_or(budget).to_owned()
+    }
+}
+
+/// The 429s of a stretch of the request log, and the requests that came back to a bucket that
+/// had refused them before their `Retry-After` had passed.
+#[derive(Default)]
+struct Throttling {
+    /// 429s by method.
+    by_method: Calls,
+    /// 429s by the kind of bucket that was empty.
+    by_bucket: BTreeMap<String, usize>,
+    /// Early requests from the process that got the 429, by process.
+    early: BTreeMap<String, usize>,
+    /// Early requests from other processes signed in as the same principal (each process keeps
+    /// its own account of the answers it got, so these cannot know).
+    early_elsewhere: usize,
+    /// How long after its 429 the latest early request of the throttled process came: requests
+    /// already on their way when the answer left look the same in the log, a client ignoring the
+    /// wait does not.
+    latest: Duration,
+    /// The first few early requests of the throttled process, described.
+    examples: Vec<String>,
+}
+
+impl Throttling {
+    fn of(log: &[LoggedRequest]) -> Self {
+        let mut throttling = Self::default();
+        // Every budget's requests by arrival, to find those inside a 429's wait.
+        let mut drawing: HashMap<&str, Vec<(SystemTime, usize)>> = HashMap::new();
+        for (index, request) in log.iter().enumerate() {
+            for budget in &request.budgets {
+                drawing
+                    .entry(budget.as_str())
+                    .or_default()
+                    .push((request.received, index));
+            }
+        }
+        for requests in drawing.values_mut() {
+            requests.sort_unstable();
+        }
+        let mut early = BTreeSet::new();
+        let mut early_elsewhere = BTreeSet::new();
+        for refused in log.iter().filter(|request| request.status == 429) {
+            *throttling.by_method.entry(refused.method.clone()).or_default() += 1;
+            for budget in &refused.throttled_by {
+                *throttling.by_bucket.entry(bucket_kind(budget)).or_default() += 1;
+            }
+            let Some(seconds) = refused.retry_after else {
+                continue;
+            };
+            let from = refused.answered + IN_FLIGHT;
+            let until = refused.answered + Duration::from_secs(seconds);
+            for budget in &refused.throttled_by {
+                let requests = drawing.get(budget.as_str()).map_or(&[][..], Vec::as_slice);
+                let first = requests.partition_point(|(received, _)| *received <= from);
+                for &(received, index) in requests[first..]
+                    .iter()
+                    .take_while(|(received, _)| *received < until)
+                {
+                    let call = &log[index];
+                    if process(call) != process(refused) {
+                        early_elsewhere.insert(index);
+                        continue;
+                    }
+                    let after = received.duration_since(refused.answered).unwrap_or_default();
+                    throttling.latest = throttling.latest.max(after);
+                    if early.insert(index) && throttling.examples.len() < 5 {
+                        throttling.examples.push(format!(
+                            "{} {} {} {:.3} s after a 429 (Retry-After {seconds} s) from {}",
+                            process(call),
+                            call.method,
+                            call.path,
+                            after.as_secs_f64(),
+                            bucket_kind(budget)
+                        ));
+                    }
+                }
+            }
+        }
+        for index in early {
+            *throttling
+                .early
+                .entry(process(&log[index]).to_owned())
+                .or_default() += 1;
+        }
+        throttling.early_elsewhere = early_elsewhere.len();
+        throttling
+    }
+
+    fn print(&self, stretch: &str) {
+        let early = self.early.values().sum::<usize>();
+        println!(
+            "{stretch}: {} 429s {:?}, by empty bucket {:?}",
+            total(&self.by_method),
+            self.by_method,
+            self.by_bucket
+        );
+        println!(
+            "  throttling storm (a process back at a bucket before its Retry-After): {} ({early} early requests {:?}, \
+             the latest {:.2} s after its 429; {} more from other processes of the same principal)",
+            if early == 0 { "no" } else { "YES" },
+            self.early,
+            self.latest.as_secs_f64(),
+            self.early_elsewhere
+        );
+        for example in &self.examples {
+            println!("    {example}");
+        }
+    }
+}
+
+/// The ARM requests (not sign-ins) of `log` received in `[from, until)`.
+fn arm_between(log: &[LoggedRequest], from: SystemTime, until: SystemTime) -> Vec<LoggedRequest> {
+    log.iter()
+        .filter(|request| {
+            request.path.starts_with("/subscriptions/")
+                && request.received >= from
+                && request.received < until
+        })
+        .cloned()
+        .collect()
+}
+
+/// `requests` by process, then method.
+fn by_process(requests: &[LoggedRequest]) -> BTreeMap<&str, Calls> {
+    let mut calls: BTreeMap<&str, Vec<&LoggedRequest>> = BTreeMap::new();
+    for request in requests {
+        calls.entry(process(request)).or_default().push(request);
+    }
+    calls
+        .into_iter()
+        .map(|(process, requests)| (process, by_method(requests)))
+        .collect()
+}
+
+fn met(yes: bool) -> &'static str {
+    if yes { "met" } else { "NOT met" }
+}
+
+/// What the way to every machine Ready measured.
+struct Converged {
+    /// The load average before the first apply and when every AzureMachine was Ready.
+    load: (String, String),
+    /// Applying every cluster, then until every AzureCluster, then every AzureMachine is Ready.
+    apply_took: Duration,
+    clusters_ready: Duration,
+    machines_ready: Duration,
+    /// The ARM requests from the first apply until every AzureMachine was Ready.
+    requests: Vec<LoggedRequest>,
+    /// Each process's CPU seconds when every AzureMachine was Ready.
+    cpu_at_ready: BTreeMap<String, f64>,
+}
+
+/// Applies the clusters and waits until they and their machines are Ready.
+async fn converge(environment: &Environment, namespace: &str, options: &Options) -> TestResult<Converged> {
+    let client = &environment.client;
+    let load_before = load_average();
+    environment.create_identity_secret(namespace).await?;
+    capz_harness::apply_yaml(
+        client,
+        namespace,
+        &service_principal_identity(IDENTITY, namespace),
+    )
+    .await?;
+    let manifests: Vec<String> = (0..options.clusters)
+        .map(|index| cluster(index, options.machines))
+        .collect();
+    let since = SystemTime::now();
+    let applied_at = Instant::now();
+    let applies: Vec<_> = futures_util::stream::iter(
+        manifests
+            .iter()
+            .map(|manifest| capz_harness::apply_yaml(client, namespace, manifest)),
+    )
+    .buffer_unordered(APPLYING)
+    .collect()
+    .await;
+    for applied in applies {
+        applied?;
+    }
+    let apply_took = applied_at.elapsed();
+
+    let azure_clusters = environment.infrastructure("AzureCluster", namespace).await?;
+    let clusters_ready = all_ready(
+        &azure_clusters,
+        "AzureClusters",
+        options.clusters as usize,
+        |cluster| cluster.data["status"]["ready"] == true,
+        applied_at,
+    )
+    .await?;
+    let azure_machines = environment.infrastructure("AzureMachine", namespace).await?;
+    let machines_ready = all_ready(
+        &azure_machines,
+        "AzureMachines",
+        (options.clusters * options.machines) as usize,
+        |machine| condition(machine, "Ready").is_some_and(|(status, _)| status == "True"),
+        applied_at,
+    )
+    .await?;
+    let ready_clock = SystemTime::now();
+    Ok(Converged {
+        load: (load_before, load_average()),
+        apply_took,
+        clusters_ready,
+        machines_ready,
+        requests: arm_between(&environment.azure.emulator.requests(), since, ready_clock),
+        cpu_at_ready: environment
+            .plane
+            .processes()
+            .iter()
+            .map(|process| {
+                (
+                    process.name().to_owned(),
+                    bench::process_cpu_seconds(process.program_id()),
+                )
+            })
+            .collect(),
+    })
+}
+
+/// The 1, 5 and 15 minute load averages.
+fn load_average() -> String {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
+async fn bench(options: &Options) -> TestResult {
+    let sync_flag = format!("--sync-period={}s", options.sync_period);
+    let environment = Environment::start_with_args(
+        |_| Config {
+            retry_after_seconds: 1,
+            request_log_size: 2_000_000,
+            ..Config::default()
+        },
+        &[],
+        &CONTROLLERS.map(|controller| (controller, sync_flag.as_str())),
+    )
+    .await?;
+    capz_harness::with_temp_namespace(&environment.client, async |namespace| -> TestResult {
+        let converged = converge(&environment, &namespace, options).await?;
+        // Printed before the steady state, which takes two sync periods more.
+        report_convergence(options, &converged);
+        let since = bench::steady_state(Duration::from_secs(options.sync_period), 1, SystemTime::now).await;
+        let steady = arm_between(&environment.azure.emulator.requests(), since, SystemTime::now());
+        report_steady_state(&steady, environment.created_in_azure().len());
+        report_processes(&environment, &converged.cpu_at_ready);
+        Ok(())
+    })
+    .await?
+}
+
+fn report_convergence(options: &Options, converged: &Converged) {
+    let Options {
+        clusters,
+        machines,
+        sync_period,
+    } = *options;
+    let all = u64::from(clusters * machines);
+    println!(
+        "\n{clusters} clusters x {machines} machines ({all} machines) on one plane, one principal, sync period \
+         {sync_period} s; emulator with Azure's default request limits, no operation latency, Retry-After 1 s \
+         on operations"
+    );
+    println!(
+        "load average (1, 5, 15 min) before the apply: {}, when every AzureMachine was Ready: {}",
+        converged.load.0, converged.load.1
+    );
+    println!(
+        "applying the {clusters} clusters ({APPLYING} at a time)  {:>8.2} s",
+        converged.apply_took.as_secs_f64()
+    );
+    println!(
+        "first apply -> every AzureCluster Ready   {:>8.2} s",
+        converged.clusters_ready.as_secs_f64()
+    );
+    println!(
+        "first apply -> every AzureMachine Ready   {:>8.2} s   (target under {} s: {})",
+        converged.machines_ready.as_secs_f64(),
+        READY_TARGET.as_secs(),
+        met(converged.machines_ready < READY_TARGET)
+    );
+    println!(
+        "ARM calls, first apply -> every AzureMachine Ready: {} {:?}",
+        converged.requests.len(),
+        by_method(&converged.requests)
+    );
+    let processes = by_process(&converged.requests);
+    for (process, calls) in &processes {
+        println!("  {process:<28} {:>7} {calls:?}", total(calls));
+    }
+    let per_machine = |calls: &Calls| {
+        calls
+            .iter()
+            .map(|(method, count)| format!("{method} {:.2}", per(*count, all)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let compute = processes.get("capz-compute").cloned().unwrap_or_default();
+    println!(
+        "ARM calls per AzureMachine to Ready: {:.2} by capz-compute ({}); {:.2} by every controller ({})",
+        per(total(&compute), all),
+        per_machine(&compute),
+        per(converged.requests.len(), all),
+        per_machine(&by_method(&converged.requests))
+    );
+    Throttling::of(&converged.requests).print("first apply -> every AzureMachine Ready");
+}
+
+fn report_steady_state(requests: &[LoggedRequest], resources: usize) {
+    let calls = by_method(requests);
+    let reads = count(&calls, "GET") + count(&calls, "HEAD");
+    println!(
+        "steady state, one sync period after one to settle: {reads} reads, {} writes over {resources} Azure \
+         resources ({:.2} reads per resource) {calls:?}; load average then {}",
+        total(&calls) - reads,
+        per(reads, u64::try_from(resources).unwrap_or(u64::MAX)),
+        load_average()
+    );
+    for (process, calls) in by_process(requests) {
+        println!("  {process:<28} {:>7} {calls:?}", total(&calls));
+    }
+    Throttling::of(requests).print("steady state");
+}
+
+fn report_processes(environment: &Environment, cpu_at_ready: &BTreeMap<String, f64>) {
+    let processes: Vec<(&str, u32)> = environment
+        .plane
+        .processes()
+        .iter()
+        .map(|process| (process.name(), process.program_id()))
+        .collect();
+    let (capz, others): (Vec<_>, Vec<_>) = processes.iter().partition(|(name, _)| name.starts_with("capz-"));
+    println!("capz-rs processes (CPU s when every AzureMachine was Ready):");
+    for (name, _) in &capz {
+        println!(
+            "  {name:<28} {:>9.1}",
+            cpu_at_ready.get(*name).copied().unwrap_or_default()
+        );
+    }
+    println!("capz-rs processes at the end:");
+    bench::print_usage(capz.iter().copied());
+    let over: Vec<&str> = capz
+        .iter()
+        .filter(|(_, pid)| bench::process_memory(*pid).peak >= RSS_TARGET_MIB)
+        .map(|(name, _)| *name)
+        .collect();
+    println!(
+        "  peak RSS of each controller under 30 MB ({RSS_TARGET_MIB:.1} MiB): {}{}",
+        met(over.is_empty()),
+        if over.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", over.join(", "))
+        }
+    );
+    println!(
+        "the rest of the plane, and this program (the emulator, in process, and the bench's own waiting):"
+    );
+    bench::print_usage(
+        others
+            .iter()
+            .copied()
+            .chain([("bench-scale (emulator)", std::process::id())]),
+    );
+}
+
+fn main() -> std::process::ExitCode {
+    bench::bench_main("scale", options, async |options| bench(&options).await)
+}

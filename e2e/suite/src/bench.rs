@@ -1,0 +1,209 @@
+//! What the benchmark programs (`benches/`) share: reading their command line and running them,
+//! counting ARM calls, waiting out the steady state, and the memory and CPU time of processes.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use arm_emulator::LoggedRequest;
+
+use crate::TestResult;
+
+/// ARM calls by method.
+pub type Calls = BTreeMap<String, usize>;
+
+/// `requests` counted by method.
+#[must_use]
+pub fn by_method<'a>(requests: impl IntoIterator<Item = &'a LoggedRequest>) -> Calls {
+    let mut calls = Calls::new();
+    for request in requests {
+        *calls.entry(request.method.clone()).or_default() += 1;
+    }
+    calls
+}
+
+/// Every call of `calls`, whatever its method.
+#[must_use]
+pub fn total(calls: &Calls) -> usize {
+    calls.values().sum()
+}
+
+/// The calls of `calls` with `method`.
+#[must_use]
+pub fn count(calls: &Calls, method: &str) -> usize {
+    calls.get(method).copied().unwrap_or_default()
+}
+
+/// `count` shared out over `of` (machines, clusters, sync periods).
+#[must_use]
+#[expect(clippy::cast_precision_loss, reason = "counts far below 2^52")]
+pub fn per(count: usize, of: u64) -> f64 {
+    count as f64 / of.max(1) as f64
+}
+
+/// The workers of the cluster `cluster` as the convergence benchmarks write them: a
+/// MachineDeployment `<cluster>-workers` of `machines` machines (and its AzureMachineTemplate)
+/// taking its bootstrap data from the Secret `<cluster>-bootstrap` (`dataSecretName`), which comes
+/// first, so that every machine gets its VM without a control plane to bootstrap from.
+#[must_use]
+pub fn workers_from_secret(cluster: &str, machines: u32) -> String {
+    let bootstrap = format!("{cluster}-bootstrap");
+    [
+        crate::bootstrap_secret(&bootstrap),
+        crate::machine_deployment(&format!("{cluster}-workers"), cluster, machines, &bootstrap),
+    ]
+    .join("---\n")
+}
+
+/// Waits one sync period for what converged to settle (the passes still running when the last
+/// object turned Ready, and their requeues), takes `mark` (the time, or the emulator's counts) at
+/// the start of the steady state, and returns it once `periods` more sync periods have passed:
+/// what happened since `mark` is the cost of that many periods.
+pub async fn steady_state<T>(sync_period: Duration, periods: u32, mark: impl FnOnce() -> T) -> T {
+    tokio::time::sleep(sync_period).await;
+    let start = mark();
+    tokio::time::sleep(sync_period * periods).await;
+    start
+}
+
+/// The `--flag value` pairs of a bench program's command line, each value a number (Cargo's own
+/// `--bench` left out), in their order.
+///
+/// # Errors
+/// When a flag has no value or its value is not a number.
+pub fn bench_flags() -> Result<Vec<(String, u32)>, String> {
+    let mut flags = Vec::new();
+    let mut args = std::env::args().skip(1).filter(|arg| arg != "--bench");
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .ok_or(format!("{flag} needs a value"))?
+            .parse()
+            .map_err(|err| format!("{flag}: {err}"))?;
+        flags.push((flag, value));
+    }
+    Ok(flags)
+}
+
+/// The `main` of a bench program `name`: reads its options with `options`, then runs `bench` with
+/// them on a multi-threaded runtime; a problem is printed after the name, and a bad command line
+/// exits with 2.
+pub fn bench_main<O>(
+    name: &str,
+    options: impl FnOnce() -> Result<O, String>,
+    bench: impl AsyncFnOnce(O) -> TestResult,
+) -> std::process::ExitCode {
+    let options = match options() {
+        Ok(options) => options,
+        Err(problem) => {
+            eprintln!("{name}: {problem}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("{name}: {err}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(bench(options)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{name}: {err}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// A process's resident set, in MiB, as `/proc` tells it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Memory {
+    /// The peak resident set (`VmHWM`).
+    pub peak: f64,
+    /// The resident set now (`VmRSS`).
+    pub current: f64,
+    /// Of the current, anonymous memory (heap and stacks).
+    pub anonymous: f64,
+    /// Of the current, pages of files (the executable and its libraries).
+    pub file: f64,
+}
+
+/// The resident set of process `pid`; zeros for a process that is gone.
+#[must_use]
+pub fn process_memory(pid: u32) -> Memory {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kib| kib.parse::<f64>().ok())
+            .map_or(0.0, |kib| kib / 1024.0)
+    };
+    Memory {
+        peak: field("VmHWM:"),
+        current: field("VmRSS:"),
+        anonymous: field("RssAnon:"),
+        file: field("RssFile:"),
+    }
+}
+
+/// The CPU time process `pid` has used so far, user and system, in seconds (its threads
+/// included, not its children); zero for a process that is gone.
+#[must_use]
+pub fn process_cpu_seconds(pid: u32) -> f64 {
+    // `/proc/<pid>/stat` counts in clock ticks, which Linux fixes at 100 a second for user space
+    // (`USER_HZ`) whatever the kernel's own tick rate.
+    const TICKS_PER_SECOND: f64 = 100.0;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The command name (field 2) is in parentheses and may hold spaces; utime and stime are
+    // fields 14 and 15, the 12th and 13th after it.
+    let Some((_, after_name)) = stat.rsplit_once(')') else {
+        return 0.0;
+    };
+    let mut fields = after_name.split_whitespace().skip(11);
+    let mut ticks = || {
+        fields
+            .next()
+            .and_then(|ticks| ticks.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks() + ticks()) / TICKS_PER_SECOND
+}
+
+/// Prints a row per `(name, pid)`: peak resident set, the current one split into anonymous and
+/// file-backed memory (MiB), and the CPU seconds used so far.
+pub fn print_usage<'a>(processes: impl IntoIterator<Item = (&'a str, u32)>) {
+    println!(
+        "  {:<28} {:>9} {:>26} {:>9}",
+        "process", "peak MiB", "now MiB (anon + file)", "CPU s"
+    );
+    for (name, pid) in processes {
+        let memory = process_memory(pid);
+        println!(
+            "  {name:<28} {:>9.1} {:>26} {:>9.1}",
+            memory.peak,
+            format!(
+                "{:.1} ({:.1} + {:.1})",
+                memory.current, memory.anonymous, memory.file
+            ),
+            process_cpu_seconds(pid)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn this_process_has_memory_and_cpu_time() {
+        let me = std::process::id();
+        // Spin until the tick counter has moved at least once.
+        let started = std::time::Instant::now();
+        while super::process_cpu_seconds(me) <= 0.0 && started.elapsed().as_secs() < 5 {
+            std::hint::spin_loop();
+        }
+        assert!(super::process_cpu_seconds(me) > 0.0);
+        assert!(super::process_memory(me).peak > 0.0);
+        assert!(super::process_cpu_seconds(u32::MAX) <= 0.0);
+    }
+}
