@@ -207,8 +207,11 @@ struct Figures {
     /// The same by caller (the first word of the User-Agent that tells the process).
     arm_callers: BTreeMap<String, usize>,
     sign_ins: usize,
-    /// Kubernetes API calls of the provider's processes from the plane's start to the end of the
-    /// run, and their reconciles.
+    /// The longest time between two ARM calls (one answered, the next arriving) from the apply
+    /// to AzureCluster Ready.
+    longest_quiet: f64,
+    /// Kubernetes API calls of the provider's processes from the apply until every AzureMachine
+    /// was Ready, and their reconciles meanwhile.
     kube_calls: usize,
     reconciles: f64,
     /// Per process of the plane: peak RSS (MiB) and CPU seconds.
@@ -262,9 +265,10 @@ async fn reconciles(address: std::net::SocketAddr) -> f64 {
 
 /// Requests in the audit log `log` by the provider's processes: capz-rs's ServiceAccounts, or
 /// the clients whose User-Agent names CAPZ's manager or ASO's controller.
-fn kube_calls(log: &Path, side: Side) -> usize {
+fn kube_calls(log: &Path, side: Side, skip: usize) -> usize {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     text.lines()
+        .skip(skip)
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|event| event["stage"] == "ResponseComplete")
         .filter(|event| {
@@ -272,14 +276,53 @@ fn kube_calls(log: &Path, side: Side) -> usize {
             let agent = event["userAgent"].as_str().unwrap_or_default();
             match side {
                 Side::CapzRs => user.starts_with("system:serviceaccount:capz-system:"),
-                Side::Capz => {
-                    agent.starts_with("manager/")
-                        || agent.starts_with("aso-controller/")
-                        || agent.starts_with("cluster-api-provider-azure")
-                }
+                // client-go names a client after its binary unless told otherwise.
+                Side::Capz => [CAPZ_MANAGER, ASO_CONTROLLER, "cluster-api-provider-azure"]
+                    .iter()
+                    .any(|name| agent.starts_with(name)),
             }
         })
         .count()
+}
+
+/// Adds what the emulator logged between the apply and every AzureMachine Ready to `figures`:
+/// ARM calls by method and caller, sign-ins, when VMs were created, and the longest silence
+/// before the AzureCluster was Ready. `span` is (applied, AzureCluster Ready, every machine Ready).
+fn tally(figures: &mut Figures, requests: &[LoggedRequest], span: (SystemTime, SystemTime, SystemTime)) {
+    let (applied_clock, cluster_ready_clock, ready_clock) = span;
+    let until_ready = requests
+        .iter()
+        .filter(|request| request.received >= applied_clock && request.received <= ready_clock);
+    let mut vms = Vec::new();
+    let mut last_call = applied_clock;
+    for request in until_ready {
+        if is_sign_in(request) {
+            figures.sign_ins += 1;
+        }
+        if !is_arm(request) {
+            continue;
+        }
+        // How long Azure heard nothing from the provider before its cluster was Ready: the
+        // emulator answers at once, so such gaps are the provider's own waits.
+        if request.received <= cluster_ready_clock {
+            figures.longest_quiet = figures
+                .longest_quiet
+                .max(seconds_after(last_call, request.received));
+            last_call = last_call.max(request.answered);
+        }
+        *figures.arm_calls.entry(request.method.clone()).or_default() += 1;
+        *figures.arm_callers.entry(caller(request)).or_default() += 1;
+        if request.method == "PUT"
+            && request
+                .resource_type
+                .eq_ignore_ascii_case("Microsoft.Compute/virtualMachines")
+            && (200..300).contains(&request.status)
+        {
+            vms.push(seconds_after(applied_clock, request.answered));
+        }
+    }
+    figures.first_vm = vms.iter().copied().fold(f64::INFINITY, f64::min);
+    figures.last_vm = vms.iter().copied().fold(0.0, f64::max);
 }
 
 async fn run(
@@ -288,12 +331,21 @@ async fn run(
     sync_period: Option<u64>,
     steady: Option<u64>,
 ) -> TestResult<Figures> {
-    let audit = tempfile_path(side)?;
+    let audit = tempfile_path(side);
     let running = Management::start(side, sync_period, &audit).await?;
     let client = running.client().clone();
     let machines = options.machines;
     let figures = capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult<Figures> {
         capz_e2e::create_identity_secret(&client, &namespace, DEFAULT_CLIENT_SECRET).await?;
+        // What the provider did before the apply (starting, listing, watching) is left out.
+        let audited_before = std::fs::read_to_string(&audit)
+            .unwrap_or_default()
+            .lines()
+            .count();
+        let mut reconciled_before = 0.0;
+        for (_, address) in running.metrics() {
+            reconciled_before += reconciles(address).await;
+        }
         let applied_at = Instant::now();
         let applied_clock = SystemTime::now();
         capz_harness::apply_yaml(&client, &namespace, &manifest(&namespace, machines)).await?;
@@ -310,6 +362,7 @@ async fn run(
             |all| all.iter().any(|cluster| cluster.data["status"]["ready"] == true),
         )
         .await?;
+        let cluster_ready_clock = SystemTime::now();
         let mut figures = Figures {
             side,
             cluster_ready: applied_at.elapsed().as_secs_f64(),
@@ -326,31 +379,13 @@ async fn run(
         .await?;
         figures.machines_ready = applied_at.elapsed().as_secs_f64();
         let ready_clock = SystemTime::now();
-        let requests = running.azure().emulator.requests();
-        let until_ready = requests
-            .iter()
-            .filter(|request| request.received >= applied_clock && request.received <= ready_clock);
-        let mut vms = Vec::new();
-        for request in until_ready {
-            if is_sign_in(request) {
-                figures.sign_ins += 1;
-            }
-            if !is_arm(request) {
-                continue;
-            }
-            *figures.arm_calls.entry(request.method.clone()).or_default() += 1;
-            *figures.arm_callers.entry(caller(request)).or_default() += 1;
-            if request.method == "PUT"
-                && request
-                    .resource_type
-                    .eq_ignore_ascii_case("Microsoft.Compute/virtualMachines")
-                && (200..300).contains(&request.status)
-            {
-                vms.push(seconds_after(applied_clock, request.answered));
-            }
+        for (_, address) in running.metrics() {
+            figures.reconciles += reconciles(address).await;
         }
-        figures.first_vm = vms.iter().copied().fold(f64::INFINITY, f64::min);
-        figures.last_vm = vms.iter().copied().fold(0.0, f64::max);
+        figures.reconciles -= reconciled_before;
+        figures.kube_calls = kube_calls(&audit, side, audited_before);
+        let span = (applied_clock, cluster_ready_clock, ready_clock);
+        tally(&mut figures, &running.azure().emulator.requests(), span);
         if let Some(window) = steady {
             // Settle first: the last reconciles of the convergence are not steady state.
             tokio::time::sleep(Duration::from_secs(30)).await;
@@ -368,10 +403,6 @@ async fn run(
     })
     .await??;
     let mut figures = figures;
-    for (_, address) in running.metrics() {
-        figures.reconciles += reconciles(address).await;
-    }
-    figures.kube_calls = kube_calls(&audit, side);
     for process in running.plane().processes() {
         let pid = process.program_id();
         figures.processes.push((
@@ -384,12 +415,13 @@ async fn run(
     Ok(figures)
 }
 
-fn tempfile_path(side: Side) -> TestResult<std::path::PathBuf> {
+/// Where the API server's audit log of one side's plane goes.
+fn tempfile_path(side: Side) -> std::path::PathBuf {
     let name = match side {
         Side::CapzRs => "capz-rs",
         Side::Capz => "capz",
     };
-    Ok(std::env::temp_dir().join(format!("bench-peer-{}-{name}-audit.log", std::process::id())))
+    std::env::temp_dir().join(format!("bench-peer-{}-{name}-audit.log", std::process::id()))
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -407,7 +439,7 @@ fn row(label: &str, ours: &[Figures], theirs: &[Figures], value: impl Fn(&Figure
     let a = median(ours.iter().map(&value).collect());
     let b = median(theirs.iter().map(&value).collect());
     let ratio = if b == 0.0 { f64::NAN } else { a / b };
-    println!("{label:<44} {a:>12.2} {b:>12.2} {ratio:>8.2}");
+    println!("{label:<52} {a:>12.2} {b:>12.2} {ratio:>8.2}");
 }
 
 fn provider_sum(figures: &Figures, of: impl Fn(&(String, f64, f64)) -> f64) -> f64 {
@@ -484,7 +516,7 @@ async fn bench(options: Options) -> TestResult {
         "\n{} machines, median of {} runs, emulator with no latency; defaults: sync period 10 min (capz-rs, CAPZ), ASO resync 1 h",
         options.machines, options.runs
     );
-    println!("{:<44} {:>12} {:>12} {:>8}", "", "capz-rs", "CAPZ + ASO", "ratio");
+    println!("{:<52} {:>12} {:>12} {:>8}", "", "capz-rs", "CAPZ + ASO", "ratio");
     row("apply -> AzureCluster Ready (s)", &ours, &theirs, |f| {
         f.cluster_ready
     });
@@ -493,6 +525,12 @@ async fn bench(options: Options) -> TestResult {
     row("apply -> every AzureMachine Ready (s)", &ours, &theirs, |f| {
         f.machines_ready
     });
+    row(
+        "longest ARM silence before AzureCluster Ready (s)",
+        &ours,
+        &theirs,
+        |f| f.longest_quiet,
+    );
     for method in ["GET", "PUT", "PATCH", "POST", "DELETE"] {
         row(&format!("ARM {method} to Ready"), &ours, &theirs, |f| {
             count(f.arm_calls.get(method).copied().unwrap_or_default())
