@@ -118,6 +118,7 @@ async fn main() -> Result {
         crds: vec![capz_harness::crds::ours()],
         dir: None,
         port: None,
+        audit_log: None,
     })
     .await?;
     let client = plane.client().await?;
