@@ -25,7 +25,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::config::DEFAULT_CLIENT_SECRET;
 use arm_emulator::{Config, LoggedRequest, Running};
-use capz_e2e::bench::{process_cpu_seconds, workers_from_secret};
+use capz_e2e::bench::{self, process_cpu_seconds, workers_from_secret};
 use capz_e2e::{
     Environment, INFRASTRUCTURE, PeerEnvironment, TestResult, cluster_manifest, machine_ready,
     process_memory, service_principal_identity, wait_list,
@@ -36,18 +36,6 @@ use kube::Client;
 use kube::api::{Api, DynamicObject};
 
 const CLUSTER: &str = "bench";
-
-/// capz-rs's Deployments that reconcile (the webhook server does not).
-const CONTROLLERS: [&str; 8] = [
-    "capz-network",
-    "capz-loadbalancer",
-    "capz-privatedns",
-    "capz-bastion",
-    "capz-compute",
-    "capz-identity",
-    "capz-vmss",
-    "capz-aks",
-];
 
 struct Options {
     machines: u32,
@@ -63,19 +51,12 @@ fn options() -> Result<Options, String> {
         sync_period: 60,
         default_window: 600,
     };
-    let mut args = std::env::args().skip(1).filter(|arg| arg != "--bench");
-    while let Some(arg) = args.next() {
-        let mut number = || -> Result<u64, String> {
-            args.next()
-                .ok_or(format!("{arg} needs a value"))?
-                .parse()
-                .map_err(|err| format!("{arg}: {err}"))
-        };
-        match arg.as_str() {
-            "--machines" => options.machines = u32::try_from(number()?).map_err(|err| err.to_string())?,
-            "--runs" => options.runs = usize::try_from(number()?).map_err(|err| err.to_string())?.max(1),
-            "--sync-period" => options.sync_period = number()?,
-            "--default-window" => options.default_window = number()?,
+    for (flag, value) in bench::bench_flags()? {
+        match flag.as_str() {
+            "--machines" => options.machines = value.max(1),
+            "--runs" => options.runs = usize::try_from(value.max(1)).map_err(|err| err.to_string())?,
+            "--sync-period" => options.sync_period = u64::from(value.max(1)),
+            "--default-window" => options.default_window = u64::from(value),
             other => {
                 return Err(format!(
                     "unexpected argument {other}; use --machines N --runs N --sync-period SECONDS --default-window SECONDS"
@@ -130,7 +111,7 @@ impl Management {
                 let argument = sync_period.map(|seconds| format!("--sync-period={seconds}s"));
                 let args: Vec<(&str, &str)> = argument
                     .iter()
-                    .flat_map(|argument| CONTROLLERS.map(|controller| (controller, argument.as_str())))
+                    .flat_map(|argument| bench::CONTROLLERS.map(|controller| (controller, argument.as_str())))
                     .collect();
                 Self::CapzRs(Box::new(Environment::start_on(plane, config, &args).await?))
             }

@@ -8,6 +8,19 @@ use arm_emulator::LoggedRequest;
 
 use crate::TestResult;
 
+/// capz-rs's Deployments that reconcile (the webhook server does not): those a benchmark gives
+/// its `--sync-period`.
+pub const CONTROLLERS: [&str; 8] = [
+    "capz-network",
+    "capz-loadbalancer",
+    "capz-privatedns",
+    "capz-bastion",
+    "capz-compute",
+    "capz-vmss",
+    "capz-aks",
+    "capz-identity",
+];
+
 /// ARM calls by method.
 pub type Calls = BTreeMap<String, usize>;
 
