@@ -25,7 +25,7 @@ use capz_harness::fixtures::{
 };
 
 const WAIT: Duration = Duration::from_mins(1);
-const SSH_KEY: &str = "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSURkdmJteDVJR0VnZEdWemRBPT0gdGVzdA==";
+const SSH_KEY: &str = "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSUFBQkFnTUVCUVlIQ0FrS0N3d05EZzhRRVJJVEZCVVdGeGdaR2hzY0hSNGYgdGVzdA==";
 
 /// The emulator over HTTPS, a client of the test's own, and its CA in a file.
 /// The emulator seeded with the cluster's group and network.

@@ -21,7 +21,7 @@ use capz_kit::kube::{Client, ResourceExt as _};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_mins(1);
-const SSH_KEY: &str = "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSURkdmJteDVJR0VnZEdWemRBPT0gdGVzdA==";
+const SSH_KEY: &str = "c3NoLWVkMjU1MTkgQUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSUFBQkFnTUVCUVlIQ0FrS0N3d05EZzhRRVJJVEZCVVdGeGdaR2hzY0hSNGYgdGVzdA==";
 const MODEL_TAG: &str = "sigs.k8s.io_cluster-api-provider-azure_spec-version-hash";
 
 async fn azure() -> TestResult<EmulatedAzure> {

@@ -389,7 +389,7 @@ async fn a_flavor_is_generated_and_applied(
         // Only the Windows pool's user reads it; the other flavors leave it unused.
         (
             "AZURE_SSH_PUBLIC_KEY",
-            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDdvbmx5IGEgdGVzdA== test",
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f test",
         ),
     ];
     let mut args = vec![

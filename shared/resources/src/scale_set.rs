@@ -452,7 +452,7 @@ mod tests {
     use super::*;
     use crate::virtual_machine::{ReferenceOs, resolve_image};
 
-    const KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDdvbmx5IGEgdGVzdA== test";
+    const KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f test";
 
     fn scope() -> ClusterScope {
         let cluster = serde_json::from_value(json!({

@@ -229,7 +229,7 @@ mod tests {
 
     use super::*;
 
-    const KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDdvbmx5IGEgdGVzdA== test";
+    const KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f test";
 
     fn scope() -> ClusterScope {
         let cluster = serde_json::from_value(serde_json::json!({

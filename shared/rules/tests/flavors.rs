@@ -88,7 +88,9 @@ fn required(name: &str) -> Option<&'static str> {
         "CLUSTER_CLASS_NAME" => "aks-class",
         "AZURE_CLUSTER_IDENTITY_SECRET_NAME" => "cluster-identity-secret",
         "AZURE_CLUSTER_IDENTITY_SECRET_NAMESPACE" => "default",
-        "AZURE_SSH_PUBLIC_KEY" => "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDdvbmx5IGEgdGVzdA== test",
+        "AZURE_SSH_PUBLIC_KEY" => {
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f test"
+        }
         "APISERVER_LB_DNS_SUFFIX" => "a1b2c3",
         _ => return None,
     })
