@@ -160,7 +160,8 @@ bench-e2e *args: kube-bins capi-bins workload-bins
 
 # Many clusters on one plane within Azure's default request limits: `--clusters` clusters of
 # `--machines` machines with bootstrap Secrets (defaults 100 and 10, the controllers' own sync period
-# of 10 minutes; e.g. `just bench-scale --clusters 10 --machines 10 --sync-period 60`); prints the
+# of 10 minutes), signing in as `--principals` service principals in turn (default 1; e.g.
+# `just bench-scale --clusters 10 --machines 10 --principals 10 --sync-period 60`); prints the
 # time to every AzureCluster and AzureMachine Ready, ARM calls per machine and per sync period, the
 # 429s met and whether any client came back before its Retry-After, and each process's peak RSS and
 # CPU time.

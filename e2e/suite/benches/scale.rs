@@ -2,9 +2,11 @@
 //! machines each (defaults 100 and 10: 1,000 machines), every machine given its bootstrap data by a
 //! Secret (`dataSecretName`) as in `just bench-e2e`, on an emulator that keeps Azure's default
 //! request limits (per principal, 250 reads at 25 a second, 200 writes and 200 deletes at 10 a
-//! second, and Microsoft.Compute's virtual machine limits). Every cluster signs in as one
-//! AzureClusterIdentity, so all of them draw on one principal's buckets, as clusters sharing a
-//! service principal do in Azure. Operations take no time; their polls are told `Retry-After: 1`.
+//! second, and Microsoft.Compute's virtual machine limits). The clusters sign in as `--principals`
+//! AzureClusterIdentities, each a service principal of its own, taken in turn (default 1): with
+//! one, every cluster draws on one principal's buckets, as clusters sharing a service principal do
+//! in Azure; with one per cluster, as tenants with their own principals do, the limits are each
+//! cluster's own. Operations take no time; their polls are told `Retry-After: 1`.
 //!
 //! The clusters are applied concurrently, a few at a time, into one namespace. The bench reports
 //! the time from the first apply to every AzureCluster Ready and to every AzureMachine Ready; the
@@ -16,20 +18,30 @@
 //! resident set and CPU time: capz-rs's controllers, Cluster API's managers, the API server and
 //! etcd, the workload cluster simulator, and this program, which runs the emulator.
 //!
-//! `just bench-scale` (defaults `--clusters 100 --machines 10 --sync-period 600`, the controllers'
-//! own default sync period of 10 minutes).
+//! `just bench-scale` (defaults `--clusters 100 --machines 10 --principals 1 --sync-period 600`,
+//! the controllers' own default sync period of 10 minutes).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant, SystemTime};
 
+use arm_emulator::config::{DEFAULT_CLIENT_SECRET, DEFAULT_TENANT, Principal};
 use arm_emulator::{Config, LoggedRequest};
 use capz_e2e::bench::{self, Calls, by_method, count, per, total};
-use capz_e2e::{Environment, TestResult, cluster_manifest, condition, service_principal_identity, summary};
+use capz_e2e::{
+    Environment, TestResult, cluster_manifest, condition, service_principal_identity_of, summary,
+};
 use futures_util::StreamExt as _;
 use kube::api::{Api, DynamicObject, ListParams};
 
-/// The AzureClusterIdentity every cluster signs in as.
-const IDENTITY: &str = "scale";
+/// The AzureClusterIdentity cluster `index` signs in as, of `principals`.
+fn identity(index: u32, principals: u32) -> String {
+    format!("scale-{}", index % principals)
+}
+
+/// The client id of the service principal of identity `scale-{principal}`.
+fn client_id(principal: u32) -> String {
+    format!("5ca1e000-0000-4000-8000-{principal:012}")
+}
 
 /// The controllers' `--sync-period` when none is given: theirs (and CAPZ's) default, 10 minutes.
 const DEFAULT_SYNC_PERIOD: u64 = 600;
@@ -52,6 +64,7 @@ const IN_FLIGHT: Duration = Duration::from_millis(100);
 struct Options {
     clusters: u32,
     machines: u32,
+    principals: u32,
     sync_period: u64,
 }
 
@@ -59,16 +72,18 @@ fn options() -> Result<Options, String> {
     let mut options = Options {
         clusters: 100,
         machines: 10,
+        principals: 1,
         sync_period: DEFAULT_SYNC_PERIOD,
     };
     for (flag, value) in bench::bench_flags()? {
         match flag.as_str() {
             "--clusters" => options.clusters = value.max(1),
             "--machines" => options.machines = value.max(1),
+            "--principals" => options.principals = value.max(1),
             "--sync-period" => options.sync_period = u64::from(value.max(1)),
             other => {
                 return Err(format!(
-                    "unexpected argument {other}; use --clusters N --machines N --sync-period SECONDS"
+                    "unexpected argument {other}; use --clusters N --machines N --principals N --sync-period SECONDS"
                 ));
             }
         }
@@ -77,11 +92,11 @@ fn options() -> Result<Options, String> {
 }
 
 /// The Cluster, AzureCluster and workers of cluster `index`.
-fn cluster(index: u32, machines: u32) -> String {
+fn cluster(index: u32, options: &Options) -> String {
     let name = format!("scale-{index}");
     [
-        cluster_manifest(&name, IDENTITY),
-        bench::workers_from_secret(&name, machines),
+        cluster_manifest(&name, &identity(index, options.principals)),
+        bench::workers_from_secret(&name, options.machines),
     ]
     .join("---\n")
 }
@@ -305,14 +320,16 @@ async fn converge(environment: &Environment, namespace: &str, options: &Options)
     let client = &environment.client;
     let load_before = load_average();
     environment.create_identity_secret(namespace).await?;
-    capz_harness::apply_yaml(
-        client,
-        namespace,
-        &service_principal_identity(IDENTITY, namespace),
-    )
-    .await?;
+    for principal in 0..options.principals {
+        let identity = service_principal_identity_of(
+            &identity(principal, options.principals),
+            namespace,
+            &client_id(principal),
+        );
+        capz_harness::apply_yaml(client, namespace, &identity).await?;
+    }
     let manifests: Vec<String> = (0..options.clusters)
-        .map(|index| cluster(index, options.machines))
+        .map(|index| cluster(index, options))
         .collect();
     let since = SystemTime::now();
     let applied_at = Instant::now();
@@ -377,10 +394,23 @@ fn load_average() -> String {
 async fn bench(options: &Options) -> TestResult {
     let sync_flag = format!("--sync-period={}s", options.sync_period);
     let environment = Environment::start_with_args(
-        |_| Config {
-            retry_after_seconds: 1,
-            request_log_size: 2_000_000,
-            ..Config::default()
+        |_| {
+            let mut config = Config {
+                retry_after_seconds: 1,
+                request_log_size: 2_000_000,
+                ..Config::default()
+            };
+            config
+                .principals
+                .extend((0..options.principals).map(|principal| Principal {
+                    client_id: client_id(principal),
+                    tenant: DEFAULT_TENANT.into(),
+                    object_id: None,
+                    secret: Some(DEFAULT_CLIENT_SECRET.into()),
+                    certificate: None,
+                    federated: Vec::new(),
+                }));
+            config
         },
         &[],
         &bench::CONTROLLERS.map(|controller| (controller, sync_flag.as_str())),
@@ -403,12 +433,13 @@ fn report_convergence(options: &Options, converged: &Converged) {
     let Options {
         clusters,
         machines,
+        principals,
         sync_period,
     } = *options;
     let all = u64::from(clusters * machines);
     println!(
-        "\n{clusters} clusters x {machines} machines ({all} machines) on one plane, one principal, sync period \
-         {sync_period} s; emulator with Azure's default request limits, no operation latency, Retry-After 1 s \
+        "\n{clusters} clusters x {machines} machines ({all} machines) on one plane, {principals} principal(s), \
+         sync period {sync_period} s; emulator with Azure's default request limits, no operation latency, Retry-After 1 s \
          on operations"
     );
     println!(

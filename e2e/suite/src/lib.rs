@@ -1358,6 +1358,13 @@ spec:
 /// Secret [`Environment::create_identity_secret`] makes in `namespace`.
 #[must_use]
 pub fn service_principal_identity(name: &str, namespace: &str) -> String {
+    service_principal_identity_of(name, namespace, DEFAULT_CLIENT_ID)
+}
+
+/// [`service_principal_identity`] for the principal `client_id`, which the emulator must know
+/// with the default client secret.
+#[must_use]
+pub fn service_principal_identity_of(name: &str, namespace: &str, client_id: &str) -> String {
     format!(
         r"apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: AzureClusterIdentity
@@ -1365,7 +1372,7 @@ metadata:
   name: {name}
 spec:
   allowedNamespaces: {{}}
-  clientID: {DEFAULT_CLIENT_ID}
+  clientID: {client_id}
   clientSecret:
     name: {IDENTITY_SECRET}
     namespace: {namespace}
