@@ -168,8 +168,13 @@ bench-e2e *args: kube-bins capi-bins workload-bins
 # `just bench-scale --clusters 10 --machines 10 --principals 10 --sync-period 60`); prints the
 # time to every AzureCluster and AzureMachine Ready, ARM calls per machine and per sync period, the
 # 429s met and whether any client came back before its Retry-After, and each process's peak RSS and
-# CPU time.
+# CPU time. With `--capz`, the plane runs CAPZ and ASO instead (built by `just peer-bins`).
 bench-scale *args: kube-bins capi-bins workload-bins images
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case " {{args}} " in
+        *" --capz "*) "{{just_executable()}}" --justfile "{{justfile()}}" peer-bins >/dev/null ;;
+    esac
     cargo bench --locked -p capz-e2e --bench scale -- {{args}}
 
 # What MachinePools cost capz-vmss: one cluster of the `machinepool` flavor with booted instances

@@ -24,15 +24,13 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::config::DEFAULT_CLIENT_SECRET;
-use arm_emulator::{Config, LoggedRequest, Running};
-use capz_e2e::bench::{self, process_cpu_seconds, workers_from_secret};
+use arm_emulator::{Config, LoggedRequest};
+use capz_e2e::bench::{self, Management, Side, caller, process_cpu_seconds, workers_from_secret};
 use capz_e2e::{
-    Environment, INFRASTRUCTURE, PeerEnvironment, TestResult, cluster_manifest, machine_ready,
-    process_memory, service_principal_identity, wait_list,
+    INFRASTRUCTURE, TestResult, cluster_manifest, machine_ready, process_memory, service_principal_identity,
+    wait_list,
 };
-use capz_harness::Plane;
-use capz_harness::peer::{ASO_CONTROLLER, CAPZ_MANAGER, PeerOptions};
-use kube::Client;
+use capz_harness::peer::{ASO_CONTROLLER, CAPZ_MANAGER};
 use kube::api::{Api, DynamicObject};
 
 const CLUSTER: &str = "bench";
@@ -65,105 +63,6 @@ fn options() -> Result<Options, String> {
         }
     }
     Ok(options)
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Default)]
-enum Side {
-    #[default]
-    CapzRs,
-    Capz,
-}
-
-impl Side {
-    fn name(self) -> &'static str {
-        match self {
-            Self::CapzRs => "capz-rs",
-            Self::Capz => "CAPZ + ASO",
-        }
-    }
-
-    /// Whether the plane's process `name` is this side's provider.
-    fn is_provider(self, name: &str) -> bool {
-        match self {
-            Self::CapzRs => name.starts_with("capz-"),
-            Self::Capz => name == CAPZ_MANAGER || name == ASO_CONTROLLER,
-        }
-    }
-}
-
-/// One side's management plane, running.
-enum Management {
-    CapzRs(Box<Environment>),
-    Capz(Box<PeerEnvironment>),
-}
-
-impl Management {
-    async fn start(side: Side, sync_period: Option<u64>, audit_log: &Path) -> TestResult<Self> {
-        let config = Config {
-            retry_after_seconds: 1,
-            ..Config::default()
-        };
-        Ok(match side {
-            Side::CapzRs => {
-                let mut plane_options = capz_harness::Options::with_all_crds()?;
-                plane_options.audit_log = Some(audit_log.to_owned());
-                let plane = Plane::start_with(plane_options).await?;
-                let argument = sync_period.map(|seconds| format!("--sync-period={seconds}s"));
-                let args: Vec<(&str, &str)> = argument
-                    .iter()
-                    .flat_map(|argument| bench::CONTROLLERS.map(|controller| (controller, argument.as_str())))
-                    .collect();
-                Self::CapzRs(Box::new(Environment::start_on(plane, config, &args).await?))
-            }
-            Side::Capz => {
-                let period = sync_period.map(Duration::from_secs);
-                let options = PeerOptions {
-                    capz_sync_period: period,
-                    aso_sync_period: period,
-                };
-                Self::Capz(Box::new(
-                    PeerEnvironment::start(config, &options, Some(audit_log.to_owned())).await?,
-                ))
-            }
-        })
-    }
-
-    fn plane(&self) -> &Plane {
-        match self {
-            Self::CapzRs(environment) => &environment.plane,
-            Self::Capz(environment) => &environment.plane,
-        }
-    }
-
-    fn client(&self) -> &Client {
-        match self {
-            Self::CapzRs(environment) => &environment.client,
-            Self::Capz(environment) => &environment.client,
-        }
-    }
-
-    fn azure(&self) -> &Running {
-        match self {
-            Self::CapzRs(environment) => &environment.azure,
-            Self::Capz(environment) => &environment.azure,
-        }
-    }
-
-    /// Where each provider process serves `/metrics`.
-    fn metrics(&self) -> Vec<(String, std::net::SocketAddr)> {
-        match self {
-            Self::CapzRs(environment) => environment
-                .capz
-                .processes()
-                .into_iter()
-                .filter_map(|name| Some((name.to_owned(), environment.capz.metrics_address(name)?)))
-                .collect(),
-            Self::Capz(environment) => vec![
-                (CAPZ_MANAGER.to_owned(), environment.peer.capz_metrics),
-                (ASO_CONTROLLER.to_owned(), environment.peer.aso_metrics),
-            ],
-        }
-    }
 }
 
 fn manifest(namespace: &str, machines: u32) -> String {
@@ -209,24 +108,6 @@ fn is_arm(request: &LoggedRequest) -> bool {
 
 fn is_sign_in(request: &LoggedRequest) -> bool {
     request.path.ends_with("/oauth2/v2.0/token") || request.path.ends_with("/oauth2/token")
-}
-
-/// Who made a request: ASO says so in its User-Agent (`aso-controller/...`), CAPZ with
-/// `cluster-api-provider-azure/...`, capz-rs with `capz-rs/<version> <controller>`.
-fn caller(request: &LoggedRequest) -> String {
-    let agent = request.user_agent.as_deref().unwrap_or("-");
-    if agent.starts_with("capz-rs/") {
-        return agent.split_whitespace().nth(1).unwrap_or("capz-rs").to_owned();
-    }
-    for (mark, name) in [
-        ("aso-controller/", ASO_CONTROLLER),
-        ("cluster-api-provider-azure/", CAPZ_MANAGER),
-    ] {
-        if agent.contains(mark) {
-            return name.to_owned();
-        }
-    }
-    agent.split('/').next().unwrap_or("-").to_owned()
 }
 
 fn seconds_after(since: SystemTime, time: SystemTime) -> f64 {
@@ -313,7 +194,11 @@ async fn run(
     steady: Option<u64>,
 ) -> TestResult<Figures> {
     let audit = tempfile_path(side);
-    let running = Management::start(side, sync_period, &audit).await?;
+    let config = Config {
+        retry_after_seconds: 1,
+        ..Config::default()
+    };
+    let running = Management::start(side, config, sync_period, Some(&audit)).await?;
     let client = running.client().clone();
     let machines = options.machines;
     let figures = capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult<Figures> {

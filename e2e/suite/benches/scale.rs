@@ -1,8 +1,9 @@
-//! What many clusters cost capz-rs on one management plane: `--clusters` clusters of `--machines`
-//! machines each (defaults 100 and 10: 1,000 machines), every machine given its bootstrap data by a
-//! Secret (`dataSecretName`) as in `just bench-e2e`, on an emulator that keeps Azure's default
-//! request limits (per principal, 250 reads at 25 a second, 200 writes and 200 deletes at 10 a
-//! second, and Microsoft.Compute's virtual machine limits). The clusters sign in as `--principals`
+//! What many clusters cost capz-rs (or, with `--capz`, CAPZ and ASO) on one management plane:
+//! `--clusters` clusters of `--machines` machines each (defaults 100 and 10: 1,000 machines),
+//! every machine given its bootstrap data by a Secret (`dataSecretName`) as in `just bench-e2e`,
+//! on an emulator that keeps Azure's default request limits (per principal, 250 reads at 25 a
+//! second, 200 writes and 200 deletes at 10 a second, and Microsoft.Compute's virtual machine
+//! limits). The clusters sign in as `--principals`
 //! AzureClusterIdentities, each a service principal of its own, taken in turn (default 1): with
 //! one, every cluster draws on one principal's buckets, as clusters sharing a service principal do
 //! in Azure; with one per cluster, as tenants with their own principals do, the limits are each
@@ -19,16 +20,18 @@
 //! etcd, the workload cluster simulator, and this program, which runs the emulator.
 //!
 //! `just bench-scale` (defaults `--clusters 100 --machines 10 --principals 1 --sync-period 600`,
-//! the controllers' own default sync period of 10 minutes).
+//! the controllers' own default sync period of 10 minutes). With `--capz`, the plane runs CAPZ
+//! and ASO instead (`just peer-bins`), as `just bench-peer` does, every controller of both with
+//! the sync period given; the numbers per process are then CAPZ's manager's and ASO's.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::config::{DEFAULT_CLIENT_SECRET, DEFAULT_TENANT, Principal};
 use arm_emulator::{Config, LoggedRequest};
-use capz_e2e::bench::{self, Calls, by_method, count, per, total};
+use capz_e2e::bench::{self, Calls, Management, Side, by_method, caller, count, per, total};
 use capz_e2e::{
-    Environment, TestResult, cluster_manifest, condition, service_principal_identity_of, summary,
+    INFRASTRUCTURE, TestResult, cluster_manifest, condition, service_principal_identity_of, summary,
 };
 use futures_util::StreamExt as _;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -66,6 +69,7 @@ struct Options {
     machines: u32,
     principals: u32,
     sync_period: u64,
+    side: Side,
 }
 
 fn options() -> Result<Options, String> {
@@ -74,8 +78,13 @@ fn options() -> Result<Options, String> {
         machines: 10,
         principals: 1,
         sync_period: DEFAULT_SYNC_PERIOD,
+        side: Side::CapzRs,
     };
-    for (flag, value) in bench::bench_flags()? {
+    let (flags, switches) = bench::bench_args(&["--capz"])?;
+    if !switches.is_empty() {
+        options.side = Side::Capz;
+    }
+    for (flag, value) in flags {
         match flag.as_str() {
             "--clusters" => options.clusters = value.max(1),
             "--machines" => options.machines = value.max(1),
@@ -83,7 +92,7 @@ fn options() -> Result<Options, String> {
             "--sync-period" => options.sync_period = u64::from(value.max(1)),
             other => {
                 return Err(format!(
-                    "unexpected argument {other}; use --clusters N --machines N --principals N --sync-period SECONDS"
+                    "unexpected argument {other}; use --clusters N --machines N --principals N --sync-period SECONDS [--capz]"
                 ));
             }
         }
@@ -144,15 +153,6 @@ async fn all_ready(
         }
         tokio::time::sleep(interval).await;
     }
-}
-
-/// The controller that made a request, from its `User-Agent` (`capz-rs/<version> <controller>`).
-fn process(request: &LoggedRequest) -> &str {
-    request
-        .user_agent
-        .as_deref()
-        .and_then(|agent| agent.split_whitespace().nth(1))
-        .unwrap_or("-")
 }
 
 /// What kind of bucket a budget of the request log is: the principal's `reads`, `writes` or
@@ -222,7 +222,7 @@ impl Throttling {
                     .take_while(|(received, _)| *received < until)
                 {
                     let call = &log[index];
-                    if process(call) != process(refused) {
+                    if caller(call) != caller(refused) {
                         early_elsewhere.insert(index);
                         continue;
                     }
@@ -231,7 +231,7 @@ impl Throttling {
                     if early.insert(index) && throttling.examples.len() < 5 {
                         throttling.examples.push(format!(
                             "{} {} {} {:.3} s after a 429 (Retry-After {seconds} s) from {}",
-                            process(call),
+                            caller(call),
                             call.method,
                             call.path,
                             after.as_secs_f64(),
@@ -242,10 +242,7 @@ impl Throttling {
             }
         }
         for index in early {
-            *throttling
-                .early
-                .entry(process(&log[index]).to_owned())
-                .or_default() += 1;
+            *throttling.early.entry(caller(&log[index])).or_default() += 1;
         }
         throttling.early_elsewhere = early_elsewhere.len();
         throttling
@@ -286,10 +283,10 @@ fn arm_between(log: &[LoggedRequest], from: SystemTime, until: SystemTime) -> Ve
 }
 
 /// `requests` by process, then method.
-fn by_process(requests: &[LoggedRequest]) -> BTreeMap<&str, Calls> {
-    let mut calls: BTreeMap<&str, Vec<&LoggedRequest>> = BTreeMap::new();
+fn by_process(requests: &[LoggedRequest]) -> BTreeMap<String, Calls> {
+    let mut calls: BTreeMap<String, Vec<&LoggedRequest>> = BTreeMap::new();
     for request in requests {
-        calls.entry(process(request)).or_default().push(request);
+        calls.entry(caller(request)).or_default().push(request);
     }
     calls
         .into_iter()
@@ -316,10 +313,10 @@ struct Converged {
 }
 
 /// Applies the clusters and waits until they and their machines are Ready.
-async fn converge(environment: &Environment, namespace: &str, options: &Options) -> TestResult<Converged> {
-    let client = &environment.client;
+async fn converge(management: &Management, namespace: &str, options: &Options) -> TestResult<Converged> {
+    let client = management.client();
     let load_before = load_average();
-    environment.create_identity_secret(namespace).await?;
+    capz_e2e::create_identity_secret(client, namespace, DEFAULT_CLIENT_SECRET).await?;
     for principal in 0..options.principals {
         let identity = service_principal_identity_of(
             &identity(principal, options.principals),
@@ -346,7 +343,11 @@ async fn converge(environment: &Environment, namespace: &str, options: &Options)
     }
     let apply_took = applied_at.elapsed();
 
-    let azure_clusters = environment.infrastructure("AzureCluster", namespace).await?;
+    let infrastructure = async |kind: &str| -> TestResult<Api<DynamicObject>> {
+        let resource = capz_harness::resource(client, INFRASTRUCTURE, "v1beta1", kind).await?;
+        Ok(Api::namespaced_with(client.clone(), namespace, &resource))
+    };
+    let azure_clusters = infrastructure("AzureCluster").await?;
     let clusters_ready = all_ready(
         &azure_clusters,
         "AzureClusters",
@@ -355,7 +356,7 @@ async fn converge(environment: &Environment, namespace: &str, options: &Options)
         applied_at,
     )
     .await?;
-    let azure_machines = environment.infrastructure("AzureMachine", namespace).await?;
+    let azure_machines = infrastructure("AzureMachine").await?;
     let machines_ready = all_ready(
         &azure_machines,
         "AzureMachines",
@@ -370,9 +371,9 @@ async fn converge(environment: &Environment, namespace: &str, options: &Options)
         apply_took,
         clusters_ready,
         machines_ready,
-        requests: arm_between(&environment.azure.emulator.requests(), since, ready_clock),
-        cpu_at_ready: environment
-            .plane
+        requests: arm_between(&management.azure().emulator.requests(), since, ready_clock),
+        cpu_at_ready: management
+            .plane()
             .processes()
             .iter()
             .map(|process| {
@@ -392,9 +393,9 @@ fn load_average() -> String {
 }
 
 async fn bench(options: &Options) -> TestResult {
-    let sync_flag = format!("--sync-period={}s", options.sync_period);
-    let environment = Environment::start_with_args(
-        |_| {
+    let management = Management::start(
+        options.side,
+        {
             let mut config = Config {
                 retry_after_seconds: 1,
                 request_log_size: 2_000_000,
@@ -412,18 +413,18 @@ async fn bench(options: &Options) -> TestResult {
                 }));
             config
         },
-        &[],
-        &bench::CONTROLLERS.map(|controller| (controller, sync_flag.as_str())),
+        Some(options.sync_period),
+        None,
     )
     .await?;
-    capz_harness::with_temp_namespace(&environment.client, async |namespace| -> TestResult {
-        let converged = converge(&environment, &namespace, options).await?;
+    capz_harness::with_temp_namespace(management.client(), async |namespace| -> TestResult {
+        let converged = converge(&management, &namespace, options).await?;
         // Printed before the steady state, which takes two sync periods more.
         report_convergence(options, &converged);
         let since = bench::steady_state(Duration::from_secs(options.sync_period), 1, SystemTime::now).await;
-        let steady = arm_between(&environment.azure.emulator.requests(), since, SystemTime::now());
-        report_steady_state(&steady, environment.created_in_azure().len());
-        report_processes(&environment, &converged.cpu_at_ready);
+        let steady = arm_between(&management.azure().emulator.requests(), since, SystemTime::now());
+        report_steady_state(&steady, capz_e2e::created_in(management.azure()).len());
+        report_processes(&management, &converged.cpu_at_ready);
         Ok(())
     })
     .await?
@@ -435,12 +436,14 @@ fn report_convergence(options: &Options, converged: &Converged) {
         machines,
         principals,
         sync_period,
+        side,
     } = *options;
     let all = u64::from(clusters * machines);
     println!(
-        "\n{clusters} clusters x {machines} machines ({all} machines) on one plane, {principals} principal(s), \
+        "\n{}: {clusters} clusters x {machines} machines ({all} machines) on one plane, {principals} principal(s), \
          sync period {sync_period} s; emulator with Azure's default request limits, no operation latency, Retry-After 1 s \
-         on operations"
+         on operations",
+        side.name()
     );
     println!(
         "load average (1, 5, 15 min) before the apply: {}, when every AzureMachine was Ready: {}",
@@ -476,11 +479,19 @@ fn report_convergence(options: &Options, converged: &Converged) {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let compute = processes.get("capz-compute").cloned().unwrap_or_default();
+    let by_one: Vec<String> = processes
+        .iter()
+        .map(|(process, calls)| {
+            format!(
+                "{:.2} by {process} ({})",
+                per(total(calls), all),
+                per_machine(calls)
+            )
+        })
+        .collect();
     println!(
-        "ARM calls per AzureMachine to Ready: {:.2} by capz-compute ({}); {:.2} by every controller ({})",
-        per(total(&compute), all),
-        per_machine(&compute),
+        "ARM calls per AzureMachine to Ready: {}; {:.2} by every process ({})",
+        by_one.join(", "),
         per(converged.requests.len(), all),
         per_machine(&by_method(&converged.requests))
     );
@@ -503,22 +514,26 @@ fn report_steady_state(requests: &[LoggedRequest], resources: usize) {
     Throttling::of(requests).print("steady state");
 }
 
-fn report_processes(environment: &Environment, cpu_at_ready: &BTreeMap<String, f64>) {
-    let processes: Vec<(&str, u32)> = environment
-        .plane
+fn report_processes(management: &Management, cpu_at_ready: &BTreeMap<String, f64>) {
+    let side = management.side();
+    let processes: Vec<(&str, u32)> = management
+        .plane()
         .processes()
         .iter()
         .map(|process| (process.name(), process.program_id()))
         .collect();
-    let (capz, others): (Vec<_>, Vec<_>) = processes.iter().partition(|(name, _)| name.starts_with("capz-"));
-    println!("capz-rs processes (CPU s when every AzureMachine was Ready):");
+    let (capz, others): (Vec<_>, Vec<_>) = processes.iter().partition(|(name, _)| side.is_provider(name));
+    println!(
+        "{} processes (CPU s when every AzureMachine was Ready):",
+        side.name()
+    );
     for (name, _) in &capz {
         println!(
             "  {name:<28} {:>9.1}",
             cpu_at_ready.get(*name).copied().unwrap_or_default()
         );
     }
-    println!("capz-rs processes at the end:");
+    println!("{} processes at the end:", side.name());
     bench::print_usage(capz.iter().copied());
     let over: Vec<&str> = capz
         .iter()
@@ -526,7 +541,7 @@ fn report_processes(environment: &Environment, cpu_at_ready: &BTreeMap<String, f
         .map(|(name, _)| *name)
         .collect();
     println!(
-        "  peak RSS of each controller under 30 MB ({RSS_TARGET_MIB:.1} MiB): {}{}",
+        "  peak RSS of each process under 30 MB ({RSS_TARGET_MIB:.1} MiB): {}{}",
         met(over.is_empty()),
         if over.is_empty() {
             String::new()

@@ -1,12 +1,17 @@
 //! What the benchmark programs (`benches/`) share: reading their command line and running them,
-//! counting ARM calls, waiting out the steady state, and the memory and CPU time of processes.
+//! a management plane with capz-rs or with CAPZ and ASO, counting ARM calls, waiting out the
+//! steady state, and the memory and CPU time of processes.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
-use arm_emulator::LoggedRequest;
+use arm_emulator::{Config, LoggedRequest, Running};
+use capz_harness::Plane;
+use capz_harness::peer::{ASO_CONTROLLER, CAPZ_MANAGER, PeerOptions};
+use kube::Client;
 
-use crate::TestResult;
+use crate::{Environment, PeerEnvironment, TestResult};
 
 /// capz-rs's Deployments that reconcile (the webhook server does not): those a benchmark gives
 /// its `--sync-period`.
@@ -20,6 +25,145 @@ pub const CONTROLLERS: [&str; 8] = [
     "capz-aks",
     "capz-identity",
 ];
+
+/// Which implementation a management plane runs.
+#[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
+pub enum Side {
+    #[default]
+    CapzRs,
+    Capz,
+}
+
+impl Side {
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::CapzRs => "capz-rs",
+            Self::Capz => "CAPZ + ASO",
+        }
+    }
+
+    /// Whether the plane's process `name` is this side's provider.
+    #[must_use]
+    pub fn is_provider(self, name: &str) -> bool {
+        match self {
+            Self::CapzRs => name.starts_with("capz-"),
+            Self::Capz => name == CAPZ_MANAGER || name == ASO_CONTROLLER,
+        }
+    }
+}
+
+/// A management plane running one side, against an emulator of its own.
+pub enum Management {
+    CapzRs(Box<Environment>),
+    Capz(Box<PeerEnvironment>),
+}
+
+impl Management {
+    /// Starts `side` against an emulator configured by `config`, every controller with
+    /// `sync_period` (seconds) if given, the API server recording every request in `audit_log` if
+    /// given.
+    ///
+    /// # Errors
+    /// When any part does not start.
+    pub async fn start(
+        side: Side,
+        config: Config,
+        sync_period: Option<u64>,
+        audit_log: Option<&Path>,
+    ) -> TestResult<Self> {
+        Ok(match side {
+            Side::CapzRs => {
+                let mut plane_options = capz_harness::Options::with_all_crds()?;
+                plane_options.audit_log = audit_log.map(Path::to_owned);
+                let plane = Plane::start_with(plane_options).await?;
+                let argument = sync_period.map(|seconds| format!("--sync-period={seconds}s"));
+                let args: Vec<(&str, &str)> = argument
+                    .iter()
+                    .flat_map(|argument| CONTROLLERS.map(|controller| (controller, argument.as_str())))
+                    .collect();
+                Self::CapzRs(Box::new(Environment::start_on(plane, config, &args).await?))
+            }
+            Side::Capz => {
+                let period = sync_period.map(Duration::from_secs);
+                let options = PeerOptions {
+                    capz_sync_period: period,
+                    aso_sync_period: period,
+                };
+                Self::Capz(Box::new(
+                    PeerEnvironment::start(config, &options, audit_log.map(Path::to_owned)).await?,
+                ))
+            }
+        })
+    }
+
+    #[must_use]
+    pub fn side(&self) -> Side {
+        match self {
+            Self::CapzRs(_) => Side::CapzRs,
+            Self::Capz(_) => Side::Capz,
+        }
+    }
+
+    /// The plane, its client and the emulator, whichever side runs.
+    fn parts(&self) -> (&Plane, &Client, &Running) {
+        match self {
+            Self::CapzRs(environment) => (&environment.plane, &environment.client, &environment.azure),
+            Self::Capz(environment) => (&environment.plane, &environment.client, &environment.azure),
+        }
+    }
+
+    #[must_use]
+    pub fn plane(&self) -> &Plane {
+        self.parts().0
+    }
+
+    #[must_use]
+    pub fn client(&self) -> &Client {
+        self.parts().1
+    }
+
+    #[must_use]
+    pub fn azure(&self) -> &Running {
+        self.parts().2
+    }
+
+    /// Where each provider process serves `/metrics`.
+    #[must_use]
+    pub fn metrics(&self) -> Vec<(String, std::net::SocketAddr)> {
+        match self {
+            Self::CapzRs(environment) => environment
+                .capz
+                .processes()
+                .into_iter()
+                .filter_map(|name| Some((name.to_owned(), environment.capz.metrics_address(name)?)))
+                .collect(),
+            Self::Capz(environment) => vec![
+                (CAPZ_MANAGER.to_owned(), environment.peer.capz_metrics),
+                (ASO_CONTROLLER.to_owned(), environment.peer.aso_metrics),
+            ],
+        }
+    }
+}
+
+/// Who made a request: ASO says so in its User-Agent (`aso-controller/...`), CAPZ with
+/// `cluster-api-provider-azure/...`, capz-rs with `capz-rs/<version> <controller>`.
+#[must_use]
+pub fn caller(request: &LoggedRequest) -> String {
+    let agent = request.user_agent.as_deref().unwrap_or("-");
+    if agent.starts_with("capz-rs/") {
+        return agent.split_whitespace().nth(1).unwrap_or("capz-rs").to_owned();
+    }
+    for (mark, name) in [
+        ("aso-controller/", ASO_CONTROLLER),
+        ("cluster-api-provider-azure/", CAPZ_MANAGER),
+    ] {
+        if agent.contains(mark) {
+            return name.to_owned();
+        }
+    }
+    agent.split('/').next().unwrap_or("-").to_owned()
+}
 
 /// ARM calls by method.
 pub type Calls = BTreeMap<String, usize>;
@@ -78,15 +222,32 @@ pub async fn steady_state<T>(sync_period: Duration, periods: u32, mark: impl FnO
     start
 }
 
+/// A bench program's `--flag value` pairs.
+pub type Flags = Vec<(String, u32)>;
+
 /// The `--flag value` pairs of a bench program's command line, each value a number (Cargo's own
 /// `--bench` left out), in their order.
 ///
 /// # Errors
 /// When a flag has no value or its value is not a number.
-pub fn bench_flags() -> Result<Vec<(String, u32)>, String> {
+pub fn bench_flags() -> Result<Flags, String> {
+    bench_args(&[]).map(|(flags, _)| flags)
+}
+
+/// [`bench_flags`], where the flags among `switches` take no value: those given are returned
+/// apart.
+///
+/// # Errors
+/// As [`bench_flags`].
+pub fn bench_args(switches: &[&str]) -> Result<(Flags, Vec<String>), String> {
     let mut flags = Vec::new();
+    let mut given = Vec::new();
     let mut args = std::env::args().skip(1).filter(|arg| arg != "--bench");
     while let Some(flag) = args.next() {
+        if switches.contains(&flag.as_str()) {
+            given.push(flag);
+            continue;
+        }
         let value = args
             .next()
             .ok_or(format!("{flag} needs a value"))?
@@ -94,7 +255,7 @@ pub fn bench_flags() -> Result<Vec<(String, u32)>, String> {
             .map_err(|err| format!("{flag}: {err}"))?;
         flags.push((flag, value));
     }
-    Ok(flags)
+    Ok((flags, given))
 }
 
 /// The `main` of a bench program `name`: reads its options with `options`, then runs `bench` with

@@ -799,14 +799,7 @@ impl Environment {
     /// and configured resources are), lower-cased.
     #[must_use]
     pub fn created_in_azure(&self) -> Vec<String> {
-        let snapshot = self.azure.emulator.snapshot();
-        snapshot["resources"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|item| item["seeded"] != true)
-            .map(|item| text(&item["body"]["id"]).to_ascii_lowercase())
-            .collect()
+        created_in(&self.azure)
     }
 
     /// Deletes the Cluster `name` in `namespace`, waits until every AzureMachine, AzureMachinePool
@@ -1120,6 +1113,20 @@ pub async fn create_identity_secret(client: &Client, namespace: &str, client_sec
         .create(&PostParams::default(), &secret)
         .await?;
     Ok(())
+}
+
+/// The ids of every resource in `azure` that was not seeded (built-in role definitions and
+/// configured resources are), lower-cased.
+#[must_use]
+pub fn created_in(azure: &Running) -> Vec<String> {
+    let snapshot = azure.emulator.snapshot();
+    snapshot["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["seeded"] != true)
+        .map(|item| text(&item["body"]["id"]).to_ascii_lowercase())
+        .collect()
 }
 
 /// Whether an AzureMachine is Ready with its VM: a providerID and addresses.
