@@ -25,12 +25,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::config::DEFAULT_CLIENT_SECRET;
 use arm_emulator::{Config, LoggedRequest};
-use capz_e2e::bench::{self, Management, Side, caller, process_cpu_seconds, workers_from_secret};
+use capz_e2e::bench::{self, Management, Side, caller, process_cpu_seconds, total, workers_from_secret};
 use capz_e2e::{
     INFRASTRUCTURE, TestResult, cluster_manifest, machine_ready, process_memory, service_principal_identity,
     wait_list,
 };
-use capz_harness::peer::{ASO_CONTROLLER, CAPZ_MANAGER};
 use kube::api::{Api, DynamicObject};
 
 const CLUSTER: &str = "bench";
@@ -128,23 +127,12 @@ async fn reconciles(address: std::net::SocketAddr) -> f64 {
 /// Requests in the audit log `log` by the provider's processes: capz-rs's ServiceAccounts, or
 /// the clients whose User-Agent names CAPZ's manager or ASO's controller.
 fn kube_calls(log: &Path, side: Side, skip: usize) -> usize {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    text.lines()
-        .skip(skip)
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|event| event["stage"] == "ResponseComplete")
-        .filter(|event| {
-            let user = event["user"]["username"].as_str().unwrap_or_default();
-            let agent = event["userAgent"].as_str().unwrap_or_default();
-            match side {
-                Side::CapzRs => user.starts_with("system:serviceaccount:capz-system:"),
-                // client-go names a client after its binary unless told otherwise.
-                Side::Capz => [CAPZ_MANAGER, ASO_CONTROLLER, "cluster-api-provider-azure"]
-                    .iter()
-                    .any(|name| agent.starts_with(name)),
-            }
-        })
-        .count()
+    bench::kube_calls(log, skip)
+        .iter()
+        // CAPZ's manager names itself after the project in some of its clients.
+        .filter(|(client, _)| side.is_provider(client) || *client == "cluster-api-provider-azure")
+        .map(|(_, calls)| total(calls))
+        .sum()
 }
 
 /// Adds what the emulator logged between the apply and every AzureMachine Ready to `figures`:
@@ -204,10 +192,7 @@ async fn run(
     let figures = capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult<Figures> {
         capz_e2e::create_identity_secret(&client, &namespace, DEFAULT_CLIENT_SECRET).await?;
         // What the provider did before the apply (starting, listing, watching) is left out.
-        let audited_before = std::fs::read_to_string(&audit)
-            .unwrap_or_default()
-            .lines()
-            .count();
+        let audited_before = bench::line_count(&audit);
         let mut reconciled_before = 0.0;
         for (_, address) in running.metrics() {
             reconciled_before += reconciles(address).await;

@@ -22,9 +22,12 @@
 //! `just bench-scale` (defaults `--clusters 100 --machines 10 --principals 1 --sync-period 600`,
 //! the controllers' own default sync period of 10 minutes). With `--capz`, the plane runs CAPZ
 //! and ASO instead (`just peer-bins`), as `just bench-peer` does, every controller of both with
-//! the sync period given; the numbers per process are then CAPZ's manager's and ASO's.
+//! the sync period given; the numbers per process are then CAPZ's manager's and ASO's. With
+//! `--kube-calls`, the API server records every request (which costs it some CPU) and the bench
+//! reports the Kubernetes API requests on the way to Ready by client, verb and resource.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use arm_emulator::config::{DEFAULT_CLIENT_SECRET, DEFAULT_TENANT, Principal};
@@ -52,8 +55,9 @@ const DEFAULT_SYNC_PERIOD: u64 = 600;
 /// How many clusters are being applied at any time.
 const APPLYING: usize = 10;
 
-/// How long the bench waits for every AzureCluster, then every AzureMachine, to be Ready.
-const TIMEOUT: Duration = Duration::from_mins(40);
+/// How long the bench waits, from the first apply, for every AzureCluster and every AzureMachine
+/// to be Ready: a size that takes longer than an hour is more than this bench compares at.
+const TIMEOUT: Duration = Duration::from_hours(1);
 
 /// The targets this benchmark checks: everything Ready within 5 minutes, each controller under
 /// 30 MB.
@@ -70,6 +74,8 @@ struct Options {
     principals: u32,
     sync_period: u64,
     side: Side,
+    /// Whether the API server records every request, for the Kubernetes API calls by client.
+    kube_calls: bool,
 }
 
 fn options() -> Result<Options, String> {
@@ -79,10 +85,14 @@ fn options() -> Result<Options, String> {
         principals: 1,
         sync_period: DEFAULT_SYNC_PERIOD,
         side: Side::CapzRs,
+        kube_calls: false,
     };
-    let (flags, switches) = bench::bench_args(&["--capz"])?;
-    if !switches.is_empty() {
-        options.side = Side::Capz;
+    let (flags, switches) = bench::bench_args(&["--capz", "--kube-calls"])?;
+    for switch in switches {
+        match switch.as_str() {
+            "--capz" => options.side = Side::Capz,
+            _ => options.kube_calls = true,
+        }
     }
     for (flag, value) in flags {
         match flag.as_str() {
@@ -92,7 +102,7 @@ fn options() -> Result<Options, String> {
             "--sync-period" => options.sync_period = u64::from(value.max(1)),
             other => {
                 return Err(format!(
-                    "unexpected argument {other}; use --clusters N --machines N --principals N --sync-period SECONDS [--capz]"
+                    "unexpected argument {other}; use --clusters N --machines N --principals N --sync-period SECONDS [--capz] [--kube-calls]"
                 ));
             }
         }
@@ -310,10 +320,18 @@ struct Converged {
     requests: Vec<LoggedRequest>,
     /// Each process's CPU seconds when every AzureMachine was Ready.
     cpu_at_ready: BTreeMap<String, f64>,
+    /// With `--kube-calls`, the Kubernetes API requests from the first apply until every
+    /// AzureMachine was Ready, by client.
+    kube_calls: Option<BTreeMap<String, Calls>>,
 }
 
 /// Applies the clusters and waits until they and their machines are Ready.
-async fn converge(management: &Management, namespace: &str, options: &Options) -> TestResult<Converged> {
+async fn converge(
+    management: &Management,
+    namespace: &str,
+    options: &Options,
+    audit_log: Option<&Path>,
+) -> TestResult<Converged> {
     let client = management.client();
     let load_before = load_average();
     capz_e2e::create_identity_secret(client, namespace, DEFAULT_CLIENT_SECRET).await?;
@@ -328,6 +346,7 @@ async fn converge(management: &Management, namespace: &str, options: &Options) -
     let manifests: Vec<String> = (0..options.clusters)
         .map(|index| cluster(index, options))
         .collect();
+    let audited_before = audit_log.map_or(0, bench::line_count);
     let since = SystemTime::now();
     let applied_at = Instant::now();
     let applies: Vec<_> = futures_util::stream::iter(
@@ -383,6 +402,7 @@ async fn converge(management: &Management, namespace: &str, options: &Options) -
                 )
             })
             .collect(),
+        kube_calls: audit_log.map(|log| bench::kube_calls(log, audited_before)),
     })
 }
 
@@ -393,6 +413,9 @@ fn load_average() -> String {
 }
 
 async fn bench(options: &Options) -> TestResult {
+    let audit_log = options
+        .kube_calls
+        .then(|| std::env::temp_dir().join(format!("bench-scale-{}-audit.log", std::process::id())));
     let management = Management::start(
         options.side,
         {
@@ -414,11 +437,11 @@ async fn bench(options: &Options) -> TestResult {
             config
         },
         Some(options.sync_period),
-        None,
+        audit_log.as_deref(),
     )
     .await?;
-    capz_harness::with_temp_namespace(management.client(), async |namespace| -> TestResult {
-        let converged = converge(&management, &namespace, options).await?;
+    let result = capz_harness::with_temp_namespace(management.client(), async |namespace| -> TestResult {
+        let converged = converge(&management, &namespace, options, audit_log.as_deref()).await?;
         // Printed before the steady state, which takes two sync periods more.
         report_convergence(options, &converged);
         let since = bench::steady_state(Duration::from_secs(options.sync_period), 1, SystemTime::now).await;
@@ -427,7 +450,11 @@ async fn bench(options: &Options) -> TestResult {
         report_processes(&management, &converged.cpu_at_ready);
         Ok(())
     })
-    .await?
+    .await;
+    if let Some(log) = audit_log {
+        let _ = std::fs::remove_file(log);
+    }
+    result?
 }
 
 fn report_convergence(options: &Options, converged: &Converged) {
@@ -437,6 +464,7 @@ fn report_convergence(options: &Options, converged: &Converged) {
         principals,
         sync_period,
         side,
+        kube_calls: _,
     } = *options;
     let all = u64::from(clusters * machines);
     println!(
@@ -496,6 +524,36 @@ fn report_convergence(options: &Options, converged: &Converged) {
         per_machine(&by_method(&converged.requests))
     );
     Throttling::of(&converged.requests).print("first apply -> every AzureMachine Ready");
+    if let Some(clients) = &converged.kube_calls {
+        report_kube_calls(clients, all);
+    }
+}
+
+/// The Kubernetes API requests of each client on the way to Ready, per AzureMachine, with the
+/// verbs and resources that made most of them.
+fn report_kube_calls(clients: &BTreeMap<String, Calls>, machines: u64) {
+    let all: usize = clients.values().map(total).sum();
+    println!(
+        "Kubernetes API requests, first apply -> every AzureMachine Ready: {all} ({:.2} per AzureMachine)",
+        per(all, machines)
+    );
+    let mut clients: Vec<_> = clients.iter().collect();
+    clients.sort_by_key(|(_, calls)| std::cmp::Reverse(total(calls)));
+    for (client, calls) in clients {
+        let mut most: Vec<_> = calls.iter().collect();
+        most.sort_by_key(|(_, count)| std::cmp::Reverse(**count));
+        let most: Vec<String> = most
+            .iter()
+            .take(6)
+            .map(|(request, count)| format!("{request} {:.2}", per(**count, machines)))
+            .collect();
+        println!(
+            "  {client:<36} {:>8} ({:.2} per AzureMachine: {})",
+            total(calls),
+            per(total(calls), machines),
+            most.join(", ")
+        );
+    }
 }
 
 fn report_steady_state(requests: &[LoggedRequest], resources: usize) {

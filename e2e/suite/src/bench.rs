@@ -197,6 +197,57 @@ pub fn per(count: usize, of: u64) -> f64 {
     count as f64 / of.max(1) as f64
 }
 
+/// Kubernetes API requests by client, each counted by verb and resource
+/// (`patch azuremachines/status`), from the API server's audit log `log` past its first `skip`
+/// lines. A client is a ServiceAccount by its name (capz-rs's controllers), else its `User-Agent`
+/// up to the first `/` (client-go names a client after its binary).
+#[must_use]
+pub fn kube_calls(log: &Path, skip: usize) -> BTreeMap<String, Calls> {
+    use std::io::BufRead as _;
+
+    let mut clients: BTreeMap<String, Calls> = BTreeMap::new();
+    let Ok(file) = std::fs::File::open(log) else {
+        return clients;
+    };
+    let events = std::io::BufReader::new(file)
+        .lines()
+        .skip(skip)
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(&line).ok())
+        .filter(|event| event["stage"] == "ResponseComplete");
+    for event in events {
+        let user = event["user"]["username"].as_str().unwrap_or_default();
+        let client = match user.strip_prefix("system:serviceaccount:") {
+            Some(account) => account.rsplit(':').next().unwrap_or(account),
+            None => event["userAgent"]
+                .as_str()
+                .and_then(|agent| agent.split('/').next())
+                .unwrap_or("-"),
+        };
+        let object = &event["objectRef"];
+        let resource = match (object["resource"].as_str(), object["subresource"].as_str()) {
+            (Some(resource), Some(subresource)) => format!("{resource}/{subresource}"),
+            (Some(resource), None) => resource.to_owned(),
+            (None, _) => event["requestURI"].as_str().unwrap_or("-").to_owned(),
+        };
+        let verb = event["verb"].as_str().unwrap_or("-");
+        *clients
+            .entry(client.to_owned())
+            .or_default()
+            .entry(format!("{verb} {resource}"))
+            .or_default() += 1;
+    }
+    clients
+}
+
+/// How many lines the file at `path` has (none if it cannot be read).
+#[must_use]
+pub fn line_count(path: &Path) -> usize {
+    use std::io::BufRead as _;
+
+    std::fs::File::open(path).map_or(0, |file| std::io::BufReader::new(file).lines().count())
+}
+
 /// The workers of the cluster `cluster` as the convergence benchmarks write them: a
 /// MachineDeployment `<cluster>-workers` of `machines` machines (and its AzureMachineTemplate)
 /// taking its bootstrap data from the Secret `<cluster>-bootstrap` (`dataSecretName`), which comes
