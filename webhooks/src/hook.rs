@@ -1,16 +1,5 @@
-//! The two webhooks of a kind, and what a kind's defaulting looks up first: shared by the route
+//! The two webhooks of a kind, and what a kind's validation looks up first: shared by the route
 //! table, which registers them, and the review, which answers them.
-
-/// What a kind's defaulting needs looked up in the API server before it runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lookup {
-    /// Nothing: the object alone says everything.
-    Nothing,
-    /// The subscription of the AzureCluster the object's Cluster points at
-    /// ([`crate::lookup::cluster_subscription_id`]), for the default role scope of machines and
-    /// machine pools.
-    ClusterSubscription,
-}
 
 /// What a kind's validation needs looked up in the API server before it runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -27,6 +27,6 @@ pub mod routes;
 pub mod server;
 pub mod tls;
 
-pub use hook::{Hook, Lookup, ValidationLookup};
+pub use hook::{Hook, ValidationLookup};
 pub use routes::{Route, Routes};
 pub use server::{Config, Server};

@@ -38,7 +38,7 @@ use kube::core::{DynamicObject, GroupVersionKind, Status, TypeMeta};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::hook::{Hook, Lookup, ValidationLookup};
+use crate::hook::{Hook, ValidationLookup};
 use crate::lookup;
 
 /// What every review needs besides its request: the feature gates, a client for lookups, the
@@ -423,8 +423,9 @@ fn cause(error: &FieldError) -> StatusCause {
     }
 }
 
-/// Defaults the object of the review in `body` as `K`, after looking up what `lookup` names.
-pub(crate) async fn mutate<K: Rules>(admission: &Admission, lookup: Lookup, body: &[u8]) -> Answer {
+/// Defaults the object of the review in `body` as `K`, after looking up the subscription of its
+/// cluster when its rules need it ([`Rules::needs_cluster_subscription`]).
+pub(crate) async fn mutate<K: Rules>(admission: &Admission, body: &[u8]) -> Answer {
     admission.counter(Hook::Mutate).fetch_add(1, Ordering::Relaxed);
     let reading = match Reading::<K>::read(body, Hook::Mutate) {
         Ok(reading) => reading,
@@ -441,27 +442,26 @@ pub(crate) async fn mutate<K: Rules>(admission: &Admission, lookup: Lookup, body
         Ok(object) => object,
         Err(status) => return reading.denied(*status, Outcome::Denied),
     };
-    let subscription = match lookup {
-        Lookup::Nothing => None,
-        Lookup::ClusterSubscription => {
-            let namespace = reading
-                .request
-                .namespace
-                .clone()
-                .or_else(|| object.meta().namespace.clone())
-                .unwrap_or_default();
-            let labels = object.meta().labels.clone().unwrap_or_default();
-            match cluster_subscription(admission, &namespace, &labels).await {
-                Ok(subscription) => subscription,
-                Err(err) => {
-                    let message = format!(
-                        "cannot look up the subscription of the object's cluster: {err}; the request can be retried"
-                    );
-                    tracing::warn!(kind = %K::kind(&()), error = %err, "lookup failed");
-                    return reading.denied(internal_error(&message), Outcome::Error);
-                }
+    let subscription = if object.needs_cluster_subscription() {
+        let namespace = reading
+            .request
+            .namespace
+            .clone()
+            .or_else(|| object.meta().namespace.clone())
+            .unwrap_or_default();
+        let labels = object.meta().labels.clone().unwrap_or_default();
+        match cluster_subscription(admission, &namespace, &labels).await {
+            Ok(subscription) => subscription,
+            Err(err) => {
+                let message = format!(
+                    "cannot look up the subscription of the object's cluster: {err}; the request can be retried"
+                );
+                tracing::warn!(kind = %K::kind(&()), error = %err, "lookup failed");
+                return reading.denied(internal_error(&message), Outcome::Error);
             }
         }
+    } else {
+        None
     };
     let ctx = admission.context(operation, reading.dry_run(), subscription);
     let before = match serde_json::to_value(&object) {
@@ -991,7 +991,7 @@ mod tests {
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(mutate::<AzureClusterIdentity>(admission, Lookup::Nothing, body))
+            .block_on(mutate::<AzureClusterIdentity>(admission, body))
     }
 
     #[test]
@@ -1054,6 +1054,10 @@ mod tests {
                 Ok(())
             }
 
+            fn needs_cluster_subscription(&self) -> bool {
+                true
+            }
+
             fn validate_create(&self, _: &Context<'_>) -> Verdict {
                 Verdict::default()
             }
@@ -1087,7 +1091,6 @@ mod tests {
                 .unwrap()
                 .block_on(mutate::<recording::Recorder>(
                     &admission,
-                    Lookup::ClusterSubscription,
                     &recorder_review(&object, dry_run),
                 ))
         };
@@ -1126,7 +1129,6 @@ mod tests {
             .unwrap()
             .block_on(mutate::<recording::Recorder>(
                 &admission,
-                Lookup::Nothing,
                 &recorder_review(&failing, false),
             ));
         assert_eq!(answer.outcome, Outcome::Error);

@@ -17,7 +17,7 @@ use axum::body::Bytes;
 use capz_api::AzureClusterIdentity;
 use capz_rules::Rules;
 
-use crate::hook::{Hook, Lookup, ValidationLookup};
+use crate::hook::{Hook, ValidationLookup};
 use crate::review::{self, Admission, Answer};
 
 /// A handler: one review of a kind, from the request body to the answer.
@@ -31,7 +31,6 @@ pub struct Route {
     group: String,
     version: String,
     plural: String,
-    lookup: Lookup,
     validation_lookup: ValidationLookup,
     validates_delete: bool,
     pub(crate) mutate: Handler,
@@ -45,7 +44,6 @@ impl fmt::Debug for Route {
             .field("group", &self.group)
             .field("version", &self.version)
             .field("plural", &self.plural)
-            .field("lookup", &self.lookup)
             .field("validation_lookup", &self.validation_lookup)
             .field("validates_delete", &self.validates_delete)
             .finish_non_exhaustive()
@@ -53,12 +51,12 @@ impl fmt::Debug for Route {
 }
 
 impl Route {
-    fn of<K>(lookup: Lookup, validation_lookup: ValidationLookup) -> Self
+    fn of<K>(validation_lookup: ValidationLookup) -> Self
     where
         K: Rules + Send + Sync + 'static,
     {
         let mutate: Handler = Arc::new(move |admission, body| {
-            Box::pin(async move { review::mutate::<K>(&admission, lookup, &body).await })
+            Box::pin(async move { review::mutate::<K>(&admission, &body).await })
         });
         let validate: Handler = Arc::new(move |admission, body| {
             Box::pin(async move { review::validate::<K>(&admission, validation_lookup, &body).await })
@@ -68,7 +66,6 @@ impl Route {
             group: K::group(&()).into_owned(),
             version: K::version(&()).into_owned(),
             plural: K::plural(&()).into_owned(),
-            lookup,
             validation_lookup,
             validates_delete: K::VALIDATES_DELETE,
             mutate,
@@ -104,12 +101,6 @@ impl Route {
     #[must_use]
     pub fn plural(&self) -> &str {
         &self.plural
-    }
-
-    /// What defaulting looks up first.
-    #[must_use]
-    pub fn lookup(&self) -> Lookup {
-        self.lookup
     }
 
     /// What validation looks up first.
@@ -172,14 +163,14 @@ impl Routes {
         Self::default()
     }
 
-    /// Admits `K` too: defaulting and validation by its [`Rules`], defaulting after `lookup`,
-    /// validation after `validation_lookup`.
+    /// Admits `K` too: defaulting and validation by its [`Rules`], validation after
+    /// `validation_lookup`.
     #[must_use]
-    pub fn kind<K>(mut self, lookup: Lookup, validation_lookup: ValidationLookup) -> Self
+    pub fn kind<K>(mut self, validation_lookup: ValidationLookup) -> Self
     where
         K: Rules + Send + Sync + 'static,
     {
-        self.0.push(Route::of::<K>(lookup, validation_lookup));
+        self.0.push(Route::of::<K>(validation_lookup));
         self
     }
 
@@ -208,19 +199,19 @@ impl Routes {
 #[must_use]
 pub fn all() -> Routes {
     Routes::new()
-        .kind::<AzureClusterIdentity>(Lookup::Nothing, ValidationLookup::Nothing)
-        .kind::<capz_api::AzureCluster>(Lookup::Nothing, ValidationLookup::Nothing)
-        .kind::<capz_api::AzureClusterTemplate>(Lookup::Nothing, ValidationLookup::Nothing)
-        .kind::<capz_api::AzureMachine>(Lookup::ClusterSubscription, ValidationLookup::Nothing)
-        .kind::<capz_api::AzureMachineTemplate>(Lookup::Nothing, ValidationLookup::Nothing)
-        .kind::<capz_api::AzureMachinePool>(Lookup::ClusterSubscription, ValidationLookup::PoolOwner)
-        .kind::<capz_api::AzureMachinePoolMachine>(Lookup::Nothing, ValidationLookup::Nothing)
-        .kind::<capz_api::AzureManagedControlPlane>(Lookup::Nothing, ValidationLookup::Nothing)
-        .kind::<capz_api::AzureManagedControlPlaneTemplate>(Lookup::Nothing, ValidationLookup::Nothing)
-        .kind::<capz_api::AzureManagedCluster>(Lookup::Nothing, ValidationLookup::Nothing)
-        .kind::<capz_api::AzureManagedClusterTemplate>(Lookup::Nothing, ValidationLookup::Nothing)
-        .kind::<capz_api::AzureManagedMachinePool>(Lookup::Nothing, ValidationLookup::Nothing)
-        .kind::<capz_api::AzureManagedMachinePoolTemplate>(Lookup::Nothing, ValidationLookup::Nothing)
+        .kind::<AzureClusterIdentity>(ValidationLookup::Nothing)
+        .kind::<capz_api::AzureCluster>(ValidationLookup::Nothing)
+        .kind::<capz_api::AzureClusterTemplate>(ValidationLookup::Nothing)
+        .kind::<capz_api::AzureMachine>(ValidationLookup::Nothing)
+        .kind::<capz_api::AzureMachineTemplate>(ValidationLookup::Nothing)
+        .kind::<capz_api::AzureMachinePool>(ValidationLookup::PoolOwner)
+        .kind::<capz_api::AzureMachinePoolMachine>(ValidationLookup::Nothing)
+        .kind::<capz_api::AzureManagedControlPlane>(ValidationLookup::Nothing)
+        .kind::<capz_api::AzureManagedControlPlaneTemplate>(ValidationLookup::Nothing)
+        .kind::<capz_api::AzureManagedCluster>(ValidationLookup::Nothing)
+        .kind::<capz_api::AzureManagedClusterTemplate>(ValidationLookup::Nothing)
+        .kind::<capz_api::AzureManagedMachinePool>(ValidationLookup::Nothing)
+        .kind::<capz_api::AzureManagedMachinePoolTemplate>(ValidationLookup::Nothing)
 }
 
 #[cfg(test)]

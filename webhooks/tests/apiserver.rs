@@ -11,7 +11,7 @@ use capz_api::{AzureCluster, AzureClusterIdentity, AzureClusterTemplate};
 use capz_harness::{Plane, WebhookOptions};
 use capz_rules::{Context, FieldError, FieldPath, Rules, Verdict};
 use capz_webhooks::lookup::cluster_subscription_id;
-use capz_webhooks::{Hook, Lookup, Routes, ValidationLookup};
+use capz_webhooks::{Hook, Routes, ValidationLookup};
 use common::{TestResult, der, https};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Client, CustomResource, ResourceExt as _};
@@ -453,9 +453,15 @@ struct GadgetSpec {
 impl Rules for Gadget {
     fn default(&mut self, ctx: &Context<'_>) -> Result<(), FieldError> {
         self.spec.size.get_or_insert(3);
-        self.spec.subscription_id.clone_from(&ctx.cluster_subscription_id);
+        if self.spec.subscription_id.is_none() {
+            self.spec.subscription_id.clone_from(&ctx.cluster_subscription_id);
+        }
         self.spec.defaulted_in_dry_run = Some(ctx.dry_run);
         Ok(())
+    }
+
+    fn needs_cluster_subscription(&self) -> bool {
+        self.spec.subscription_id.is_none()
     }
 
     fn validate_create(&self, _: &Context<'_>) -> Verdict {
@@ -511,7 +517,7 @@ async fn defaults_reach_the_stored_object_as_a_patch_with_the_looked_up_subscrip
     install_gadgets(plane).await?;
     let _side_by_side = plane.namespaced().await;
     let options = |namespace: &str| WebhookOptions {
-        routes: Routes::new().kind::<Gadget>(Lookup::ClusterSubscription, ValidationLookup::Nothing),
+        routes: Routes::new().kind::<Gadget>(ValidationLookup::Nothing),
         ..WebhookOptions::in_namespace(namespace)
     };
     with_webhooks(plane, options, async |client, namespace, _| {
@@ -552,6 +558,12 @@ async fn defaults_reach_the_stored_object_as_a_patch_with_the_looked_up_subscrip
         unlabelled.metadata.labels = None;
         let stored = api.create(&PostParams::default(), &unlabelled).await?;
         assert_eq!(stored.spec.subscription_id, None);
+
+        // A subscription given is kept; nothing is looked up for it.
+        let stored = api
+            .create(&PostParams::default(), &gadget("g5", json!({"subscriptionID": "mine"}))?)
+            .await?;
+        assert_eq!(stored.spec.subscription_id.as_deref(), Some("mine"));
         Ok(())
     })
     .await

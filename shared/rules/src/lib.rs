@@ -196,6 +196,13 @@ pub trait Rules:
     /// When a value could not be made (the random source failed); nothing is stored then.
     fn default(&mut self, ctx: &Context<'_>) -> Result<(), FieldError>;
 
+    /// Whether [`Rules::default`] would use [`Context::cluster_subscription_id`] on this object;
+    /// the caller looks the subscription up only then, since every admission of the kind (each
+    /// status-free update Cluster API makes too) would otherwise cost two reads.
+    fn needs_cluster_subscription(&self) -> bool {
+        false
+    }
+
     /// Decides whether a new object is acceptable.
     fn validate_create(&self, ctx: &Context<'_>) -> Verdict;
 

@@ -60,6 +60,15 @@ pub(super) fn default_data_disks(vm: &mut VmProfile) {
     }
 }
 
+/// Whether [`default_identity_role`] would fill in a scope or role from the cluster's
+/// subscription: a system-assigned identity's role missing either.
+pub(crate) fn identity_role_needs_subscription(identities: &VmIdentityProfile) -> bool {
+    let role = identities.system_assigned_identity_role.as_ref();
+    identity_of(identities) == VmIdentity::SystemAssigned
+        && (role.and_then(|role| text(role.scope.as_ref())).is_none()
+            || role.and_then(|role| text(role.definition_id.as_ref())).is_none())
+}
+
 /// The role assignment of a system-assigned identity: a name, generated when `generate` (or the
 /// deprecated `roleAssignmentName`), and Contributor on the cluster's subscription.
 pub(crate) fn default_identity_role(identities: &mut VmIdentityProfile, ctx: &Context<'_>, generate: bool) {

@@ -34,7 +34,7 @@ mod values;
 pub(crate) mod profile {
     pub(crate) use super::defaults::{
         default_diagnostics, default_identity_role, default_network_interfaces, default_spot_eviction_policy,
-        default_ssh_key,
+        default_ssh_key, identity_role_needs_subscription,
     };
     pub(crate) use super::validation::{
         check_deprecated_subnet, check_diagnostics, check_identity_role, check_image, check_key_present,
@@ -50,7 +50,7 @@ use crate::field::{FieldError, FieldPath, Verdict};
 use crate::{Context, Rules};
 use defaults::{
     default_data_disks, default_diagnostics, default_identity_role, default_network_interfaces,
-    default_spot_eviction_policy, default_ssh_key, default_template_spec,
+    default_spot_eviction_policy, default_ssh_key, default_template_spec, identity_role_needs_subscription,
 };
 use update::check_machine_update;
 use validation::{check_machine_create, check_spec};
@@ -66,6 +66,10 @@ impl Rules for AzureMachine {
         default_diagnostics(&mut spec.vm);
         default_network_interfaces(&mut spec.vm);
         Ok(())
+    }
+
+    fn needs_cluster_subscription(&self) -> bool {
+        identity_role_needs_subscription(&self.spec.identities)
     }
 
     fn validate_create(&self, ctx: &Context<'_>) -> Verdict {
@@ -912,6 +916,32 @@ mod tests {
                 .system_assigned_identity_role,
             None
         );
+    }
+
+    #[test]
+    fn the_cluster_subscription_is_needed_only_where_defaulting_uses_it() {
+        let full = r#""systemAssignedIdentityRole": {"scope": "/subscriptions/x/", "definitionID": "/subscriptions/x/providers/Microsoft.Authorization/roleDefinitions/r"}"#;
+        let cases = [
+            ("{}".to_owned(), false),
+            (r#"{"identity": "UserAssigned"}"#.to_owned(), false),
+            (r#"{"identity": "SystemAssigned"}"#.to_owned(), true),
+            (
+                r#"{"identity": "SystemAssigned", "systemAssignedIdentityRole": {"scope": "/subscriptions/x/"}}"#
+                    .to_owned(),
+                true,
+            ),
+            (format!(r#"{{"identity": "SystemAssigned", {full}}}"#), false),
+        ];
+        let unknown = context(Operation::Create, false, None);
+        for (patch, needed) in cases {
+            let object = machine(&patch).unwrap();
+            assert_eq!(object.needs_cluster_subscription(), needed, "{patch}");
+            // Needed exactly when knowing the subscription changes what defaulting gives.
+            let with = defaulted(&patch, &create()).unwrap();
+            let mut without = object.clone();
+            without.default(&unknown).unwrap();
+            assert_eq!(with != without.spec, needed, "{patch}");
+        }
     }
 
     #[test]

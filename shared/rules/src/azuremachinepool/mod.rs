@@ -38,7 +38,7 @@ use capz_api::{AzureMachinePool, AzureMachinePoolMachine};
 
 use crate::azuremachine::profile::{
     default_diagnostics, default_identity_role, default_network_interfaces, default_spot_eviction_policy,
-    default_ssh_key,
+    default_ssh_key, identity_role_needs_subscription,
 };
 use crate::field::{FieldError, Verdict};
 use crate::{Context, Features, Rules};
@@ -66,6 +66,10 @@ impl Rules for AzureMachinePool {
         default_identity_role(&mut spec.identities, ctx, generate);
         default_strategy(spec);
         Ok(())
+    }
+
+    fn needs_cluster_subscription(&self) -> bool {
+        identity_role_needs_subscription(&self.spec.identities)
     }
 
     fn validate_create(&self, ctx: &Context<'_>) -> Verdict {
