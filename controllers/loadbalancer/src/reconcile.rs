@@ -32,6 +32,21 @@ pub(crate) async fn reconcile(object: Arc<AzureCluster>, state: Arc<State>) -> R
 
 pub(crate) async fn machine(machine: Arc<AzureMachine>, machines: Arc<Machines>) -> Result<Action, Error> {
     let client = &machines.state.client;
+    let ours = machine
+        .finalizers()
+        .iter()
+        .any(|finalizer| finalizer == ID.finalizer());
+    let deleting = machine.metadata.deletion_timestamp.is_some();
+    // Only control-plane machines get a rule: a worker's reconcile ends at its Machine, without
+    // reading its cluster (most machines are workers, and every change of theirs comes here).
+    let owner = owner_machine(client, &*machine).await?;
+    let control_plane = owner
+        .as_ref()
+        .is_some_and(|owner| is_control_plane(&*machine, owner));
+    if !(control_plane || ours && deleting) {
+        // Before Cluster API links the machine an owner reference change wakes it.
+        return Ok(Action::await_change());
+    }
     let cluster = owner_cluster(client, &*machine).await?;
     if is_paused(cluster.as_ref(), &*machine) {
         return Ok(Action::await_change());
@@ -40,21 +55,9 @@ pub(crate) async fn machine(machine: Arc<AzureMachine>, machines: Arc<Machines>)
         Some(cluster) => site_of(&machines, client, cluster).await?,
         None => None,
     };
-    let owner = owner_machine(client, &*machine).await?;
-    let wanted = match (&site, &owner) {
-        (Some(site), Some(owner)) => gets_rule(
-            &site.azure_cluster,
-            &site.scope,
-            is_control_plane(&*machine, owner),
-        ),
-        // Before Cluster API links the machine (an owner reference change wakes it).
-        _ => false,
-    };
-    let ours = machine
-        .finalizers()
-        .iter()
-        .any(|finalizer| finalizer == ID.finalizer());
-    let deleting = machine.metadata.deletion_timestamp.is_some();
+    let wanted = site
+        .as_ref()
+        .is_some_and(|site| gets_rule(&site.azure_cluster, &site.scope, control_plane));
     // Only machines that get a rule carry the finalizer; one that has it keeps it until cleanup.
     if !(wanted || (ours && deleting)) {
         return Ok(Action::await_change());
