@@ -40,12 +40,13 @@ use capz_kit::identity::{Identities, IdentitySettings};
 use capz_kit::kube::ResourceExt as _;
 use capz_kit::kube::runtime::WatchStreamExt as _;
 use capz_kit::kube::runtime::reflector::{self, ObjectRef, Store};
-use capz_kit::queue::{self, counted};
+use capz_kit::queue::counted;
 use capz_kit::runner::{BoxError, Context};
 use capz_kit::watch::watch;
+use futures_util::StreamExt as _;
 
 use crate::context::{MachineSource, State};
-use crate::reconcile::{reference_key, references_changed};
+use crate::reconcile::{Referenced, reference_key, references_changed};
 
 /// Runs the identity controller until the runner's shutdown: the AzureClusterIdentity checks and
 /// the azure.json Secrets of AzureMachineTemplates, AzureMachinePools and AzureMachines.
@@ -67,7 +68,7 @@ pub async fn run(ctx: Context, settings: IdentitySettings) -> Result<(), BoxErro
         control_planes,
         failures: Mutex::default(),
     });
-    // A change of who refers to which identity reconciles the identities again.
+    // A change of who refers to which identity reconciles the identities it concerns.
     let cluster_events = watch(ctx.api::<AzureCluster>(), ctx.watcher_config()).reflect(cluster_writer);
     let control_plane_events =
         watch(ctx.api::<AzureManagedControlPlane>(), ctx.watcher_config()).reflect(control_plane_writer);
@@ -83,8 +84,21 @@ pub async fn run(ctx: Context, settings: IdentitySettings) -> Result<(), BoxErro
         ctx.api::<AzureClusterIdentity>(),
         everything_but_status::<AzureClusterIdentity>,
     );
-    let references = queue::each_of(identities.store(), references);
-    let identities = identities.reconcile_all_on(references);
+    let store = identities.store();
+    let concerned = counted(store.clone(), move |referenced| match referenced {
+        Referenced::Identities(keys) => keys
+            .into_iter()
+            .map(|(namespace, name)| ObjectRef::new(&name).within(&namespace))
+            .collect(),
+        Referenced::All => store
+            .state()
+            .iter()
+            .map(|identity| ObjectRef::from_obj(&**identity))
+            .collect::<Vec<_>>(),
+    });
+    let identities = identities.reconcile_on(
+        references.flat_map(move |referenced| futures_util::stream::iter(concerned(referenced))),
+    );
     futures_util::join!(
         ctx.run(identities, reconcile::identity, state.clone()),
         machines::<AzureMachineTemplate>(&ctx, state.clone()),

@@ -2,6 +2,7 @@
 //! signs in), and an object whose machines get an azure.json Secret (skip what is not ours to
 //! write yet, then write it).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +12,6 @@ use capz_kit::api::capi::Cluster;
 use capz_kit::api::common::ObjectReference;
 use capz_kit::cluster::{cluster_name, is_paused};
 use capz_kit::error::Error;
-use capz_kit::filter::Seen;
 use capz_kit::kube::api::Api;
 use capz_kit::kube::runtime::controller::Action;
 use capz_kit::kube::runtime::watcher;
@@ -44,32 +44,56 @@ pub(crate) fn reference_key(object: &impl Resource, reference: Option<&ObjectRef
     Some((namespace, name))
 }
 
-/// Ticks whenever an object starts or stops referring to an identity, or changes which one; once
-/// when the watch has listed everything.
+/// Whose users changed, as [`references_changed`] tells.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Referenced {
+    /// These identities gained or lost a user.
+    Identities(Vec<Key>),
+    /// The watch listed everything again: any identity may have.
+    All,
+}
+
+/// The identities an object starts or stops referring to (both, when it changes which one),
+/// and [`Referenced::All`] once the watch has listed everything. Other changes of the objects
+/// (their status, most often) give nothing, so that a cluster coming up does not check every
+/// identity again.
 pub(crate) fn references_changed<K: Resource<DynamicType = ()> + 'static>(
     events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
     key: impl Fn(&K) -> Option<Key> + Send + 'static,
-) -> impl Stream<Item = ()> + Send + 'static {
-    let seen = Seen::default();
+) -> impl Stream<Item = Referenced> + Send + 'static {
+    // The identity each object referred to when last seen, by uid (or name).
+    let mut referred: HashMap<String, Option<Key>> = HashMap::new();
+    let id = |object: &K| object.uid().unwrap_or_else(|| object.name_any());
     events.filter_map(move |event| {
-        let tick = match event {
-            Ok(watcher::Event::Apply(object)) => seen.changed(&object, key(&object)),
+        let changed = match event {
+            Ok(watcher::Event::Apply(object)) => {
+                let now = key(&object);
+                match referred.insert(id(&object), now.clone()) {
+                    Some(before) if before == now => None,
+                    before => Some(Referenced::Identities(
+                        before.flatten().into_iter().chain(now).collect(),
+                    )),
+                }
+            }
             Ok(watcher::Event::InitApply(object)) => {
-                seen.changed(&object, key(&object));
-                false
+                referred.insert(id(&object), key(&object));
+                None
             }
-            Ok(watcher::Event::Delete(object)) => {
-                seen.forget(&object);
-                true
+            Ok(watcher::Event::Delete(object)) => referred
+                .remove(&id(&object))
+                .map(|before| Referenced::Identities(before.into_iter().collect())),
+            Ok(watcher::Event::InitDone) => Some(Referenced::All),
+            Ok(watcher::Event::Init) => {
+                // A new listing: what is no longer there gives no Delete.
+                referred.clear();
+                None
             }
-            Ok(watcher::Event::InitDone) => true,
-            Ok(watcher::Event::Init) => false,
             Err(error) => {
                 tracing::warn!(%error, kind = %K::kind(&()), "watch failed");
-                false
+                None
             }
         };
-        std::future::ready(tick.then_some(()))
+        std::future::ready(changed.filter(|referenced| *referenced != Referenced::Identities(Vec::new())))
     })
 }
 
@@ -166,4 +190,59 @@ async fn azure_cluster<K: MachineSource>(object: &K, state: &State) -> Result<Op
     Ok(Api::<AzureCluster>::namespaced(state.client.clone(), &namespace)
         .get_opt(&reference.name)
         .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use capz_kit::api::AzureCluster;
+    use futures_util::StreamExt as _;
+    use serde_json::json;
+
+    use super::*;
+
+    fn cluster(uid: &str, identity: Option<&str>) -> AzureCluster {
+        let reference = identity.map(|name| json!({"kind": "AzureClusterIdentity", "name": name}));
+        serde_json::from_value(json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureCluster",
+            "metadata": {"name": uid, "namespace": "n", "uid": uid},
+            "spec": {"location": "westeurope", "identityRef": reference},
+        }))
+        .unwrap()
+    }
+
+    fn key(name: &str) -> Key {
+        ("n".to_owned(), name.to_owned())
+    }
+
+    #[tokio::test]
+    async fn only_the_identities_a_cluster_starts_or_stops_using_are_named() {
+        let events = vec![
+            watcher::Event::Init,
+            watcher::Event::InitApply(cluster("a", Some("one"))),
+            watcher::Event::InitDone,
+            // A status write: the same reference.
+            watcher::Event::Apply(cluster("a", Some("one"))),
+            watcher::Event::Apply(cluster("b", Some("two"))),
+            watcher::Event::Apply(cluster("a", Some("two"))),
+            watcher::Event::Apply(cluster("c", None)),
+            watcher::Event::Delete(cluster("b", Some("two"))),
+            watcher::Event::Delete(cluster("c", None)),
+        ];
+        let told: Vec<Referenced> = references_changed(
+            futures_util::stream::iter(events.into_iter().map(Ok)),
+            |cluster: &AzureCluster| reference_key(cluster, cluster.spec.class.identity_ref.as_ref()),
+        )
+        .collect()
+        .await;
+        assert_eq!(
+            told,
+            [
+                Referenced::All,
+                Referenced::Identities(vec![key("two")]),
+                Referenced::Identities(vec![key("one"), key("two")]),
+                Referenced::Identities(vec![key("two")]),
+            ]
+        );
+    }
 }
