@@ -31,8 +31,8 @@ use std::sync::Arc;
 
 use capz_api::capi::{Cluster, Machine};
 use capz_api::common::conditions::ConditionType;
-use capz_api::{AzureCluster, AzureMachine};
-use capz_kit::filter::{changes, everything_but_status};
+use capz_api::{AzureCluster, AzureMachine, AzureMachineSpec};
+use capz_kit::filter::changes;
 use capz_kit::identity::{Identities, IdentitySettings};
 use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::kube::runtime::{Controller, WatchStreamExt as _, predicates};
@@ -91,11 +91,31 @@ fn predicates_config() -> capz_kit::kube::runtime::PredicateConfig {
     capz_kit::kube::runtime::PredicateConfig::default()
 }
 
-/// An AzureMachine matters for everything but its status, and for the loadbalancer controller's
-/// `InboundNATRulesReady` changing status (a control-plane interface waits for its SSH rule).
+/// An AzureMachine matters for everything but its status and what compute writes itself, and for
+/// the loadbalancer controller's `InboundNATRulesReady` changing status (a control-plane
+/// interface waits for its SSH rule). Compute's own finalizer and `spec.providerID` are written
+/// by a pass that goes on with what they allow: were they to wake it, every machine would cost
+/// two more passes over its resources.
 fn azure_machine_changes(machine: &AzureMachine) -> u64 {
     let mut hasher = DefaultHasher::new();
-    everything_but_status(machine).hash(&mut hasher);
+    let meta = machine.meta();
+    meta.deletion_timestamp.is_some().hash(&mut hasher);
+    machine
+        .finalizers()
+        .iter()
+        .filter(|finalizer| *finalizer != ID.finalizer())
+        .for_each(|finalizer| finalizer.hash(&mut hasher));
+    for owner in machine.owner_references() {
+        (&owner.uid, &owner.kind, &owner.name).hash(&mut hasher);
+    }
+    machine.labels().hash(&mut hasher);
+    machine.annotations().hash(&mut hasher);
+    let spec = AzureMachineSpec {
+        provider_id: None,
+        ..machine.spec.clone()
+    };
+    // The spec has no Hash of its own; its JSON is what the API server compares too.
+    serde_json::to_vec(&spec).unwrap_or_default().hash(&mut hasher);
     machine
         .status
         .as_ref()
@@ -156,6 +176,32 @@ mod tests {
             "status": {"conditions": conditions},
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn compute_is_not_woken_by_what_it_writes_itself_but_by_others_changes() {
+        let base = machine(&[]);
+        let hash = azure_machine_changes(&base);
+        let mut own = base.clone();
+        own.metadata.finalizers = Some(vec![ID.finalizer().to_owned()]);
+        own.spec.provider_id = Some(
+            "azure:///subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachines/cp-0"
+                .to_owned(),
+        );
+        own.metadata.generation = Some(2);
+        assert_eq!(azure_machine_changes(&own), hash);
+
+        let mut others = own.clone();
+        others.metadata.finalizers = Some(vec![ID.finalizer().to_owned(), "other/finalizer".to_owned()]);
+        assert_ne!(azure_machine_changes(&others), hash);
+        let mut resized = own.clone();
+        resized.spec.vm.vm_size = "Standard_D4s_v3".to_owned();
+        assert_ne!(azure_machine_changes(&resized), hash);
+        let mut deleted = own;
+        deleted.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
+        ));
+        assert_ne!(azure_machine_changes(&deleted), hash);
     }
 
     #[test]
