@@ -221,6 +221,8 @@ impl Plane {
             format!("--audit-policy-file={}", policy.display()),
             format!("--audit-log-path={}", log.display()),
             "--audit-log-format=json".to_owned(),
+            // Never rotated (the default rotates at 100 MB), so that a reader sees every request.
+            "--audit-log-maxsize=1000000".to_owned(),
         ])
     }
 
