@@ -91,6 +91,8 @@ pub struct PeerOptions {
     pub capz_sync_period: Option<Duration>,
     /// ASO's `AZURE_SYNC_PERIOD` (its default is an hour).
     pub aso_sync_period: Option<Duration>,
+    /// More flags for CAPZ's manager (`--azuremachine-concurrency=30`, say).
+    pub capz_flags: Vec<String>,
 }
 
 /// CAPZ and ASO running beside a plane.
@@ -194,6 +196,7 @@ impl Plane {
         if let Some(period) = options.capz_sync_period {
             args.push(format!("--sync-period={}s", period.as_secs()));
         }
+        args.extend(options.capz_flags.iter().cloned());
         self.launch(
             CAPZ_MANAGER,
             Launch {

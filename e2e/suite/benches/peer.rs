@@ -186,7 +186,7 @@ async fn run(
         retry_after_seconds: 1,
         ..Config::default()
     };
-    let running = Management::start(side, config, sync_period, Some(&audit)).await?;
+    let running = Management::start(side, config, sync_period, &[], Some(&audit)).await?;
     let client = running.client().clone();
     let machines = options.machines;
     let figures = capz_harness::with_temp_namespace(&client, async |namespace| -> TestResult<Figures> {

@@ -23,6 +23,8 @@
 //! the controllers' own default sync period of 10 minutes). With `--capz`, the plane runs CAPZ
 //! and ASO instead (`just peer-bins`), as `just bench-peer` does, every controller of both with
 //! the sync period given; the numbers per process are then CAPZ's manager's and ASO's. With
+//! `--azuremachine-concurrency N`, the provider reconciles N AzureMachines at a time instead of
+//! its default 10 (CAPZ's flag, which capz-rs's controllers take too). With
 //! `--kube-calls`, the API server records every request (which costs it some CPU) and the bench
 //! reports the Kubernetes API requests on the way to Ready by client, verb and resource.
 
@@ -76,6 +78,8 @@ struct Options {
     side: Side,
     /// Whether the API server records every request, for the Kubernetes API calls by client.
     kube_calls: bool,
+    /// How many AzureMachines the provider reconciles at a time, if not its default (10).
+    machine_concurrency: Option<u32>,
 }
 
 fn options() -> Result<Options, String> {
@@ -86,6 +90,7 @@ fn options() -> Result<Options, String> {
         sync_period: DEFAULT_SYNC_PERIOD,
         side: Side::CapzRs,
         kube_calls: false,
+        machine_concurrency: None,
     };
     let (flags, switches) = bench::bench_args(&["--capz", "--kube-calls"])?;
     for switch in switches {
@@ -100,9 +105,10 @@ fn options() -> Result<Options, String> {
             "--machines" => options.machines = value.max(1),
             "--principals" => options.principals = value.max(1),
             "--sync-period" => options.sync_period = u64::from(value.max(1)),
+            "--azuremachine-concurrency" => options.machine_concurrency = Some(value.max(1)),
             other => {
                 return Err(format!(
-                    "unexpected argument {other}; use --clusters N --machines N --principals N --sync-period SECONDS [--capz] [--kube-calls]"
+                    "unexpected argument {other}; use --clusters N --machines N --principals N --sync-period SECONDS --azuremachine-concurrency N [--capz] [--kube-calls]"
                 ));
             }
         }
@@ -437,6 +443,11 @@ async fn bench(options: &Options) -> TestResult {
             config
         },
         Some(options.sync_period),
+        &options
+            .machine_concurrency
+            .map(|concurrency| format!("--azuremachine-concurrency={concurrency}"))
+            .into_iter()
+            .collect::<Vec<_>>(),
         audit_log.as_deref(),
     )
     .await?;
@@ -465,13 +476,18 @@ fn report_convergence(options: &Options, converged: &Converged) {
         sync_period,
         side,
         kube_calls: _,
+        machine_concurrency,
     } = *options;
     let all = u64::from(clusters * machines);
     println!(
         "\n{}: {clusters} clusters x {machines} machines ({all} machines) on one plane, {principals} principal(s), \
-         sync period {sync_period} s; emulator with Azure's default request limits, no operation latency, Retry-After 1 s \
-         on operations",
-        side.name()
+         sync period {sync_period} s, {} AzureMachines reconciled at a time; emulator with Azure's default request \
+         limits, no operation latency, Retry-After 1 s on operations",
+        side.name(),
+        machine_concurrency.map_or_else(
+            || "the default of".to_owned(),
+            |concurrency| concurrency.to_string()
+        )
     );
     println!(
         "load average (1, 5, 15 min) before the apply: {}, when every AzureMachine was Ready: {}",

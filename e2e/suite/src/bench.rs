@@ -61,8 +61,9 @@ pub enum Management {
 
 impl Management {
     /// Starts `side` against an emulator configured by `config`, every controller with
-    /// `sync_period` (seconds) if given, the API server recording every request in `audit_log` if
-    /// given.
+    /// `sync_period` (seconds) if given and with `flags` (of CAPZ's manager's flag set, which
+    /// capz-rs's controllers accept too), the API server recording every request in `audit_log`
+    /// if given.
     ///
     /// # Errors
     /// When any part does not start.
@@ -70,6 +71,7 @@ impl Management {
         side: Side,
         config: Config,
         sync_period: Option<u64>,
+        flags: &[String],
         audit_log: Option<&Path>,
     ) -> TestResult<Self> {
         Ok(match side {
@@ -77,10 +79,11 @@ impl Management {
                 let mut plane_options = capz_harness::Options::with_all_crds()?;
                 plane_options.audit_log = audit_log.map(Path::to_owned);
                 let plane = Plane::start_with(plane_options).await?;
-                let argument = sync_period.map(|seconds| format!("--sync-period={seconds}s"));
-                let args: Vec<(&str, &str)> = argument
+                let period = sync_period.map(|seconds| format!("--sync-period={seconds}s"));
+                let arguments: Vec<&String> = period.iter().chain(flags).collect();
+                let args: Vec<(&str, &str)> = CONTROLLERS
                     .iter()
-                    .flat_map(|argument| CONTROLLERS.map(|controller| (controller, argument.as_str())))
+                    .flat_map(|controller| arguments.iter().map(|argument| (*controller, argument.as_str())))
                     .collect();
                 Self::CapzRs(Box::new(Environment::start_on(plane, config, &args).await?))
             }
@@ -89,6 +92,7 @@ impl Management {
                 let options = PeerOptions {
                     capz_sync_period: period,
                     aso_sync_period: period,
+                    capz_flags: flags.to_vec(),
                 };
                 Self::Capz(Box::new(
                     PeerEnvironment::start(config, &options, audit_log.map(Path::to_owned)).await?,
