@@ -32,7 +32,7 @@ use std::sync::Arc;
 use capz_api::capi::{Cluster, Machine};
 use capz_api::common::conditions::ConditionType;
 use capz_api::{AzureCluster, AzureMachine, AzureMachineSpec};
-use capz_kit::filter::changes;
+use capz_kit::filter::{changes, hash_ownership};
 use capz_kit::identity::{Identities, IdentitySettings};
 use capz_kit::kube::runtime::reflector::ObjectRef;
 use capz_kit::kube::runtime::{Controller, WatchStreamExt as _, predicates};
@@ -98,16 +98,7 @@ fn predicates_config() -> capz_kit::kube::runtime::PredicateConfig {
 /// two more passes over its resources.
 fn azure_machine_changes(machine: &AzureMachine) -> u64 {
     let mut hasher = DefaultHasher::new();
-    let meta = machine.meta();
-    meta.deletion_timestamp.is_some().hash(&mut hasher);
-    machine
-        .finalizers()
-        .iter()
-        .filter(|finalizer| *finalizer != ID.finalizer())
-        .for_each(|finalizer| finalizer.hash(&mut hasher));
-    for owner in machine.owner_references() {
-        (&owner.uid, &owner.kind, &owner.name).hash(&mut hasher);
-    }
+    hash_ownership(machine, Some(ID.finalizer()), &mut hasher);
     machine.labels().hash(&mut hasher);
     machine.annotations().hash(&mut hasher);
     let spec = AzureMachineSpec {

@@ -481,12 +481,12 @@ fn report_convergence(options: &Options, converged: &Converged) {
     let all = u64::from(clusters * machines);
     println!(
         "\n{}: {clusters} clusters x {machines} machines ({all} machines) on one plane, {principals} principal(s), \
-         sync period {sync_period} s, {} AzureMachines reconciled at a time; emulator with Azure's default request \
-         limits, no operation latency, Retry-After 1 s on operations",
+         sync period {sync_period} s, {}; emulator with Azure's default request limits, no operation latency, \
+         Retry-After 1 s on operations",
         side.name(),
         machine_concurrency.map_or_else(
-            || "the default of".to_owned(),
-            |concurrency| concurrency.to_string()
+            || "the default AzureMachine concurrency".to_owned(),
+            |concurrency| format!("{concurrency} AzureMachines reconciled at a time")
         )
     );
     println!(

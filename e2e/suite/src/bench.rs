@@ -169,7 +169,7 @@ pub fn caller(request: &LoggedRequest) -> String {
     agent.split('/').next().unwrap_or("-").to_owned()
 }
 
-/// ARM calls by method.
+/// Calls counted by kind: ARM calls by method, Kubernetes API requests by verb and resource.
 pub type Calls = BTreeMap<String, usize>;
 
 /// `requests` counted by method.

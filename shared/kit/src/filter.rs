@@ -108,8 +108,19 @@ pub fn everything_but_status<K: Resource>(object: &K) -> Option<u64> {
 /// The spec generation, deletion, finalizers and owners: what every controller reacts to.
 fn hash_lifecycle<K: Resource>(object: &K, hasher: &mut DefaultHasher) {
     object.meta().generation.hash(hasher);
+    hash_ownership(object, None, hasher);
+}
+
+/// Deletion, the finalizers but `own` (a controller's own, which it adds itself in a pass that
+/// goes on), and the owner references. For a controller that hashes the spec itself in place of
+/// the generation.
+pub fn hash_ownership<K: Resource>(object: &K, own: Option<&str>, hasher: &mut DefaultHasher) {
     object.meta().deletion_timestamp.is_some().hash(hasher);
-    object.finalizers().hash(hasher);
+    object
+        .finalizers()
+        .iter()
+        .filter(|finalizer| Some(finalizer.as_str()) != own)
+        .for_each(|finalizer| finalizer.hash(hasher));
     for owner in object.owner_references() {
         (&owner.uid, &owner.kind, &owner.name).hash(hasher);
     }
