@@ -29,7 +29,7 @@ pub use context::ID;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use capz_api::capi::{Cluster, Machine};
+use capz_api::capi::{Cluster, Machine, MachineSpec};
 use capz_api::common::conditions::ConditionType;
 use capz_api::{AzureCluster, AzureMachine, AzureMachineSpec};
 use capz_kit::filter::{changes, hash_ownership};
@@ -116,11 +116,17 @@ fn azure_machine_changes(machine: &AzureMachine) -> u64 {
     hasher.finish()
 }
 
-/// A Machine matters for its spec (bootstrap data, failure domain, version), its deletion and
-/// its labels (control plane, deployment).
+/// A Machine matters for the spec fields compute reads (bootstrap data, failure domain,
+/// version), its deletion and its labels (control plane, deployment). Not for `spec.providerID`,
+/// which Cluster API copies from the AzureMachine once compute has built it: waking on it (or on
+/// the generation it bumps) would cost every machine one more pass over its resources.
 fn machine_changes(machine: &Machine) -> u64 {
     let mut hasher = DefaultHasher::new();
-    predicates::generation(machine).hash(&mut hasher);
+    let spec = MachineSpec {
+        provider_id: None,
+        ..machine.spec.clone()
+    };
+    serde_json::to_vec(&spec).unwrap_or_default().hash(&mut hasher);
     machine.meta().deletion_timestamp.is_some().hash(&mut hasher);
     machine.labels().hash(&mut hasher);
     hasher.finish()
@@ -193,6 +199,32 @@ mod tests {
             k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
         ));
         assert_ne!(azure_machine_changes(&deleted), hash);
+    }
+
+    #[test]
+    fn a_machine_wakes_compute_for_what_it_reads_and_not_for_the_provider_id_copied_back() {
+        let machine: Machine = serde_json::from_value(json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2",
+            "kind": "Machine",
+            "metadata": {"name": "m-0", "namespace": "n", "generation": 1},
+            "spec": {"clusterName": "c", "bootstrap": {}, "version": "v1.34.1"},
+        }))
+        .unwrap();
+        let hash = machine_changes(&machine);
+        let mut copied = machine.clone();
+        copied.spec.provider_id = Some(
+            "azure:///subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachines/m-0"
+                .to_owned(),
+        );
+        copied.metadata.generation = Some(2);
+        assert_eq!(machine_changes(&copied), hash);
+
+        let mut bootstrapped = copied.clone();
+        bootstrapped.spec.bootstrap.data_secret_name = Some("m-0-bootstrap".to_owned());
+        assert_ne!(machine_changes(&bootstrapped), hash);
+        let mut upgraded = copied;
+        upgraded.spec.version = Some("v1.35.0".to_owned());
+        assert_ne!(machine_changes(&upgraded), hash);
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //!
 //! The finalizer is added here, before kube-runtime sees the object: several controllers add
 //! theirs to one new AzureCluster at the same moment (and Cluster API its owner reference), so an
-//! add guarded by the object's `resourceVersion` often meets a newer object; it is read again and
-//! the add retried at once, instead of failing the reconcile into a backoff. The object that comes
-//! back carries the finalizer, so the first apply runs in the same reconcile. kube-runtime removes
+//! add guarded by the object's `resourceVersion` would often meet a newer object. Only the first
+//! entry of the list is added that way; the others are appended to the list as stored, which no
+//! concurrent change refuses. A refused add is retried at once (after reading the object again
+//! only when appending cannot work), instead of failing the reconcile into a backoff. The object
+//! that comes back carries the finalizer, so the first apply runs in the same reconcile. kube-runtime removes
 //! the finalizer after a successful cleanup, with a JSON patch that tests the list first, so a
 //! controller only ever touches its own name among the finalizers of its peers. Before it does,
 //! the events for what the cleanup deleted are published: the object may be gone right after.
@@ -105,6 +107,12 @@ const ADD_ATTEMPTS: u32 = 4;
 
 /// `object` with the finalizer `name`: as it is when it has it or is being deleted, else as the
 /// API server answers the add.
+///
+/// A list that already has entries gets `name` appended by a JSON patch, which the API server
+/// applies to the object as stored, whatever changed since it was read: no conflict however many
+/// peers add theirs at once. Only the list's first entry is written with the object's
+/// `resourceVersion`, so that two controllers creating the list cannot overwrite each other; the
+/// one refused appends instead.
 async fn with_finalizer<K>(api: &Api<K>, name: &str, object: Arc<K>) -> Result<Arc<K>, FinalizerError>
 where
     K: Resource + Clone + DeserializeOwned + Serialize + Debug,
@@ -122,19 +130,32 @@ where
     };
     let mut current = object;
     for attempt in 1..=ADD_ATTEMPTS {
-        let mut finalizers = current.finalizers().to_vec();
-        finalizers.push(name.to_owned());
-        // The resource version makes the API server refuse (409) an add to a list that changed.
-        let patch = json!({"metadata": {
-            "finalizers": finalizers,
-            "resourceVersion": current.resource_version(),
-        }});
-        match api
-            .patch(&object_name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
+        let added = if current.finalizers().is_empty() {
+            match api
+                .patch(
+                    &object_name,
+                    &PatchParams::default(),
+                    &Patch::Merge(first_of(&*current, name)),
+                )
+                .await
+            {
+                // Another controller created the list meanwhile (or the object changed otherwise).
+                Err(kube::Error::Api(response)) if response.code == 409 => {
+                    api.patch(&object_name, &PatchParams::default(), &append(&*current, name))
+                        .await
+                }
+                added => added,
+            }
+        } else {
+            api.patch(&object_name, &PatchParams::default(), &append(&*current, name))
+                .await
+        };
+        match added {
             Ok(updated) => return Ok(Arc::new(updated)),
-            Err(kube::Error::Api(response)) if response.code == 409 && attempt < ADD_ATTEMPTS => {
+            // The list is not as read (emptied, or never created), or the object was replaced.
+            Err(kube::Error::Api(response))
+                if matches!(response.code, 409 | 422 | 500) && attempt < ADD_ATTEMPTS =>
+            {
                 match api.get_opt(&object_name).await.map_err(failed)? {
                     Some(fresh) if settled(&fresh) => return Ok(Arc::new(fresh)),
                     Some(fresh) => current = Arc::new(fresh),
@@ -146,4 +167,30 @@ where
         }
     }
     Ok(current)
+}
+
+/// The merge patch making `name` the first finalizer of `object`, refused (409) when the object
+/// changed since it was read.
+fn first_of(object: &impl Resource, name: &str) -> serde_json::Value {
+    json!({"metadata": {
+        "finalizers": [name],
+        "resourceVersion": object.resource_version(),
+    }})
+}
+
+/// The JSON patch appending `name` to the finalizers of `object` as stored, refused when the
+/// object has no finalizer list or is another object of the same name.
+fn append(object: &impl Resource, name: &str) -> Patch<()> {
+    use json_patch::jsonptr::PointerBuf;
+    use json_patch::{AddOperation, PatchOperation, TestOperation};
+    Patch::Json(json_patch::Patch(vec![
+        PatchOperation::Test(TestOperation {
+            path: PointerBuf::from_tokens(["metadata", "uid"]),
+            value: json!(object.meta().uid),
+        }),
+        PatchOperation::Add(AddOperation {
+            path: PointerBuf::from_tokens(["metadata", "finalizers", "-"]),
+            value: json!(name),
+        }),
+    ]))
 }

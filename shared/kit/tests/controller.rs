@@ -34,6 +34,49 @@ struct OwnedStatus {
     conditions: Vec<capz_kit::api::common::conditions::Condition>,
 }
 
+/// A client of `plane` counting the requests it sends: reads, and everything else.
+async fn counting_client(plane: &capz_harness::Plane) -> TestResult<(Client, Arc<Requests>)> {
+    let kubeconfig = capz_kit::kube::config::Kubeconfig::read_from(plane.kubeconfig())?;
+    let config = capz_kit::kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &capz_kit::kube::config::KubeConfigOptions::default(),
+    )
+    .await?;
+    let requests = Arc::new(Requests::default());
+    let counted = requests.clone();
+    let client = capz_kit::kube::client::ClientBuilder::try_from(config)?
+        .with_layer(&tower::util::MapRequestLayer::new(
+            move |request: http::Request<capz_kit::kube::client::Body>| {
+                let count = if request.method() == http::Method::GET {
+                    &counted.reads
+                } else {
+                    &counted.writes
+                };
+                count.fetch_add(1, Ordering::SeqCst);
+                request
+            },
+        ))
+        .build();
+    Ok((client, requests))
+}
+
+/// Requests a client sent.
+#[derive(Default)]
+struct Requests {
+    reads: AtomicUsize,
+    writes: AtomicUsize,
+}
+
+impl Requests {
+    /// Reads and writes.
+    fn counts(&self) -> (usize, usize) {
+        (
+            self.reads.load(Ordering::SeqCst),
+            self.writes.load(Ordering::SeqCst),
+        )
+    }
+}
+
 fn azure_cluster(name: &str, annotations: &[&str]) -> TestResult<AzureCluster> {
     let annotations: serde_json::Map<String, serde_json::Value> = annotations
         .iter()
@@ -363,25 +406,77 @@ async fn a_finalizer_is_added_to_an_object_a_peer_changed_meanwhile_and_applied_
         api.patch("raced", &PatchParams::default(), &Patch::Merge(&peer))
             .await?;
         let applied = AtomicUsize::new(0);
-        let result: Result<Action, TestError> = finalized(&api, FINALIZER, Arc::new(stale), async |event| {
-            if let Event::Apply(object) = event {
-                assert!(object.finalizers().iter().any(|held| held == FINALIZER));
-                applied.fetch_add(1, Ordering::SeqCst);
-            }
-            Ok(Action::await_change())
-        })
-        .await;
+        let (counting, requests) = counting_client(plane).await?;
+        let counted = Api::<AzureCluster>::namespaced(counting, &namespace);
+        let result: Result<Action, TestError> =
+            finalized(&counted, FINALIZER, Arc::new(stale), async |event| {
+                if let Event::Apply(object) = event {
+                    assert!(object.finalizers().iter().any(|held| held == FINALIZER));
+                    applied.fetch_add(1, Ordering::SeqCst);
+                }
+                Ok(Action::await_change())
+            })
+            .await;
         result?;
         assert_eq!(
             applied.load(Ordering::SeqCst),
             1,
             "the apply runs in the same reconcile"
         );
+        assert_eq!(
+            requests.counts(),
+            (0, 2),
+            "the add refused for a newer object is appended at once, without reading it again"
+        );
         let stored = api.get("raced").await?;
         assert_eq!(
             stored.finalizers(),
             ["peer.infrastructure.cluster.x-k8s.io", FINALIZER],
             "the peer's finalizer is kept"
+        );
+        TestResult::Ok(())
+    })
+    .await?
+}
+
+#[tokio::test]
+async fn a_finalizer_is_appended_to_a_list_peers_grew_meanwhile_without_a_conflict() -> TestResult {
+    let plane = capz_harness::shared();
+    let _side_by_side = plane.namespaced().await;
+    let client = plane.client().await?;
+    capz_harness::with_temp_namespace(&client, async |namespace| {
+        let api = Api::<AzureCluster>::namespaced(client.clone(), &namespace);
+        api.create(&PostParams::default(), &azure_cluster("appended", &[])?)
+            .await?;
+        let first =
+            serde_json::json!({"metadata": {"finalizers": ["first.infrastructure.cluster.x-k8s.io"]}});
+        api.patch("appended", &PatchParams::default(), &Patch::Merge(&first))
+            .await?;
+        // The controller's copy has the first peer's finalizer, not the second's.
+        let stale = api.get("appended").await?;
+        let second = serde_json::json!({"metadata": {"finalizers": [
+            "first.infrastructure.cluster.x-k8s.io",
+            "second.infrastructure.cluster.x-k8s.io",
+        ]}});
+        api.patch("appended", &PatchParams::default(), &Patch::Merge(&second))
+            .await?;
+        let (counting, requests) = counting_client(plane).await?;
+        let counted = Api::<AzureCluster>::namespaced(counting, &namespace);
+        let result: Result<Action, TestError> = finalized(&counted, FINALIZER, Arc::new(stale), async |_| {
+            Ok(Action::await_change())
+        })
+        .await;
+        result?;
+        assert_eq!(requests.counts(), (0, 1), "one append, never refused");
+        let stored = api.get("appended").await?;
+        assert_eq!(
+            stored.finalizers(),
+            [
+                "first.infrastructure.cluster.x-k8s.io",
+                "second.infrastructure.cluster.x-k8s.io",
+                FINALIZER
+            ],
+            "both peers' finalizers are kept and ours added once"
         );
         TestResult::Ok(())
     })
