@@ -3,6 +3,7 @@
 use capz_api::AzureCluster;
 use capz_api::capi::{Cluster, Machine};
 use capz_api::controllers::Family;
+use capz_kit::cluster::Owners;
 use capz_kit::controller::ControllerId;
 use capz_kit::identity::Identities;
 use capz_kit::presence::Presence;
@@ -19,6 +20,8 @@ pub(crate) struct State {
     pub(crate) features: Features,
     /// Whether the network and loadbalancer controllers, whose conditions machines wait for, run.
     pub(crate) presence: Presence,
+    /// Each machine's Machine, Cluster and AzureCluster.
+    pub(crate) owners: Owners,
 }
 
 /// What an AzureMachine belongs to.

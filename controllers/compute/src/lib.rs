@@ -32,6 +32,7 @@ use std::sync::Arc;
 use capz_api::capi::{Cluster, Machine, MachineSpec};
 use capz_api::common::conditions::ConditionType;
 use capz_api::{AzureCluster, AzureMachine, AzureMachineSpec};
+use capz_kit::cluster::Owners;
 use capz_kit::filter::{changes, hash_ownership};
 use capz_kit::identity::{Identities, IdentitySettings};
 use capz_kit::kube::runtime::reflector::ObjectRef;
@@ -39,7 +40,7 @@ use capz_kit::kube::runtime::{Controller, WatchStreamExt as _, predicates};
 use capz_kit::kube::{Resource, ResourceExt as _};
 use capz_kit::queue::counted;
 use capz_kit::runner::{self, BoxError};
-use capz_kit::watch::watch;
+use capz_kit::watch::cached;
 
 use crate::context::State;
 
@@ -50,14 +51,16 @@ use crate::context::State;
 pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(), BoxError> {
     let client = ctx.client();
     let fallback_subscription = settings.environment.subscription_id.clone();
+    let (controller, owners) = controller(&ctx);
     let state = Arc::new(State {
         identities: Identities::new(client.clone(), settings).await?,
         features: ctx.args().feature_gates,
         presence: ctx.presence(),
         fallback_subscription,
         client,
+        owners,
     });
-    ctx.run(controller(&ctx), reconcile::reconcile, state).await;
+    ctx.run(controller, reconcile::reconcile, state).await;
     Ok(())
 }
 
@@ -65,26 +68,27 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
 const CLUSTER_DEPENDS_ON: &[ConditionType] =
     &[ConditionType::SUBNETS_READY, ConditionType::LOAD_BALANCERS_READY];
 
-/// The controller of AzureMachines with its secondary watches.
-fn controller(ctx: &runner::Context) -> Controller<AzureMachine> {
+/// The controller of AzureMachines with its secondary watches, whose stores hold the owners its
+/// reconciles read: every pass needs the machine's Machine, Cluster and AzureCluster.
+fn controller(ctx: &runner::Context) -> (Controller<AzureMachine>, Owners) {
     let controller = ctx.filtered_controller(ctx.api::<AzureMachine>(), |machine: &AzureMachine| {
         Some(azure_machine_changes(machine))
     });
     let store = controller.store();
-    let machines = watch(ctx.api::<Machine>(), ctx.watcher_config())
-        .touched_objects()
-        .predicate_filter(
-            |machine: &Machine| Some(machine_changes(machine)),
-            predicates_config(),
-        );
-    ctx.wake_cluster_members(
+    let (machine_store, machines) = cached(ctx.api::<Machine>(), ctx.watcher_config());
+    let machines = machines.touched_objects().predicate_filter(
+        |machine: &Machine| Some(machine_changes(machine)),
+        predicates_config(),
+    );
+    let (controller, owners) = ctx.wake_cluster_members_with_owners(
         controller.watches_stream(
             machines,
             counted(store, |machine: Machine| infrastructure_of(&machine)),
         ),
         |cluster: &Cluster| Some(cluster_changes(cluster)),
         changes::<AzureCluster>(CLUSTER_DEPENDS_ON),
-    )
+    );
+    (controller, owners.with_machines(machine_store))
 }
 
 fn predicates_config() -> capz_kit::kube::runtime::PredicateConfig {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use capz_api::AzureMachine;
-use capz_kit::cluster::{azure_cluster_of, is_paused, owner_cluster, owner_machine};
+use capz_kit::cluster::is_paused;
 use capz_kit::error::{Error, Orphaned};
 use capz_kit::finalizer::finalized;
 use capz_kit::kube::runtime::controller::Action;
@@ -20,12 +20,12 @@ pub(crate) async fn reconcile(machine: Arc<AzureMachine>, state: Arc<State>) -> 
 }
 
 async fn reconcile_machine(machine: Arc<AzureMachine>, state: &State) -> Result<Action, Error> {
-    let client = &state.client;
-    let cluster = owner_cluster(client, machine.as_ref()).await?;
+    let owners = &state.owners;
+    let cluster = owners.cluster(machine.as_ref()).await?;
     if is_paused(cluster.as_ref(), machine.as_ref()) {
         return Ok(Action::await_change());
     }
-    let owner = owner_machine(client, machine.as_ref()).await?;
+    let owner = owners.machine(machine.as_ref()).await?;
     let (Some(cluster), Some(owner)) = (cluster, owner) else {
         // Cluster API has not linked the machine yet (an owner reference change wakes it), or
         // the owners went before it: without them nothing can be found to clean up.
@@ -42,13 +42,13 @@ async fn reconcile_machine(machine: Arc<AzureMachine>, state: &State) -> Result<
         return Ok(Action::await_change());
     };
     let namespace = machine.namespace().unwrap_or_default();
-    let azure_cluster = azure_cluster_of(client, &cluster, &namespace).await?;
+    let azure_cluster = owners.azure_cluster(&cluster).await?;
     let found = Found {
         machine: owner,
         cluster,
         azure_cluster,
     };
-    let api = Api::<AzureMachine>::namespaced(client.clone(), &namespace);
+    let api = Api::<AzureMachine>::namespaced(state.client.clone(), &namespace);
     finalized(&api, ID.finalizer(), machine, async |event| match event {
         Event::Apply(machine) => Box::pin(apply::apply(state, &api, &machine, &found)).await,
         Event::Cleanup(machine) => Box::pin(cleanup::cleanup(state, &api, &machine, &found)).await,

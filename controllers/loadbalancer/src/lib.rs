@@ -34,13 +34,16 @@ mod plan;
 mod reconcile;
 mod status;
 
+use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::sync::{Arc, Mutex};
 
 use capz_kit::api::common::conditions::ConditionType;
 use capz_kit::api::{AzureCluster, AzureMachine};
-use capz_kit::filter::{changes, cluster_changes, everything_but_status};
+use capz_kit::filter::{changes, cluster_changes, hash_ownership};
 use capz_kit::identity::IdentitySettings;
+use capz_kit::kube::ResourceExt as _;
 use capz_kit::runner::{self, BoxError};
+use capz_resources::virtual_machine;
 
 use crate::context::{Machines, State};
 
@@ -67,11 +70,12 @@ pub async fn run(ctx: runner::Context, settings: IdentitySettings) -> Result<(),
 /// The AzureCluster condition whose changes wake the machines of the cluster.
 const CLUSTER_DEPENDS_ON: &[ConditionType] = &[ConditionType::LOAD_BALANCERS_READY];
 
-/// The controller of AzureMachines, woken by their changes other than status writes, by their
-/// Cluster (pause) and by their AzureCluster's `LoadBalancersReady` (and spec).
+/// The controller of AzureMachines, woken by the changes of theirs that [`machine_changes`] sees,
+/// by their Cluster (pause) and by their AzureCluster's `LoadBalancersReady` (and spec).
 async fn rules(ctx: &runner::Context, state: Arc<State>) {
-    let controller =
-        ctx.filtered_controller(ctx.api::<AzureMachine>(), everything_but_status::<AzureMachine>);
+    let controller = ctx.filtered_controller(ctx.api::<AzureMachine>(), |machine: &AzureMachine| {
+        Some(machine_changes(machine))
+    });
     let machines = Arc::new(Machines {
         state,
         balancers: Mutex::default(),
@@ -82,4 +86,57 @@ async fn rules(ctx: &runner::Context, state: Arc<State>) {
         changes::<AzureCluster>(CLUSTER_DEPENDS_ON),
     );
     ctx.run(controller, reconcile::machine, machines).await;
+}
+
+/// An AzureMachine matters for its labels (the control plane's), annotations (pause), owners,
+/// deletion and the finalizers of others (compute's, which a rule outlives), and for the one
+/// field of its spec the rule's name depends on, the OS: not for compute's `spec.providerID` nor
+/// this controller's own finalizer, which every worker would otherwise pay a pass for.
+fn machine_changes(machine: &AzureMachine) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    hash_ownership(machine, Some(ID.finalizer()), &mut hasher);
+    machine.labels().hash(&mut hasher);
+    machine.annotations().hash(&mut hasher);
+    virtual_machine::is_windows(&machine.spec).hash(&mut hasher);
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_does_not_wake_the_rule_controller_for_compute_s_provider_id_or_its_own_finalizer() {
+        let machine: AzureMachine = serde_json::from_value(serde_json::json!({
+            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
+            "kind": "AzureMachine",
+            "metadata": {"name": "w-0", "namespace": "n", "generation": 1},
+            "spec": {"vmSize": "Standard_D2s_v3", "osDisk": {"osType": "Linux"}},
+        }))
+        .unwrap();
+        let hash = machine_changes(&machine);
+        let mut built = machine.clone();
+        built.spec.provider_id = Some(
+            "azure:///subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachines/w-0"
+                .to_owned(),
+        );
+        built.metadata.generation = Some(2);
+        built.metadata.finalizers = Some(vec![ID.finalizer().to_owned()]);
+        assert_eq!(machine_changes(&built), hash);
+
+        let mut computed = built.clone();
+        computed.metadata.finalizers = Some(vec![
+            ID.finalizer().to_owned(),
+            "azuremachine.infrastructure.cluster.x-k8s.io".to_owned(),
+        ]);
+        assert_ne!(
+            machine_changes(&computed),
+            hash,
+            "compute's finalizer, which a rule outlives"
+        );
+        let mut control_plane = built;
+        control_plane.metadata.labels =
+            Some([("cluster.x-k8s.io/control-plane".to_owned(), String::new())].into());
+        assert_ne!(machine_changes(&control_plane), hash);
+    }
 }

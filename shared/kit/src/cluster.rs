@@ -2,6 +2,7 @@
 //! (read as v1beta2, the version Cluster API stores), whether it is paused, and whether its
 //! infrastructure is managed by someone else.
 
+use capz_api::AzureCluster;
 use capz_api::capi::{Cluster, Machine, MachinePool};
 use kube::api::{Api, ListParams};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -142,16 +143,19 @@ pub async fn azure_cluster_of(
     client: &Client,
     cluster: &Cluster,
     namespace: &str,
-) -> kube::Result<Option<capz_api::AzureCluster>> {
-    let Some(reference) = cluster.spec.infrastructure_ref.as_ref() else {
+) -> kube::Result<Option<AzureCluster>> {
+    let Some(name) = azure_cluster_name(cluster) else {
         return Ok(None);
     };
-    if reference.kind != "AzureCluster" {
-        return Ok(None);
-    }
-    kube::Api::<capz_api::AzureCluster>::namespaced(client.clone(), namespace)
-        .get_opt(&reference.name)
+    kube::Api::<AzureCluster>::namespaced(client.clone(), namespace)
+        .get_opt(name)
         .await
+}
+
+/// The name of the AzureCluster `cluster` names as its infrastructure, if it names one.
+fn azure_cluster_name(cluster: &Cluster) -> Option<&str> {
+    let reference = cluster.spec.infrastructure_ref.as_ref()?;
+    (reference.kind == "AzureCluster").then_some(reference.name.as_str())
 }
 
 /// The Machine owning `object` (an AzureMachine), `None` until Cluster API has set the owner
@@ -244,6 +248,98 @@ where
     Api::<K>::namespaced(client.clone(), &namespace)
         .get_opt(name)
         .await
+}
+
+/// The Clusters and AzureClusters (and, for a controller of infrastructure machines, the
+/// Machines) a controller watches anyway, kept in its stores: a reconcile finds an object's
+/// owners there without a request, and reads the API server only for one the store does not
+/// hold (yet). A store is as fresh as its watch, whose events wake the reconciles that depend on
+/// them after the store has them.
+#[derive(Clone)]
+pub struct Owners {
+    client: Client,
+    clusters: Store<Cluster>,
+    azure_clusters: Store<AzureCluster>,
+    machines: Option<Store<Machine>>,
+}
+
+impl Owners {
+    /// Owners found in `clusters` and `azure_clusters`, else read with `client`.
+    #[must_use]
+    pub fn new(client: Client, clusters: Store<Cluster>, azure_clusters: Store<AzureCluster>) -> Self {
+        Self {
+            client,
+            clusters,
+            azure_clusters,
+            machines: None,
+        }
+    }
+
+    /// These owners, with the Machines found in `machines`.
+    #[must_use]
+    pub fn with_machines(self, machines: Store<Machine>) -> Self {
+        Self {
+            machines: Some(machines),
+            ..self
+        }
+    }
+
+    /// The Cluster `object` belongs to, as [`owner_cluster`] finds it.
+    ///
+    /// # Errors
+    /// When it is not in the store and the API server cannot be read.
+    pub async fn cluster(&self, object: &impl Resource) -> kube::Result<Option<Cluster>> {
+        let Some(name) = cluster_name(object) else {
+            return Ok(None);
+        };
+        match stored(&self.clusters, object, &name) {
+            Some(cluster) => Ok(Some(cluster)),
+            None => get_in_namespace(&self.client, object, &name).await,
+        }
+    }
+
+    /// The Machine owning `object`, as [`owner_machine`] finds it.
+    ///
+    /// # Errors
+    /// When it is not in the store and the API server cannot be read.
+    pub async fn machine(&self, object: &impl Resource) -> kube::Result<Option<Machine>> {
+        let Some(name) = owner_named::<Machine>(object) else {
+            return Ok(None);
+        };
+        match self
+            .machines
+            .as_ref()
+            .and_then(|machines| stored(machines, object, &name))
+        {
+            Some(machine) => Ok(Some(machine)),
+            None => get_in_namespace(&self.client, object, &name).await,
+        }
+    }
+
+    /// The AzureCluster `cluster` names as its infrastructure, as [`azure_cluster_of`] finds it.
+    ///
+    /// # Errors
+    /// When it is not in the store and the API server cannot be read.
+    pub async fn azure_cluster(&self, cluster: &Cluster) -> kube::Result<Option<AzureCluster>> {
+        let Some(name) = azure_cluster_name(cluster) else {
+            return Ok(None);
+        };
+        match stored(&self.azure_clusters, cluster, name) {
+            Some(azure_cluster) => Ok(Some(azure_cluster)),
+            None => get_in_namespace(&self.client, cluster, name).await,
+        }
+    }
+}
+
+/// The object `name` of `store` in the namespace of `beside`.
+fn stored<K>(store: &Store<K>, beside: &impl Resource, name: &str) -> Option<K>
+where
+    K: Resource<DynamicType = ()> + Clone,
+{
+    let namespace = beside.namespace().unwrap_or_default();
+    store
+        .get(&ObjectRef::new(name).within(&namespace))
+        .map(|object| K::clone(&object))
 }
 
 /// The label naming the MachinePool of a pool's Machine (Cluster API's).

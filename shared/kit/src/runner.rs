@@ -60,13 +60,13 @@ use futures_util::Stream;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::core::NamespaceResourceScope;
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::{Controller, PredicateConfig, WatchStreamExt as _, controller, reflector, watcher};
+use kube::runtime::{Controller, PredicateConfig, WatchStreamExt as _, controller, watcher};
 use kube::{Api, Client, Config, Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::Args;
-use crate::cluster::{cluster_name, members_of};
+use crate::cluster::{Owners, cluster_name, members_of};
 use crate::controller::ControllerId;
 use crate::leader::{self, LeaderElector, LeaderError, Leadership, LeadershipSender, Timing};
 use crate::presence::Presence;
@@ -74,7 +74,7 @@ use crate::queue::{Queue, counted};
 use crate::report::Reporter;
 use crate::server::{Readiness, Servers};
 use crate::telemetry::Telemetry;
-use crate::watch::{TriggerPause, watch};
+use crate::watch::{TriggerPause, cached, watch};
 
 /// An error of a controller's own setup or run, as its closure returns it.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -274,13 +274,9 @@ impl Context {
         let config = self.watcher_config();
         self.readiness
             .wait_for_list(api.clone(), &config, self.shutdown.0.clone());
-        let (reader, writer) = reflector::store();
         let queue = Queue::of::<K>();
-        let events = watch(api, config)
-            // Nothing reads who wrote which field from the cache, and on objects several
-            // controllers write (a pool's machines) that record is most of their size.
-            .modify(|object| object.meta_mut().managed_fields = None)
-            .reflect(writer)
+        let (reader, events) = cached(api, config);
+        let events = events
             .applied_objects()
             .predicate_filter(changes, PredicateConfig::default())
             .inspect_ok(move |object| queue.add(&ObjectRef::from_obj(object)));
@@ -335,10 +331,54 @@ impl Context {
     where
         K: Clone + Resource<DynamicType = ()> + DeserializeOwned + Debug + Send + Sync + 'static,
     {
-        let clusters = watch(self.api::<Cluster>(), self.watcher_config())
+        Self::wake_members(
+            controller,
+            watch(self.api::<Cluster>(), self.watcher_config()),
+            cluster_changes,
+            watch(self.api::<AzureCluster>(), watcher::Config::default()),
+            azure_cluster_changes,
+        )
+    }
+
+    /// [`Self::wake_cluster_members`], keeping the Clusters and AzureClusters it watches in the
+    /// stores of the [`Owners`] it also returns, for the reconciles to find them in.
+    #[must_use]
+    pub fn wake_cluster_members_with_owners<K>(
+        &self,
+        controller: Controller<K>,
+        cluster_changes: impl Fn(&Cluster) -> Option<u64> + Send + 'static,
+        azure_cluster_changes: impl Fn(&AzureCluster) -> Option<u64> + Send + 'static,
+    ) -> (Controller<K>, Owners)
+    where
+        K: Clone + Resource<DynamicType = ()> + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let (clusters, cluster_events) = cached(self.api::<Cluster>(), self.watcher_config());
+        let (azure_clusters, azure_cluster_events) =
+            cached(self.api::<AzureCluster>(), watcher::Config::default());
+        let controller = Self::wake_members(
+            controller,
+            cluster_events,
+            cluster_changes,
+            azure_cluster_events,
+            azure_cluster_changes,
+        );
+        (controller, Owners::new(self.client(), clusters, azure_clusters))
+    }
+
+    fn wake_members<K>(
+        controller: Controller<K>,
+        clusters: impl Stream<Item = Result<watcher::Event<Cluster>, watcher::Error>> + Send + 'static,
+        cluster_changes: impl Fn(&Cluster) -> Option<u64> + Send + 'static,
+        azure_clusters: impl Stream<Item = Result<watcher::Event<AzureCluster>, watcher::Error>> + Send + 'static,
+        azure_cluster_changes: impl Fn(&AzureCluster) -> Option<u64> + Send + 'static,
+    ) -> Controller<K>
+    where
+        K: Clone + Resource<DynamicType = ()> + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let clusters = clusters
             .touched_objects()
             .predicate_filter(cluster_changes, PredicateConfig::default());
-        let azure_clusters = watch(self.api::<AzureCluster>(), watcher::Config::default())
+        let azure_clusters = azure_clusters
             .touched_objects()
             .predicate_filter(azure_cluster_changes, PredicateConfig::default());
         let store = controller.store();

@@ -18,6 +18,8 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 use futures_util::{Stream, StreamExt as _};
+use kube::runtime::WatchStreamExt as _;
+use kube::runtime::reflector::{self, Store};
 use kube::runtime::utils::Backoff;
 use kube::runtime::watcher::{self, DefaultBackoff};
 use kube::{Api, Resource};
@@ -62,6 +64,26 @@ where
         watcher::watcher(api, config),
         DefaultBackoff::default(),
     )
+}
+
+/// [`watch`], also keeping what it sees in the returned store, without the objects' managed
+/// fields: nothing reads who wrote which field from a cache, and on objects several controllers
+/// write that record is most of their size.
+pub fn cached<K>(
+    api: Api<K>,
+    config: watcher::Config,
+) -> (
+    Store<K>,
+    impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
+)
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let (reader, writer) = reflector::store();
+    let events = watch(api, config)
+        .modify(|object| object.meta_mut().managed_fields = None)
+        .reflect(writer);
+    (reader, events)
 }
 
 /// `events` of a watch of `kind`, each error passed on and followed by a wait from `backoff`
