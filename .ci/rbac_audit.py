@@ -21,7 +21,11 @@ NAMESPACE = "capz-system"
 PREFIX = f"system:serviceaccount:{NAMESPACE}:"
 # Grants the runs cannot show being used, each with why it is needed: (role, group, resource, verb).
 CONFLICT = "read again after a finalizer add that lost a race with another controller (409), which a run may not hit"
+CACHED = "read only for an owner its watch's store does not hold yet (a pass before the watch has listed it), which a run may not hit"
 UNSEEN = {
+    ("capz-compute", "cluster.x-k8s.io", "clusters", "get"): CACHED,
+    ("capz-compute", "cluster.x-k8s.io", "machines", "get"): CACHED,
+    ("capz-compute", "infrastructure.cluster.x-k8s.io", "azureclusters", "get"): CACHED,
     ("capz-identity-reader", "", "namespaces", "get"):
         "an AzureClusterIdentity's allowedNamespaces.selector is matched against the cluster's namespace's labels",
     ("capz-compute", "infrastructure.cluster.x-k8s.io", "azuremachines", "get"): CONFLICT,
