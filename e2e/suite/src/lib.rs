@@ -1176,13 +1176,24 @@ pub async fn wait_list(
 /// says Cluster API has not linked the object yet, a missing finalizer that capz-rs never got to it.
 #[must_use]
 pub fn summary(object: &DynamicObject) -> String {
-    let conditions: Vec<String> = object.data["status"]["conditions"]
+    // Cluster API's objects keep their former conditions beside the new ones, often the more
+    // telling of the two.
+    let status = &object.data["status"];
+    let current = status["conditions"]
         .as_array()
         .into_iter()
         .flatten()
-        .map(|condition| {
+        .map(|condition| ("", condition));
+    let former = status["deprecated"]["v1beta1"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|condition| ("v1beta1 ", condition));
+    let conditions: Vec<String> = current
+        .chain(former)
+        .map(|(version, condition)| {
             format!(
-                "    {}={} {} {}",
+                "    {version}{}={} {} {}",
                 text(&condition["type"]),
                 text(&condition["status"]),
                 text(&condition["reason"]),

@@ -5,10 +5,11 @@
 //! deleted without leaving anything in Azure.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use capz_e2e::{Environment, TestResult, condition, document, node_ready, wait_list};
+use capz_e2e::{Environment, TestResult, condition, document, node_ready, summary, wait_list};
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::api::core::v1::Node;
 use kube::ResourceExt as _;
@@ -119,6 +120,21 @@ async fn pool_converges(
     replicas: usize,
     nodes: &Api<Node>,
 ) -> TestResult {
+    let converged = converge(environment, namespace, cluster, replicas, nodes).await;
+    let Err(error) = converged else {
+        return Ok(());
+    };
+    let pool = pool_name(cluster);
+    Err(format!("{error}\n{}", pool_report(environment, namespace, &pool).await).into())
+}
+
+async fn converge(
+    environment: &Environment,
+    namespace: &str,
+    cluster: &str,
+    replicas: usize,
+    nodes: &Api<Node>,
+) -> TestResult {
     let pool = pool_name(cluster);
     let started = Instant::now();
     let machine_pools = environment.cluster_api("MachinePool", namespace).await?;
@@ -150,6 +166,71 @@ async fn pool_converges(
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Where a pool that did not converge stands: its MachinePool's counts and conditions, its
+/// AzureMachinePool and members with theirs, what capz-vmss logged last and what the workload
+/// simulator logged of the pool's machines.
+async fn pool_report(environment: &Environment, namespace: &str, pool: &str) -> String {
+    let mut report = String::new();
+    let selector = format!("azuremachinepool.infrastructure.cluster.x-k8s.io/machine-pool={pool}");
+    let kinds = [
+        ("MachinePool", String::new()),
+        ("AzureMachinePool", String::new()),
+        ("AzureMachinePoolMachine", selector),
+    ];
+    for (kind, selector) in kinds {
+        let api = if kind == "MachinePool" {
+            environment.cluster_api(kind, namespace).await
+        } else {
+            environment.infrastructure(kind, namespace).await
+        };
+        let listed = match api {
+            Ok(api) => api
+                .list(&ListParams::default().labels(&selector))
+                .await
+                .map_err(|error| error.to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        match listed {
+            Ok(list) => {
+                for object in &list.items {
+                    let status = &object.data["status"];
+                    let _ = writeln!(
+                        report,
+                        "{kind} {}\n  spec.providerIDList {}; status replicas {} ready {} readyReplicas {}",
+                        summary(object),
+                        object.data["spec"]["providerIDList"],
+                        status["replicas"],
+                        status["ready"],
+                        status["readyReplicas"],
+                    );
+                }
+            }
+            Err(error) => {
+                let _ = writeln!(report, "{kind}: cannot list: {error}");
+            }
+        }
+    }
+    // What capz-vmss did last, and how the pool's machines fared joining their cluster.
+    for (process, only_of_pool) in [("capz-vmss", false), ("workload-simulator", true)] {
+        match environment.log_of(process) {
+            Ok(log) => {
+                let lines: Vec<&str> = log
+                    .lines()
+                    .filter(|line| !only_of_pool || line.contains(pool))
+                    .collect();
+                let _ = writeln!(report, "{process} logged last:");
+                for line in &lines[lines.len().saturating_sub(30)..] {
+                    let _ = writeln!(report, "  {}", line.chars().take(600).collect::<String>());
+                }
+            }
+            Err(error) => {
+                let _ = writeln!(report, "{process}'s log: {error}");
+            }
+        }
+    }
+    report
 }
 
 async fn patch_machine_pool(
