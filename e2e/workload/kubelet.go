@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -73,7 +74,7 @@ func register(ctx context.Context, c inmemoryruntime.Client, m *machineState, r 
 			},
 		},
 	}
-	setConditions(node, corev1.ConditionFalse, "KubeletNotReady", notReadyMessage)
+	setConditions(node, corev1.ConditionFalse, "KubeletNotReady", notReadyMessage, 0)
 	if err := c.Create(ctx, node); err != nil {
 		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("registering node %s: %w", m.nodeName, err)
@@ -106,7 +107,12 @@ func reportKubeletVersion(ctx context.Context, c inmemoryruntime.Client, nodeNam
 
 const notReadyMessage = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
 
-func setConditions(node *corev1.Node, ready corev1.ConditionStatus, reason, message string) {
+// setConditions gives the node these conditions. Times move only when a condition does, or, for
+// a kubelet that still runs, when its last report is `report` old: a kubelet posts its status at
+// least that often (its nodeStatusReportFrequency) even when nothing changed. Those heartbeats
+// are what wakes Cluster API's MachinePool controller to count Machines that turned Ready after
+// its last pass; it watches Nodes, not Machines. A report of 0 writes a steady node never.
+func setConditions(node *corev1.Node, ready corev1.ConditionStatus, reason, message string, report time.Duration) {
 	conditions := []corev1.NodeCondition{
 		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", Message: "kubelet has sufficient memory available"},
 		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", Message: "kubelet has no disk pressure"},
@@ -119,12 +125,15 @@ func setConditions(node *corev1.Node, ready corev1.ConditionStatus, reason, mess
 		}
 	}
 	now := metav1.Now()
+	posting := ready != corev1.ConditionUnknown && report > 0
 	for i := range conditions {
 		conditions[i].LastHeartbeatTime, conditions[i].LastTransitionTime = now, now
 		for _, old := range node.Status.Conditions {
-			// Times move only when the condition does, so a steady node is never written.
 			if old.Type == conditions[i].Type && old.Status == conditions[i].Status && old.Reason == conditions[i].Reason {
-				conditions[i].LastHeartbeatTime, conditions[i].LastTransitionTime = old.LastHeartbeatTime, old.LastTransitionTime
+				conditions[i].LastTransitionTime = old.LastTransitionTime
+				if !posting || now.Sub(old.LastHeartbeatTime.Time) < report {
+					conditions[i].LastHeartbeatTime = old.LastHeartbeatTime
+				}
 			}
 		}
 	}
@@ -185,7 +194,7 @@ func runsCloudControllerManager(pod corev1.PodSpec) bool {
 // cloud controller manager sets its provider ID and addresses and lifts the uninitialized
 // taint, the CNI makes it Ready, a stopped machine's node goes Unknown, and the cloud controller
 // manager deletes the node of a machine that no longer exists. It writes only on a change.
-func syncNode(ctx context.Context, c inmemoryruntime.Client, m *machineState, cluster *workloadCluster) error {
+func syncNode(ctx context.Context, c inmemoryruntime.Client, m *machineState, cluster *workloadCluster, report time.Duration) error {
 	node := &corev1.Node{}
 	if err := c.Get(ctx, client.ObjectKey{Name: m.nodeName}, node); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -212,13 +221,13 @@ func syncNode(ctx context.Context, c inmemoryruntime.Client, m *machineState, cl
 	}
 	switch {
 	case m.gone || m.powerState != "running":
-		setConditions(node, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.")
+		setConditions(node, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.", report)
 		node.Spec.Taints = withTaint(withoutTaint(node.Spec.Taints, taintNotReady), taintUnreachable)
 	case cluster.cni != "":
-		setConditions(node, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status")
+		setConditions(node, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status", report)
 		node.Spec.Taints = withoutTaint(withoutTaint(node.Spec.Taints, taintNotReady), taintUnreachable)
 	default:
-		setConditions(node, corev1.ConditionFalse, "KubeletNotReady", notReadyMessage)
+		setConditions(node, corev1.ConditionFalse, "KubeletNotReady", notReadyMessage, report)
 		node.Spec.Taints = withTaint(withoutTaint(node.Spec.Taints, taintUnreachable), taintNotReady)
 	}
 	if reflect.DeepEqual(before.Spec, node.Spec) && reflect.DeepEqual(before.Status, node.Status) {

@@ -36,6 +36,7 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "where to serve the status endpoint (GET /status); its URL is printed on the first line of standard output")
 	interval := flag.Duration("interval", 250*time.Millisecond, "how often to read the emulator's machines")
 	joinTimeout := flag.Duration("join-timeout", 5*time.Minute, "how long a joining machine waits for its control plane and bootstrap token before it fails for good, as kubeadm's discovery does")
+	statusReport := flag.Duration("node-status-report-frequency", 5*time.Minute, "how often a running kubelet posts its node's status when nothing changed, as the kubelet's nodeStatusReportFrequency (0: never)")
 	verbose := flag.Bool("v", false, "log the API server's requests too")
 	flag.Parse()
 	// The in-memory API server writes through go-restful, which indents JSON by default. A real
@@ -52,13 +53,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "workload-simulator: --emulator is required: the base URL the ARM emulator printed")
 		os.Exit(2)
 	}
-	if err := run(*emulatorURL, *emulatorCA, *listen, *interval, *joinTimeout); err != nil {
+	if err := run(*emulatorURL, *emulatorCA, *listen, *interval, *joinTimeout, *statusReport); err != nil {
 		fmt.Fprintln(os.Stderr, "workload-simulator:", err)
 		os.Exit(1)
 	}
 }
 
-func run(emulatorURL, emulatorCA, listen string, interval, joinTimeout time.Duration) error {
+func run(emulatorURL, emulatorCA, listen string, interval, joinTimeout, statusReport time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx = ctrl.LoggerInto(ctx, logger)
@@ -75,7 +76,7 @@ func run(emulatorURL, emulatorCA, listen string, interval, joinTimeout time.Dura
 	if err := manager.Start(ctx); err != nil {
 		return fmt.Errorf("starting the object store: %w", err)
 	}
-	simulator := newSimulator(manager, emulator, logger.WithName("api"), joinTimeout)
+	simulator := newSimulator(manager, emulator, logger.WithName("api"), joinTimeout, statusReport)
 
 	listener, err := net.Listen("tcp", listen)
 	if err != nil {

@@ -103,7 +103,7 @@ func aksSimulator(t *testing.T, e *entraEmulator) *simulator {
 		t.Fatal(err)
 	}
 	manager := inmemoryruntime.NewManager(scheme)
-	s := newSimulator(manager, &emulator{base: e.server.URL, http: e.server.Client()}, logr.Discard(), time.Minute)
+	s := newSimulator(manager, &emulator{base: e.server.URL, http: e.server.Client()}, logr.Discard(), time.Minute, 0)
 	for port, entraOnly := range map[string]bool{"1443": true, "2443": false} {
 		group := "aks-" + port
 		manager.AddResourceGroup(group)

@@ -44,8 +44,10 @@ type simulator struct {
 	manager     inmemoryruntime.Manager
 	emulator    *emulator
 	joinTimeout time.Duration
-	handler     http.Handler
-	signIn      *entraSignIn
+	// How often a running kubelet posts its node's status when nothing changed.
+	statusReport time.Duration
+	handler      http.Handler
+	signIn       *entraSignIn
 
 	mu       sync.Mutex
 	clusters map[string]*workloadCluster // by control plane endpoint, lower case
@@ -54,15 +56,16 @@ type simulator struct {
 	serial   int
 }
 
-func newSimulator(manager inmemoryruntime.Manager, emulator *emulator, log logr.Logger, joinTimeout time.Duration) *simulator {
+func newSimulator(manager inmemoryruntime.Manager, emulator *emulator, log logr.Logger, joinTimeout, statusReport time.Duration) *simulator {
 	s := &simulator{
-		manager:     manager,
-		emulator:    emulator,
-		joinTimeout: joinTimeout,
-		clusters:    map[string]*workloadCluster{},
-		byPort:      map[string]*workloadCluster{},
-		machines:    map[string]*machineState{},
-		signIn:      newEntraSignIn(emulator),
+		manager:      manager,
+		emulator:     emulator,
+		joinTimeout:  joinTimeout,
+		statusReport: statusReport,
+		clusters:     map[string]*workloadCluster{},
+		byPort:       map[string]*workloadCluster{},
+		machines:     map[string]*machineState{},
+		signIn:       newEntraSignIn(emulator),
 	}
 	resolve := func(host string) (string, error) {
 		s.mu.Lock()
@@ -413,7 +416,7 @@ func (s *simulator) syncCluster(ctx context.Context, cluster *workloadCluster) {
 		if state.cluster != cluster || !state.joined {
 			continue
 		}
-		if err := syncNode(ctx, cluster.client, state, cluster); err != nil {
+		if err := syncNode(ctx, cluster.client, state, cluster, s.statusReport); err != nil {
 			logger.Error(err, "syncing a node", "cluster", cluster.name, "node", state.nodeName)
 		}
 	}

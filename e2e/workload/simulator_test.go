@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -248,5 +250,48 @@ func TestProviderIDsHaveTheirResourceGroupInLowerCase(t *testing.T) {
 	want := "azure:///subscriptions/s/resourceGroups/mc_group_c1_westeurope/providers/Microsoft.Compute/virtualMachineScaleSets/aks-pool0-1-vmss/virtualMachines/0"
 	if got := providerID(id); got != want {
 		t.Fatalf("providerID(%q) = %q, want %q", id, got, want)
+	}
+}
+
+// A running kubelet posts a steady node's status once its last report is as old as the report
+// frequency, moving the heartbeat and not the transition; a stopped one posts nothing.
+func TestKubeletsReportSteadyNodesAtTheirFrequency(t *testing.T) {
+	const report = 5 * time.Minute
+	node := &corev1.Node{}
+	setConditions(node, corev1.ConditionTrue, "KubeletReady", "ready", report)
+	ready := func() corev1.NodeCondition { return node.Status.Conditions[3] }
+	transition := ready().LastTransitionTime
+
+	before := node.DeepCopy()
+	setConditions(node, corev1.ConditionTrue, "KubeletReady", "ready", report)
+	if !reflect.DeepEqual(before.Status, node.Status) {
+		t.Fatalf("a fresh report was posted again: %v", node.Status.Conditions)
+	}
+
+	aged := metav1.NewTime(time.Now().Add(-report))
+	for i := range node.Status.Conditions {
+		node.Status.Conditions[i].LastHeartbeatTime = aged
+	}
+	setConditions(node, corev1.ConditionTrue, "KubeletReady", "ready", report)
+	if !ready().LastHeartbeatTime.After(aged.Time) || !ready().LastTransitionTime.Time.Equal(transition.Time) {
+		t.Fatalf("an old report was not renewed alone: %+v", ready())
+	}
+
+	setConditions(node, corev1.ConditionUnknown, "NodeStatusUnknown", "stopped", report)
+	for i := range node.Status.Conditions {
+		node.Status.Conditions[i].LastHeartbeatTime = aged
+	}
+	setConditions(node, corev1.ConditionUnknown, "NodeStatusUnknown", "stopped", report)
+	if !ready().LastHeartbeatTime.Time.Equal(aged.Time) {
+		t.Fatalf("a stopped kubelet posted its status: %+v", ready())
+	}
+
+	setConditions(node, corev1.ConditionTrue, "KubeletReady", "ready", 0)
+	for i := range node.Status.Conditions {
+		node.Status.Conditions[i].LastHeartbeatTime = aged
+	}
+	setConditions(node, corev1.ConditionTrue, "KubeletReady", "ready", 0)
+	if !ready().LastHeartbeatTime.Time.Equal(aged.Time) {
+		t.Fatalf("a report frequency of 0 posted a steady node: %+v", ready())
 	}
 }
