@@ -168,7 +168,9 @@ bench-e2e *args: kube-bins capi-bins workload-bins
 # `just bench-scale --clusters 10 --machines 10 --principals 10 --sync-period 60`); prints the
 # time to every AzureCluster and AzureMachine Ready, ARM calls per machine and per sync period, the
 # 429s met and whether any client came back before its Retry-After, and each process's peak RSS and
-# CPU time. With `--capz`, the plane runs CAPZ and ASO instead (built by `just peer-bins`).
+# CPU time. With `--capz`, the plane runs CAPZ and ASO instead (built by `just peer-bins`); with
+# `--stand-in`, no provider runs and the bench marks every object ready itself, which measures what
+# Cluster API and the API server take on this machine without one.
 bench-scale *args: kube-bins capi-bins workload-bins images
     #!/usr/bin/env bash
     set -euo pipefail

@@ -271,6 +271,7 @@ fn tempfile_path(side: Side) -> std::path::PathBuf {
     let name = match side {
         Side::CapzRs => "capz-rs",
         Side::Capz => "capz",
+        Side::StandIn => "stand-in",
     };
     std::env::temp_dir().join(format!("bench-peer-{}-{name}-audit.log", std::process::id()))
 }
@@ -344,8 +345,8 @@ async fn bench(options: Options) -> TestResult {
                 figures.machines_ready
             );
             match side {
-                Side::CapzRs => ours.push(figures),
                 Side::Capz => theirs.push(figures),
+                Side::CapzRs | Side::StandIn => ours.push(figures),
             }
         }
     }

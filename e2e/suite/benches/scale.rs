@@ -27,19 +27,27 @@
 //! its default 10 (CAPZ's flag, which capz-rs's controllers take too). With
 //! `--kube-calls`, the API server records every request (which costs it some CPU) and the bench
 //! reports the Kubernetes API requests on the way to Ready by client, verb and resource.
+//!
+//! With `--stand-in`, no provider runs but capz-webhooks: this program marks every AzureCluster
+//! and AzureMachine ready as soon as it appears, with the two writes any provider makes (the
+//! spec's endpoint or provider ID, then the status), ten at a time, and no Azure at all. What
+//! that run takes is what Cluster API and the API server take on this machine by themselves: no
+//! provider can be faster here.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use arm_emulator::config::{DEFAULT_CLIENT_SECRET, DEFAULT_TENANT, Principal};
+use arm_emulator::config::{DEFAULT_CLIENT_SECRET, DEFAULT_SUBSCRIPTION, DEFAULT_TENANT, Principal};
 use arm_emulator::{Config, LoggedRequest};
 use capz_e2e::bench::{self, Calls, Management, Side, by_method, caller, count, per, total};
 use capz_e2e::{
     INFRASTRUCTURE, TestResult, cluster_manifest, condition, service_principal_identity_of, summary,
 };
-use futures_util::StreamExt as _;
-use kube::api::{Api, DynamicObject, ListParams};
+use futures_util::{StreamExt as _, TryStreamExt as _};
+use kube::ResourceExt as _;
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, WatchEvent, WatchParams};
+use serde_json::json;
 
 /// The AzureClusterIdentity cluster `index` signs in as, of `principals`.
 fn identity(index: u32, principals: u32) -> String {
@@ -92,10 +100,11 @@ fn options() -> Result<Options, String> {
         kube_calls: false,
         machine_concurrency: None,
     };
-    let (flags, switches) = bench::bench_args(&["--capz", "--kube-calls"])?;
+    let (flags, switches) = bench::bench_args(&["--capz", "--stand-in", "--kube-calls"])?;
     for switch in switches {
         match switch.as_str() {
             "--capz" => options.side = Side::Capz,
+            "--stand-in" => options.side = Side::StandIn,
             _ => options.kube_calls = true,
         }
     }
@@ -349,6 +358,8 @@ async fn converge(
         );
         capz_harness::apply_yaml(client, namespace, &identity).await?;
     }
+    let stand_in = (options.side == Side::StandIn)
+        .then(|| AbortOnDrop(tokio::spawn(stand_in(client.clone(), namespace.to_owned()))));
     let manifests: Vec<String> = (0..options.clusters)
         .map(|index| cluster(index, options))
         .collect();
@@ -391,6 +402,11 @@ async fn converge(
     )
     .await?;
     let ready_clock = SystemTime::now();
+    if let Some(AbortOnDrop(task)) = &stand_in
+        && task.is_finished()
+    {
+        return Err("the stand-in provider stopped before every machine was Ready".into());
+    }
     Ok(Converged {
         load: (load_before, load_average()),
         apply_took,
@@ -410,6 +426,96 @@ async fn converge(
             .collect(),
         kube_calls: audit_log.map(|log| bench::kube_calls(log, audited_before)),
     })
+}
+
+/// A task that ends with its handle.
+struct AbortOnDrop(tokio::task::JoinHandle<TestResult>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// How many objects the stand-in provider marks at a time, as capz-rs and CAPZ reconcile ten
+/// AzureMachines at a time.
+const STAND_IN_WORKERS: usize = 10;
+
+/// Stands in for a provider in `namespace` (`--stand-in`): each AzureCluster gets its control
+/// plane endpoint and each AzureMachine its provider ID, then each is marked ready, as soon as
+/// it is seen. It waits for nothing a provider would wait for (a Cluster whose infrastructure is
+/// ready), so what it measures is a bound no provider can beat.
+async fn stand_in(client: kube::Client, namespace: String) -> TestResult {
+    let api = async |kind: &str| -> TestResult<Api<DynamicObject>> {
+        let resource = capz_harness::resource(&client, INFRASTRUCTURE, "v1beta1", kind).await?;
+        Ok(Api::namespaced_with(client.clone(), &namespace, &resource))
+    };
+    let workers = std::sync::Arc::new(tokio::sync::Semaphore::new(STAND_IN_WORKERS));
+    let (clusters, machines) = (api("AzureCluster").await?, api("AzureMachine").await?);
+    tokio::try_join!(
+        mark_each(clusters, workers.clone(), |name| {
+            json!({"controlPlaneEndpoint": {"host": format!("{name}.westeurope.cloudapp.azure.com"), "port": 6443}})
+        }),
+        mark_each(machines, workers, |name| {
+            json!({"providerID": format!(
+                "azure:///subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/stand-in/providers/Microsoft.Compute/virtualMachines/{name}"
+            )})
+        }),
+    )?;
+    Ok(())
+}
+
+/// Marks every object of `api` once, as it appears: its spec gets `spec(name)`, then its status
+/// says it is ready.
+async fn mark_each(
+    api: Api<DynamicObject>,
+    workers: std::sync::Arc<tokio::sync::Semaphore>,
+    spec: impl Fn(&str) -> serde_json::Value,
+) -> TestResult {
+    let mut seen = BTreeSet::new();
+    let mut marking = tokio::task::JoinSet::new();
+    loop {
+        // A watch ends after a while; the list after it finds what came meanwhile.
+        let list = api.list(&ListParams::default()).await?;
+        let version = list.metadata.resource_version.clone().unwrap_or_default();
+        let mut found: Vec<DynamicObject> = list.items;
+        let mut events = api.watch(&WatchParams::default(), &version).await?.boxed();
+        loop {
+            for object in found.drain(..) {
+                let name = object.name_any();
+                if seen.insert(name.clone()) {
+                    let (api, worker, spec) =
+                        (api.clone(), workers.clone().acquire_owned().await?, spec(&name));
+                    marking.spawn(async move {
+                        let _worker = worker;
+                        mark(&api, &name, spec).await
+                    });
+                }
+            }
+            while let Some(done) = marking.try_join_next() {
+                done??;
+            }
+            match events.try_next().await? {
+                Some(WatchEvent::Added(object)) => found.push(object),
+                Some(_) => {}
+                None => break,
+            }
+        }
+    }
+}
+
+/// One object's two writes.
+async fn mark(api: &Api<DynamicObject>, name: &str, spec: serde_json::Value) -> TestResult {
+    let params = PatchParams::default();
+    api.patch(name, &params, &Patch::Merge(json!({"spec": spec})))
+        .await?;
+    let now = k8s_openapi::jiff::Timestamp::now().to_string();
+    let status = json!({"status": {
+        "ready": true,
+        "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}],
+    }});
+    api.patch_status(name, &params, &Patch::Merge(status)).await?;
+    Ok(())
 }
 
 /// The 1, 5 and 15 minute load averages.

@@ -32,6 +32,10 @@ pub enum Side {
     #[default]
     CapzRs,
     Capz,
+    /// No provider but capz-webhooks: the benchmark itself marks each AzureCluster and
+    /// AzureMachine ready with the fewest writes a provider makes, to show what the rest of the
+    /// plane takes on its own.
+    StandIn,
 }
 
 impl Side {
@@ -40,6 +44,7 @@ impl Side {
         match self {
             Self::CapzRs => "capz-rs",
             Self::Capz => "CAPZ + ASO",
+            Self::StandIn => "stand-in provider",
         }
     }
 
@@ -49,6 +54,7 @@ impl Side {
         match self {
             Self::CapzRs => name.starts_with("capz-"),
             Self::Capz => name == CAPZ_MANAGER || name == ASO_CONTROLLER,
+            Self::StandIn => name == "capz-webhooks",
         }
     }
 }
@@ -57,6 +63,7 @@ impl Side {
 pub enum Management {
     CapzRs(Box<Environment>),
     Capz(Box<PeerEnvironment>),
+    StandIn(Box<Environment>),
 }
 
 impl Management {
@@ -75,17 +82,22 @@ impl Management {
         audit_log: Option<&Path>,
     ) -> TestResult<Self> {
         Ok(match side {
-            Side::CapzRs => {
+            Side::CapzRs | Side::StandIn => {
                 let mut plane_options = capz_harness::Options::with_all_crds()?;
                 plane_options.audit_log = audit_log.map(Path::to_owned);
                 let plane = Plane::start_with(plane_options).await?;
+                if side == Side::StandIn {
+                    return Ok(Self::StandIn(Box::new(
+                        Environment::start_on(plane, config, Some(&["webhooks"]), &[]).await?,
+                    )));
+                }
                 let period = sync_period.map(|seconds| format!("--sync-period={seconds}s"));
                 let arguments: Vec<&String> = period.iter().chain(flags).collect();
                 let args: Vec<(&str, &str)> = CONTROLLERS
                     .iter()
                     .flat_map(|controller| arguments.iter().map(|argument| (*controller, argument.as_str())))
                     .collect();
-                Self::CapzRs(Box::new(Environment::start_on(plane, config, &args).await?))
+                Self::CapzRs(Box::new(Environment::start_on(plane, config, None, &args).await?))
             }
             Side::Capz => {
                 let period = sync_period.map(Duration::from_secs);
@@ -106,13 +118,16 @@ impl Management {
         match self {
             Self::CapzRs(_) => Side::CapzRs,
             Self::Capz(_) => Side::Capz,
+            Self::StandIn(_) => Side::StandIn,
         }
     }
 
     /// The plane, its client and the emulator, whichever side runs.
     fn parts(&self) -> (&Plane, &Client, &Running) {
         match self {
-            Self::CapzRs(environment) => (&environment.plane, &environment.client, &environment.azure),
+            Self::CapzRs(environment) | Self::StandIn(environment) => {
+                (&environment.plane, &environment.client, &environment.azure)
+            }
             Self::Capz(environment) => (&environment.plane, &environment.client, &environment.azure),
         }
     }
@@ -136,7 +151,7 @@ impl Management {
     #[must_use]
     pub fn metrics(&self) -> Vec<(String, std::net::SocketAddr)> {
         match self {
-            Self::CapzRs(environment) => environment
+            Self::CapzRs(environment) | Self::StandIn(environment) => environment
                 .capz
                 .processes()
                 .into_iter()
