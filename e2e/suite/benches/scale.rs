@@ -358,8 +358,16 @@ async fn converge(
         );
         capz_harness::apply_yaml(client, namespace, &identity).await?;
     }
-    let stand_in = (options.side == Side::StandIn)
-        .then(|| AbortOnDrop(tokio::spawn(stand_in(client.clone(), namespace.to_owned()))));
+    let stand_in = (options.side == Side::StandIn).then(|| {
+        let (client, namespace) = (client.clone(), namespace.to_owned());
+        AbortOnDrop(tokio::spawn(async move {
+            let stopped = stand_in(client, namespace).await;
+            if let Err(error) = &stopped {
+                eprintln!("bench-scale: the stand-in provider stopped: {error}");
+            }
+            stopped
+        }))
+    });
     let manifests: Vec<String> = (0..options.clusters)
         .map(|index| cluster(index, options))
         .collect();
@@ -504,18 +512,40 @@ async fn mark_each(
     }
 }
 
-/// One object's two writes.
+/// How often the stand-in tries an object's writes before it gives up, and how long it waits
+/// between tries, as a provider requeues a failed reconcile.
+const STAND_IN_TRIES: u32 = 10;
+const STAND_IN_RETRY: Duration = Duration::from_secs(1);
+
+/// One object's two writes, tried again while the API server refuses them; an object deleted
+/// meanwhile (Cluster API removes a machine a MachineSet made one too many of) needs none.
 async fn mark(api: &Api<DynamicObject>, name: &str, spec: serde_json::Value) -> TestResult {
     let params = PatchParams::default();
-    api.patch(name, &params, &Patch::Merge(json!({"spec": spec})))
-        .await?;
-    let now = k8s_openapi::jiff::Timestamp::now().to_string();
-    let status = json!({"status": {
-        "ready": true,
-        "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}],
-    }});
-    api.patch_status(name, &params, &Patch::Merge(status)).await?;
-    Ok(())
+    let mut tries = 0;
+    loop {
+        let written: kube::Result<()> = async {
+            api.patch(name, &params, &Patch::Merge(json!({"spec": &spec})))
+                .await?;
+            let now = k8s_openapi::jiff::Timestamp::now().to_string();
+            let status = json!({"status": {
+                "ready": true,
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}],
+            }});
+            api.patch_status(name, &params, &Patch::Merge(status)).await?;
+            Ok(())
+        }
+        .await;
+        tries += 1;
+        match written {
+            Ok(()) => return Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+            Err(error) if tries < STAND_IN_TRIES => {
+                eprintln!("bench-scale: the stand-in could not mark {name} ({error}); trying again");
+                tokio::time::sleep(STAND_IN_RETRY).await;
+            }
+            Err(error) => return Err(format!("the stand-in could not mark {name}: {error}").into()),
+        }
+    }
 }
 
 /// The 1, 5 and 15 minute load averages.
