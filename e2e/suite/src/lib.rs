@@ -316,7 +316,8 @@ impl Environment {
         Ok((first, second))
     }
 
-    /// [`Environment::start_with_args`] on `plane`, started by the caller.
+    /// [`Environment::start_with_args`] on `plane`, started by the caller, with only the
+    /// `controllers` (directories of `deploy/`, such as `webhooks`) when given, else all of them.
     ///
     /// # Errors
     /// As [`Environment::start`].
@@ -1342,7 +1343,7 @@ fn text(value: &Value) -> String {
 /// [`machine_deployment`]'s MachineDeployment. Applied in v1beta1, they would keep a field manager
 /// of that version, and the API server would then call Cluster API's conversion webhook on every
 /// later write to them, Cluster API's own status updates included: at 100 clusters that was more
-/// than 12,000 conversions on the way to every machine Ready.
+/// than 11,000 conversions in the first 160 s.
 #[must_use]
 pub fn cluster_manifest(name: &str, identity: &str) -> String {
     format!(
